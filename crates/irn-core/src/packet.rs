@@ -1,0 +1,157 @@
+//! The packets a transport exchanges, as plain `Copy` values.
+//!
+//! A [`Packet`] is what the simulator moves between NICs: small (it is copied through every queue
+//! and link), carrying only what the transports and the network act on. Its byte encoding, for
+//! tools that want real headers, lives in [`crate::wire`]; its size on the wire is
+//! [`Packet::wire_len`].
+
+use crate::seq::Psn;
+
+/// Bytes of framing around every data packet's payload: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 +
+/// ICRC 4 + FCS 4 (MODEL §1).
+pub const DATA_FRAMING_BYTES: u32 = 62;
+/// Size on the wire of an ACK, NACK or CNP: a minimum Ethernet frame (MODEL §1, a choice: the
+/// headers of an IRN NACK add up to 70 B, but the IRN paper counts control packets as minimum
+/// frames).
+pub const CONTROL_FRAME_BYTES: u32 = 64;
+/// Extra bytes when every data packet carries a RETH (IRN §6.3's worst-case header overhead).
+pub const RETH_BYTES: u32 = 16;
+
+/// A queue pair number: 24 bits on the wire, as in the BTH's destination QP field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Qpn(u32);
+
+impl Qpn {
+    /// A QPN from the low 24 bits of `value`.
+    pub const fn new(value: u32) -> Self {
+        Qpn(value & 0xFF_FFFF)
+    }
+    pub const fn value(self) -> u32 {
+        self.0
+    }
+}
+
+/// The IP ECN code point a data packet carries (RFC 3168).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// The sender does not do ECN; switches drop instead of marking.
+    #[default]
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    /// ECN-capable; what RoCEv2 NICs send.
+    Ect0 = 0b10,
+    /// Congestion experienced: marked by a switch.
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// The code point from its two bits.
+    pub const fn from_bits(bits: u8) -> Ecn {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+}
+
+/// What kind of packet this is, with the fields only that kind has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PacketKind {
+    /// A data segment of a message.
+    Data {
+        /// Payload bytes; every packet but a message's last carries exactly one MTU.
+        payload_len: u16,
+        /// First packet of its message.
+        first: bool,
+        /// Last packet of its message.
+        last: bool,
+        /// Sent before; set by the sender so the network and metrics can tell.
+        retransmission: bool,
+        ecn: Ecn,
+    },
+    /// Cumulative acknowledgement: every PSN before `Packet::psn` has arrived.
+    Ack {
+        /// Messages the receiver has completed, modulo 2^24 (the AETH's MSN).
+        msn: u32,
+    },
+    /// Negative acknowledgement: `Packet::psn` is the cumulative ACK (the PSN the receiver expects)
+    /// and `sack` the out-of-order PSN whose arrival triggered it (IRN's one-packet SACK).
+    Nack { msn: u32, sack: Psn },
+}
+
+/// One packet of a reliable-connected queue pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Packet {
+    /// The queue pair this packet is addressed to.
+    pub dest_qp: Qpn,
+    /// For data, the packet's own PSN; for ACK/NACK, the cumulative acknowledgement (the next PSN
+    /// the receiver expects). InfiniBand ACKs carry that value minus one; irn uses the expected
+    /// PSN for both so ACK and NACK read alike.
+    pub psn: Psn,
+    pub kind: PacketKind,
+}
+
+const _: () = assert!(core::mem::size_of::<Packet>() <= 20);
+
+impl Packet {
+    /// Bytes this packet occupies on an Ethernet link (excluding preamble and inter-frame gap).
+    pub fn wire_len(&self) -> u32 {
+        match self.kind {
+            PacketKind::Data { payload_len, .. } => DATA_FRAMING_BYTES + u32::from(payload_len),
+            PacketKind::Ack { .. } | PacketKind::Nack { .. } => CONTROL_FRAME_BYTES,
+        }
+    }
+
+    /// Whether this is a data packet (as opposed to an ACK or NACK).
+    pub fn is_data(&self) -> bool {
+        matches!(self.kind, PacketKind::Data { .. })
+    }
+
+    /// Payload bytes carried (zero for control packets).
+    pub fn payload_len(&self) -> u32 {
+        match self.kind {
+            PacketKind::Data { payload_len, .. } => u32::from(payload_len),
+            _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_on_the_wire() {
+        let data = Packet {
+            dest_qp: Qpn::new(1),
+            psn: Psn::ZERO,
+            kind: PacketKind::Data {
+                payload_len: 1024,
+                first: true,
+                last: true,
+                retransmission: false,
+                ecn: Ecn::Ect0,
+            },
+        };
+        assert_eq!(data.wire_len(), 1086);
+        let nack = Packet {
+            kind: PacketKind::Nack {
+                msn: 0,
+                sack: Psn::new(3),
+            },
+            ..data
+        };
+        assert_eq!(nack.wire_len(), 64);
+        assert_eq!(nack.payload_len(), 0);
+    }
+
+    #[test]
+    fn qpn_and_ecn_keep_their_field_widths() {
+        assert_eq!(Qpn::new(0x0123_4567).value(), 0x23_4567);
+        for e in [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce] {
+            assert_eq!(Ecn::from_bits(e as u8), e);
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Byte encoding of packets (being written).
