@@ -19,9 +19,11 @@ pub mod bitmap;
 pub mod packet;
 pub mod seq;
 pub mod time;
+pub mod transport;
 pub mod wire;
 
 pub use bitmap::RingBitmap;
 pub use packet::{Ecn, Packet, PacketKind, Qpn};
 pub use seq::Psn;
 pub use time::{Bandwidth, Duration, Time};
+pub use transport::{Completion, MessageId, Receiver, Sender, TransportConfig};

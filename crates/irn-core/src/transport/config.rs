@@ -1,0 +1,257 @@
+//! What distinguishes one transport from another: loss recovery, BDP-FC and timeouts.
+
+use crate::time::Duration;
+
+/// How lost packets are detected and resent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LossRecovery {
+    /// RoCE (§2.1): the receiver drops out-of-order packets and NACKs once per loss episode; the
+    /// sender resends everything from the NACKed PSN on.
+    GoBackN,
+    /// IRN (§3.1): the receiver keeps out-of-order packets and NACKs each one with a one-packet
+    /// SACK; the sender resends only what is lost.
+    ///
+    /// With `sack_bitmap: false` the sender keeps no SACK bitmap (§4.3 "do we need SACKs?"): it
+    /// resends the cumulatively acknowledged PSN each time a NACK names a new one, so several
+    /// losses in one window take one round trip each.
+    SelectiveRepeat { sack_bitmap: bool },
+}
+
+/// When the sender's retransmission timer fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RtoPolicy {
+    /// No timeout: RoCE with PFC, where the network is lossless (§4.1).
+    Disabled,
+    /// One fixed timeout: RoCE without PFC uses RTO_high (§4.1).
+    Fixed(Duration),
+    /// IRN (§3.1, §6.2): the timer runs with `low` and, on expiry, fires only if at most `n`
+    /// packets are in flight; otherwise it is extended to `high` (measured from when it was armed).
+    Dual {
+        low: Duration,
+        high: Duration,
+        n: u32,
+    },
+}
+
+/// A transport's behaviour, shared by the sender and the receiver of a queue pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TransportConfig {
+    pub recovery: LossRecovery,
+    /// BDP-FC (§3.2): at most this many packets between the cumulative ACK and the next new PSN.
+    /// `None` disables BDP-FC.
+    pub bdp_cap: Option<u32>,
+    /// How many packets past the cumulative ACK the selective-repeat bitmaps can track when
+    /// BDP-FC is off. With BDP-FC on, the bitmaps are sized at the cap and this is unused.
+    /// A sender never runs further ahead than its bitmap can track, so without BDP-FC this is
+    /// the only bound on packets in flight; the default is far above what any path buffers.
+    pub tracking_window: u32,
+    pub rto: RtoPolicy,
+    /// Payload bytes per packet (the QP's path MTU); every packet but a message's last is full.
+    pub mtu: u32,
+}
+
+/// IRN §4.1 default values.
+impl TransportConfig {
+    /// RoCE's 1 KB MTU (§4.1).
+    pub const DEFAULT_MTU: u32 = 1024;
+    /// BDP of the default fat-tree's longest path over the wire size of a full packet:
+    /// 120 000 B / 1086 B ≈ 110 (§4.1).
+    pub const DEFAULT_BDP_CAP: u32 = 110;
+    pub const DEFAULT_RTO_LOW: Duration = Duration::from_us(100);
+    pub const DEFAULT_RTO_HIGH: Duration = Duration::from_us(320);
+    pub const DEFAULT_RTO_LOW_N: u32 = 3;
+    /// Tracking window without BDP-FC: 16384 packets, ~17 MB at a 1 KB MTU.
+    pub const DEFAULT_TRACKING_WINDOW: u32 = 16_384;
+
+    fn dual_rto() -> RtoPolicy {
+        RtoPolicy::Dual {
+            low: Self::DEFAULT_RTO_LOW,
+            high: Self::DEFAULT_RTO_HIGH,
+            n: Self::DEFAULT_RTO_LOW_N,
+        }
+    }
+
+    /// RoCE go-back-N. With PFC (`pfc = true`) timeouts are off; without, it uses RTO_high.
+    pub fn roce(pfc: bool) -> Self {
+        TransportConfig {
+            recovery: LossRecovery::GoBackN,
+            bdp_cap: None,
+            tracking_window: Self::DEFAULT_TRACKING_WINDOW,
+            rto: if pfc {
+                RtoPolicy::Disabled
+            } else {
+                RtoPolicy::Fixed(Self::DEFAULT_RTO_HIGH)
+            },
+            mtu: Self::DEFAULT_MTU,
+        }
+    }
+
+    /// IRN: selective repeat with a SACK bitmap, BDP-FC, RTO_low/RTO_high.
+    pub fn irn() -> Self {
+        TransportConfig {
+            recovery: LossRecovery::SelectiveRepeat { sack_bitmap: true },
+            bdp_cap: Some(Self::DEFAULT_BDP_CAP),
+            tracking_window: Self::DEFAULT_TRACKING_WINDOW,
+            rto: Self::dual_rto(),
+            mtu: Self::DEFAULT_MTU,
+        }
+    }
+
+    /// IRN with go-back-N loss recovery instead of selective repeat (§4.3, Fig. 7).
+    pub fn irn_go_back_n() -> Self {
+        TransportConfig {
+            recovery: LossRecovery::GoBackN,
+            ..Self::irn()
+        }
+    }
+
+    /// IRN without BDP-FC (§4.3, Fig. 7).
+    pub fn irn_without_bdp_fc() -> Self {
+        TransportConfig {
+            bdp_cap: None,
+            ..Self::irn()
+        }
+    }
+
+    /// IRN selective retransmission without a SACK bitmap at the sender (§4.3).
+    pub fn irn_without_sack() -> Self {
+        TransportConfig {
+            recovery: LossRecovery::SelectiveRepeat { sack_bitmap: false },
+            ..Self::irn()
+        }
+    }
+
+    /// Largest BDP cap or tracking window: half the PSN space would make serial comparison of
+    /// PSNs ambiguous.
+    pub const MAX_WINDOW: u32 = 1 << 22;
+    /// Largest MTU RoCE allows.
+    pub const MAX_MTU: u32 = 4096;
+
+    /// Checks the values make sense together; every queue pair built from an unchecked config
+    /// calls this first.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.mtu == 0 || self.mtu > Self::MAX_MTU {
+            return Err(ConfigError::Mtu(self.mtu));
+        }
+        if let Some(cap) = self.bdp_cap {
+            if cap == 0 || cap > Self::MAX_WINDOW {
+                return Err(ConfigError::BdpCap(cap));
+            }
+        }
+        if self.tracking_window == 0 || self.tracking_window > Self::MAX_WINDOW {
+            return Err(ConfigError::TrackingWindow(self.tracking_window));
+        }
+        match self.rto {
+            RtoPolicy::Disabled => {}
+            RtoPolicy::Fixed(rto) => {
+                if rto == Duration::ZERO {
+                    return Err(ConfigError::ZeroRto);
+                }
+            }
+            RtoPolicy::Dual { low, high, .. } => {
+                if low == Duration::ZERO {
+                    return Err(ConfigError::ZeroRto);
+                }
+                if high < low {
+                    return Err(ConfigError::RtoOrder { low, high });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Packets the selective-repeat bitmaps must cover: the BDP cap, or the tracking window.
+    pub fn window(&self) -> u32 {
+        self.bdp_cap.unwrap_or(self.tracking_window)
+    }
+}
+
+/// A transport configuration that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("mtu = {0}: must be between 1 and 4096 bytes")]
+    Mtu(u32),
+    #[error("bdp_cap = {0}: must be between 1 and 4194304 packets")]
+    BdpCap(u32),
+    #[error("tracking_window = {0}: must be between 1 and 4194304 packets")]
+    TrackingWindow(u32),
+    #[error("a retransmission timeout must be longer than zero")]
+    ZeroRto,
+    #[error("rto_high = {high} is shorter than rto_low = {low}")]
+    RtoOrder { low: Duration, high: Duration },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_valid_and_differ_on_one_axis_each() {
+        let irn = TransportConfig::irn();
+        for cfg in [
+            TransportConfig::roce(true),
+            TransportConfig::roce(false),
+            irn,
+            TransportConfig::irn_go_back_n(),
+            TransportConfig::irn_without_bdp_fc(),
+            TransportConfig::irn_without_sack(),
+        ] {
+            assert_eq!(cfg.validate(), Ok(()));
+        }
+        assert_eq!(
+            TransportConfig::irn_go_back_n().recovery,
+            LossRecovery::GoBackN
+        );
+        assert_eq!(TransportConfig::irn_without_bdp_fc().bdp_cap, None);
+        assert_eq!(TransportConfig::irn_without_bdp_fc().window(), 16_384);
+        assert_eq!(irn.window(), 110);
+        assert_eq!(TransportConfig::roce(true).rto, RtoPolicy::Disabled);
+    }
+
+    #[test]
+    fn rejects_nonsense() {
+        let irn = TransportConfig::irn();
+        let bad = [
+            (TransportConfig { mtu: 0, ..irn }, ConfigError::Mtu(0)),
+            (TransportConfig { mtu: 9000, ..irn }, ConfigError::Mtu(9000)),
+            (
+                TransportConfig {
+                    bdp_cap: Some(0),
+                    ..irn
+                },
+                ConfigError::BdpCap(0),
+            ),
+            (
+                TransportConfig {
+                    tracking_window: 1 << 23,
+                    ..irn
+                },
+                ConfigError::TrackingWindow(1 << 23),
+            ),
+            (
+                TransportConfig {
+                    rto: RtoPolicy::Fixed(Duration::ZERO),
+                    ..irn
+                },
+                ConfigError::ZeroRto,
+            ),
+            (
+                TransportConfig {
+                    rto: RtoPolicy::Dual {
+                        low: Duration::from_us(5),
+                        high: Duration::from_us(4),
+                        n: 3,
+                    },
+                    ..irn
+                },
+                ConfigError::RtoOrder {
+                    low: Duration::from_us(5),
+                    high: Duration::from_us(4),
+                },
+            ),
+        ];
+        for (cfg, want) in bad {
+            assert_eq!(cfg.validate(), Err(want));
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! The responder: accepts data, answers every packet with an ACK or NACK, completes messages.
+
+use std::collections::VecDeque;
+
+use super::config::{LossRecovery, TransportConfig};
+use super::{Completion, MessageId};
+use crate::bitmap::RingBitmap;
+use crate::packet::{Packet, PacketKind, Qpn};
+use crate::seq::Psn;
+use crate::time::Time;
+
+/// The responder half of a reliable-connected queue pair.
+///
+/// Inputs: [`handle_packet`](Self::handle_packet) for every data packet (IRN §6.2
+/// *receiveData*). Outputs: [`poll_transmit`](Self::poll_transmit) for the ACK/NACKs to send,
+/// [`poll_completion`](Self::poll_completion) for messages complete in order.
+///
+/// The responder never delivers out of order: a message completes only once every packet up to
+/// its last has arrived, and messages complete in posting order.
+#[derive(Debug, Clone)]
+pub struct Receiver {
+    mtu: u32,
+    /// The sender's queue pair, written in every ACK/NACK.
+    peer: Qpn,
+    /// PSN of packet number 0.
+    isn: Psn,
+    /// The next packet expected in order: everything before it has arrived.
+    expected: u64,
+    /// First packet of the message now being received.
+    msg_first: u64,
+    /// Messages completed so far: the MSN.
+    msn: u64,
+    order: Ordering,
+    /// Premature completions (IRN §5.3.3): (packet number, payload bytes) of each last packet
+    /// that arrived ahead of `expected`, in packet order, released when `expected` passes them.
+    premature: VecDeque<(u64, u32)>,
+    control: VecDeque<Packet>,
+    completions: VecDeque<Completion>,
+    stats: ReceiverStats,
+}
+
+/// What happens to a packet that arrives ahead of the expected one.
+#[derive(Debug, Clone)]
+enum Ordering {
+    /// Go-back-N: discard it, and NACK once per loss episode (until the expected packet comes).
+    InOrder { nack_sent: bool },
+    /// Selective repeat: keep it (placed directly in application memory) and NACK it.
+    Selective {
+        /// The 2-bitmap of IRN §5.3.3, offset from `expected`: packets that arrived...
+        arrived: RingBitmap,
+        /// ...and which of those end a message (and so bump the MSN when reached in order).
+        last: RingBitmap,
+    },
+}
+
+/// Counters a receiver keeps about itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// Data packets handled, whatever became of them.
+    pub packets_received: u64,
+    /// Packets that arrived for the first time and were kept: each counts once.
+    pub packets_accepted: u64,
+    /// Packets that had already arrived: spurious retransmissions and network duplicates.
+    pub duplicates: u64,
+    /// Packets that arrived ahead of the expected one (kept or, for go-back-N, discarded).
+    pub out_of_order: u64,
+    /// Packets too far ahead for the bitmap (a sender ignoring BDP-FC); discarded unanswered.
+    pub window_drops: u64,
+    /// Data packets with a payload longer than the MTU, or a non-final packet shorter than it;
+    /// and control packets sent to a receiver. Discarded.
+    pub invalid_packets: u64,
+    pub acks_sent: u64,
+    pub nacks_sent: u64,
+}
+
+impl Receiver {
+    /// A receiver expecting `isn` first and answering the peer QP `peer`.
+    ///
+    /// # Panics
+    /// If `cfg` fails [`TransportConfig::validate`]; validate configurations at load time.
+    pub fn new(cfg: TransportConfig, peer: Qpn, isn: Psn) -> Self {
+        if let Err(e) = cfg.validate() {
+            panic!("invalid transport configuration: {e}");
+        }
+        let order = match cfg.recovery {
+            LossRecovery::GoBackN => Ordering::InOrder { nack_sent: false },
+            LossRecovery::SelectiveRepeat { .. } => Ordering::Selective {
+                arrived: RingBitmap::new(cfg.window()),
+                last: RingBitmap::new(cfg.window()),
+            },
+        };
+        Receiver {
+            mtu: cfg.mtu,
+            peer,
+            isn,
+            expected: 0,
+            msg_first: 0,
+            msn: 0,
+            order,
+            premature: VecDeque::new(),
+            control: VecDeque::new(),
+            completions: VecDeque::new(),
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &ReceiverStats {
+        &self.stats
+    }
+
+    /// The next PSN expected in order (what the next ACK will carry).
+    pub fn expected_psn(&self) -> Psn {
+        self.psn(self.expected)
+    }
+
+    /// IRN §6.2 *receiveData*: a data packet arrived.
+    ///
+    /// In order, it (and any out-of-order packets it joins up with) advances the expected PSN,
+    /// completes the messages whose last packets are passed (popcount of the last-packet bitmap),
+    /// and is answered with a cumulative ACK. Out of order, go-back-N discards it and NACKs once
+    /// per episode; selective repeat keeps it and NACKs it with itself as the SACK. Duplicates
+    /// below the expected PSN are re-ACKed.
+    pub fn handle_packet(&mut self, _now: Time, pkt: &Packet) {
+        let PacketKind::Data {
+            payload_len, last, ..
+        } = pkt.kind
+        else {
+            self.stats.invalid_packets += 1;
+            return;
+        };
+        let len = u32::from(payload_len);
+        if len > self.mtu || (!last && len != self.mtu) {
+            self.stats.invalid_packets += 1;
+            return;
+        }
+        self.stats.packets_received += 1;
+        let ahead = match pkt.psn.serial_diff(self.psn(self.expected)) {
+            Some(d) if d >= 0 => d as u64,
+            _ => {
+                self.stats.duplicates += 1;
+                self.send_ack();
+                return;
+            }
+        };
+        match &mut self.order {
+            Ordering::InOrder { nack_sent } => {
+                if ahead > 0 {
+                    self.stats.out_of_order += 1;
+                    if !*nack_sent {
+                        *nack_sent = true;
+                        self.send_nack(pkt.psn);
+                    }
+                    return;
+                }
+                *nack_sent = false;
+                self.stats.packets_accepted += 1;
+                self.expected += 1;
+                if last {
+                    self.complete(self.expected - 1, len);
+                }
+                self.send_ack();
+            }
+            Ordering::Selective {
+                arrived,
+                last: last_bits,
+            } => {
+                if ahead >= u64::from(arrived.capacity()) {
+                    self.stats.window_drops += 1;
+                    return;
+                }
+                let offset = ahead as u32;
+                if arrived.set(offset) == Ok(true) {
+                    // Offset 0 is never set (the head is the expected packet), so this duplicate
+                    // is out of order: IRN NACKs every out-of-order arrival.
+                    self.stats.duplicates += 1;
+                    self.send_nack(pkt.psn);
+                    return;
+                }
+                self.stats.packets_accepted += 1;
+                if last {
+                    let _ = last_bits.set(offset);
+                    let n = self.expected + ahead;
+                    let at = self.premature.partition_point(|&(m, _)| m < n);
+                    self.premature.insert(at, (n, len));
+                }
+                if offset > 0 {
+                    self.stats.out_of_order += 1;
+                    self.send_nack(pkt.psn);
+                    return;
+                }
+                let cap = arrived.capacity();
+                let joined = arrived.first_zero(1, cap).unwrap_or(cap);
+                let finished = last_bits.count_ones(joined);
+                arrived.advance(joined);
+                last_bits.advance(joined);
+                self.expected += u64::from(joined);
+                for _ in 0..finished {
+                    // One premature completion was stored per last bit.
+                    if let Some((n, len)) = self.premature.pop_front() {
+                        debug_assert!(n < self.expected);
+                        self.complete(n, len);
+                    }
+                }
+                self.send_ack();
+            }
+        }
+    }
+
+    /// The next ACK or NACK to send.
+    pub fn poll_transmit(&mut self, _now: Time) -> Option<Packet> {
+        self.control.pop_front()
+    }
+
+    /// The next message complete in order.
+    pub fn poll_completion(&mut self) -> Option<Completion> {
+        self.completions.pop_front()
+    }
+
+    fn psn(&self, n: u64) -> Psn {
+        self.isn.add(n as u32)
+    }
+
+    /// The message ending with packet `last` (of `len` payload bytes) is complete.
+    fn complete(&mut self, last: u64, len: u32) {
+        let bytes = (last - self.msg_first) * u64::from(self.mtu) + u64::from(len);
+        self.completions.push_back(Completion {
+            msg: MessageId(self.msn),
+            bytes,
+        });
+        self.msn += 1;
+        self.msg_first = last + 1;
+    }
+
+    fn msn24(&self) -> u32 {
+        (self.msn & 0xFF_FFFF) as u32
+    }
+
+    fn send_ack(&mut self) {
+        self.stats.acks_sent += 1;
+        self.control.push_back(Packet {
+            dest_qp: self.peer,
+            psn: self.psn(self.expected),
+            kind: PacketKind::Ack { msn: self.msn24() },
+        });
+    }
+
+    fn send_nack(&mut self, sack: Psn) {
+        self.stats.nacks_sent += 1;
+        self.control.push_back(Packet {
+            dest_qp: self.peer,
+            psn: self.psn(self.expected),
+            kind: PacketKind::Nack {
+                msn: self.msn24(),
+                sack,
+            },
+        });
+    }
+}

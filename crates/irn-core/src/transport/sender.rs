@@ -1,0 +1,493 @@
+//! The requester: segments messages into packets, decides what to (re)send, runs the timer.
+
+use std::collections::VecDeque;
+
+use super::config::{LossRecovery, RtoPolicy, TransportConfig};
+use super::{packets_for, Completion, MessageId};
+use crate::bitmap::RingBitmap;
+use crate::packet::{Ecn, Packet, PacketKind, Qpn};
+use crate::seq::Psn;
+use crate::time::Time;
+
+/// Most packets a sender may hold posted but unacknowledged. Keeping the outstanding span well
+/// under 2^23 keeps every PSN the peer sees unambiguous in serial order.
+pub const MAX_OUTSTANDING_PACKETS: u64 = 1 << 22;
+
+/// The requester half of a reliable-connected queue pair.
+///
+/// Methods come in the order a driver uses them (as in quinn-proto's `Connection`):
+/// - **commands**: [`post`](Self::post) a message;
+/// - **inputs**: [`handle_packet`](Self::handle_packet) for each ACK/NACK that arrives (IRN §6.2
+///   *receiveAck*), [`handle_timeout`](Self::handle_timeout) when the deadline from
+///   [`poll_timeout`](Self::poll_timeout) passes (*timeout*);
+/// - **outputs**: [`poll_transmit`](Self::poll_transmit) each time the link is free for this QP
+///   (*txFree*), then [`poll_timeout`](Self::poll_timeout) for the next deadline and
+///   [`poll_completion`](Self::poll_completion) for acknowledged messages.
+///
+/// Packet numbers are `u64` counts from the initial PSN; `una ≤ nxt ≤ high ≤ end` always holds.
+#[derive(Debug, Clone)]
+pub struct Sender {
+    cfg: TransportConfig,
+    /// The receiver's queue pair, written in every data packet.
+    peer: Qpn,
+    /// PSN of packet number 0.
+    isn: Psn,
+    /// Oldest unacknowledged packet: the cumulative ACK.
+    una: u64,
+    /// Next packet the in-sequence path sends. Go-back-N rewinds it to `una`; selective repeat
+    /// keeps it equal to `high`.
+    nxt: u64,
+    /// One past the highest packet ever sent; packets below it that go out again are
+    /// retransmissions.
+    high: u64,
+    /// One past the last packet of the posted messages.
+    end: u64,
+    /// Most packets allowed between `una` and a new packet: the BDP cap, or for selective
+    /// repeat without BDP-FC the bitmap's tracking window; `None` for go-back-N without BDP-FC.
+    flight_limit: Option<u64>,
+    loss: Loss,
+    timer: Option<Timer>,
+    messages: VecDeque<Outgoing>,
+    next_msg: u64,
+    completions: VecDeque<Completion>,
+    stats: SenderStats,
+}
+
+/// Loss-recovery state, by recovery scheme.
+#[derive(Debug, Clone)]
+enum Loss {
+    GoBackN,
+    Selective(Selective),
+}
+
+#[derive(Debug, Clone)]
+struct Selective {
+    /// Selectively acknowledged packets, offset from `una`; `None` for the no-SACK variant.
+    sacked: Option<RingBitmap>,
+    /// One past the highest selectively acknowledged packet.
+    sack_high: u64,
+    recovery: Option<Recovery>,
+}
+
+/// An ongoing loss-recovery episode (IRN §3.1).
+#[derive(Debug, Clone, Copy)]
+struct Recovery {
+    /// Recovery ends when the cumulative ACK reaches this: one past the recovery sequence (the
+    /// last new packet sent before recovery began).
+    point: u64,
+    /// Where the look-ahead for the next hole resumes (the "sequence to be retransmitted" of
+    /// IRN §6.1).
+    next: u64,
+    /// A packet to resend before any hole: the cumulative-ACK PSN on entering recovery, or, with
+    /// no SACK bitmap, the PSN the latest NACK asked for.
+    pending: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Timer {
+    deadline: Time,
+    /// For [`RtoPolicy::Dual`]: already extended from RTO_low to RTO_high.
+    extended: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Outgoing {
+    id: MessageId,
+    first: u64,
+    packets: u64,
+    bytes: u64,
+}
+
+/// Counters a sender keeps about itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data packets handed out by `poll_transmit`, retransmissions included.
+    pub packets_sent: u64,
+    pub retransmissions: u64,
+    pub acks_received: u64,
+    pub nacks_received: u64,
+    /// ACK/NACKs whose cumulative value was behind the sender's: reordered or duplicated.
+    pub stale_acks: u64,
+    /// ACK/NACKs acknowledging packets never sent, and data packets sent to a sender; ignored.
+    pub invalid_packets: u64,
+    /// Loss-recovery episodes entered on a NACK (selective repeat) or go-backs (go-back-N).
+    pub recoveries: u64,
+    pub timeouts: u64,
+    /// RTO_low expiries extended to RTO_high because more than N packets were in flight.
+    pub rto_extensions: u64,
+}
+
+/// Why a message could not be posted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PostError {
+    #[error("{requested} more packets would leave {outstanding} + {requested} outstanding, over the limit of {limit}")]
+    Backlog {
+        outstanding: u64,
+        requested: u64,
+        limit: u64,
+    },
+}
+
+impl Sender {
+    /// A sender whose first packet carries `isn` and whose packets go to the peer QP `peer`.
+    ///
+    /// # Panics
+    /// If `cfg` fails [`TransportConfig::validate`]; validate configurations at load time.
+    pub fn new(cfg: TransportConfig, peer: Qpn, isn: Psn) -> Self {
+        if let Err(e) = cfg.validate() {
+            panic!("invalid transport configuration: {e}");
+        }
+        let (loss, flight_limit) = match cfg.recovery {
+            LossRecovery::GoBackN => (Loss::GoBackN, cfg.bdp_cap.map(u64::from)),
+            LossRecovery::SelectiveRepeat { sack_bitmap } => (
+                Loss::Selective(Selective {
+                    sacked: sack_bitmap.then(|| RingBitmap::new(cfg.window())),
+                    sack_high: 0,
+                    recovery: None,
+                }),
+                Some(u64::from(cfg.window())),
+            ),
+        };
+        Sender {
+            cfg,
+            peer,
+            isn,
+            una: 0,
+            nxt: 0,
+            high: 0,
+            end: 0,
+            flight_limit,
+            loss,
+            timer: None,
+            messages: VecDeque::new(),
+            next_msg: 0,
+            completions: VecDeque::new(),
+            stats: SenderStats::default(),
+        }
+    }
+
+    // ----- getters -----
+
+    pub fn config(&self) -> &TransportConfig {
+        &self.cfg
+    }
+
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+
+    /// The cumulative acknowledgement: the oldest PSN not yet acknowledged.
+    pub fn cumulative_ack(&self) -> Psn {
+        self.psn(self.una)
+    }
+
+    /// Packets sent and not cumulatively acknowledged (selectively acknowledged ones included):
+    /// what BDP-FC bounds and what the RTO_low rule counts.
+    pub fn in_flight(&self) -> u64 {
+        self.high - self.una
+    }
+
+    /// Whether a loss-recovery episode is under way (selective repeat only).
+    pub fn in_recovery(&self) -> bool {
+        matches!(
+            &self.loss,
+            Loss::Selective(Selective {
+                recovery: Some(_),
+                ..
+            })
+        )
+    }
+
+    /// Every posted message is fully acknowledged.
+    pub fn is_idle(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    // ----- commands -----
+
+    /// Queues a message of `bytes` bytes after those already posted.
+    pub fn post(&mut self, bytes: u64) -> Result<MessageId, PostError> {
+        let packets = packets_for(bytes, self.cfg.mtu);
+        let outstanding = self.end - self.una;
+        if outstanding + packets > MAX_OUTSTANDING_PACKETS {
+            return Err(PostError::Backlog {
+                outstanding,
+                requested: packets,
+                limit: MAX_OUTSTANDING_PACKETS,
+            });
+        }
+        let id = MessageId(self.next_msg);
+        self.next_msg += 1;
+        self.messages.push_back(Outgoing {
+            id,
+            first: self.end,
+            packets,
+            bytes,
+        });
+        self.end += packets;
+        Ok(id)
+    }
+
+    // ----- inputs -----
+
+    /// IRN §6.2 *receiveAck*: an ACK or NACK arrived.
+    ///
+    /// The cumulative part advances the window (shifting the SACK bitmap, completing messages,
+    /// restarting the timer, and ending recovery once it passes the recovery point). A NACK's
+    /// SACK marks its packet; a NACK then starts loss recovery, or for go-back-N rewinds to the
+    /// cumulative ACK. ACKs that are behind are harmless; ones that acknowledge unsent packets are
+    /// ignored and counted.
+    pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        let sack = match pkt.kind {
+            PacketKind::Ack { .. } => None,
+            PacketKind::Nack { sack, .. } => Some(sack),
+            PacketKind::Data { .. } => {
+                self.stats.invalid_packets += 1;
+                return;
+            }
+        };
+        // `None` when the ACK is behind `una` (stale).
+        let cumulative = match self.number_at_or_after_una(pkt.psn) {
+            Some(c) if c > self.high => {
+                self.stats.invalid_packets += 1;
+                return;
+            }
+            Some(c) => Some(c),
+            None => {
+                self.stats.stale_acks += 1;
+                None
+            }
+        };
+        match sack {
+            None => self.stats.acks_received += 1,
+            Some(_) => self.stats.nacks_received += 1,
+        }
+        if let Some(c) = cumulative.filter(|&c| c > self.una) {
+            self.advance(now, c);
+        }
+        if let Some(sack) = sack {
+            self.on_nack(cumulative, sack);
+        }
+    }
+
+    /// IRN §6.2 *timeout*: call when `now` reaches [`poll_timeout`](Self::poll_timeout); earlier
+    /// or repeated calls do nothing.
+    ///
+    /// Under [`RtoPolicy::Dual`] an RTO_low expiry with more than N packets in flight only
+    /// extends the timer to RTO_high. A real expiry resends from the cumulative ACK: go-back-N
+    /// rewinds, selective repeat (re)starts loss recovery.
+    pub fn handle_timeout(&mut self, now: Time) {
+        let Some(timer) = self.timer else { return };
+        if now < timer.deadline {
+            return;
+        }
+        if let RtoPolicy::Dual { low, high, n } = self.cfg.rto {
+            if !timer.extended && self.in_flight() > u64::from(n) {
+                self.timer = Some(Timer {
+                    deadline: timer.deadline + (high - low),
+                    extended: true,
+                });
+                self.stats.rto_extensions += 1;
+                return;
+            }
+        }
+        self.stats.timeouts += 1;
+        match &mut self.loss {
+            Loss::GoBackN => self.nxt = self.una,
+            Loss::Selective(s) => s.recovery = Some(Recovery::start(self.una, self.high)),
+        }
+        self.arm_timer(now);
+    }
+
+    // ----- outputs -----
+
+    /// IRN §6.2 *txFree*: the link is free for this QP; returns the packet to send, if any.
+    ///
+    /// In loss recovery, first the cumulative-ACK packet, then every unSACKed packet below the
+    /// highest SACK (the look-ahead), and only then new packets. New packets go only while the
+    /// flight limit (BDP-FC) allows. Go-back-N resends everything from its rewind point.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        let (n, retransmission) = self.next_to_send()?;
+        self.stats.packets_sent += 1;
+        if retransmission {
+            self.stats.retransmissions += 1;
+        }
+        if self.timer.is_none() {
+            self.arm_timer(now);
+        }
+        Some(self.data_packet(n, retransmission))
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must next be called, if a timer runs.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.timer.map(|t| t.deadline)
+    }
+
+    /// The next fully acknowledged message, in posting order.
+    pub fn poll_completion(&mut self) -> Option<Completion> {
+        self.completions.pop_front()
+    }
+
+    // ----- internals -----
+
+    fn psn(&self, n: u64) -> Psn {
+        // Truncating first is exact: 2^24 divides 2^32.
+        self.isn.add(n as u32)
+    }
+
+    /// The packet number of `psn`, if it is not behind `una` in serial order.
+    fn number_at_or_after_una(&self, psn: Psn) -> Option<u64> {
+        match psn.serial_diff(self.psn(self.una)) {
+            Some(d) if d >= 0 => Some(self.una + d as u64),
+            _ => None,
+        }
+    }
+
+    fn next_to_send(&mut self) -> Option<(u64, bool)> {
+        if let Loss::Selective(s) = &mut self.loss {
+            if let Some(r) = &mut s.recovery {
+                if let Some(p) = r.pending.take().filter(|&p| p >= self.una && p < self.high) {
+                    r.next = p + 1;
+                    return Some((p, true));
+                }
+                if let Some(sacked) = &s.sacked {
+                    let from = r.next.max(self.una);
+                    if from < s.sack_high {
+                        let offset = sacked
+                            .first_zero((from - self.una) as u32, (s.sack_high - self.una) as u32);
+                        match offset {
+                            Some(off) => {
+                                let p = self.una + u64::from(off);
+                                r.next = p + 1;
+                                return Some((p, true));
+                            }
+                            // Everything up to the highest SACK is acknowledged: skip the range.
+                            None => r.next = s.sack_high,
+                        }
+                    }
+                }
+            }
+        }
+        if self.nxt >= self.end {
+            return None;
+        }
+        if self
+            .flight_limit
+            .is_some_and(|limit| self.nxt - self.una >= limit)
+        {
+            return None;
+        }
+        let n = self.nxt;
+        self.nxt += 1;
+        let retransmission = n < self.high;
+        self.high = self.high.max(self.nxt);
+        Some((n, retransmission))
+    }
+
+    fn data_packet(&self, n: u64, retransmission: bool) -> Packet {
+        let i = self.messages.partition_point(|m| m.first + m.packets <= n);
+        let m = &self.messages[i];
+        let offset = n - m.first;
+        let last = offset + 1 == m.packets;
+        let mtu = u64::from(self.cfg.mtu);
+        let payload_len = if last { m.bytes - offset * mtu } else { mtu };
+        Packet {
+            dest_qp: self.peer,
+            psn: self.psn(n),
+            kind: PacketKind::Data {
+                payload_len: payload_len as u16,
+                first: offset == 0,
+                last,
+                retransmission,
+                ecn: Ecn::Ect0,
+            },
+        }
+    }
+
+    /// The cumulative ACK moved forward to `c` (`una < c ≤ high`).
+    fn advance(&mut self, now: Time, c: u64) {
+        if let Loss::Selective(s) = &mut self.loss {
+            if let Some(sacked) = &mut s.sacked {
+                // c - una ≤ high - una ≤ the bitmap's window.
+                sacked.advance((c - self.una) as u32);
+            }
+            if s.recovery.is_some_and(|r| c >= r.point) {
+                s.recovery = None;
+            }
+        }
+        self.una = c;
+        // Go-back-N: acknowledgements for packets sent before a rewind.
+        self.nxt = self.nxt.max(c);
+        while let Some(m) = self.messages.front().copied() {
+            if m.first + m.packets > c {
+                break;
+            }
+            self.messages.pop_front();
+            self.completions.push_back(Completion {
+                msg: m.id,
+                bytes: m.bytes,
+            });
+        }
+        if self.una < self.high {
+            self.arm_timer(now);
+        } else {
+            self.timer = None;
+        }
+    }
+
+    /// The SACK and loss-detection half of a NACK; `cumulative` is `None` for a stale NACK.
+    fn on_nack(&mut self, cumulative: Option<u64>, sack: Psn) {
+        let sacked_n = self.number_at_or_after_una(sack).filter(|&s| s < self.high);
+        match &mut self.loss {
+            Loss::GoBackN => {
+                // A stale NACK names a loss already repaired: rewinding would resend for nothing.
+                if cumulative.is_some() && self.nxt > self.una {
+                    self.nxt = self.una;
+                    self.stats.recoveries += 1;
+                }
+            }
+            Loss::Selective(s) => {
+                if let (Some(bitmap), Some(sn)) = (&mut s.sacked, sacked_n) {
+                    // sn - una < high - una ≤ window, so the offset is in range.
+                    let _ = bitmap.set((sn - self.una) as u32);
+                    s.sack_high = s.sack_high.max(sn + 1);
+                }
+                // A stale NACK's SACK is still news, but it cannot start a recovery.
+                let Some(c) = cumulative else { return };
+                match &mut s.recovery {
+                    None => {
+                        s.recovery = Some(Recovery::start(self.una, self.high));
+                        self.stats.recoveries += 1;
+                    }
+                    Some(r) if s.sacked.is_none() && c >= r.next => r.pending = Some(c),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+
+    fn arm_timer(&mut self, now: Time) {
+        self.timer = match self.cfg.rto {
+            RtoPolicy::Disabled => None,
+            RtoPolicy::Fixed(rto) => Some(Timer {
+                deadline: now + rto,
+                extended: true,
+            }),
+            RtoPolicy::Dual { low, .. } => Some(Timer {
+                deadline: now + low,
+                extended: false,
+            }),
+        };
+    }
+}
+
+impl Recovery {
+    /// A new episode: resend `una` first, look for holes from there, end once `high` is acked.
+    fn start(una: u64, high: u64) -> Self {
+        Recovery {
+            point: high,
+            next: una,
+            pending: Some(una),
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! txFree, receiveAck and timeout, packet by packet: each case is a trace of steps a driver takes
+//! against one sender, with what the sender must transmit, complete and schedule.
+
+mod common;
+
+use common::*;
+use irn_core::transport::{RtoPolicy, TransportConfig};
+use Step::*;
+
+#[derive(Debug)]
+enum Step {
+    /// Post a message of this many bytes.
+    Post(u64),
+    /// Move the clock to this many microseconds.
+    At(u64),
+    /// Drain `poll_transmit`: exactly these packets, then nothing.
+    Send(Vec<Tx>),
+    /// An ACK/NACK arrives.
+    In(irn_core::Packet),
+    /// `handle_timeout(now)`.
+    Timeout,
+    /// `poll_timeout()` in microseconds.
+    Timer(Option<u64>),
+    /// `poll_completion()` drained: (message, bytes).
+    Done(Vec<(u64, u64)>),
+    Recovering(bool),
+}
+
+fn run(name: &str, cfg: TransportConfig, isn: u32, steps: Vec<Step>) {
+    let mut s = sender(cfg, isn);
+    let mut now = us(0);
+    for (i, step) in steps.into_iter().enumerate() {
+        let at = format!("{name}: step {i} {step:?}");
+        match step {
+            Post(bytes) => {
+                s.post(bytes).expect(&at);
+            }
+            At(t) => now = us(t),
+            Send(want) => assert_eq!(drain_tx(&mut s, now), want, "{at}"),
+            In(p) => s.handle_packet(now, &p),
+            Timeout => s.handle_timeout(now),
+            Timer(want) => assert_eq!(s.poll_timeout(), want.map(us), "{at}"),
+            Done(want) => assert_eq!(completions_sender(&mut s), want, "{at}"),
+            Recovering(want) => assert_eq!(s.in_recovery(), want, "{at}"),
+        }
+    }
+}
+
+fn irn_cap(cap: u32) -> TransportConfig {
+    TransportConfig {
+        bdp_cap: Some(cap),
+        ..TransportConfig::irn()
+    }
+}
+
+const KB: u64 = 1024;
+
+#[test]
+fn irn_bdp_fc_caps_packets_in_flight() {
+    run(
+        "BDP-FC",
+        irn_cap(4),
+        0,
+        vec![
+            Post(10 * KB),
+            Send(vec![new(0), new(1), new(2), new(3)]),
+            In(ack(2)),
+            Send(vec![new(4), new(5)]),
+            In(nack(2, 3)), // in recovery, still capped: 2 is resent, nothing new fits
+            Send(vec![re(2)]),
+        ],
+    );
+}
+
+#[test]
+fn irn_loss_recovery_order() {
+    run(
+        "cumulative-ACK PSN first, then holes below the highest SACK, then new packets",
+        irn_cap(8),
+        0,
+        vec![
+            Post(12 * KB),
+            Send((0..8).map(new).collect()),
+            Recovering(false),
+            In(nack(2, 4)), // 0, 1 and 4 arrived
+            Recovering(true),
+            Send(vec![re(2), re(3), new(8), new(9)]), // 4 is SACKed: not resent; cap 8 from 2
+            In(nack(2, 6)),
+            Send(vec![re(5)]), // look-ahead resumes past 4 and finds 5; 6 is SACKed
+            In(nack(2, 7)),
+            Send(vec![]), // nothing unSACKed below 7 that was not already resent
+            In(ack(7)),   // 7 < recovery point 8: still recovering
+            Recovering(true),
+            Send(vec![new(10), new(11)]),
+            In(ack(8)), // passes the recovery sequence (7)
+            Recovering(false),
+            In(ack(12)),
+            Done(vec![(0, 12 * KB)]),
+            Timer(None),
+        ],
+    );
+}
+
+#[test]
+fn irn_new_nack_during_recovery_only_adds_sacks() {
+    run(
+        "a second NACK does not restart recovery",
+        irn_cap(16),
+        0,
+        vec![
+            Post(6 * KB),
+            Send((0..6).map(new).collect()),
+            In(nack(0, 1)),
+            Send(vec![re(0)]),
+            In(nack(0, 2)), // the retransmission of 0 is not yet back: 0 is not resent again
+            Send(vec![]),
+            In(nack(0, 5)), // holes 3 and 4 are below the new highest SACK
+            Send(vec![re(3), re(4)]),
+        ],
+    );
+}
+
+#[test]
+fn irn_timeouts_rto_low_and_rto_high() {
+    // RTO_low = 100 us with at most N = 3 in flight; otherwise extended to RTO_high = 320 us.
+    run(
+        "few packets in flight: RTO_low",
+        TransportConfig::irn(),
+        0,
+        vec![
+            Post(2 * KB),
+            Timer(None),
+            Send(vec![new(0), new(1)]),
+            Timer(Some(100)),
+            At(99),
+            Timeout, // early: nothing happens
+            Send(vec![]),
+            At(100),
+            Timeout,
+            Recovering(true),
+            Send(vec![re(0)]), // timeout recovery starts at the cumulative ACK
+            Timer(Some(200)),
+            In(ack(1)), // progress restarts the timer
+            Timer(Some(200)),
+            Recovering(true),
+            At(150),
+            In(ack(2)),
+            Recovering(false),
+            Timer(None),
+            Done(vec![(0, 2 * KB)]),
+        ],
+    );
+    run(
+        "many packets in flight: extended to RTO_high",
+        TransportConfig::irn(),
+        0,
+        vec![
+            Post(5 * KB),
+            Send((0..5).map(new).collect()),
+            At(100),
+            Timeout,
+            Recovering(false),
+            Timer(Some(320)),
+            At(320),
+            Timeout,
+            Send(vec![re(0)]),
+            Timer(Some(420)), // re-armed with RTO_low
+            At(330),
+            In(nack(0, 2)), // SACKs after a timeout guide the same recovery
+            Send(vec![re(1)]),
+        ],
+    );
+    run(
+        "at exactly N in flight the low timeout fires",
+        TransportConfig::irn(),
+        0,
+        vec![
+            Post(3 * KB),
+            Send(vec![new(0), new(1), new(2)]),
+            At(100),
+            Timeout,
+            Send(vec![re(0)]),
+        ],
+    );
+}
+
+#[test]
+fn irn_stale_and_invalid_acks() {
+    run(
+        "a NACK for a PSN already acked starts nothing",
+        irn_cap(8),
+        0,
+        vec![
+            Post(4 * KB),
+            Send((0..4).map(new).collect()),
+            In(ack(3)),
+            In(nack(1, 2)), // reordered: older than the ACK for 3
+            Recovering(false),
+            Send(vec![]),
+            In(nack(1, 3)), // stale, but its SACK of 3 is news: still no recovery
+            Recovering(false),
+            Send(vec![]),
+            In(ack(9)), // acknowledges packets never sent: ignored
+            Done(vec![]),
+            In(ack(4)),
+            Done(vec![(0, 4 * KB)]),
+        ],
+    );
+    let mut s = sender(irn_cap(8), 0);
+    s.post(4 * KB).unwrap();
+    drain_tx(&mut s, us(0));
+    s.handle_packet(us(1), &nack(1, 2));
+    s.handle_packet(us(1), &ack(0));
+    s.handle_packet(us(1), &ack(9));
+    s.handle_packet(us(1), &only(0, 8));
+    let st = s.stats();
+    assert_eq!(
+        (
+            st.acks_received,
+            st.nacks_received,
+            st.stale_acks,
+            st.invalid_packets
+        ),
+        (1, 1, 1, 2)
+    );
+}
+
+#[test]
+fn irn_psn_wraps_at_2_pow_24() {
+    run(
+        "wrap",
+        irn_cap(8),
+        0xFF_FFFE,
+        vec![
+            Post(4 * KB),
+            Send(vec![new(0xFF_FFFE), new(0xFF_FFFF), new(0), new(1)]),
+            In(nack(0xFF_FFFF, 1)), // 0xFF_FFFE and 1 arrived
+            Send(vec![re(0xFF_FFFF), re(0)]),
+            In(ack(2)),
+            Recovering(false),
+            Done(vec![(0, 4 * KB)]),
+        ],
+    );
+}
+
+#[test]
+fn irn_without_sack_bitmap_resends_one_hole_per_nack() {
+    run(
+        "no SACK bitmap",
+        TransportConfig {
+            bdp_cap: Some(8),
+            ..TransportConfig::irn_without_sack()
+        },
+        0,
+        vec![
+            Post(8 * KB),
+            Send((0..8).map(new).collect()),
+            In(nack(1, 3)),    // 1 and 2 lost
+            Send(vec![re(1)]), // no look-ahead: 2 is not known to be lost
+            In(nack(1, 4)),
+            Send(vec![]),   // 1 is already resent in this episode
+            In(nack(2, 5)), // after 1 arrives, the receiver's next NACK names 2
+            Send(vec![re(2)]),
+            In(ack(8)),
+            Recovering(false),
+            Done(vec![(0, 8 * KB)]),
+        ],
+    );
+}
+
+#[test]
+fn irn_without_bdp_fc_sends_the_whole_message() {
+    let mut s = sender(TransportConfig::irn_without_bdp_fc(), 0);
+    s.post(500 * KB).unwrap();
+    assert_eq!(drain_tx(&mut s, us(0)).len(), 500);
+}
+
+#[test]
+fn go_back_n_sender() {
+    for (name, cfg) in [
+        ("RoCE", TransportConfig::roce(false)),
+        ("IRN go-back-N", TransportConfig::irn_go_back_n()),
+    ] {
+        run(
+            name,
+            cfg,
+            0,
+            vec![
+                Post(6 * KB),
+                Send((0..6).map(new).collect()),
+                In(nack(2, 3)), // everything from 2 goes again
+                Send(vec![re(2), re(3), re(4), re(5)]),
+                In(ack(4)),
+                In(nack(1, 3)), // stale: no rewind
+                Send(vec![]),
+                In(ack(6)),
+                Done(vec![(0, 6 * KB)]),
+                Timer(None),
+            ],
+        );
+    }
+    run(
+        "an ACK past the rewind point skips what it acknowledges",
+        TransportConfig::roce(false),
+        0,
+        vec![
+            Post(6 * KB),
+            Send((0..6).map(new).collect()),
+            In(nack(2, 3)),
+            In(ack(5)),
+            Send(vec![re(5)]),
+        ],
+    );
+}
+
+#[test]
+fn go_back_n_timeouts() {
+    run(
+        "RoCE without PFC: fixed RTO_high, then go back to the cumulative ACK",
+        TransportConfig::roce(false),
+        0,
+        vec![
+            Post(3 * KB),
+            Send(vec![new(0), new(1), new(2)]),
+            Timer(Some(320)),
+            In(ack(1)),
+            Timer(Some(320)),
+            At(100),
+            In(ack(1)), // no progress: the timer keeps its deadline
+            Timer(Some(320)),
+            At(320),
+            Timeout,
+            Send(vec![re(1), re(2)]),
+            Timer(Some(640)),
+        ],
+    );
+    run(
+        "RoCE with PFC: no timer at all",
+        TransportConfig::roce(true),
+        0,
+        vec![
+            Post(3 * KB),
+            Send(vec![new(0), new(1), new(2)]),
+            Timer(None),
+            At(10_000),
+            Timeout,
+            Send(vec![]),
+        ],
+    );
+    run(
+        "IRN go-back-N: BDP cap and RTO_low/RTO_high",
+        TransportConfig {
+            bdp_cap: Some(4),
+            ..TransportConfig::irn_go_back_n()
+        },
+        0,
+        vec![
+            Post(10 * KB),
+            Send((0..4).map(new).collect()),
+            In(nack(1, 2)),
+            Send(vec![re(1), re(2), re(3), new(4)]),
+            Timer(Some(100)),
+            At(100),
+            Timeout, // 4 in flight > N = 3: extended
+            Send(vec![]),
+            At(320),
+            Timeout,
+            Send(vec![re(1), re(2), re(3), re(4)]),
+        ],
+    );
+}
+
+#[test]
+fn segmentation_and_completions_in_order() {
+    let mut s = sender(irn_cap(8), 0);
+    for bytes in [1500, 10, 0] {
+        s.post(bytes).unwrap();
+    }
+    let pkts: Vec<_> = std::iter::from_fn(|| s.poll_transmit(us(0))).collect();
+    let shape: Vec<_> = pkts
+        .iter()
+        .map(|p| match p.kind {
+            irn_core::PacketKind::Data {
+                payload_len,
+                first,
+                last,
+                ..
+            } => (p.psn.value(), payload_len, first, last),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (0, 1024, true, false),
+            (1, 476, false, true),
+            (2, 10, true, true),
+            (3, 0, true, true)
+        ]
+    );
+    assert!(pkts.iter().all(|p| p.dest_qp == RECEIVER_QP));
+    s.handle_packet(us(1), &ack(1));
+    assert_eq!(completions_sender(&mut s), vec![]);
+    s.handle_packet(us(1), &ack(2));
+    assert_eq!(completions_sender(&mut s), vec![(0, 1500)]);
+    s.handle_packet(us(1), &ack(4));
+    assert_eq!(completions_sender(&mut s), vec![(1, 10), (2, 0)]);
+    assert!(s.is_idle());
+}
+
+#[test]
+fn posting_is_bounded() {
+    let mut s = sender(TransportConfig::irn(), 0);
+    assert!(s.post(2 * 1024 * 1024 * 1024).is_ok()); // 2 GiB: the RDMA message limit
+    let err = s.post(3 * 1024 * 1024 * 1024).unwrap_err();
+    assert!(err.to_string().contains("limit"), "{err}");
+}
+
+#[test]
+fn rto_policy_is_configurable() {
+    let cfg = TransportConfig {
+        rto: RtoPolicy::Dual {
+            low: irn_core::Duration::from_us(10),
+            high: irn_core::Duration::from_us(50),
+            n: 1,
+        },
+        ..irn_cap(8)
+    };
+    run(
+        "custom RTO",
+        cfg,
+        0,
+        vec![
+            Post(2 * KB),
+            Send(vec![new(0), new(1)]),
+            Timer(Some(10)),
+            At(10),
+            Timeout,
+            Timer(Some(50)),
+            At(50),
+            Timeout,
+            Send(vec![re(0)]),
+        ],
+    );
+}
