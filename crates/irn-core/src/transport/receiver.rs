@@ -169,31 +169,39 @@ impl Receiver {
                     return;
                 }
                 let offset = ahead as u32;
-                if arrived.set(offset) == Ok(true) {
-                    // Offset 0 is never set (the head is the expected packet), so this duplicate
-                    // is out of order: IRN NACKs every out-of-order arrival.
-                    self.stats.duplicates += 1;
-                    self.send_nack(pkt.psn);
-                    return;
-                }
-                self.stats.packets_accepted += 1;
-                if last {
-                    let _ = last_bits.set(offset);
-                    let n = self.expected + ahead;
-                    let at = self.premature.partition_point(|&(m, _)| m < n);
-                    self.premature.insert(at, (n, len));
-                }
                 if offset > 0 {
-                    self.stats.out_of_order += 1;
+                    if arrived.set(offset) == Ok(true) {
+                        // IRN NACKs every out-of-order arrival, duplicates included.
+                        self.stats.duplicates += 1;
+                    } else {
+                        self.stats.packets_accepted += 1;
+                        self.stats.out_of_order += 1;
+                        if last {
+                            let _ = last_bits.set(offset);
+                            let n = self.expected + ahead;
+                            let at = self.premature.partition_point(|&(m, _)| m < n);
+                            self.premature.insert(at, (n, len));
+                        }
+                    }
                     self.send_nack(pkt.psn);
                     return;
                 }
+                // The expected packet: it joins up with the run of packets already behind it.
+                // Its own bits are never set; bit 0 stands for it.
+                self.stats.packets_accepted += 1;
                 let cap = arrived.capacity();
                 let joined = arrived.first_zero(1, cap).unwrap_or(cap);
-                let finished = last_bits.count_ones(joined);
+                let finished = if joined > 1 {
+                    last_bits.count_ones(joined)
+                } else {
+                    0
+                };
                 arrived.advance(joined);
                 last_bits.advance(joined);
                 self.expected += u64::from(joined);
+                if last {
+                    self.complete(self.expected - u64::from(joined), len);
+                }
                 for _ in 0..finished {
                     // One premature completion was stored per last bit.
                     if let Some((n, len)) = self.premature.pop_front() {
