@@ -1,0 +1,119 @@
+//! A fully resolved simulation: typed, validated, ready to run. Scenario files become this.
+
+use irn_core::transport::TransportConfig;
+use irn_core::{Bandwidth, Duration};
+
+use crate::topology::{Port, Topology};
+use crate::workload::FlowSpec;
+
+/// Everything one run needs.
+#[derive(Debug)]
+pub struct SimConfig {
+    /// Seeds every random choice the simulator makes itself (ECMP salt). Workloads are
+    /// generated from it before the run.
+    pub seed: u64,
+    pub topology: Topology,
+    pub switch: SwitchConfig,
+    pub transport: TransportConfig,
+    /// Flows to run, sorted by start time.
+    pub flows: Vec<FlowSpec>,
+    /// Flows starting before this are simulated but left out of the metrics.
+    pub warmup: Duration,
+    /// After the last flow starts, stop once this much more time has passed even if some flows
+    /// are unfinished (they are reported as incomplete).
+    pub drain_limit: Duration,
+    /// Extra header bytes on every data packet: 16 for IRN §6.3's worst case (a RETH in every
+    /// Write packet), 0 otherwise.
+    pub extra_header_bytes: u32,
+}
+
+/// The IRN paper's switch (§4.1): input-queued with virtual output queues, round-robin output
+/// arbitration, a separate buffer per input port with tail drop, optional PFC.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SwitchConfig {
+    /// Buffer per input port, in bytes (default 240 KB = 2 × BDP).
+    pub buffer_bytes: u64,
+    /// `None` disables PFC: packets that do not fit are dropped.
+    pub pfc: Option<PfcConfig>,
+}
+
+/// Priority flow control on switch input ports (IRN §2.2, §4.1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PfcConfig {
+    pub threshold: PfcThreshold,
+    /// Resume once occupancy is this far below the pause threshold (choice: 2 MTU-sized frames).
+    pub resume_gap_bytes: u64,
+}
+
+/// When an input port pauses its upstream neighbour.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PfcThreshold {
+    /// The buffer minus a headroom that absorbs everything the upstream port can still send
+    /// after the pause is triggered: the upstream link's round-trip bytes plus two full frames
+    /// (the one crossing the threshold and the one being serialized upstream when the pause
+    /// lands). This makes PFC truly lossless; the IRN paper's 220 KB omits the two frames.
+    Auto,
+    /// A fixed occupancy in bytes, e.g. the paper's 220 KB.
+    Bytes(u64),
+}
+
+impl PfcThreshold {
+    /// The pause threshold of an input port whose link is `link` (as seen from the switch).
+    pub fn resolve(self, buffer_bytes: u64, link: &Port, max_frame_bytes: u64) -> u64 {
+        match self {
+            PfcThreshold::Bytes(b) => b,
+            PfcThreshold::Auto => {
+                let headroom = link.rate.bdp_bytes(link.delay * 2) + 2 * max_frame_bytes;
+                buffer_bytes.saturating_sub(headroom)
+            }
+        }
+    }
+}
+
+impl SwitchConfig {
+    /// 240 KB per input port: twice the default BDP (§4.1).
+    pub const DEFAULT_BUFFER_BYTES: u64 = 240_000;
+}
+
+/// The BDP cap of IRN §3.2: the longest path's bandwidth-delay product over the wire size of a
+/// full packet, rounded down (120 000 B / 1086 B = 110 in the default case), at least 1.
+pub fn bdp_cap_packets(
+    rate: Bandwidth,
+    max_one_way: Duration,
+    mtu: u32,
+    extra_header_bytes: u32,
+) -> u32 {
+    let bdp = rate.bdp_bytes(max_one_way * 2);
+    let full = u64::from(mtu)
+        + u64::from(irn_core::packet::DATA_FRAMING_BYTES)
+        + u64::from(extra_header_bytes);
+    u32::try_from(bdp / full).unwrap_or(u32::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{NodeId, PortId};
+
+    #[test]
+    fn default_bdp_cap_is_110() {
+        let cap = bdp_cap_packets(Bandwidth::from_gbps(40), Duration::from_us(12), 1024, 0);
+        assert_eq!(cap, 110);
+    }
+
+    #[test]
+    fn auto_pfc_threshold_leaves_room_for_the_link_and_two_frames() {
+        let link = Port {
+            node: NodeId(0),
+            peer: PortId(1),
+            rate: Bandwidth::from_gbps(40),
+            delay: Duration::from_us(2),
+        };
+        // 240 000 - (20 000 + 2 × 1086)
+        assert_eq!(PfcThreshold::Auto.resolve(240_000, &link, 1086), 217_828);
+        assert_eq!(
+            PfcThreshold::Bytes(220_000).resolve(240_000, &link, 1086),
+            220_000
+        );
+    }
+}

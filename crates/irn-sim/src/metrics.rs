@@ -1,0 +1,265 @@
+//! What a run measured: one record per flow and a summary (IRN §4.1, MODEL §5).
+//!
+//! FCT is from a flow's start until the receiver holds every byte. Slowdown divides it by the
+//! ideal FCT: the flow alone on its path at line rate — all its wire bytes serialized at the
+//! path's bottleneck, plus the path's propagation delay, plus one full packet's
+//! store-and-forward at every other hop.
+
+use irn_core::packet::DATA_FRAMING_BYTES;
+use irn_core::transport::packets_for;
+use irn_core::{Duration, Time};
+use serde::Serialize;
+
+use crate::config::SimConfig;
+use crate::ids::HostIdx;
+
+/// Counters the network keeps during a run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NetworkCounters {
+    pub data_packets_sent: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    /// Packets that reached a receiver a second time.
+    pub duplicates: u64,
+    pub drops: u64,
+    pub drops_by_switch_max: u64,
+    pub pause_frames: u64,
+    pub resume_frames: u64,
+    /// Sum over all ports of the time each spent paused.
+    pub paused_time: Duration,
+    /// Mean over all ports of the fraction of the run spent transmitting.
+    pub link_utilization: f64,
+    pub peak_buffer_bytes: u64,
+    pub events: u64,
+    pub sim_time: Duration,
+}
+
+/// One flow's outcome.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowRecord {
+    pub id: u32,
+    pub src: HostIdx,
+    pub dst: HostIdx,
+    pub size_bytes: u64,
+    pub start: Time,
+    /// When the receiver completed the message; `None` if the run ended first.
+    pub received_at: Option<Time>,
+    /// When the sender learned every byte was acknowledged.
+    pub acked_at: Option<Time>,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+}
+
+/// A row of `flows.csv`. Times are in microseconds (floats, exact to the picosecond).
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowRow {
+    pub flow_id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start_us: f64,
+    /// Empty when the flow did not finish.
+    pub fct_us: Option<f64>,
+    /// Until the sender saw the last ACK.
+    pub sender_fct_us: Option<f64>,
+    pub ideal_fct_us: f64,
+    pub slowdown: Option<f64>,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    /// Whether the flow counts in the summary (started after the warm-up).
+    pub measured: bool,
+}
+
+/// `summary.json`'s metrics. Field names carry their unit last.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    pub flows_total: usize,
+    /// Flows that started after the warm-up and count in the statistics below.
+    pub flows_measured: usize,
+    /// Measured flows that had not finished when the run stopped (excluded from FCT figures).
+    pub flows_incomplete: usize,
+    pub avg_slowdown: f64,
+    pub p50_slowdown: f64,
+    pub p99_slowdown: f64,
+    pub avg_fct_us: f64,
+    pub p50_fct_us: f64,
+    pub p99_fct_us: f64,
+    /// Flows of at most one MTU of payload.
+    pub single_packet_flows: usize,
+    pub single_packet_avg_fct_us: f64,
+    pub single_packet_p90_fct_us: f64,
+    pub single_packet_p95_fct_us: f64,
+    pub single_packet_p99_fct_us: f64,
+    pub single_packet_p999_fct_us: f64,
+    pub data_packets_sent: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    /// Packets that reached their receiver more than once (spurious retransmissions included).
+    pub duplicate_packets: u64,
+    /// Data packets dropped by switches for lack of buffer.
+    pub drops: u64,
+    /// Drops over data packets sent.
+    pub drop_rate: f64,
+    pub pause_frames: u64,
+    pub resume_frames: u64,
+    /// Sum over all ports of the time spent paused.
+    pub paused_time_us: f64,
+    /// Mean over all ports (both directions of every link) of the fraction of the run spent
+    /// transmitting.
+    pub link_utilization: f64,
+    /// Most bytes any switch input buffer held at once.
+    pub peak_buffer_bytes: u64,
+    pub events: u64,
+    pub sim_time_us: f64,
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub flows: Vec<FlowRow>,
+    pub summary: Summary,
+}
+
+/// Nearest-rank percentile of sorted values (`q` in 0..=1); 0 for no values.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        0.0
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// The ideal FCT of a flow of `size_bytes` from `src` to `dst` (see the module doc).
+pub fn ideal_fct(cfg: &SimConfig, src: HostIdx, dst: HostIdx, size_bytes: u64) -> Duration {
+    let mtu = cfg.transport.mtu;
+    let framing = u64::from(DATA_FRAMING_BYTES + cfg.extra_header_bytes);
+    let packets = packets_for(size_bytes, mtu);
+    let wire_bytes = size_bytes + packets * framing;
+    let largest_packet = size_bytes.min(u64::from(mtu)) + framing;
+    let path = cfg.topology.path(src, dst);
+    let bottleneck_hop = path
+        .rates
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, r)| **r)
+        .map_or(0, |(i, _)| i);
+    let store_and_forward = path
+        .rates
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != bottleneck_hop)
+        .fold(Duration::ZERO, |acc, (_, r)| {
+            acc + r.serialization(largest_packet)
+        });
+    path.bottleneck.serialization(wire_bytes) + path.propagation + store_and_forward
+}
+
+impl RunResult {
+    pub fn new(cfg: &SimConfig, records: Vec<FlowRecord>, c: NetworkCounters) -> Self {
+        let warmup = Time::ZERO + cfg.warmup;
+        let us = |d: Duration| d.as_us_f64();
+        let rows: Vec<FlowRow> = records
+            .iter()
+            .map(|r| {
+                let ideal = ideal_fct(cfg, r.src, r.dst, r.size_bytes);
+                let fct = r.received_at.map(|t| t - r.start);
+                FlowRow {
+                    flow_id: r.id,
+                    src: r.src.0,
+                    dst: r.dst.0,
+                    size_bytes: r.size_bytes,
+                    start_us: us(r.start - Time::ZERO),
+                    fct_us: fct.map(us),
+                    sender_fct_us: r.acked_at.map(|t| us(t - r.start)),
+                    ideal_fct_us: us(ideal),
+                    slowdown: fct.map(|f| f.as_ps() as f64 / ideal.as_ps().max(1) as f64),
+                    retransmissions: r.retransmissions,
+                    timeouts: r.timeouts,
+                    measured: r.start >= warmup,
+                }
+            })
+            .collect();
+        let measured: Vec<&FlowRow> = rows.iter().filter(|r| r.measured).collect();
+        let done: Vec<&FlowRow> = measured
+            .iter()
+            .copied()
+            .filter(|r| r.fct_us.is_some())
+            .collect();
+        let fcts = sorted(done.iter().filter_map(|r| r.fct_us).collect());
+        let slowdowns = sorted(done.iter().filter_map(|r| r.slowdown).collect());
+        let mtu = u64::from(cfg.transport.mtu);
+        let single = sorted(
+            done.iter()
+                .filter(|r| r.size_bytes <= mtu)
+                .filter_map(|r| r.fct_us)
+                .collect(),
+        );
+        let summary = Summary {
+            flows_total: rows.len(),
+            flows_measured: measured.len(),
+            flows_incomplete: measured.len() - done.len(),
+            avg_slowdown: mean(&slowdowns),
+            p50_slowdown: percentile(&slowdowns, 0.5),
+            p99_slowdown: percentile(&slowdowns, 0.99),
+            avg_fct_us: mean(&fcts),
+            p50_fct_us: percentile(&fcts, 0.5),
+            p99_fct_us: percentile(&fcts, 0.99),
+            single_packet_flows: single.len(),
+            single_packet_avg_fct_us: mean(&single),
+            single_packet_p90_fct_us: percentile(&single, 0.9),
+            single_packet_p95_fct_us: percentile(&single, 0.95),
+            single_packet_p99_fct_us: percentile(&single, 0.99),
+            single_packet_p999_fct_us: percentile(&single, 0.999),
+            data_packets_sent: c.data_packets_sent,
+            retransmissions: c.retransmissions,
+            timeouts: c.timeouts,
+            duplicate_packets: c.duplicates,
+            drops: c.drops,
+            drop_rate: if c.data_packets_sent == 0 {
+                0.0
+            } else {
+                c.drops as f64 / c.data_packets_sent as f64
+            },
+            pause_frames: c.pause_frames,
+            resume_frames: c.resume_frames,
+            paused_time_us: us(c.paused_time),
+            link_utilization: c.link_utilization,
+            peak_buffer_bytes: c.peak_buffer_bytes,
+            events: c.events,
+            sim_time_us: us(c.sim_time),
+        };
+        RunResult {
+            flows: rows,
+            summary,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 1.0), 100.0);
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+        assert_eq!(percentile(&[7.0], 0.999), 7.0);
+    }
+}

@@ -1,0 +1,790 @@
+//! Scenario files: TOML in, validated [`SimConfig`]s out.
+//!
+//! A scenario describes one network and workload, and optionally a list of `[[compare]]`
+//! variants that each override a few keys (e.g. IRN without PFC against RoCE with PFC). Keys
+//! can also be overridden from the command line (`--set transport.kind=roce`). Every key has a
+//! default from the IRN paper's default case, so an empty file is a valid scenario.
+//!
+//! Checking happens in two passes: serde with `deny_unknown_fields` catches misspelled keys and
+//! wrong types (with the line in the user's file), then validation turns strings like `"40Gbps"`
+//! into typed values and checks ranges, naming the file, key, value and what is allowed.
+
+use std::path::{Path, PathBuf};
+
+use irn_core::transport::{RtoPolicy, TransportConfig};
+use irn_core::{Bandwidth, Duration, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{bdp_cap_packets, PfcConfig, PfcThreshold, SimConfig, SwitchConfig};
+use crate::ids::HostIdx;
+use crate::topology::Topology;
+use crate::units::Bytes;
+use crate::workload::{self, Cdf, SizeDist};
+
+/// A scenario as written, every key defaulted. Serialized back into `summary.json` as the
+/// resolved scenario.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScenarioFile {
+    pub name: String,
+    /// Seeds every random stream of the run.
+    pub seed: u64,
+    pub topology: TopologySection,
+    pub switch: SwitchSection,
+    pub transport: TransportSection,
+    pub workload: WorkloadSection,
+    pub run: RunSection,
+    /// Variants to compare; each overrides keys of the scenario above.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compare: Vec<VariantSection>,
+}
+
+impl Default for ScenarioFile {
+    fn default() -> Self {
+        ScenarioFile {
+            name: "scenario".into(),
+            seed: 1,
+            topology: TopologySection::default(),
+            switch: SwitchSection::default(),
+            transport: TransportSection::default(),
+            workload: WorkloadSection::default(),
+            run: RunSection::default(),
+            compare: Vec::new(),
+        }
+    }
+}
+
+/// The network's shape.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TopologySection {
+    /// Al-Fares k-ary fat-tree (IRN default: k = 6, 54 hosts).
+    FatTree {
+        #[serde(default = "default_k")]
+        k: u32,
+        #[serde(default = "default_rate")]
+        link_rate: String,
+        #[serde(default = "default_delay")]
+        link_delay: String,
+    },
+    /// Hosts on one switch.
+    Star {
+        hosts: u32,
+        #[serde(default = "default_rate")]
+        link_rate: String,
+        #[serde(default = "default_delay")]
+        link_delay: String,
+    },
+    /// Two switches joined by one link.
+    Dumbbell {
+        left: u32,
+        right: u32,
+        #[serde(default = "default_rate")]
+        link_rate: String,
+        /// The middle link's rate (default: `link_rate`).
+        bottleneck_rate: Option<String>,
+        #[serde(default = "default_delay")]
+        link_delay: String,
+    },
+}
+
+fn default_k() -> u32 {
+    6
+}
+fn default_rate() -> String {
+    "40Gbps".into()
+}
+fn default_delay() -> String {
+    "2us".into()
+}
+
+impl Default for TopologySection {
+    fn default() -> Self {
+        TopologySection::FatTree {
+            k: default_k(),
+            link_rate: default_rate(),
+            link_delay: default_delay(),
+        }
+    }
+}
+
+/// Switch buffers and PFC (IRN §4.1).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchSection {
+    /// Buffer per input port.
+    pub buffer: String,
+    pub pfc: bool,
+    /// `"auto"` (buffer minus the upstream link's round trip and two frames) or a size.
+    pub pfc_threshold: String,
+    /// Resume when this far below the threshold; `"auto"` is two full frames.
+    pub pfc_resume_gap: String,
+}
+
+impl Default for SwitchSection {
+    fn default() -> Self {
+        SwitchSection {
+            buffer: "240KB".into(),
+            pfc: false,
+            pfc_threshold: "auto".into(),
+            pfc_resume_gap: "auto".into(),
+        }
+    }
+}
+
+/// Which NIC transport every flow uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransportKind {
+    Irn,
+    Roce,
+    IrnGoBackN,
+    IrnWithoutBdpFc,
+    IrnWithoutSack,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportSection {
+    pub kind: TransportKind,
+    /// Payload bytes per packet.
+    pub mtu: u32,
+    /// BDP-FC cap in packets; absent = computed from the topology's longest path (§3.2).
+    pub bdp_cap: Option<u32>,
+    pub rto_low: String,
+    pub rto_high: String,
+    /// N: RTO_low applies while at most this many packets are in flight.
+    pub rto_low_packets: u32,
+    /// `"auto"`: off when PFC is on (IRN §4.1), on otherwise. Or `"on"` / `"off"`.
+    pub timeouts: String,
+    /// Extra header bytes on every data packet (IRN §6.3 worst case: "16B").
+    pub header_overhead: String,
+}
+
+impl Default for TransportSection {
+    fn default() -> Self {
+        TransportSection {
+            kind: TransportKind::Irn,
+            mtu: TransportConfig::DEFAULT_MTU,
+            bdp_cap: None,
+            rto_low: "100us".into(),
+            rto_high: "320us".into(),
+            rto_low_packets: TransportConfig::DEFAULT_RTO_LOW_N,
+            timeouts: "auto".into(),
+            header_overhead: "0B".into(),
+        }
+    }
+}
+
+/// Where flows come from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum WorkloadSection {
+    /// Poisson arrivals at every host, uniform random destinations (IRN §4.1).
+    Poisson {
+        #[serde(default = "default_load")]
+        load: f64,
+        #[serde(default)]
+        sizes: SizesSection,
+        /// Arrivals happen during this long.
+        #[serde(default = "default_duration")]
+        duration: String,
+    },
+    /// `senders` hosts send `total` bytes between them to one receiver (IRN §4.4.3).
+    Incast {
+        senders: u32,
+        #[serde(default = "default_incast_total")]
+        total: String,
+        #[serde(default)]
+        receiver: u32,
+    },
+    /// Replay a CSV trace with columns `src,dst,size_bytes,start_ns`.
+    Trace { file: String },
+}
+
+fn default_load() -> f64 {
+    0.7
+}
+fn default_duration() -> String {
+    "5ms".into()
+}
+fn default_incast_total() -> String {
+    "150MB".into()
+}
+
+impl Default for WorkloadSection {
+    fn default() -> Self {
+        WorkloadSection::Poisson {
+            load: default_load(),
+            sizes: SizesSection::default(),
+            duration: default_duration(),
+        }
+    }
+}
+
+/// A flow-size distribution.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizesSection {
+    /// The IRN default heavy-tailed distribution (`data/cdf/irn_default.txt`).
+    #[default]
+    IrnDefault,
+    /// A CDF file (HPCC percent or TLT fraction format).
+    Cdf(String),
+    /// Uniform between two sizes, e.g. `["500KB", "5MB"]`.
+    Uniform([String; 2]),
+    /// Every flow the same size.
+    Fixed(String),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// Flows starting before this are simulated but not measured.
+    pub warmup: String,
+    /// Stop this long after the last flow starts even if flows remain (reported incomplete).
+    pub drain_limit: String,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            warmup: "0us".into(),
+            drain_limit: "100ms".into(),
+        }
+    }
+}
+
+/// One `[[compare]]` entry.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSection {
+    pub name: String,
+    /// Dotted keys and their values, e.g. `{ "switch.pfc" = true }`.
+    #[serde(default)]
+    pub set: toml::Table,
+}
+
+/// A scenario that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Syntax { file: String, message: String },
+    #[error("{file}: {key} = {value}: {allowed}")]
+    Invalid {
+        file: String,
+        key: String,
+        value: String,
+        allowed: String,
+    },
+}
+
+/// A loaded, validated run: one per `[[compare]]` variant (or one for a plain scenario).
+#[derive(Debug)]
+pub struct Run {
+    /// The variant's name, or the scenario's when there are no variants.
+    pub name: String,
+    /// The scenario with every default filled in and every override applied.
+    pub resolved: ScenarioFile,
+    pub config: SimConfig,
+}
+
+/// The scenario's name and its runs.
+#[derive(Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub runs: Vec<Run>,
+}
+
+/// Loads a scenario file, applying `overrides` (`key=value`) to every run.
+pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        file: path.display().to_string(),
+        source,
+    })?;
+    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    parse(&text, &path.display().to_string(), &base_dir, overrides)
+}
+
+/// Parses scenario text. `file` names it in errors; relative data paths resolve against `base_dir`.
+pub fn parse(
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+    overrides: &[String],
+) -> Result<Scenario, ScenarioError> {
+    let syntax = |message: String| ScenarioError::Syntax {
+        file: file.to_string(),
+        message,
+    };
+    // First pass on the text as written, so misspelled keys are reported at their line.
+    let written: ScenarioFile = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
+    let mut table: toml::Table = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
+    for o in overrides {
+        let (key, value) = parse_override(o).map_err(|m| syntax(format!("--set {o}: {m}")))?;
+        set_dotted(&mut table, &key, value).map_err(|m| syntax(format!("--set {o}: {m}")))?;
+    }
+    table.remove("compare");
+    let variants = if written.compare.is_empty() {
+        vec![VariantSection {
+            name: written.name.clone(),
+            set: toml::Table::new(),
+        }]
+    } else {
+        written.compare.clone()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut runs = Vec::with_capacity(variants.len());
+    for v in variants {
+        if !seen.insert(v.name.clone()) {
+            return Err(invalid(
+                file,
+                "compare.name",
+                &v.name,
+                "variant names must be unique",
+            ));
+        }
+        let mut t = table.clone();
+        for (key, value) in &v.set {
+            set_dotted(&mut t, key, value.clone())
+                .map_err(|m| syntax(format!("variant `{}`: {key}: {m}", v.name)))?;
+        }
+        let resolved: ScenarioFile =
+            toml::Value::Table(t)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    syntax(format!("variant `{}`: {}", v.name, e.message()))
+                })?;
+        let config = validate(&resolved, file, base_dir)?;
+        runs.push(Run {
+            name: v.name,
+            resolved,
+            config,
+        });
+    }
+    Ok(Scenario {
+        name: written.name,
+        runs,
+    })
+}
+
+/// Splits `a.b=value`; the value is read as TOML (`true`, `8`, `0.5`, `"x"`), falling back to a
+/// plain string (`40Gbps`).
+fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
+    let (key, value) = o.split_once('=').ok_or("expected key=value")?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err("empty key".into());
+    }
+    let value = value.trim();
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    Ok((key.to_string(), parsed))
+}
+
+fn set_dotted(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().ok_or("empty key")?;
+    let mut t = table;
+    for p in parts {
+        let entry = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("`{p}` is not a table"))?;
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}
+
+fn invalid(file: &str, key: &str, value: &str, allowed: &str) -> ScenarioError {
+    ScenarioError::Invalid {
+        file: file.to_string(),
+        key: key.to_string(),
+        value: value.to_string(),
+        allowed: allowed.to_string(),
+    }
+}
+
+/// Parses a unit-bearing value, naming the key on failure.
+fn parse_key<T: std::str::FromStr>(file: &str, key: &str, value: &str) -> Result<T, ScenarioError>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .parse()
+        .map_err(|e: T::Err| invalid(file, key, &format!("{value:?}"), &e.to_string()))
+}
+
+/// Largest flow: the RDMA message limit (2 GiB).
+const MAX_FLOW_BYTES: u64 = 1 << 31;
+
+/// Turns a resolved scenario into a runnable configuration.
+pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, ScenarioError> {
+    let topology = match &s.topology {
+        TopologySection::FatTree {
+            k,
+            link_rate,
+            link_delay,
+        } => {
+            let rate = parse_key::<Bandwidth>(file, "topology.link_rate", link_rate)?;
+            let delay = parse_key::<Duration>(file, "topology.link_delay", link_delay)?;
+            if *k > 24 {
+                return Err(invalid(
+                    file,
+                    "topology.k",
+                    &k.to_string(),
+                    "at most 24 (3456 hosts)",
+                ));
+            }
+            Topology::fat_tree(*k, rate, delay)
+                .map_err(|e| invalid(file, "topology.k", &k.to_string(), &e.to_string()))?
+        }
+        TopologySection::Star {
+            hosts,
+            link_rate,
+            link_delay,
+        } => {
+            let rate = parse_key::<Bandwidth>(file, "topology.link_rate", link_rate)?;
+            let delay = parse_key::<Duration>(file, "topology.link_delay", link_delay)?;
+            if !(2..=63).contains(hosts) {
+                return Err(invalid(
+                    file,
+                    "topology.hosts",
+                    &hosts.to_string(),
+                    "between 2 and 63 (a switch has at most 64 ports)",
+                ));
+            }
+            Topology::star(*hosts, rate, delay)
+                .map_err(|e| invalid(file, "topology.hosts", &hosts.to_string(), &e.to_string()))?
+        }
+        TopologySection::Dumbbell {
+            left,
+            right,
+            link_rate,
+            bottleneck_rate,
+            link_delay,
+        } => {
+            let rate = parse_key::<Bandwidth>(file, "topology.link_rate", link_rate)?;
+            let bottleneck = match bottleneck_rate {
+                Some(b) => parse_key::<Bandwidth>(file, "topology.bottleneck_rate", b)?,
+                None => rate,
+            };
+            let delay = parse_key::<Duration>(file, "topology.link_delay", link_delay)?;
+            for (key, n) in [("topology.left", left), ("topology.right", right)] {
+                if !(1..=63).contains(n) {
+                    return Err(invalid(file, key, &n.to_string(), "between 1 and 63"));
+                }
+            }
+            Topology::dumbbell(*left, *right, rate, bottleneck, delay)
+                .map_err(|e| invalid(file, "topology", "dumbbell", &e.to_string()))?
+        }
+    };
+
+    let buffer = parse_key::<Bytes>(file, "switch.buffer", &s.switch.buffer)?.0;
+    let t = &s.transport;
+    if !(64..=4096).contains(&t.mtu) {
+        return Err(invalid(
+            file,
+            "transport.mtu",
+            &t.mtu.to_string(),
+            "between 64 and 4096 bytes",
+        ));
+    }
+    let extra_header_bytes =
+        parse_key::<Bytes>(file, "transport.header_overhead", &t.header_overhead)?.0;
+    if extra_header_bytes > 256 {
+        return Err(invalid(
+            file,
+            "transport.header_overhead",
+            &t.header_overhead,
+            "at most 256B",
+        ));
+    }
+    let extra_header_bytes = extra_header_bytes as u32;
+    let max_frame = u64::from(t.mtu + irn_core::packet::DATA_FRAMING_BYTES + extra_header_bytes);
+    if buffer < max_frame {
+        return Err(invalid(
+            file,
+            "switch.buffer",
+            &s.switch.buffer,
+            &format!("must hold at least one full frame ({max_frame}B)"),
+        ));
+    }
+    let pfc = if s.switch.pfc {
+        let threshold = match s.switch.pfc_threshold.as_str() {
+            "auto" => PfcThreshold::Auto,
+            v => {
+                let b = parse_key::<Bytes>(file, "switch.pfc_threshold", v)?.0;
+                if b == 0 || b >= buffer {
+                    return Err(invalid(
+                        file,
+                        "switch.pfc_threshold",
+                        v,
+                        "\"auto\" or a size between 0 and the buffer",
+                    ));
+                }
+                PfcThreshold::Bytes(b)
+            }
+        };
+        let resume_gap_bytes = match s.switch.pfc_resume_gap.as_str() {
+            "auto" => 2 * max_frame,
+            v => parse_key::<Bytes>(file, "switch.pfc_resume_gap", v)?.0,
+        };
+        // A threshold below what the upstream link can deliver after a pause loses packets.
+        if threshold == PfcThreshold::Auto {
+            let worst = topology
+                .ports()
+                .iter()
+                .map(|p| PfcThreshold::Auto.resolve(buffer, p, max_frame))
+                .min()
+                .unwrap_or(0);
+            if worst == 0 {
+                return Err(invalid(
+                    file,
+                    "switch.buffer",
+                    &s.switch.buffer,
+                    "too small for PFC headroom (the link round trip plus two frames); enlarge it or set switch.pfc_threshold",
+                ));
+            }
+        }
+        Some(PfcConfig {
+            threshold,
+            resume_gap_bytes,
+        })
+    } else {
+        None
+    };
+
+    let rto_low = parse_key::<Duration>(file, "transport.rto_low", &t.rto_low)?;
+    let rto_high = parse_key::<Duration>(file, "transport.rto_high", &t.rto_high)?;
+    if rto_low == Duration::ZERO {
+        return Err(invalid(
+            file,
+            "transport.rto_low",
+            &t.rto_low,
+            "must be longer than zero",
+        ));
+    }
+    if rto_high < rto_low {
+        return Err(invalid(
+            file,
+            "transport.rto_high",
+            &t.rto_high,
+            &format!("must be at least rto_low ({})", t.rto_low),
+        ));
+    }
+    let timeouts = match t.timeouts.as_str() {
+        "auto" => !s.switch.pfc,
+        "on" => true,
+        "off" => false,
+        v => {
+            return Err(invalid(
+                file,
+                "transport.timeouts",
+                v,
+                "\"auto\", \"on\" or \"off\"",
+            ))
+        }
+    };
+    let base = match t.kind {
+        TransportKind::Irn => TransportConfig::irn(),
+        TransportKind::Roce => TransportConfig::roce(s.switch.pfc),
+        TransportKind::IrnGoBackN => TransportConfig::irn_go_back_n(),
+        TransportKind::IrnWithoutBdpFc => TransportConfig::irn_without_bdp_fc(),
+        TransportKind::IrnWithoutSack => TransportConfig::irn_without_sack(),
+    };
+    let rto = if !timeouts {
+        RtoPolicy::Disabled
+    } else if t.kind == TransportKind::Roce {
+        RtoPolicy::Fixed(rto_high)
+    } else {
+        RtoPolicy::Dual {
+            low: rto_low,
+            high: rto_high,
+            n: t.rto_low_packets,
+        }
+    };
+    let auto_cap = bdp_cap_packets(
+        topology.min_host_rate(),
+        topology.max_path_propagation(),
+        t.mtu,
+        extra_header_bytes,
+    );
+    let bdp_cap = match (t.kind, t.bdp_cap) {
+        (TransportKind::Roce | TransportKind::IrnWithoutBdpFc, Some(c)) => {
+            return Err(invalid(
+                file,
+                "transport.bdp_cap",
+                &c.to_string(),
+                "BDP-FC is not part of this transport; use kind = \"irn\" or \"irn-go-back-n\"",
+            ))
+        }
+        (_, Some(c)) if c == 0 || c > TransportConfig::MAX_WINDOW => {
+            return Err(invalid(
+                file,
+                "transport.bdp_cap",
+                &c.to_string(),
+                "between 1 and 4194304 packets",
+            ))
+        }
+        (_, Some(c)) => Some(c),
+        (_, None) => base.bdp_cap.map(|_| auto_cap),
+    };
+    let transport = TransportConfig {
+        bdp_cap,
+        rto,
+        mtu: t.mtu,
+        ..base
+    };
+    if let Err(e) = transport.validate() {
+        return Err(invalid(
+            file,
+            "transport",
+            &format!("{:?}", t.kind),
+            &e.to_string(),
+        ));
+    }
+
+    let hosts = topology.hosts().len() as u32;
+    let host_rate = topology.min_host_rate();
+    let flows = match &s.workload {
+        WorkloadSection::Poisson {
+            load,
+            sizes,
+            duration,
+        } => {
+            if !(*load > 0.0 && *load <= 1.0) {
+                return Err(invalid(
+                    file,
+                    "workload.load",
+                    &load.to_string(),
+                    "a fraction of line rate in (0, 1]",
+                ));
+            }
+            let duration = parse_key::<Duration>(file, "workload.duration", duration)?;
+            if duration == Duration::ZERO {
+                return Err(invalid(
+                    file,
+                    "workload.duration",
+                    &duration.to_string(),
+                    "must be longer than zero",
+                ));
+            }
+            let dist = size_dist(sizes, file, base_dir)?;
+            workload::poisson(hosts, host_rate, *load, &dist, duration, s.seed)
+        }
+        WorkloadSection::Incast {
+            senders,
+            total,
+            receiver,
+        } => {
+            let total_bytes = parse_key::<Bytes>(file, "workload.total", total)?.0;
+            if *receiver >= hosts {
+                return Err(invalid(
+                    file,
+                    "workload.receiver",
+                    &receiver.to_string(),
+                    &format!("a host index below {hosts}"),
+                ));
+            }
+            workload::incast(
+                hosts,
+                HostIdx(*receiver),
+                *senders,
+                total_bytes,
+                Time::ZERO,
+                s.seed,
+            )
+            .map_err(|e| {
+                invalid(
+                    file,
+                    "workload.senders",
+                    &senders.to_string(),
+                    &e.to_string(),
+                )
+            })?
+        }
+        WorkloadSection::Trace { file: trace } => {
+            let path = resolve(base_dir, trace);
+            workload::trace_csv(&path, hosts)
+                .map_err(|e| invalid(file, "workload.file", trace, &e.to_string()))?
+        }
+    };
+    if let Some(big) = flows.iter().find(|f| f.size_bytes > MAX_FLOW_BYTES) {
+        return Err(invalid(
+            file,
+            "workload",
+            &format!("a flow of {} bytes", big.size_bytes),
+            "flows are at most 2 GiB (the RDMA message limit)",
+        ));
+    }
+
+    let warmup = parse_key::<Duration>(file, "run.warmup", &s.run.warmup)?;
+    let drain_limit = parse_key::<Duration>(file, "run.drain_limit", &s.run.drain_limit)?;
+    Ok(SimConfig {
+        seed: s.seed,
+        topology,
+        switch: SwitchConfig {
+            buffer_bytes: buffer,
+            pfc,
+        },
+        transport,
+        flows,
+        warmup,
+        drain_limit,
+        extra_header_bytes,
+    })
+}
+
+fn resolve(base_dir: &Path, p: &str) -> PathBuf {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base_dir.join(path)
+    }
+}
+
+fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, ScenarioError> {
+    Ok(match s {
+        SizesSection::IrnDefault => SizeDist::Cdf(Cdf::irn_default()),
+        SizesSection::Cdf(p) => SizeDist::Cdf(
+            Cdf::from_file(&resolve(base_dir, p))
+                .map_err(|e| invalid(file, "workload.sizes.cdf", p, &e.to_string()))?,
+        ),
+        SizesSection::Uniform([lo, hi]) => {
+            let lo_b = parse_key::<Bytes>(file, "workload.sizes.uniform", lo)?.0;
+            let hi_b = parse_key::<Bytes>(file, "workload.sizes.uniform", hi)?.0;
+            if lo_b == 0 || hi_b < lo_b {
+                return Err(invalid(
+                    file,
+                    "workload.sizes.uniform",
+                    &format!("[{lo}, {hi}]"),
+                    "two sizes, 0 < low <= high",
+                ));
+            }
+            SizeDist::Uniform { lo: lo_b, hi: hi_b }
+        }
+        SizesSection::Fixed(v) => {
+            let b = parse_key::<Bytes>(file, "workload.sizes.fixed", v)?.0;
+            if b == 0 {
+                return Err(invalid(
+                    file,
+                    "workload.sizes.fixed",
+                    v,
+                    "greater than zero",
+                ));
+            }
+            SizeDist::Fixed(b)
+        }
+    })
+}

@@ -1,0 +1,550 @@
+//! The simulated world: hosts, switches and links wired by a topology, driven by the event queue.
+//!
+//! Every packet hop is two events: the sending port's `TxDone` (serialization over) and the
+//! link's `Arrive` (propagation over, the last bit is in; store-and-forward). Hosts run one
+//! `irn-core` sender and receiver per flow; the simulator only moves their packets and timers.
+
+use std::collections::VecDeque;
+
+use irn_core::packet::Qpn;
+use irn_core::{Duration, Psn, Receiver, Sender, Time};
+
+use crate::config::SimConfig;
+use crate::engine::{Event, EventQueue};
+use crate::ids::{FlowId, HostIdx, NodeId, PortId};
+use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
+use crate::packet::SimPacket;
+use crate::port::PortState;
+use crate::rng::{stream, Purpose};
+use crate::switch::{Admit, SwitchState};
+use crate::topology::NodeKind;
+use crate::workload::FlowSpec;
+
+use rand::Rng;
+
+/// How far a run has got, for progress bars.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub now: Time,
+    /// The time by which the run will surely have stopped (last arrival + drain limit).
+    pub horizon: Time,
+    pub flows_started: usize,
+    pub flows_finished: usize,
+    pub flows_total: usize,
+    pub events: u64,
+}
+
+/// Report progress every this many events.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// What a node is, with its index among nodes of that kind.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Host(HostIdx),
+    Switch(u32),
+}
+
+/// A host's NIC: one port, control packets first, then the flows that may send, round-robin.
+#[derive(Debug)]
+struct Nic {
+    port: PortId,
+    control: VecDeque<SimPacket>,
+    /// Flows that may have a packet to send, in round-robin order.
+    ready: VecDeque<FlowId>,
+}
+
+/// A flow's two queue pairs: the requester at the source, the responder at the destination.
+#[derive(Debug)]
+struct QueuePair {
+    sender: Sender,
+    receiver: Receiver,
+}
+
+#[derive(Debug)]
+struct Flow {
+    spec: FlowSpec,
+    hash: u32,
+    /// Live from the flow's start until both ends complete; then dropped to free its bitmaps.
+    qp: Option<Box<QueuePair>>,
+    in_ready: bool,
+    /// The time of the timer event scheduled for this flow, if any. Later events for the flow
+    /// are stale and ignored; an early one re-reads the sender's deadline.
+    timer_at: Option<Time>,
+    received_at: Option<Time>,
+    acked_at: Option<Time>,
+    retransmissions: u64,
+    timeouts: u64,
+}
+
+/// One simulation run.
+pub struct Simulation<'a> {
+    cfg: &'a SimConfig,
+    now: Time,
+    queue: EventQueue,
+    slots: Vec<Slot>,
+    /// Global port id of each node's port 0.
+    first_port: Vec<u32>,
+    ports: Vec<PortState>,
+    switches: Vec<SwitchState>,
+    nics: Vec<Nic>,
+    flows: Vec<Flow>,
+    next_flow: usize,
+    flows_finished: usize,
+    counters: NetworkCounters,
+    horizon: Time,
+}
+
+/// 32-bit finalizer of MurmurHash3: spreads flow ids and switch ids over ECMP choices.
+fn mix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+impl<'a> Simulation<'a> {
+    pub fn new(cfg: &'a SimConfig) -> Self {
+        let topo = &cfg.topology;
+        let mut slots = Vec::with_capacity(topo.node_count());
+        let mut first_port = Vec::with_capacity(topo.node_count());
+        let mut switches = Vec::new();
+        let mut nics = Vec::new();
+        let max_frame = u64::from(
+            cfg.transport.mtu + irn_core::packet::DATA_FRAMING_BYTES + cfg.extra_header_bytes,
+        );
+        for n in 0..topo.node_count() {
+            let node = NodeId(n as u32);
+            let range = topo.node_ports(node);
+            first_port.push(range.start);
+            match topo.kind(node) {
+                NodeKind::Host => {
+                    let h = topo
+                        .host_index(node)
+                        .expect("every host node has a host index");
+                    slots.push(Slot::Host(h));
+                    nics.push(Nic {
+                        port: PortId(range.start),
+                        control: VecDeque::new(),
+                        ready: VecDeque::new(),
+                    });
+                }
+                NodeKind::Switch => {
+                    slots.push(Slot::Switch(switches.len() as u32));
+                    let ports = &topo.ports()[range.start as usize..range.end as usize];
+                    let pfc = cfg.switch.pfc;
+                    let buffer = cfg.switch.buffer_bytes;
+                    switches.push(SwitchState::new(ports.len(), buffer, |i| {
+                        pfc.map(|pfc| {
+                            let pause = pfc.threshold.resolve(buffer, &ports[i], max_frame);
+                            (pause, pause.saturating_sub(pfc.resume_gap_bytes))
+                        })
+                    }));
+                }
+            }
+        }
+        // Hosts were pushed in node order; the topology numbers hosts in the same order.
+        debug_assert!(topo
+            .hosts()
+            .iter()
+            .enumerate()
+            .all(|(i, &n)| topo.host_index(n) == Some(HostIdx(i as u32))));
+        let salt: u32 = stream(cfg.seed, Purpose::EcmpSalt, 0).random();
+        let flows = cfg
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, &spec)| Flow {
+                spec,
+                hash: mix32(i as u32 ^ salt),
+                qp: None,
+                in_ready: false,
+                timer_at: None,
+                received_at: None,
+                acked_at: None,
+                retransmissions: 0,
+                timeouts: 0,
+            })
+            .collect();
+        let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
+        Simulation {
+            cfg,
+            now: Time::ZERO,
+            queue: EventQueue::with_capacity(topo.ports().len() * 2 + 64),
+            slots,
+            first_port,
+            ports: topo
+                .ports()
+                .iter()
+                .map(|p| PortState::new(p.rate))
+                .collect(),
+            switches,
+            nics,
+            flows,
+            next_flow: 0,
+            flows_finished: 0,
+            counters: NetworkCounters::default(),
+            horizon: last_start + cfg.drain_limit,
+        }
+    }
+
+    /// Runs until every flow has finished or the drain limit passes, reporting progress every
+    /// 65 536 events.
+    pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> RunResult {
+        if let Some(first) = self.cfg.flows.first() {
+            self.queue.schedule(first.start, Event::FlowArrival);
+        }
+        while self.flows_finished < self.flows.len() {
+            let Some((t, event)) = self.queue.pop() else {
+                break;
+            };
+            if t > self.horizon {
+                break;
+            }
+            self.now = t;
+            match event {
+                Event::TxDone(p) => {
+                    self.ports[p.index()].busy = false;
+                    self.try_send(p);
+                }
+                Event::Arrive(p) => self.arrive(p),
+                Event::Pfc { port, pause } => {
+                    self.ports[port.index()].set_paused(self.now, pause);
+                    if !pause {
+                        self.try_send(port);
+                    }
+                }
+                Event::Timer(f) => self.timer(f),
+                Event::FlowArrival => self.start_next_flow(),
+            }
+            if self.queue.processed() % PROGRESS_EVERY == 0 {
+                progress(self.progress());
+            }
+        }
+        progress(self.progress());
+        self.finish()
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            now: self.now,
+            horizon: self.horizon,
+            flows_started: self.next_flow,
+            flows_finished: self.flows_finished,
+            flows_total: self.flows.len(),
+            events: self.queue.processed(),
+        }
+    }
+
+    // ----- ports and links -----
+
+    /// If the port is idle, start sending whatever its node has for it.
+    fn try_send(&mut self, p: PortId) {
+        if self.ports[p.index()].busy {
+            return;
+        }
+        let node = self.cfg.topology.ports()[p.index()].node;
+        let next = match self.slots[node.index()] {
+            Slot::Host(h) => self.nic_next(h),
+            Slot::Switch(s) => {
+                let local = (p.0 - self.first_port[node.index()]) as usize;
+                let paused = self.ports[p.index()].paused;
+                match self.switches[s as usize].dequeue(local, paused) {
+                    Some((pkt, resume)) => {
+                        if let Some(input) = resume {
+                            self.send_pfc(
+                                PortId(self.first_port[node.index()] + input as u32),
+                                false,
+                            );
+                        }
+                        Some(pkt)
+                    }
+                    None => None,
+                }
+            }
+        };
+        if let Some(pkt) = next {
+            self.transmit(p, pkt);
+        }
+    }
+
+    fn transmit(&mut self, p: PortId, pkt: SimPacket) {
+        let delay = self.cfg.topology.ports()[p.index()].delay;
+        let port = &mut self.ports[p.index()];
+        let done = self.now + port.serialization(pkt.wire_bytes);
+        port.busy = true;
+        port.bytes_sent += u64::from(pkt.wire_bytes);
+        port.in_flight.push_back((done + delay, pkt));
+        let first_on_link = port.in_flight.len() == 1;
+        self.queue.schedule(done, Event::TxDone(p));
+        if first_on_link {
+            self.queue.schedule(done + delay, Event::Arrive(p));
+        }
+    }
+
+    /// The head packet of the link leaving `p` reaches the other end.
+    fn arrive(&mut self, p: PortId) {
+        let port = &mut self.ports[p.index()];
+        let Some((_, pkt)) = port.in_flight.pop_front() else {
+            return;
+        };
+        if let Some(&(next, _)) = port.in_flight.front() {
+            self.queue.schedule(next, Event::Arrive(p));
+        }
+        let ingress = self.cfg.topology.ports()[p.index()].peer;
+        let node = self.cfg.topology.ports()[ingress.index()].node;
+        match self.slots[node.index()] {
+            Slot::Host(h) => self.host_receive(h, pkt),
+            Slot::Switch(s) => self.switch_receive(node, s as usize, ingress, pkt),
+        }
+    }
+
+    /// A PFC frame from the switch port `from` to the port upstream of it. Pause frames do not
+    /// queue behind data (they preempt) and take their own serialization plus the link delay.
+    fn send_pfc(&mut self, from: PortId, pause: bool) {
+        let link = self.cfg.topology.ports()[from.index()];
+        let port = &mut self.ports[from.index()];
+        let at = self.now + port.serialization(irn_core::packet::CONTROL_FRAME_BYTES) + link.delay;
+        if pause {
+            port.pause_frames_sent += 1;
+            self.counters.pause_frames += 1;
+        } else {
+            self.counters.resume_frames += 1;
+        }
+        self.queue.schedule(
+            at,
+            Event::Pfc {
+                port: link.peer,
+                pause,
+            },
+        );
+    }
+
+    // ----- switches -----
+
+    fn switch_receive(&mut self, node: NodeId, s: usize, ingress: PortId, pkt: SimPacket) {
+        let hops = self.cfg.topology.next_hops(node, pkt.dst);
+        let out = if hops.len() == 1 {
+            hops[0]
+        } else {
+            hops[mix32(pkt.hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % hops.len()]
+        };
+        let first = self.first_port[node.index()];
+        let (input, output) = ((ingress.0 - first) as usize, (out.0 - first) as usize);
+        let switch = &mut self.switches[s];
+        if pkt.is_data() {
+            match switch.admit_data(input, output, pkt) {
+                Admit::Queued => {}
+                Admit::QueuedAndPause => self.send_pfc(ingress, true),
+                Admit::Dropped => {
+                    self.counters.drops += 1;
+                    return;
+                }
+            }
+        } else {
+            switch.admit_control(output, pkt);
+        }
+        self.try_send(out);
+    }
+
+    // ----- hosts -----
+
+    /// The NIC's next packet: control first, then (unless paused) the ready flows round-robin.
+    fn nic_next(&mut self, h: HostIdx) -> Option<SimPacket> {
+        let nic = &mut self.nics[h.index()];
+        if let Some(p) = nic.control.pop_front() {
+            return Some(p);
+        }
+        if self.ports[nic.port.index()].paused {
+            return None;
+        }
+        for _ in 0..nic.ready.len() {
+            let f = nic.ready.pop_front()?;
+            let flow = &mut self.flows[f.index()];
+            let sent = flow
+                .qp
+                .as_mut()
+                .and_then(|qp| qp.sender.poll_transmit(self.now));
+            match sent {
+                Some(pkt) => {
+                    nic.ready.push_back(f);
+                    let sim = SimPacket {
+                        wire_bytes: pkt.wire_len() + self.cfg.extra_header_bytes,
+                        pkt,
+                        flow: f,
+                        dst: flow.spec.dst,
+                        hash: flow.hash,
+                    };
+                    self.counters.data_packets_sent += 1;
+                    self.sync_timer(f);
+                    return Some(sim);
+                }
+                None => flow.in_ready = false,
+            }
+        }
+        None
+    }
+
+    /// Put a flow on its source NIC's ready list and kick the NIC.
+    fn make_ready(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        let src = flow.spec.src;
+        if !flow.in_ready {
+            flow.in_ready = true;
+            self.nics[src.index()].ready.push_back(f);
+        }
+        self.try_send(self.nics[src.index()].port);
+    }
+
+    fn host_receive(&mut self, h: HostIdx, pkt: SimPacket) {
+        let f = pkt.flow;
+        let now = self.now;
+        let flow = &mut self.flows[f.index()];
+        let Some(qp) = flow.qp.as_mut() else {
+            // The flow already finished: a late duplicate or spurious retransmission.
+            return;
+        };
+        if pkt.is_data() {
+            qp.receiver.handle_packet(now, &pkt.pkt);
+            let nic = &mut self.nics[h.index()];
+            while let Some(reply) = qp.receiver.poll_transmit(now) {
+                nic.control.push_back(SimPacket {
+                    wire_bytes: reply.wire_len(),
+                    pkt: reply,
+                    flow: f,
+                    dst: flow.spec.src,
+                    hash: flow.hash,
+                });
+            }
+            if qp.receiver.poll_completion().is_some() {
+                flow.received_at = Some(now);
+            }
+            let port = nic.port;
+            self.try_send(port);
+        } else {
+            qp.sender.handle_packet(now, &pkt.pkt);
+            if qp.sender.poll_completion().is_some() {
+                flow.acked_at = Some(now);
+            }
+            self.sync_timer(f);
+            self.make_ready(f);
+        }
+        self.finish_if_done(f);
+    }
+
+    fn timer(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        if flow.timer_at != Some(self.now) {
+            return; // superseded
+        }
+        flow.timer_at = None;
+        let Some(qp) = flow.qp.as_mut() else { return };
+        qp.sender.handle_timeout(self.now);
+        self.sync_timer(f);
+        self.make_ready(f);
+    }
+
+    /// Make sure a timer event is pending no later than the sender's deadline.
+    fn sync_timer(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        let Some(deadline) = flow.qp.as_ref().and_then(|qp| qp.sender.poll_timeout()) else {
+            return;
+        };
+        if flow.timer_at.is_none_or(|at| deadline < at) {
+            flow.timer_at = Some(deadline);
+            self.queue.schedule(deadline, Event::Timer(f));
+        }
+    }
+
+    fn start_next_flow(&mut self) {
+        let i = self.next_flow;
+        self.next_flow += 1;
+        if let Some(next) = self.cfg.flows.get(self.next_flow) {
+            self.queue.schedule(next.start, Event::FlowArrival);
+        }
+        let cfg = self.cfg.transport;
+        let qpn = Qpn::new(i as u32);
+        let mut qp = Box::new(QueuePair {
+            sender: Sender::new(cfg, qpn, Psn::ZERO),
+            receiver: Receiver::new(cfg, qpn, Psn::ZERO),
+        });
+        let size = self.flows[i].spec.size_bytes;
+        // Sizes are validated against the posting limit when the configuration is built.
+        if qp.sender.post(size).is_err() {
+            return;
+        }
+        self.flows[i].qp = Some(qp);
+        self.make_ready(FlowId(i as u32));
+    }
+
+    fn finish_if_done(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        if flow.received_at.is_none() || flow.acked_at.is_none() {
+            return;
+        }
+        if let Some(qp) = flow.qp.take() {
+            self.absorb_stats(f, &qp);
+            self.flows_finished += 1;
+        }
+    }
+
+    fn absorb_stats(&mut self, f: FlowId, qp: &QueuePair) {
+        let s = qp.sender.stats();
+        let r = qp.receiver.stats();
+        let flow = &mut self.flows[f.index()];
+        flow.retransmissions = s.retransmissions;
+        flow.timeouts = s.timeouts;
+        self.counters.retransmissions += s.retransmissions;
+        self.counters.timeouts += s.timeouts;
+        self.counters.duplicates += r.duplicates;
+    }
+
+    fn finish(mut self) -> RunResult {
+        // Flows cut off by the drain limit still report what they did.
+        for i in 0..self.flows.len() {
+            if let Some(qp) = self.flows[i].qp.take() {
+                self.absorb_stats(FlowId(i as u32), &qp);
+            }
+        }
+        let end = self.now;
+        let topo = &self.cfg.topology;
+        let mut link_busy_fraction_sum = 0.0;
+        let mut paused_total = Duration::ZERO;
+        for (p, port) in self.ports.iter().enumerate() {
+            let capacity_bytes = topo.ports()[p].rate.bdp_bytes(end - Time::ZERO) as f64;
+            if capacity_bytes > 0.0 {
+                link_busy_fraction_sum += port.bytes_sent as f64 / capacity_bytes;
+            }
+            paused_total = paused_total + port.paused_until(end);
+        }
+        self.counters.paused_time = paused_total;
+        self.counters.link_utilization = link_busy_fraction_sum / self.ports.len().max(1) as f64;
+        self.counters.drops_by_switch_max =
+            self.switches.iter().map(|s| s.drops).max().unwrap_or(0);
+        self.counters.peak_buffer_bytes = self
+            .switches
+            .iter()
+            .map(|s| s.peak_occupancy)
+            .max()
+            .unwrap_or(0);
+        self.counters.events = self.queue.processed();
+        self.counters.sim_time = end - Time::ZERO;
+        let records = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| FlowRecord {
+                id: i as u32,
+                src: f.spec.src,
+                dst: f.spec.dst,
+                size_bytes: f.spec.size_bytes,
+                start: f.spec.start,
+                received_at: f.received_at,
+                acked_at: f.acked_at,
+                retransmissions: f.retransmissions,
+                timeouts: f.timeouts,
+            })
+            .collect();
+        RunResult::new(self.cfg, records, self.counters)
+    }
+}

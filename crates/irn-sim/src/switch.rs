@@ -1,0 +1,234 @@
+//! The IRN paper's switch (§4.1): input-queued, virtual output queues, round-robin outputs.
+//!
+//! Every input port owns a buffer; a data packet is admitted into its input's VOQ for the chosen
+//! output only if the input's buffer has room (tail drop otherwise). Each output serves the
+//! inputs with waiting packets round-robin, one packet per turn. With PFC on, an input whose
+//! occupancy passes the pause threshold pauses its upstream neighbour and resumes it once the
+//! occupancy falls a gap below. Control packets (ACK/NACK) wait in a per-output queue of their
+//! own that is served first and never paused or dropped.
+//!
+//! This module holds the queues and counters and makes the admission and arbitration decisions;
+//! the simulation moves packets in and out and sends the PFC frames it asks for.
+
+use std::collections::VecDeque;
+
+use crate::packet::SimPacket;
+
+/// What admitting a packet led to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    Queued,
+    /// Queued, and the input crossed its pause threshold: send PAUSE upstream.
+    QueuedAndPause,
+    /// No room in the input buffer: the packet is dropped.
+    Dropped,
+}
+
+/// One switch's queues, indexed by local port number (0..ports).
+#[derive(Debug)]
+pub struct SwitchState {
+    ports: usize,
+    /// `voq[input * ports + output]`.
+    voq: Vec<VecDeque<SimPacket>>,
+    /// Per output: bit `i` set while `voq[i][output]` holds packets.
+    waiting: Vec<u64>,
+    /// Per output: the input to consider first next time.
+    next_input: Vec<u32>,
+    /// Per output: control packets, served before data.
+    control: Vec<VecDeque<SimPacket>>,
+    /// Per input: bytes buffered.
+    occupancy: Vec<u64>,
+    /// Per input: PAUSE sent and not yet resumed.
+    pausing: Vec<bool>,
+    /// Per input: pause above this occupancy (`u64::MAX` without PFC)...
+    pause_at: Vec<u64>,
+    /// ...resume below this one.
+    resume_below: Vec<u64>,
+    buffer_bytes: u64,
+    pub drops: u64,
+    /// Most bytes any input held at once.
+    pub peak_occupancy: u64,
+}
+
+impl SwitchState {
+    /// A switch with `ports` ports and per-input buffers of `buffer_bytes`. `pfc[i]` gives input
+    /// `i`'s (pause threshold, resume threshold), or `None` to disable PFC.
+    ///
+    /// # Panics
+    /// With more than 64 ports (topologies are validated against this).
+    pub fn new(ports: usize, buffer_bytes: u64, pfc: impl Fn(usize) -> Option<(u64, u64)>) -> Self {
+        assert!(ports <= 64, "a switch has at most 64 ports");
+        let thresholds: Vec<(u64, u64)> = (0..ports)
+            .map(|i| pfc(i).unwrap_or((u64::MAX, 0)))
+            .collect();
+        SwitchState {
+            ports,
+            voq: (0..ports * ports).map(|_| VecDeque::new()).collect(),
+            waiting: vec![0; ports],
+            next_input: vec![0; ports],
+            control: (0..ports).map(|_| VecDeque::new()).collect(),
+            occupancy: vec![0; ports],
+            pausing: vec![false; ports],
+            pause_at: thresholds.iter().map(|t| t.0).collect(),
+            resume_below: thresholds.iter().map(|t| t.1).collect(),
+            buffer_bytes,
+            drops: 0,
+            peak_occupancy: 0,
+        }
+    }
+
+    /// A data packet arrived on `input` and is routed to `output`.
+    pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
+        let bytes = u64::from(p.wire_bytes);
+        let occ = self.occupancy[input] + bytes;
+        if occ > self.buffer_bytes {
+            self.drops += 1;
+            return Admit::Dropped;
+        }
+        self.occupancy[input] = occ;
+        self.peak_occupancy = self.peak_occupancy.max(occ);
+        self.voq[input * self.ports + output].push_back(p);
+        self.waiting[output] |= 1 << input;
+        if !self.pausing[input] && occ > self.pause_at[input] {
+            self.pausing[input] = true;
+            Admit::QueuedAndPause
+        } else {
+            Admit::Queued
+        }
+    }
+
+    /// A control packet to send on `output`.
+    pub fn admit_control(&mut self, output: usize, p: SimPacket) {
+        self.control[output].push_back(p);
+    }
+
+    /// The next packet `output` should send, if any: control first; then, unless the output is
+    /// paused, the next input in round-robin order. The second value is the input to RESUME
+    /// upstream of, if taking the packet drained it below its resume threshold.
+    pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, Option<usize>)> {
+        if let Some(p) = self.control[output].pop_front() {
+            return Some((p, None));
+        }
+        let waiting = self.waiting[output];
+        if paused || waiting == 0 {
+            return None;
+        }
+        let start = self.next_input[output];
+        let from_start = if start >= 64 {
+            0
+        } else {
+            waiting & (u64::MAX << start)
+        };
+        let input = if from_start != 0 {
+            from_start.trailing_zeros()
+        } else {
+            waiting.trailing_zeros()
+        } as usize;
+        let queue = &mut self.voq[input * self.ports + output];
+        let p = queue.pop_front()?;
+        if queue.is_empty() {
+            self.waiting[output] &= !(1 << input);
+        }
+        self.next_input[output] = (input as u32 + 1) % self.ports as u32;
+        self.occupancy[input] -= u64::from(p.wire_bytes);
+        let resume = (self.pausing[input] && self.occupancy[input] < self.resume_below[input])
+            .then(|| {
+                self.pausing[input] = false;
+                input
+            });
+        Some((p, resume))
+    }
+
+    /// Whether `output` has anything it could send (ignoring pause for data).
+    pub fn has_work(&self, output: usize) -> bool {
+        !self.control[output].is_empty() || self.waiting[output] != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{FlowId, HostIdx};
+    use irn_core::packet::{Ecn, PacketKind, Qpn};
+    use irn_core::{Packet, Psn};
+
+    fn pkt(flow: u32, bytes: u32) -> SimPacket {
+        SimPacket {
+            pkt: Packet {
+                dest_qp: Qpn::new(flow),
+                psn: Psn::ZERO,
+                kind: PacketKind::Data {
+                    payload_len: 0,
+                    first: true,
+                    last: true,
+                    retransmission: false,
+                    ecn: Ecn::Ect0,
+                },
+            },
+            flow: FlowId(flow),
+            dst: HostIdx(0),
+            hash: 0,
+            wire_bytes: bytes,
+        }
+    }
+
+    fn ack(flow: u32) -> SimPacket {
+        SimPacket {
+            pkt: Packet {
+                kind: PacketKind::Ack { msn: 0 },
+                ..pkt(flow, 64).pkt
+            },
+            ..pkt(flow, 64)
+        }
+    }
+
+    #[test]
+    fn outputs_serve_inputs_round_robin() {
+        let mut s = SwitchState::new(4, 10_000, |_| None);
+        for input in [0, 0, 0, 2, 2, 3] {
+            assert_eq!(
+                s.admit_data(input, 1, pkt(input as u32, 100)),
+                Admit::Queued
+            );
+        }
+        let order: Vec<u32> = std::iter::from_fn(|| s.dequeue(1, false))
+            .map(|(p, _)| p.flow.0)
+            .collect();
+        assert_eq!(order, vec![0, 2, 3, 0, 2, 0]);
+        assert!(!s.has_work(1));
+    }
+
+    #[test]
+    fn tail_drop_per_input_buffer() {
+        let mut s = SwitchState::new(2, 250, |_| None);
+        assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
+        assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
+        assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Dropped);
+        // Another input has its own buffer.
+        assert_eq!(s.admit_data(1, 0, pkt(1, 100)), Admit::Queued);
+        assert_eq!(s.drops, 1);
+    }
+
+    #[test]
+    fn pause_above_threshold_resume_below_gap() {
+        let mut s = SwitchState::new(2, 1000, |_| Some((250, 150)));
+        assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
+        assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
+        assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::QueuedAndPause); // 300 > 250
+        assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued); // already pausing
+        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(None)); // 300
+        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(None)); // 200
+        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(Some(0))); // 100 < 150: resume
+    }
+
+    #[test]
+    fn control_goes_first_and_ignores_pause() {
+        let mut s = SwitchState::new(2, 1000, |_| None);
+        s.admit_data(0, 1, pkt(7, 100));
+        s.admit_control(1, ack(9));
+        assert_eq!(s.dequeue(1, true).map(|(p, _)| p.flow.0), Some(9));
+        assert_eq!(s.dequeue(1, true), None); // data is paused
+        assert!(s.has_work(1));
+        assert_eq!(s.dequeue(1, false).map(|(p, _)| p.flow.0), Some(7));
+    }
+}

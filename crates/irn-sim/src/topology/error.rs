@@ -1,0 +1,86 @@
+//! Why a topology was rejected.
+//!
+//! A topology is validated once, when it is built, so that the simulator can index its tables
+//! without checks on the hot path. Every message names the offending value and what is allowed,
+//! because these errors reach the user through scenario files.
+
+use irn_core::time::Bandwidth;
+
+use crate::ids::NodeId;
+
+/// The most ports one switch may have: the switch model keeps per-port state (e.g. paused
+/// outputs) in a `u64` bit mask.
+pub const MAX_SWITCH_PORTS: usize = 64;
+
+/// A topology that cannot be simulated, and why.
+#[derive(thiserror::Error, Debug, Clone, PartialEq)]
+pub enum TopologyError {
+    /// Traffic needs a sender and a different receiver.
+    #[error("the topology has {hosts} host(s); at least 2 hosts are needed")]
+    TooFewHosts { hosts: usize },
+
+    /// A link endpoint is not a node of the topology.
+    #[error(
+        "link {link} names node {node}, but the topology has {nodes} nodes (ids 0 to {})",
+        nodes.saturating_sub(1)
+    )]
+    NodeOutOfRange {
+        link: usize,
+        node: NodeId,
+        nodes: usize,
+    },
+
+    /// A link from a node to itself carries no traffic and would confuse routing.
+    #[error("link {link} joins node {node} to itself; a link must join two different nodes")]
+    SelfLoop { link: usize, node: NodeId },
+
+    /// Serialization time at rate zero is infinite.
+    #[error(
+        "link {link} (node {a} - node {b}) has rate {rate}; a link rate must be greater than zero"
+    )]
+    ZeroRate {
+        link: usize,
+        a: NodeId,
+        b: NodeId,
+        rate: Bandwidth,
+    },
+
+    /// The NIC model has exactly one port per host (MODEL.md §3), and hosts never forward.
+    #[error("host {host} has {links} links; a host has exactly one NIC port")]
+    HostLinks { host: NodeId, links: usize },
+
+    /// See [`MAX_SWITCH_PORTS`].
+    #[error(
+        "switch {switch} has {ports} ports; a switch has at most {MAX_SWITCH_PORTS} ports \
+         (the switch model tracks its ports in a 64-bit mask)"
+    )]
+    TooManyPorts { switch: NodeId, ports: usize },
+
+    /// Some flow could never be delivered.
+    #[error(
+        "host {from} cannot reach host {to}: the network is disconnected; \
+         every host must reach every other host"
+    )]
+    Disconnected { from: NodeId, to: NodeId },
+
+    /// A switch outside the hosts' component would have no route to anywhere.
+    #[error(
+        "switch {switch} cannot reach host {host}: every switch must be connected to the hosts"
+    )]
+    UnreachableSwitch { switch: NodeId, host: NodeId },
+
+    /// Al-Fares fat-trees split each switch's ports half up, half down.
+    #[error("fat-tree k = {k}: k must be even and at least 2")]
+    FatTreeK { k: u32 },
+
+    /// A fat-tree switch has k ports.
+    #[error(
+        "fat-tree k = {k}: k must be at most {MAX_SWITCH_PORTS} (a k-ary fat-tree's switches \
+         have k ports)"
+    )]
+    FatTreeTooLarge { k: u32 },
+
+    /// Node and port ids are `u32`.
+    #[error("the topology has {count} {what}; at most {} are supported", u32::MAX)]
+    TooLarge { what: &'static str, count: usize },
+}

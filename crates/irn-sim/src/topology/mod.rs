@@ -1,0 +1,371 @@
+//! Network topologies: which nodes exist, how their ports are wired, and where packets go.
+//!
+//! The simulator keeps every node's ports in one global array indexed by [`PortId`], so a
+//! [`Topology`] hands it exactly that: the nodes and their [`NodeKind`], a contiguous range of
+//! ports per node, and for each [`Port`] its peer at the other end of the link, the link's rate
+//! and delay. Routing is shortest paths in hop count with ECMP over every equal-cost next hop
+//! (MODEL.md §1), precomputed so a switch finds its candidates in O(1) ([`Topology::next_hops`]).
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `mod.rs` | the types, the generic builder [`Topology::from_links`], queries, [`PathInfo`] |
+//! | `routing.rs` | the BFS-per-destination ECMP table |
+//! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
+//! | `simple.rs` | hand-checkable star and dumbbell networks |
+//! | `error.rs` | [`TopologyError`] |
+//!
+//! A topology is validated once, when built; afterwards every query is infallible and cheap.
+
+mod error;
+mod fat_tree;
+mod routing;
+mod simple;
+#[cfg(test)]
+mod tests;
+
+use core::ops::Range;
+
+use irn_core::time::{Bandwidth, Duration};
+
+pub use self::error::{TopologyError, MAX_SWITCH_PORTS};
+use self::routing::{RoutingTable, Wiring};
+use crate::ids::{HostIdx, NodeId, PortId};
+
+/// What a node does: hosts send and receive traffic through one NIC port, switches forward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+/// One full-duplex link between two nodes, as given to [`Topology::from_links`]. Both
+/// directions have the same rate and delay.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkSpec {
+    pub a: NodeId,
+    pub b: NodeId,
+    pub rate: Bandwidth,
+    pub delay: Duration,
+}
+
+/// One end of a link. A packet sent out of this port arrives, after serialization at `rate` and
+/// `delay` of propagation, at `peer` (the port at the other end, on another node).
+#[derive(Clone, Copy, Debug)]
+pub struct Port {
+    /// The node this port belongs to.
+    pub node: NodeId,
+    /// The port at the other end of the link.
+    pub peer: PortId,
+    pub rate: Bandwidth,
+    pub delay: Duration,
+}
+
+/// The path a lone flow takes, as [`Topology::path`] describes it: what the ideal (unloaded)
+/// flow completion time is computed from (MODEL.md §5: bottleneck serialization + propagation +
+/// one store-and-forward per extra hop).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathInfo {
+    /// Links traversed; `hops == rates.len()`.
+    pub hops: u32,
+    /// Sum of the links' delays.
+    pub propagation: Duration,
+    /// The lowest link rate on the path.
+    pub bottleneck: Bandwidth,
+    /// Each link's rate, from the source host to the destination host.
+    pub rates: Vec<Bandwidth>,
+}
+
+/// A validated network with its routing precomputed.
+///
+/// Nodes are numbered `0..node_count()` ([`NodeId`]); hosts are also numbered among themselves
+/// ([`HostIdx`], in `NodeId` order), because workloads pick hosts, not nodes. Ports are numbered
+/// globally ([`PortId`]), node by node in `NodeId` order, each node's ports contiguous and in the
+/// order its links were given.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    kinds: Vec<NodeKind>,
+    hosts: Vec<NodeId>,
+    switches: Vec<NodeId>,
+    /// For each node, its host index, or `u32::MAX` for a switch.
+    host_of: Vec<u32>,
+    /// `node_ports(n) == port_base[n]..port_base[n + 1]`.
+    port_base: Vec<u32>,
+    ports: Vec<Port>,
+    links: Vec<LinkSpec>,
+    routing: RoutingTable,
+    min_host_rate: Bandwidth,
+}
+
+impl Topology {
+    /// Generic builder: node kinds (index = [`NodeId`]) and undirected full-duplex links. Each
+    /// link creates two ports, one per end. A node's ports are numbered contiguously in the order
+    /// its links appear in `links`, which lets a generator choose a meaningful port order (a
+    /// fat-tree lists down-links before up-links).
+    ///
+    /// Rejects what the simulator cannot run: fewer than 2 hosts; a link naming a node out of
+    /// range; a self-loop; a zero-rate link; a host with other than one link (a NIC has one
+    /// port); a switch with more than [`MAX_SWITCH_PORTS`] ports; a host or switch that cannot
+    /// reach some host. Parallel links between two switches are allowed (both are ECMP
+    /// candidates).
+    pub fn from_links(
+        kinds: Vec<NodeKind>,
+        links: Vec<LinkSpec>,
+    ) -> Result<Topology, TopologyError> {
+        let nodes = kinds.len();
+        if u32::try_from(nodes).is_err() {
+            return Err(TopologyError::TooLarge {
+                what: "nodes",
+                count: nodes,
+            });
+        }
+        if links.len() > (u32::MAX / 2) as usize {
+            return Err(TopologyError::TooLarge {
+                what: "links",
+                count: links.len(),
+            });
+        }
+
+        let mut hosts = Vec::new();
+        let mut switches = Vec::new();
+        let mut host_of = vec![u32::MAX; nodes];
+        for (i, kind) in kinds.iter().enumerate() {
+            let id = NodeId(i as u32);
+            match kind {
+                NodeKind::Host => {
+                    host_of[i] = hosts.len() as u32;
+                    hosts.push(id);
+                }
+                NodeKind::Switch => switches.push(id),
+            }
+        }
+        if hosts.len() < 2 {
+            return Err(TopologyError::TooFewHosts { hosts: hosts.len() });
+        }
+
+        let mut degree = vec![0usize; nodes];
+        for (i, l) in links.iter().enumerate() {
+            for node in [l.a, l.b] {
+                if node.index() >= nodes {
+                    return Err(TopologyError::NodeOutOfRange {
+                        link: i,
+                        node,
+                        nodes,
+                    });
+                }
+            }
+            if l.a == l.b {
+                return Err(TopologyError::SelfLoop { link: i, node: l.a });
+            }
+            if l.rate.as_bps() == 0 {
+                return Err(TopologyError::ZeroRate {
+                    link: i,
+                    a: l.a,
+                    b: l.b,
+                    rate: l.rate,
+                });
+            }
+            degree[l.a.index()] += 1;
+            degree[l.b.index()] += 1;
+        }
+        for (i, (&kind, &links)) in kinds.iter().zip(&degree).enumerate() {
+            let node = NodeId(i as u32);
+            match kind {
+                NodeKind::Host if links != 1 => {
+                    return Err(TopologyError::HostLinks { host: node, links })
+                }
+                NodeKind::Switch if links > MAX_SWITCH_PORTS => {
+                    return Err(TopologyError::TooManyPorts {
+                        switch: node,
+                        ports: links,
+                    })
+                }
+                _ => {}
+            }
+        }
+
+        // Prefix sums of degrees give each node's first port; fill each node's slots in link order.
+        let mut port_base = Vec::with_capacity(nodes + 1);
+        let mut next = 0u32;
+        for &d in &degree {
+            port_base.push(next);
+            next += d as u32;
+        }
+        port_base.push(next);
+        let mut free: Vec<u32> = port_base[..nodes].to_vec();
+        let placeholder = Port {
+            node: NodeId(0),
+            peer: PortId(0),
+            rate: Bandwidth::from_bps(0),
+            delay: Duration::ZERO,
+        };
+        let mut ports = vec![placeholder; next as usize];
+        for l in &links {
+            let pa = free[l.a.index()];
+            let pb = free[l.b.index()];
+            free[l.a.index()] += 1;
+            free[l.b.index()] += 1;
+            ports[pa as usize] = Port {
+                node: l.a,
+                peer: PortId(pb),
+                rate: l.rate,
+                delay: l.delay,
+            };
+            ports[pb as usize] = Port {
+                node: l.b,
+                peer: PortId(pa),
+                rate: l.rate,
+                delay: l.delay,
+            };
+        }
+
+        let routing = RoutingTable::build(&Wiring {
+            kinds: &kinds,
+            hosts: &hosts,
+            switches: &switches,
+            ports: &ports,
+            port_base: &port_base,
+        })?;
+        let min_host_rate = hosts
+            .iter()
+            .map(|h| ports[port_base[h.index()] as usize].rate)
+            .min()
+            .expect("at least two hosts");
+
+        Ok(Topology {
+            kinds,
+            hosts,
+            switches,
+            host_of,
+            port_base,
+            ports,
+            links,
+            routing,
+            min_host_rate,
+        })
+    }
+
+    /// Number of nodes, hosts and switches together.
+    pub fn node_count(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Whether `n` is a host or a switch. Panics if `n` is out of range.
+    pub fn kind(&self, n: NodeId) -> NodeKind {
+        self.kinds[n.index()]
+    }
+
+    /// The host nodes, indexed by [`HostIdx`]: workloads pick hosts by index, the network
+    /// delivers to nodes.
+    pub fn hosts(&self) -> &[NodeId] {
+        &self.hosts
+    }
+
+    /// The host index of node `n`, or `None` if `n` is a switch.
+    pub fn host_index(&self, n: NodeId) -> Option<HostIdx> {
+        match self.host_of[n.index()] {
+            u32::MAX => None,
+            h => Some(HostIdx(h)),
+        }
+    }
+
+    /// The node of host `h`. Panics if `h` is out of range.
+    pub fn host_node(&self, h: HostIdx) -> NodeId {
+        self.hosts[h.index()]
+    }
+
+    /// The switch nodes, in `NodeId` order.
+    pub fn switches(&self) -> &[NodeId] {
+        &self.switches
+    }
+
+    /// Every port, indexed by [`PortId`]; the simulator keeps its per-port state in parallel.
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+
+    /// The global [`PortId`]s of node `n`: contiguous, so per-node port state is a slice.
+    pub fn node_ports(&self, n: NodeId) -> Range<u32> {
+        self.port_base[n.index()]..self.port_base[n.index() + 1]
+    }
+
+    /// A host's single NIC port. Panics if `h` is out of range.
+    pub fn host_port(&self, h: HostIdx) -> PortId {
+        PortId(self.port_base[self.hosts[h.index()].index()])
+    }
+
+    /// The links as given to [`Topology::from_links`] (or generated), in order: useful to print
+    /// or export the network.
+    pub fn links(&self) -> &[LinkSpec] {
+        &self.links
+    }
+
+    /// ECMP candidates at `switch` towards host `dst`: the switch's egress ports whose neighbour
+    /// is one hop closer to `dst`, in ascending [`PortId`] order. Never empty. O(1): a lookup in
+    /// a precomputed flat table, as it runs once per packet per switch.
+    ///
+    /// # Panics
+    /// If `switch` is not a switch or `dst` is out of range.
+    #[inline]
+    pub fn next_hops(&self, switch: NodeId, dst: HostIdx) -> &[PortId] {
+        self.routing.next_hops(switch, dst)
+    }
+
+    /// The path a lone flow `src -> dst` takes if every switch picks its first ECMP candidate:
+    /// hop count, sum of link delays, lowest rate and per-hop rates. The ideal FCT used for
+    /// slowdowns is computed from it. For `src == dst` the path is empty (0 hops, no delay) and
+    /// its bottleneck is the host's link rate.
+    ///
+    /// # Panics
+    /// If `src` or `dst` is out of range.
+    pub fn path(&self, src: HostIdx, dst: HostIdx) -> PathInfo {
+        let dst_node = self.hosts[dst.index()];
+        let mut p = self.host_port(src);
+        let mut rates = Vec::new();
+        let mut propagation = Duration::ZERO;
+        if src != dst {
+            loop {
+                let port = self.ports[p.index()];
+                rates.push(port.rate);
+                propagation = propagation + port.delay;
+                let next = self.ports[port.peer.index()].node;
+                if next == dst_node {
+                    break;
+                }
+                p = self.next_hops(next, dst)[0];
+            }
+        }
+        let bottleneck = rates
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(self.ports[p.index()].rate);
+        PathInfo {
+            hops: rates.len() as u32,
+            propagation,
+            bottleneck,
+            rates,
+        }
+    }
+
+    /// The largest one-way propagation delay between two hosts along their (first-candidate)
+    /// shortest paths: the "longest path" IRN §3.2/§4.1 sizes the BDP cap and RTO_high from
+    /// (6 hops x 2 us = 12 us in the default fat-tree). Computed when the topology is built.
+    pub fn max_path_propagation(&self) -> Duration {
+        self.routing.max_path_propagation()
+    }
+
+    /// The lowest host link rate: flows start at line rate, so this bounds the BDP cap.
+    pub fn min_host_rate(&self) -> Bandwidth {
+        self.min_host_rate
+    }
+
+    /// Approximate heap memory held by this topology, in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.kinds.capacity() * size_of::<NodeKind>()
+            + (self.hosts.capacity() + self.switches.capacity()) * size_of::<NodeId>()
+            + (self.host_of.capacity() + self.port_base.capacity()) * size_of::<u32>()
+            + self.ports.capacity() * size_of::<Port>()
+            + self.links.capacity() * size_of::<LinkSpec>()
+            + self.routing.heap_bytes()
+    }
+}

@@ -1,0 +1,47 @@
+//! Why a workload could not be built.
+//!
+//! Workload inputs are user files (CDFs, traces) and scenario values, so every error says which
+//! file and which line is wrong, and what was expected, instead of panicking mid-run.
+
+/// An invalid workload file or parameter.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// The file could not be read at all.
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// One line of a CDF or trace file is wrong. `line` is 1-based.
+    #[error("{file}:{line}: {problem}")]
+    Line {
+        file: String,
+        line: u64,
+        problem: String,
+    },
+    /// The file as a whole is wrong (for example, it is empty).
+    #[error("{file}: {problem}")]
+    File { file: String, problem: String },
+    /// An incast request that cannot be satisfied.
+    #[error("incast: {0}")]
+    Incast(String),
+}
+
+impl WorkloadError {
+    /// The 1-based line number the error points at, if it points at one.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            WorkloadError::Line { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn at(file: &str, line: u64, problem: impl Into<String>) -> Self {
+        WorkloadError::Line {
+            file: file.to_string(),
+            line,
+            problem: problem.into(),
+        }
+    }
+}

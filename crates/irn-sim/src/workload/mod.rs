@@ -1,0 +1,49 @@
+//! Workloads: the flows a run simulates, each one message from one host to another.
+//!
+//! A workload is generated up front, as a sorted `Vec<FlowSpec>`, before the simulation starts.
+//! Keeping generation apart from the event loop means the same traffic can be inspected, saved as
+//! a trace and replayed against every transport being compared, and the simulator's hot path never
+//! touches a random number generator for traffic.
+//!
+//! | module | what it generates |
+//! | --- | --- |
+//! | [`cdf`] | flow sizes drawn from an empirical CDF file (HPCC percent or TLT fraction format) |
+//! | [`sizes`] | the [`SizeDist`] choice: a CDF, uniform, or fixed sizes |
+//! | [`poisson`](mod@poisson) | Poisson arrivals at every host at a target load (MODEL §4) |
+//! | [`incast`](mod@incast) | many senders to one receiver at once (IRN §4.4.3) |
+//! | [`trace`] | flows read from (and written to) a CSV file, for exact replay |
+//!
+//! Every random choice comes from [`crate::rng::stream`], one stream per purpose and host, so a
+//! workload is a pure function of its parameters and the scenario seed.
+
+pub mod cdf;
+pub mod error;
+pub mod incast;
+pub mod poisson;
+pub mod sizes;
+pub mod trace;
+
+pub use cdf::{Cdf, CdfFormat};
+pub use error::WorkloadError;
+pub use incast::incast;
+pub use poisson::poisson;
+pub use sizes::SizeDist;
+pub use trace::{trace_csv, write_trace_csv};
+
+use crate::ids::HostIdx;
+use irn_core::time::Time;
+
+/// One flow to simulate: a single message from host `src` to host `dst` (HostIdx positions among hosts).
+///
+/// Flows are plain values so that a workload can be compared, sorted and written out as a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    /// The sending host.
+    pub src: HostIdx,
+    /// The receiving host; never equal to `src`.
+    pub dst: HostIdx,
+    /// Message length in bytes; at least 1.
+    pub size_bytes: u64,
+    /// When the message is posted at the sender.
+    pub start: Time,
+}

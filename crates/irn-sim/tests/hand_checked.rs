@@ -1,0 +1,203 @@
+//! Small networks whose outcomes can be worked out by hand: exact FCTs, PFC that never drops,
+//! tail drop that IRN recovers from, and byte-identical reruns.
+
+use irn_core::transport::TransportConfig;
+use irn_core::{Bandwidth, Duration, Time};
+use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig};
+use irn_sim::ids::HostIdx;
+use irn_sim::topology::Topology;
+use irn_sim::workload::FlowSpec;
+use irn_sim::RunResult;
+
+const RATE: Bandwidth = Bandwidth::from_gbps(40);
+const DELAY: Duration = Duration::from_us(2);
+
+fn config(
+    topology: Topology,
+    transport: TransportConfig,
+    buffer_bytes: u64,
+    pfc: bool,
+    flows: Vec<FlowSpec>,
+) -> SimConfig {
+    SimConfig {
+        seed: 7,
+        topology,
+        switch: SwitchConfig {
+            buffer_bytes,
+            pfc: pfc.then_some(PfcConfig {
+                threshold: PfcThreshold::Auto,
+                resume_gap_bytes: 2 * 1086,
+            }),
+        },
+        transport,
+        flows,
+        warmup: Duration::ZERO,
+        drain_limit: Duration::from_ms(100),
+        extra_header_bytes: 0,
+    }
+}
+
+fn flow(src: u32, dst: u32, size_bytes: u64) -> FlowSpec {
+    FlowSpec {
+        src: HostIdx(src),
+        dst: HostIdx(dst),
+        size_bytes,
+        start: Time::ZERO,
+    }
+}
+
+fn run(cfg: &SimConfig) -> RunResult {
+    irn_sim::run(cfg, &mut |_| {})
+}
+
+/// 1086 B (1024 B payload + 62 B framing) at 40 Gb/s.
+const FULL: u64 = 217_200;
+
+#[test]
+fn one_flow_through_one_switch_has_the_analytic_fct() {
+    // (size, expected FCT in ps): every packet is serialized at the sender, the last one once
+    // more at the switch (store-and-forward), plus two link delays.
+    let cases: &[(u64, u64)] = &[
+        // 10 full packets: 10 × 217.2 ns at the NIC, +217.2 ns at the switch, +2 × 2 us.
+        (10 * 1024, 11 * FULL + 4_000_000),
+        // One 100 B packet (162 B on the wire): 32.4 ns twice, + 4 us.
+        (100, 2 * 32_400 + 4_000_000),
+        // 2 packets, the last 476 B (538 B on the wire): the switch is still sending the first
+        // packet when the second arrives, so it goes out right after it.
+        (1500, FULL + 107_600 + FULL + 4_000_000 - 107_600 + 107_600),
+    ];
+    for transport in [
+        TransportConfig::irn(),
+        TransportConfig::roce(true),
+        TransportConfig::roce(false),
+    ] {
+        for &(size, want_ps) in cases {
+            let cfg = config(
+                Topology::star(2, RATE, DELAY).unwrap(),
+                transport,
+                240_000,
+                false,
+                vec![flow(0, 1, size)],
+            );
+            let r = run(&cfg);
+            let f = &r.flows[0];
+            let want_us = want_ps as f64 / 1e6;
+            assert_eq!(f.fct_us, Some(want_us), "{size} B over {transport:?}");
+            assert_eq!(f.ideal_fct_us, want_us, "ideal FCT of {size} B");
+            assert_eq!(f.slowdown, Some(1.0));
+            // The last ACK (64 B) comes back over two hops after the last data packet arrives.
+            let ack_ps = 2 * 12_800 + 4_000_000;
+            assert_eq!(f.sender_fct_us, Some((want_ps + ack_ps) as f64 / 1e6));
+            assert_eq!(r.summary.drops, 0);
+            assert_eq!(r.summary.retransmissions, 0);
+        }
+    }
+}
+
+#[test]
+fn two_flows_share_a_bottleneck_round_robin() {
+    // Two 100-packet flows from different hosts into one: the switch output alternates between
+    // the two inputs, so both finish at about twice the time of one.
+    let flows = vec![flow(0, 2, 100 * 1024), flow(1, 2, 100 * 1024)];
+    let cfg = config(
+        Topology::star(3, RATE, DELAY).unwrap(),
+        TransportConfig::irn(),
+        10_000_000,
+        false,
+        flows,
+    );
+    let r = run(&cfg);
+    let fcts: Vec<f64> = r.flows.iter().map(|f| f.fct_us.unwrap()).collect();
+    // All 200 packets cross the bottleneck back to back after the first arrives at the switch.
+    let last_done_ps = FULL + 200 * FULL + 4_000_000;
+    assert_eq!(
+        fcts.iter().cloned().fold(0.0, f64::max),
+        last_done_ps as f64 / 1e6
+    );
+    // Round-robin: the other flow finishes one packet earlier.
+    assert_eq!(
+        fcts.iter().cloned().fold(f64::MAX, f64::min),
+        (last_done_ps - FULL) as f64 / 1e6
+    );
+}
+
+/// `n` senders, each with `per_sender` flows of 300 KB, into host 0.
+fn incast(
+    n: u32,
+    per_sender: u32,
+    transport: TransportConfig,
+    buffer: u64,
+    pfc: bool,
+) -> RunResult {
+    let flows = (1..=n)
+        .flat_map(|s| (0..per_sender).map(move |_| flow(s, 0, 300_000)))
+        .collect();
+    let cfg = config(
+        Topology::star(n + 1, RATE, DELAY).unwrap(),
+        transport,
+        buffer,
+        pfc,
+        flows,
+    );
+    run(&cfg)
+}
+
+#[test]
+fn incast_with_pfc_drops_nothing_and_pauses() {
+    // IRN's BDP cap keeps one flow under the threshold (110 × 1086 B < 218 KB), so its senders
+    // run three flows each.
+    for transport in [TransportConfig::roce(true), TransportConfig::irn()] {
+        let r = incast(8, 3, transport, 240_000, true);
+        let s = &r.summary;
+        assert_eq!(s.drops, 0, "{transport:?}");
+        assert!(s.pause_frames > 0, "{transport:?}: {s:?}");
+        assert!(s.resume_frames > 0);
+        assert!(s.paused_time_us > 0.0);
+        assert_eq!(s.flows_incomplete, 0);
+        assert!(s.peak_buffer_bytes <= 240_000);
+        // 24 × 300 KB through one 40 Gb/s link takes at least 1440 us.
+        assert!(s.p99_fct_us > 1440.0, "{s:?}");
+    }
+}
+
+#[test]
+fn incast_without_pfc_drops_and_irn_still_completes() {
+    for transport in [
+        TransportConfig::irn(),
+        TransportConfig::irn_go_back_n(),
+        TransportConfig::irn_without_sack(),
+        TransportConfig::irn_without_bdp_fc(),
+        TransportConfig::roce(false),
+    ] {
+        let r = incast(8, 1, transport, 30_000, false);
+        let s = &r.summary;
+        assert!(s.drops > 0, "{transport:?}: {s:?}");
+        assert!(s.retransmissions > 0);
+        assert_eq!(s.pause_frames, 0);
+        assert_eq!(s.flows_incomplete, 0, "{transport:?}: {s:?}");
+        assert!(r
+            .flows
+            .iter()
+            .all(|f| f.fct_us.is_some() && f.sender_fct_us.is_some()));
+    }
+}
+
+#[test]
+fn same_seed_same_results() {
+    let build = || {
+        let topo = Topology::fat_tree(4, RATE, DELAY).unwrap();
+        let hosts = topo.hosts().len() as u32;
+        let dist = irn_sim::workload::SizeDist::Cdf(irn_sim::workload::Cdf::irn_default());
+        let flows = irn_sim::workload::poisson(hosts, RATE, 0.7, &dist, Duration::from_us(300), 11);
+        config(topo, TransportConfig::irn(), 60_000, false, flows)
+    };
+    let (a, b) = (run(&build()), run(&build()));
+    assert!(
+        a.summary.drops > 0,
+        "the test should exercise loss: {:?}",
+        a.summary
+    );
+    assert_eq!(a.summary, b.summary);
+    let rows = |r: &RunResult| format!("{:?}", r.flows);
+    assert_eq!(rows(&a), rows(&b));
+}
