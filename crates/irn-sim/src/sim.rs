@@ -32,6 +32,8 @@ pub struct Progress {
     pub flows_finished: usize,
     pub flows_total: usize,
     pub events: u64,
+    /// This is the run's last report.
+    pub done: bool,
 }
 
 /// Report progress every this many events.
@@ -218,14 +220,14 @@ impl<'a> Simulation<'a> {
                 Event::FlowArrival => self.start_next_flow(),
             }
             if self.queue.processed() % PROGRESS_EVERY == 0 {
-                progress(self.progress());
+                progress(self.progress(false));
             }
         }
-        progress(self.progress());
+        progress(self.progress(true));
         self.finish()
     }
 
-    fn progress(&self) -> Progress {
+    fn progress(&self, done: bool) -> Progress {
         Progress {
             now: self.now,
             horizon: self.horizon,
@@ -233,6 +235,7 @@ impl<'a> Simulation<'a> {
             flows_finished: self.flows_finished,
             flows_total: self.flows.len(),
             events: self.queue.processed(),
+            done,
         }
     }
 

@@ -1,0 +1,54 @@
+//! `irn`: run RDMA network scenarios and compare transports.
+//!
+//! The command line is thin: it loads a scenario (`irn_sim::scenario`), runs each of its
+//! variants (in parallel, one per thread), writes the results folder and prints a table.
+
+mod output;
+mod progress;
+mod run;
+mod table;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Simulate RDMA transports (RoCE, IRN) on datacenter networks, with and without PFC.
+#[derive(Parser, Debug)]
+#[command(name = "irn", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scenario and write its results (with no file: the IRN paper's default case).
+    Run(run::RunArgs),
+    /// Check a scenario file and describe the runs it defines, without running them.
+    Validate {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// Override a key, e.g. `--set workload.load=0.5` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Validate {
+            scenario,
+            overrides,
+        } => run::validate(&scenario, &overrides),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `irn run` and `irn validate`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use irn_sim::scenario::{self, Scenario};
+use rayon::prelude::*;
+
+use crate::output::{folder_name, Finished, Performance, Staging};
+use crate::progress::Bars;
+use crate::table;
+
+/// The IRN paper's default case, shortened, run when no scenario file is given.
+const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml");
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Scenario file (TOML). Without one, runs the embedded IRN default case
+    /// (scenarios/default.toml).
+    scenario: Option<PathBuf>,
+    /// Override a key for every run, e.g. `--set workload.load=0.5` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// Results folder; replaced if it exists. Default: results/<scenario name>.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// How many runs to simulate at once (each run uses one core). Default: all cores.
+    #[arg(short = 'j', long, value_name = "N")]
+    jobs: Option<usize>,
+}
+
+fn load(path: Option<&Path>, overrides: &[String]) -> Result<Scenario> {
+    let scenario = match path {
+        Some(p) => scenario::load(p, overrides)?,
+        None => scenario::parse(
+            DEFAULT_SCENARIO,
+            "scenarios/default.toml (embedded)",
+            Path::new("."),
+            overrides,
+        )?,
+    };
+    Ok(scenario)
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let scenario = load(args.scenario.as_deref(), &args.overrides)?;
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&scenario.name)));
+    let staging = Staging::new(&out)?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("cannot start worker threads")?;
+    let bars = Bars::new();
+    let finished: Vec<Finished> = pool.install(|| {
+        scenario
+            .runs
+            .par_iter()
+            .map(|r| {
+                let started = Instant::now();
+                let mut report = bars.reporter(&r.name);
+                let result = irn_sim::run(&r.config, &mut report);
+                let performance = Performance::new(&result.summary, started.elapsed());
+                Finished {
+                    name: &r.name,
+                    resolved: &r.resolved,
+                    result,
+                    performance,
+                }
+            })
+            .collect()
+    });
+    let compare = scenario.runs.len() > 1;
+    for (run, f) in scenario.runs.iter().zip(&finished) {
+        let sub = if compare {
+            folder_name(&run.name)
+        } else {
+            String::new()
+        };
+        staging.write_run(&sub, &scenario.name, run.config.seed, f)?;
+    }
+    if compare {
+        staging.write_comparison(&finished)?;
+    }
+    let dir = staging.commit()?;
+    print!("{}", table::render(&finished));
+    println!("results: {}", dir.display());
+    Ok(())
+}
+
+pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
+    let scenario = load(Some(path), overrides)?;
+    println!(
+        "{}: scenario `{}` is valid, {} run(s)",
+        path.display(),
+        scenario.name,
+        scenario.runs.len()
+    );
+    for r in &scenario.runs {
+        let c = &r.config;
+        let t = &c.topology;
+        let last = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
+        println!(
+            "  {}: {} hosts, {} switches; {} flows over {:.0} us; {:?}, BDP cap {}, {:?}; buffer {} B, PFC {}",
+            r.name,
+            t.hosts().len(),
+            t.switches().len(),
+            c.flows.len(),
+            last,
+            r.resolved.transport.kind,
+            c.transport.bdp_cap.map_or("off".to_string(), |b| format!("{b} packets")),
+            c.transport.rto,
+            c.switch.buffer_bytes,
+            if c.switch.pfc.is_some() { "on" } else { "off" },
+        );
+    }
+    Ok(())
+}
