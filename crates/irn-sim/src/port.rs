@@ -13,8 +13,12 @@ use crate::packet::SimPacket;
 /// Dynamic state of one port (its static description is `topology::Port`).
 #[derive(Debug)]
 pub struct PortState {
-    /// Serializing a packet until the pending `TxDone`.
-    pub busy: bool,
+    /// Serializing a packet until then.
+    pub busy_until: Time,
+    /// When the pending `TxDone` is due, if one is: set while the port has more to send after
+    /// its current packet. Ports that go idle after a packet schedule nothing, which saves an
+    /// event per packet on every uncongested port. A `TxDone` at another time is stale.
+    pub wake_at: Option<Time>,
     /// Data is paused by the peer's PFC (control packets still go).
     pub paused: bool,
     pub paused_since: Time,
@@ -35,7 +39,8 @@ impl PortState {
         let ps_per_byte =
             (ps_per_bit_x8 % rate.as_bps() == 0).then(|| ps_per_bit_x8 / rate.as_bps());
         PortState {
-            busy: false,
+            busy_until: Time::ZERO,
+            wake_at: None,
             paused: false,
             paused_since: Time::ZERO,
             paused_total: Duration::ZERO,

@@ -169,10 +169,18 @@ impl<'a> Simulation<'a> {
             })
             .collect();
         let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
+        // A sixteenth of the fastest link's full-frame time: a handful of events per bucket.
+        let bucket_width = topo
+            .ports()
+            .iter()
+            .map(|p| p.rate.serialization(max_frame))
+            .min()
+            .unwrap_or(Duration::from_ns(100));
+        let bucket_width = Duration::from_ps(bucket_width.as_ps() / 16);
         Simulation {
             cfg,
             now: Time::ZERO,
-            queue: EventQueue::with_capacity(topo.ports().len() * 2 + 64),
+            queue: EventQueue::new(bucket_width),
             slots,
             first_port,
             ports: topo
@@ -206,8 +214,12 @@ impl<'a> Simulation<'a> {
             self.now = t;
             match event {
                 Event::TxDone(p) => {
-                    self.ports[p.index()].busy = false;
-                    self.try_send(p);
+                    let port = &mut self.ports[p.index()];
+                    // A wake superseded by a later one is stale.
+                    if port.wake_at == Some(t) {
+                        port.wake_at = None;
+                        self.try_send(p);
+                    }
                 }
                 Event::Arrive(p) => self.arrive(p),
                 Event::Pfc { port, pause } => {
@@ -241,18 +253,32 @@ impl<'a> Simulation<'a> {
 
     // ----- ports and links -----
 
-    /// If the port is idle, start sending whatever its node has for it.
+    /// If the port is idle, start sending whatever its node has for it; if it is busy, make sure
+    /// it wakes up when it is done.
     fn try_send(&mut self, p: PortId) {
-        if self.ports[p.index()].busy {
+        let port = &mut self.ports[p.index()];
+        if self.now < port.busy_until {
+            if port.wake_at != Some(port.busy_until) {
+                port.wake_at = Some(port.busy_until);
+                self.queue.schedule(port.busy_until, Event::TxDone(p));
+            }
             return;
         }
         let node = self.cfg.topology.ports()[p.index()].node;
-        let next = match self.slots[node.index()] {
-            Slot::Host(h) => self.nic_next(h),
+        let (next, more) = match self.slots[node.index()] {
+            // A NIC with ready flows may have more; finding out costs a poll, so just wake.
+            Slot::Host(h) => {
+                let next = self.nic_next(h);
+                let nic = &self.nics[h.index()];
+                (next, !nic.control.is_empty() || !nic.ready.is_empty())
+            }
             Slot::Switch(s) => {
                 let local = (p.0 - self.first_port[node.index()]) as usize;
                 let paused = self.ports[p.index()].paused;
-                match self.switches[s as usize].dequeue(local, paused) {
+                let switch = &mut self.switches[s as usize];
+                let next = switch.dequeue(local, paused);
+                let more = switch.has_work(local);
+                match next {
                     Some((pkt, resume)) => {
                         if let Some(input) = resume {
                             self.send_pfc(
@@ -260,26 +286,29 @@ impl<'a> Simulation<'a> {
                                 false,
                             );
                         }
-                        Some(pkt)
+                        (Some(pkt), more)
                     }
-                    None => None,
+                    None => (None, false),
                 }
             }
         };
         if let Some(pkt) = next {
-            self.transmit(p, pkt);
+            self.transmit(p, pkt, more);
         }
     }
 
-    fn transmit(&mut self, p: PortId, pkt: SimPacket) {
+    fn transmit(&mut self, p: PortId, pkt: SimPacket, more: bool) {
         let delay = self.cfg.topology.ports()[p.index()].delay;
         let port = &mut self.ports[p.index()];
         let done = self.now + port.serialization(pkt.wire_bytes);
-        port.busy = true;
+        port.busy_until = done;
         port.bytes_sent += u64::from(pkt.wire_bytes);
         port.in_flight.push_back((done + delay, pkt));
         let first_on_link = port.in_flight.len() == 1;
-        self.queue.schedule(done, Event::TxDone(p));
+        if more && port.wake_at != Some(done) {
+            port.wake_at = Some(done);
+            self.queue.schedule(done, Event::TxDone(p));
+        }
         if first_on_link {
             self.queue.schedule(done + delay, Event::Arrive(p));
         }
