@@ -107,13 +107,13 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
         let t = &c.topology;
         let last = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
         println!(
-            "  {}: {} hosts, {} switches; {} flows over {:.0} us; {:?}, BDP cap {}, {:?}; buffer {} B, PFC {}",
+            "  {}: {} hosts, {} switches; {} flows over {:.0} us; {}, BDP cap {}, {}; buffer {} B, PFC {}",
             r.name,
             t.hosts().len(),
             t.switches().len(),
             c.flows.len(),
             last,
-            r.resolved.transport.kind,
+            r.resolved.transport.kind.name(),
             c.transport.bdp_cap.map_or("off".to_string(), |b| format!("{b} packets")),
             c.transport.rto,
             c.switch.buffer_bytes,

@@ -143,6 +143,19 @@ pub enum TransportKind {
     IrnWithoutSack,
 }
 
+impl TransportKind {
+    /// The name scenario files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Irn => "irn",
+            TransportKind::Roce => "roce",
+            TransportKind::IrnGoBackN => "irn-go-back-n",
+            TransportKind::IrnWithoutBdpFc => "irn-without-bdp-fc",
+            TransportKind::IrnWithoutSack => "irn-without-sack",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportSection {
@@ -301,7 +314,8 @@ pub struct Scenario {
     pub runs: Vec<Run>,
 }
 
-/// Loads a scenario file, applying `overrides` (`key=value`) to every run.
+/// Loads a scenario file, applying `overrides` (`key=value`) to every run, after (and so
+/// over) each variant's own settings.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
         file: path.display().to_string(),
@@ -325,11 +339,11 @@ pub fn parse(
     // First pass on the text as written, so misspelled keys are reported at their line.
     let written: ScenarioFile = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
     let mut table: toml::Table = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
-    for o in overrides {
-        let (key, value) = parse_override(o).map_err(|m| syntax(format!("--set {o}: {m}")))?;
-        set_dotted(&mut table, &key, value).map_err(|m| syntax(format!("--set {o}: {m}")))?;
-    }
     table.remove("compare");
+    let overrides = overrides
+        .iter()
+        .map(|o| parse_override(o).map_err(|m| syntax(format!("--set {o}: {m}"))))
+        .collect::<Result<Vec<_>, _>>()?;
     let variants = if written.compare.is_empty() {
         vec![VariantSection {
             name: written.name.clone(),
@@ -353,6 +367,11 @@ pub fn parse(
         for (key, value) in &v.set {
             set_dotted(&mut t, key, value.clone())
                 .map_err(|m| syntax(format!("variant `{}`: {key}: {m}", v.name)))?;
+        }
+        // The command line wins over the file, variants included.
+        for (key, value) in &overrides {
+            set_dotted(&mut t, key, value.clone())
+                .map_err(|m| syntax(format!("--set {key}: {m}")))?;
         }
         let resolved: ScenarioFile =
             toml::Value::Table(t)

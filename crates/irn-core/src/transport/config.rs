@@ -33,6 +33,18 @@ pub enum RtoPolicy {
     },
 }
 
+impl core::fmt::Display for RtoPolicy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            RtoPolicy::Disabled => write!(f, "no timeout"),
+            RtoPolicy::Fixed(rto) => write!(f, "RTO {rto}"),
+            RtoPolicy::Dual { low, high, n } => {
+                write!(f, "RTO_low {low} (≤ {n} in flight), RTO_high {high}")
+            }
+        }
+    }
+}
+
 /// A transport's behaviour, shared by the sender and the receiver of a queue pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TransportConfig {
