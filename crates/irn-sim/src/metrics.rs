@@ -22,7 +22,6 @@ pub struct NetworkCounters {
     /// Packets that reached a receiver a second time.
     pub duplicates: u64,
     pub drops: u64,
-    pub drops_by_switch_max: u64,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Sum over all ports of the time each spent paused.

@@ -54,43 +54,44 @@ impl Default for ScenarioFile {
     }
 }
 
-/// The network's shape.
+/// The network's shape. Keys that do not apply to the chosen `kind` are rejected.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum TopologySection {
-    /// Al-Fares k-ary fat-tree (IRN default: k = 6, 54 hosts).
-    FatTree {
-        #[serde(default = "default_k")]
-        k: u32,
-        #[serde(default = "default_rate")]
-        link_rate: String,
-        #[serde(default = "default_delay")]
-        link_delay: String,
-    },
-    /// Hosts on one switch.
-    Star {
-        hosts: u32,
-        #[serde(default = "default_rate")]
-        link_rate: String,
-        #[serde(default = "default_delay")]
-        link_delay: String,
-    },
-    /// Two switches joined by one link.
-    Dumbbell {
-        left: u32,
-        right: u32,
-        #[serde(default = "default_rate")]
-        link_rate: String,
-        /// The middle link's rate (default: `link_rate`).
-        bottleneck_rate: Option<String>,
-        #[serde(default = "default_delay")]
-        link_delay: String,
-    },
+#[serde(deny_unknown_fields)]
+pub struct TopologySection {
+    #[serde(default)]
+    pub kind: TopologyKind,
+    /// fat-tree: switch radix (IRN default 6: 54 hosts, 45 switches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// star: hosts on the one switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    /// dumbbell: hosts on each side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub right: Option<u32>,
+    #[serde(default = "default_rate")]
+    pub link_rate: String,
+    #[serde(default = "default_delay")]
+    pub link_delay: String,
+    /// dumbbell: the middle link's rate (default: `link_rate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bottleneck_rate: Option<String>,
 }
 
-fn default_k() -> u32 {
-    6
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyKind {
+    /// Al-Fares k-ary fat-tree.
+    #[default]
+    FatTree,
+    /// Hosts on one switch.
+    Star,
+    /// Two switches joined by one link.
+    Dumbbell,
 }
+
 fn default_rate() -> String {
     "40Gbps".into()
 }
@@ -100,11 +101,93 @@ fn default_delay() -> String {
 
 impl Default for TopologySection {
     fn default() -> Self {
-        TopologySection::FatTree {
-            k: default_k(),
+        TopologySection {
+            kind: TopologyKind::FatTree,
+            k: Some(6),
+            hosts: None,
+            left: None,
+            right: None,
             link_rate: default_rate(),
             link_delay: default_delay(),
+            bottleneck_rate: None,
         }
+    }
+}
+
+impl TopologySection {
+    /// Fills the kind's defaults; rejects keys of other kinds and missing required ones.
+    fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let kind = match self.kind {
+            TopologyKind::FatTree => "fat-tree",
+            TopologyKind::Star => "star",
+            TopologyKind::Dumbbell => "dumbbell",
+        };
+        let keys = [
+            ("k", self.k.is_some(), self.kind == TopologyKind::FatTree),
+            (
+                "hosts",
+                self.hosts.is_some(),
+                self.kind == TopologyKind::Star,
+            ),
+            (
+                "left",
+                self.left.is_some(),
+                self.kind == TopologyKind::Dumbbell,
+            ),
+            (
+                "right",
+                self.right.is_some(),
+                self.kind == TopologyKind::Dumbbell,
+            ),
+            (
+                "bottleneck_rate",
+                self.bottleneck_rate.is_some(),
+                self.kind == TopologyKind::Dumbbell,
+            ),
+        ];
+        check_keys(file, "topology", kind, &keys)?;
+        match self.kind {
+            TopologyKind::FatTree => {
+                self.k.get_or_insert(6);
+            }
+            TopologyKind::Star => require(file, "topology.hosts", kind, self.hosts.is_some())?,
+            TopologyKind::Dumbbell => {
+                require(file, "topology.left", kind, self.left.is_some())?;
+                require(file, "topology.right", kind, self.right.is_some())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rejects keys set for a kind they do not apply to: (key, is set, applies).
+fn check_keys(
+    file: &str,
+    section: &str,
+    kind: &str,
+    keys: &[(&str, bool, bool)],
+) -> Result<(), ScenarioError> {
+    match keys.iter().find(|(_, set, applies)| *set && !applies) {
+        Some((key, _, _)) => Err(invalid(
+            file,
+            &format!("{section}.{key}"),
+            "(set)",
+            &format!("does not apply to {section}.kind = \"{kind}\""),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn require(file: &str, key: &str, kind: &str, present: bool) -> Result<(), ScenarioError> {
+    if present {
+        Ok(())
+    } else {
+        Err(invalid(
+            file,
+            key,
+            "(missing)",
+            &format!("required for kind = \"{kind}\""),
+        ))
     }
 }
 
@@ -189,49 +272,99 @@ impl Default for TransportSection {
     }
 }
 
-/// Where flows come from.
+/// Where flows come from. Keys that do not apply to the chosen `kind` are rejected.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum WorkloadSection {
-    /// Poisson arrivals at every host, uniform random destinations (IRN §4.1).
-    Poisson {
-        #[serde(default = "default_load")]
-        load: f64,
-        #[serde(default)]
-        sizes: SizesSection,
-        /// Arrivals happen during this long.
-        #[serde(default = "default_duration")]
-        duration: String,
-    },
-    /// `senders` hosts send `total` bytes between them to one receiver (IRN §4.4.3).
-    Incast {
-        senders: u32,
-        #[serde(default = "default_incast_total")]
-        total: String,
-        #[serde(default)]
-        receiver: u32,
-    },
-    /// Replay a CSV trace with columns `src,dst,size_bytes,start_ns`.
-    Trace { file: String },
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSection {
+    #[serde(default)]
+    pub kind: WorkloadKind,
+    /// poisson: offered load as a fraction of each host's line rate (default 0.7).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// poisson: flow sizes (default the IRN distribution).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<SizesSection>,
+    /// poisson: arrivals happen during this long (default 5ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    /// incast: how many hosts send.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<u32>,
+    /// incast: bytes striped over the senders (default 150MB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<String>,
+    /// incast: the receiving host's index (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<u32>,
+    /// trace: a CSV file with columns `src,dst,size_bytes,start_ns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
-fn default_load() -> f64 {
-    0.7
-}
-fn default_duration() -> String {
-    "5ms".into()
-}
-fn default_incast_total() -> String {
-    "150MB".into()
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// Poisson arrivals at every host, uniform random destinations (IRN §4.1).
+    #[default]
+    Poisson,
+    /// `senders` hosts send `total` bytes between them to one receiver (IRN §4.4.3).
+    Incast,
+    /// Replay a CSV trace.
+    Trace,
 }
 
 impl Default for WorkloadSection {
     fn default() -> Self {
-        WorkloadSection::Poisson {
-            load: default_load(),
-            sizes: SizesSection::default(),
-            duration: default_duration(),
+        WorkloadSection {
+            kind: WorkloadKind::Poisson,
+            load: Some(0.7),
+            sizes: Some(SizesSection::IrnDefault),
+            duration: Some("5ms".into()),
+            senders: None,
+            total: None,
+            receiver: None,
+            file: None,
         }
+    }
+}
+
+impl WorkloadSection {
+    /// Fills the kind's defaults; rejects keys of other kinds and missing required ones.
+    fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let (poisson, incast, trace) = (
+            self.kind == WorkloadKind::Poisson,
+            self.kind == WorkloadKind::Incast,
+            self.kind == WorkloadKind::Trace,
+        );
+        let kind = match self.kind {
+            WorkloadKind::Poisson => "poisson",
+            WorkloadKind::Incast => "incast",
+            WorkloadKind::Trace => "trace",
+        };
+        let keys = [
+            ("load", self.load.is_some(), poisson),
+            ("sizes", self.sizes.is_some(), poisson),
+            ("duration", self.duration.is_some(), poisson),
+            ("senders", self.senders.is_some(), incast),
+            ("total", self.total.is_some(), incast),
+            ("receiver", self.receiver.is_some(), incast),
+            ("file", self.file.is_some(), trace),
+        ];
+        check_keys(file, "workload", kind, &keys)?;
+        match self.kind {
+            WorkloadKind::Poisson => {
+                self.load.get_or_insert(0.7);
+                self.sizes.get_or_insert(SizesSection::IrnDefault);
+                self.duration.get_or_insert_with(|| "5ms".into());
+            }
+            WorkloadKind::Incast => {
+                require(file, "workload.senders", kind, self.senders.is_some())?;
+                self.total.get_or_insert_with(|| "150MB".into());
+                self.receiver.get_or_insert(0);
+            }
+            WorkloadKind::Trace => require(file, "workload.file", kind, self.file.is_some())?,
+        }
+        Ok(())
     }
 }
 
@@ -344,7 +477,8 @@ pub fn parse(
         .iter()
         .map(|o| parse_override(o).map_err(|m| syntax(format!("--set {o}: {m}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let variants = if written.compare.is_empty() {
+    let compare = !written.compare.is_empty();
+    let variants = if !compare {
         vec![VariantSection {
             name: written.name.clone(),
             set: toml::Table::new(),
@@ -377,8 +511,15 @@ pub fn parse(
             toml::Value::Table(t)
                 .try_into()
                 .map_err(|e: toml::de::Error| {
-                    syntax(format!("variant `{}`: {}", v.name, e.message()))
+                    if compare {
+                        syntax(format!("variant `{}`: {}", v.name, e.message()))
+                    } else {
+                        syntax(e.message().to_string())
+                    }
                 })?;
+        let mut resolved = resolved;
+        resolved.topology.normalize(file)?;
+        resolved.workload.normalize(file)?;
         let config = validate(&resolved, file, base_dir)?;
         runs.push(Run {
             name: v.name,
@@ -446,17 +587,15 @@ where
 /// Largest flow: the RDMA message limit (2 GiB).
 const MAX_FLOW_BYTES: u64 = 1 << 31;
 
-/// Turns a resolved scenario into a runnable configuration.
-pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, ScenarioError> {
-    let topology = match &s.topology {
-        TopologySection::FatTree {
-            k,
-            link_rate,
-            link_delay,
-        } => {
-            let rate = parse_key::<Bandwidth>(file, "topology.link_rate", link_rate)?;
-            let delay = parse_key::<Duration>(file, "topology.link_delay", link_delay)?;
-            if *k > 24 {
+/// Turns a resolved, normalized scenario into a runnable configuration.
+fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, ScenarioError> {
+    let tp = &s.topology;
+    let rate = parse_key::<Bandwidth>(file, "topology.link_rate", &tp.link_rate)?;
+    let delay = parse_key::<Duration>(file, "topology.link_delay", &tp.link_delay)?;
+    let topology = match tp.kind {
+        TopologyKind::FatTree => {
+            let k = tp.k.unwrap_or(6);
+            if k > 24 {
                 return Err(invalid(
                     file,
                     "topology.k",
@@ -464,17 +603,12 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
                     "at most 24 (3456 hosts)",
                 ));
             }
-            Topology::fat_tree(*k, rate, delay)
+            Topology::fat_tree(k, rate, delay)
                 .map_err(|e| invalid(file, "topology.k", &k.to_string(), &e.to_string()))?
         }
-        TopologySection::Star {
-            hosts,
-            link_rate,
-            link_delay,
-        } => {
-            let rate = parse_key::<Bandwidth>(file, "topology.link_rate", link_rate)?;
-            let delay = parse_key::<Duration>(file, "topology.link_delay", link_delay)?;
-            if !(2..=63).contains(hosts) {
+        TopologyKind::Star => {
+            let hosts = tp.hosts.unwrap_or(0);
+            if !(2..=63).contains(&hosts) {
                 return Err(invalid(
                     file,
                     "topology.hosts",
@@ -482,28 +616,21 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
                     "between 2 and 63 (a switch has at most 64 ports)",
                 ));
             }
-            Topology::star(*hosts, rate, delay)
+            Topology::star(hosts, rate, delay)
                 .map_err(|e| invalid(file, "topology.hosts", &hosts.to_string(), &e.to_string()))?
         }
-        TopologySection::Dumbbell {
-            left,
-            right,
-            link_rate,
-            bottleneck_rate,
-            link_delay,
-        } => {
-            let rate = parse_key::<Bandwidth>(file, "topology.link_rate", link_rate)?;
-            let bottleneck = match bottleneck_rate {
+        TopologyKind::Dumbbell => {
+            let bottleneck = match &tp.bottleneck_rate {
                 Some(b) => parse_key::<Bandwidth>(file, "topology.bottleneck_rate", b)?,
                 None => rate,
             };
-            let delay = parse_key::<Duration>(file, "topology.link_delay", link_delay)?;
+            let (left, right) = (tp.left.unwrap_or(0), tp.right.unwrap_or(0));
             for (key, n) in [("topology.left", left), ("topology.right", right)] {
-                if !(1..=63).contains(n) {
+                if !(1..=63).contains(&n) {
                     return Err(invalid(file, key, &n.to_string(), "between 1 and 63"));
                 }
             }
-            Topology::dumbbell(*left, *right, rate, bottleneck, delay)
+            Topology::dumbbell(left, right, rate, bottleneck, delay)
                 .map_err(|e| invalid(file, "topology", "dumbbell", &e.to_string()))?
         }
     };
@@ -524,7 +651,7 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
         return Err(invalid(
             file,
             "transport.header_overhead",
-            &t.header_overhead,
+            &format!("{:?}", t.header_overhead),
             "at most 256B",
         ));
     }
@@ -534,7 +661,7 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
         return Err(invalid(
             file,
             "switch.buffer",
-            &s.switch.buffer,
+            &format!("{:?}", s.switch.buffer),
             &format!("must hold at least one full frame ({max_frame}B)"),
         ));
     }
@@ -547,7 +674,7 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
                     return Err(invalid(
                         file,
                         "switch.pfc_threshold",
-                        v,
+                        &format!("{v:?}"),
                         "\"auto\" or a size between 0 and the buffer",
                     ));
                 }
@@ -567,10 +694,7 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
                 .min()
                 .unwrap_or(0);
             if worst == 0 {
-                return Err(invalid(
-                    file,
-                    "switch.buffer",
-                    &s.switch.buffer,
+                return Err(invalid(file, "switch.buffer", &format!("{:?}", s.switch.buffer),
                     "too small for PFC headroom (the link round trip plus two frames); enlarge it or set switch.pfc_threshold",
                 ));
             }
@@ -589,7 +713,7 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
         return Err(invalid(
             file,
             "transport.rto_low",
-            &t.rto_low,
+            &format!("{:?}", t.rto_low),
             "must be longer than zero",
         ));
     }
@@ -597,7 +721,7 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
         return Err(invalid(
             file,
             "transport.rto_high",
-            &t.rto_high,
+            &format!("{:?}", t.rto_high),
             &format!("must be at least rto_low ({})", t.rto_low),
         ));
     }
@@ -609,7 +733,7 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
             return Err(invalid(
                 file,
                 "transport.timeouts",
-                v,
+                &format!("{v:?}"),
                 "\"auto\", \"on\" or \"off\"",
             ))
         }
@@ -675,13 +799,11 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
 
     let hosts = topology.hosts().len() as u32;
     let host_rate = topology.min_host_rate();
-    let flows = match &s.workload {
-        WorkloadSection::Poisson {
-            load,
-            sizes,
-            duration,
-        } => {
-            if !(*load > 0.0 && *load <= 1.0) {
+    let w = &s.workload;
+    let flows = match w.kind {
+        WorkloadKind::Poisson => {
+            let load = w.load.unwrap_or(0.7);
+            if !(load > 0.0 && load <= 1.0) {
                 return Err(invalid(
                     file,
                     "workload.load",
@@ -689,25 +811,29 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
                     "a fraction of line rate in (0, 1]",
                 ));
             }
-            let duration = parse_key::<Duration>(file, "workload.duration", duration)?;
+            let duration_text = w.duration.as_deref().unwrap_or("5ms");
+            let duration = parse_key::<Duration>(file, "workload.duration", duration_text)?;
             if duration == Duration::ZERO {
                 return Err(invalid(
                     file,
                     "workload.duration",
-                    &duration.to_string(),
+                    &format!("{duration_text:?}"),
                     "must be longer than zero",
                 ));
             }
-            let dist = size_dist(sizes, file, base_dir)?;
-            workload::poisson(hosts, host_rate, *load, &dist, duration, s.seed)
+            let dist = size_dist(
+                w.sizes.as_ref().unwrap_or(&SizesSection::IrnDefault),
+                file,
+                base_dir,
+            )?;
+            workload::poisson(hosts, host_rate, load, &dist, duration, s.seed)
         }
-        WorkloadSection::Incast {
-            senders,
-            total,
-            receiver,
-        } => {
+        WorkloadKind::Incast => {
+            let senders = w.senders.unwrap_or(0);
+            let total = w.total.as_deref().unwrap_or("150MB");
+            let receiver = w.receiver.unwrap_or(0);
             let total_bytes = parse_key::<Bytes>(file, "workload.total", total)?.0;
-            if *receiver >= hosts {
+            if receiver >= hosts {
                 return Err(invalid(
                     file,
                     "workload.receiver",
@@ -717,8 +843,8 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
             }
             workload::incast(
                 hosts,
-                HostIdx(*receiver),
-                *senders,
+                HostIdx(receiver),
+                senders,
                 total_bytes,
                 Time::ZERO,
                 s.seed,
@@ -732,10 +858,11 @@ pub fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConf
                 )
             })?
         }
-        WorkloadSection::Trace { file: trace } => {
-            let path = resolve(base_dir, trace);
-            workload::trace_csv(&path, hosts)
-                .map_err(|e| invalid(file, "workload.file", trace, &e.to_string()))?
+        WorkloadKind::Trace => {
+            let trace = w.file.as_deref().unwrap_or("");
+            workload::trace_csv(&resolve(base_dir, trace), hosts).map_err(|e| {
+                invalid(file, "workload.file", &format!("{trace:?}"), &e.to_string())
+            })?
         }
     };
     if let Some(big) = flows.iter().find(|f| f.size_bytes > MAX_FLOW_BYTES) {
@@ -776,10 +903,16 @@ fn resolve(base_dir: &Path, p: &str) -> PathBuf {
 fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, ScenarioError> {
     Ok(match s {
         SizesSection::IrnDefault => SizeDist::Cdf(Cdf::irn_default()),
-        SizesSection::Cdf(p) => SizeDist::Cdf(
-            Cdf::from_file(&resolve(base_dir, p))
-                .map_err(|e| invalid(file, "workload.sizes.cdf", p, &e.to_string()))?,
-        ),
+        SizesSection::Cdf(p) => {
+            SizeDist::Cdf(Cdf::from_file(&resolve(base_dir, p)).map_err(|e| {
+                invalid(
+                    file,
+                    "workload.sizes.cdf",
+                    &format!("{p:?}"),
+                    &e.to_string(),
+                )
+            })?)
+        }
         SizesSection::Uniform([lo, hi]) => {
             let lo_b = parse_key::<Bytes>(file, "workload.sizes.uniform", lo)?.0;
             let hi_b = parse_key::<Bytes>(file, "workload.sizes.uniform", hi)?.0;
@@ -799,7 +932,7 @@ fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, 
                 return Err(invalid(
                     file,
                     "workload.sizes.fixed",
-                    v,
+                    &format!("{v:?}"),
                     "greater than zero",
                 ));
             }

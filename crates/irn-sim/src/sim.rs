@@ -551,8 +551,6 @@ impl<'a> Simulation<'a> {
         }
         self.counters.paused_time = paused_total;
         self.counters.link_utilization = link_busy_fraction_sum / self.ports.len().max(1) as f64;
-        self.counters.drops_by_switch_max =
-            self.switches.iter().map(|s| s.drops).max().unwrap_or(0);
         self.counters.peak_buffer_bytes = self
             .switches
             .iter()

@@ -45,7 +45,6 @@ pub struct SwitchState {
     /// ...resume below this one.
     resume_below: Vec<u64>,
     buffer_bytes: u64,
-    pub drops: u64,
     /// Most bytes any input held at once.
     pub peak_occupancy: u64,
 }
@@ -72,7 +71,6 @@ impl SwitchState {
             pause_at: thresholds.iter().map(|t| t.0).collect(),
             resume_below: thresholds.iter().map(|t| t.1).collect(),
             buffer_bytes,
-            drops: 0,
             peak_occupancy: 0,
         }
     }
@@ -82,7 +80,6 @@ impl SwitchState {
         let bytes = u64::from(p.wire_bytes);
         let occ = self.occupancy[input] + bytes;
         if occ > self.buffer_bytes {
-            self.drops += 1;
             return Admit::Dropped;
         }
         self.occupancy[input] = occ;
@@ -206,7 +203,6 @@ mod tests {
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Dropped);
         // Another input has its own buffer.
         assert_eq!(s.admit_data(1, 0, pkt(1, 100)), Admit::Queued);
-        assert_eq!(s.drops, 1);
     }
 
     #[test]

@@ -1,0 +1,196 @@
+//! The `irn` binary end to end: results folders, determinism of their files, and errors that
+//! name the file, key and value and leave nothing behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn irn(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_irn"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("irn runs")
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("irn-cli-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const SMALL: &str = r#"
+name = "small"
+seed = 3
+
+[topology]
+kind = "fat-tree"
+k = 4
+
+[switch]
+buffer = "60KB"
+
+[workload]
+kind = "poisson"
+load = 0.6
+duration = "300us"
+
+[[compare]]
+name = "IRN"
+set = { "transport.kind" = "irn" }
+
+[[compare]]
+name = "RoCE+PFC"
+set = { "transport.kind" = "roce", "switch.pfc" = true }
+"#;
+
+/// `summary.json` without its wall-clock `performance` block, the only part that may differ
+/// between two runs of the same scenario and seed.
+fn summary_without_performance(path: &Path) -> serde_json::Value {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let perf = v
+        .as_object_mut()
+        .unwrap()
+        .remove("performance")
+        .expect("a performance block");
+    assert!(perf["wall_time_s"].as_f64().unwrap() > 0.0);
+    v
+}
+
+#[test]
+fn run_writes_results_and_reruns_are_identical() {
+    let dir = scratch("determinism");
+    std::fs::write(dir.join("small.toml"), SMALL).unwrap();
+    for out in ["a", "b"] {
+        let o = irn(&["run", "small.toml", "--out", out, "-j", "2"], &dir);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let table = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            table.contains("avg slowdown")
+                && table.contains("RoCE+PFC")
+                && table.contains("ratio to IRN"),
+            "{table}"
+        );
+    }
+    for variant in ["IRN", "RoCE+PFC"] {
+        let a = dir.join("a").join(variant);
+        let b = dir.join("b").join(variant);
+        let flows = std::fs::read(a.join("flows.csv")).unwrap();
+        assert_eq!(
+            flows,
+            std::fs::read(b.join("flows.csv")).unwrap(),
+            "{variant}: flows.csv differs"
+        );
+        assert!(flows.starts_with(b"flow_id,src,dst,size_bytes,start_us,fct_us,sender_fct_us,ideal_fct_us,slowdown,retransmissions,timeouts,measured\n"));
+        assert!(flows.split(|&c| c == b'\n').count() > 50);
+        let sa = summary_without_performance(&a.join("summary.json"));
+        assert_eq!(
+            sa,
+            summary_without_performance(&b.join("summary.json")),
+            "{variant}: summary.json differs"
+        );
+        assert_eq!(sa["variant"], variant);
+        assert_eq!(sa["resolved_scenario"]["seed"], 3);
+        assert!(sa["metrics"]["avg_slowdown"].as_f64().unwrap() >= 1.0);
+    }
+    let comparison = std::fs::read_to_string(dir.join("a/comparison.csv")).unwrap();
+    assert!(
+        comparison.starts_with("variant,flows_total,"),
+        "{comparison}"
+    );
+    assert_eq!(comparison.lines().count(), 3);
+    // Nothing is left behind but the two results folders and the scenario.
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, ["a", "b", "small.toml"]);
+}
+
+#[test]
+fn bad_scenarios_name_file_key_and_value_and_write_nothing() {
+    let dir = scratch("errors");
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "[topology]\nkind = \"fat-tree\"\nk = 5\n",
+            &[],
+            "bad.toml: topology.k = 5",
+        ),
+        ("[switch]\nbufer = \"1KB\"\n", &[], "unknown field `bufer`"),
+        (
+            "[switch]\nbuffer = \"lots\"\n",
+            &[],
+            "switch.buffer = \"lots\"",
+        ),
+        ("", &["--set", "workload.load=1.5"], "workload.load = 1.5"),
+        (
+            "",
+            &["--set", "transport.kind=tcp"],
+            "unknown variant `tcp`",
+        ),
+        (
+            "[transport]\nrto_low = \"1ms\"\nrto_high = \"1us\"\n",
+            &[],
+            "transport.rto_high = \"1us\"",
+        ),
+        (
+            "[workload]\nkind = \"poisson\"\nsizes = { cdf = \"missing.txt\" }\n",
+            &[],
+            "workload.sizes.cdf = \"missing.txt\"",
+        ),
+        (
+            "[workload]\nkind = \"trace\"\nfile = \"nope.csv\"\n",
+            &[],
+            "workload.file = \"nope.csv\"",
+        ),
+        ("name = \n", &[], "bad.toml: TOML parse error at line 1"),
+    ];
+    for (text, extra, want) in cases {
+        std::fs::write(dir.join("bad.toml"), text).unwrap();
+        for cmd in ["validate", "run"] {
+            let mut args = vec![cmd, "bad.toml"];
+            args.extend_from_slice(extra);
+            let o = irn(&args, &dir);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{cmd} {text:?} should fail");
+            assert!(
+                err.contains(want),
+                "{cmd} {text:?}: expected `{want}` in: {err}"
+            );
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+    let o = irn(&["run", "absent.toml"], &dir);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("absent.toml: cannot read"));
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    entries.sort();
+    assert_eq!(
+        entries,
+        ["bad.toml"],
+        "no results folder may be left behind"
+    );
+}
+
+#[test]
+fn validate_describes_the_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for file in ["scenarios/default.toml", "scenarios/example.toml"] {
+        let o = irn(&["validate", file], &root);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.contains("54 hosts, 45 switches") && out.contains("BDP cap 110 packets"),
+            "{out}"
+        );
+    }
+}
