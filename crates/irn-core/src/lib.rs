@@ -16,6 +16,7 @@
 //! | [`transport`] | the [`Sender`] and [`Receiver`] state machines and their configuration |
 
 pub mod bitmap;
+pub mod cc;
 pub mod packet;
 pub mod seq;
 pub mod time;

@@ -56,6 +56,18 @@ impl Ecn {
     }
 }
 
+/// What the receiver reports back about the data packet that triggered an ACK or NACK.
+///
+/// The timestamp lets the sender take an RTT sample from every acknowledgement (Timely, TCP);
+/// the congestion mark lets it react to ECN without CNPs (DCTCP's ECN-Echo).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Echo {
+    /// The triggering data packet's `ts`.
+    pub ts: u32,
+    /// The triggering data packet arrived marked CE.
+    pub ece: bool,
+}
+
 /// What kind of packet this is, with the fields only that kind has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PacketKind {
@@ -70,15 +82,31 @@ pub enum PacketKind {
         /// Sent before; set by the sender so the network and metrics can tell.
         retransmission: bool,
         ecn: Ecn,
+        /// The sender's clock when it sent the packet, in nanoseconds modulo 2^32 (a NIC
+        /// timestamp), echoed back in the ACK/NACK it triggers.
+        ts: u32,
     },
     /// Cumulative acknowledgement: every PSN before `Packet::psn` has arrived.
     Ack {
         /// Messages the receiver has completed, modulo 2^24 (the AETH's MSN).
         msn: u32,
+        echo: Echo,
     },
     /// Negative acknowledgement: `Packet::psn` is the cumulative ACK (the PSN the receiver expects)
     /// and `sack` the out-of-order PSN whose arrival triggered it (IRN's one-packet SACK).
-    Nack { msn: u32, sack: Psn },
+    Nack { msn: u32, sack: Psn, echo: Echo },
+    /// Congestion notification (DCQCN): the receiver saw CE-marked packets of this QP.
+    Cnp,
+}
+
+/// A NIC timestamp: nanoseconds modulo 2^32, as carried in [`PacketKind::Data::ts`].
+pub fn timestamp(now: crate::Time) -> u32 {
+    (now.as_ps() / 1_000) as u32
+}
+
+/// The time elapsed since timestamp `ts` was taken, if `now` is at most ~4.3 s later.
+pub fn since_timestamp(now: crate::Time, ts: u32) -> crate::Duration {
+    crate::Duration::from_ns(u64::from(timestamp(now).wrapping_sub(ts)))
 }
 
 /// One packet of a reliable-connected queue pair.
@@ -93,14 +121,16 @@ pub struct Packet {
     pub kind: PacketKind,
 }
 
-const _: () = assert!(core::mem::size_of::<Packet>() <= 20);
+const _: () = assert!(core::mem::size_of::<Packet>() <= 24);
 
 impl Packet {
     /// Bytes this packet occupies on an Ethernet link (excluding preamble and inter-frame gap).
     pub fn wire_len(&self) -> u32 {
         match self.kind {
             PacketKind::Data { payload_len, .. } => DATA_FRAMING_BYTES + u32::from(payload_len),
-            PacketKind::Ack { .. } | PacketKind::Nack { .. } => CONTROL_FRAME_BYTES,
+            PacketKind::Ack { .. } | PacketKind::Nack { .. } | PacketKind::Cnp => {
+                CONTROL_FRAME_BYTES
+            }
         }
     }
 
@@ -133,6 +163,7 @@ mod tests {
                 last: true,
                 retransmission: false,
                 ecn: Ecn::Ect0,
+                ts: 0,
             },
         };
         assert_eq!(data.wire_len(), 1086);
@@ -140,6 +171,7 @@ mod tests {
             kind: PacketKind::Nack {
                 msn: 0,
                 sack: Psn::new(3),
+                echo: Echo::default(),
             },
             ..data
         };

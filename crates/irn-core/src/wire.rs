@@ -18,9 +18,15 @@
 //!
 //! | packet | bytes | contents |
 //! | --- | --- | --- |
-//! | data | 12 + payload | BTH (opcode RDMA WRITE FIRST/MIDDLE/LAST/ONLY), payload (≤ 4096) |
-//! | ACK | 16 | BTH (opcode ACKNOWLEDGE), AETH (syndrome `0x1F`) |
-//! | NACK | 20 | BTH (opcode ACKNOWLEDGE), AETH (syndrome `0x60`), SACK extension |
+//! | data | 16 + payload | BTH (opcode RDMA WRITE FIRST/MIDDLE/LAST/ONLY), timestamp, payload (≤ 4096) |
+//! | ACK | 20 | BTH (opcode ACKNOWLEDGE), AETH (syndrome `0x1F`), echoed timestamp |
+//! | NACK | 24 | BTH (opcode ACKNOWLEDGE), AETH (syndrome `0x60`), echoed timestamp, SACK extension |
+//! | CNP | 28 | BTH (opcode `0x81`, RoCEv2's congestion notification), 16 reserved bytes |
+//!
+//! The timestamp extension (4 bytes, big-endian nanoseconds modulo 2^32) stands for the NIC
+//! timestamps RTT-based congestion control relies on: a data packet carries its send time and
+//! the ACK/NACK it triggers echoes it. An ACK/NACK's BECN bit echoes the CE mark of the data packet
+//! that triggered it (DCTCP's ECN-Echo).
 //!
 //! The BTH is the InfiniBand one, big-endian, with two irn uses of bits that the real header
 //! does not give them, both because irn does not encode the layers that would carry them:
@@ -38,7 +44,7 @@
 //! with `new_unchecked` over a buffer shorter than its header panics on access: untrusted bytes
 //! must go through `new_checked`, which is what `parse` does.
 
-use crate::packet::{Ecn, Packet, PacketKind, Qpn};
+use crate::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
 
 /// Length of the Base Transport Header.
@@ -47,10 +53,14 @@ pub const BTH_LEN: usize = field::bth::PAYLOAD;
 pub const AETH_LEN: usize = field::aeth::PAYLOAD;
 /// Length of irn's SACK extension header.
 pub const SACK_EXT_LEN: usize = field::sack::PAYLOAD;
-/// Length of an encoded ACK: BTH + AETH.
-pub const ACK_LEN: usize = BTH_LEN + AETH_LEN;
-/// Length of an encoded NACK: BTH + AETH + SACK extension.
+/// Length of irn's timestamp extension.
+pub const TS_EXT_LEN: usize = 4;
+/// Length of an encoded ACK: BTH + AETH + timestamp.
+pub const ACK_LEN: usize = BTH_LEN + AETH_LEN + TS_EXT_LEN;
+/// Length of an encoded NACK: BTH + AETH + timestamp + SACK extension.
 pub const NACK_LEN: usize = ACK_LEN + SACK_EXT_LEN;
+/// Length of an encoded CNP: BTH + 16 reserved bytes (RoCEv2 Annex A17).
+pub const CNP_LEN: usize = BTH_LEN + 16;
 /// Largest data payload: the largest RoCE path MTU. Anything longer cannot have come from a
 /// conforming sender, so `parse` rejects it rather than silently truncating to `u16`.
 pub const MAX_PAYLOAD: usize = 4096;
@@ -155,6 +165,13 @@ fn write_u24(bytes: &mut [u8], value: u32) {
     bytes.copy_from_slice(&[b0, b1, b2]);
 }
 
+/// Reads the 4-byte timestamp extension at the start of `bytes`, or `None` if it is too short.
+fn read_ts(bytes: &[u8]) -> Option<u32> {
+    Some(u32::from_be_bytes(
+        bytes.get(..TS_EXT_LEN)?.try_into().ok()?,
+    ))
+}
+
 /// Sets or clears `mask` in `byte`.
 fn set_bits(byte: &mut u8, mask: u8, on: bool) {
     if on {
@@ -178,6 +195,8 @@ pub enum Opcode {
     WriteOnly,
     /// RC ACKNOWLEDGE: both ACKs and NACKs, told apart by the AETH syndrome.
     Acknowledge,
+    /// RoCEv2 congestion notification packet.
+    Cnp,
     Unknown(u8),
 }
 
@@ -187,6 +206,7 @@ impl Opcode {
     const WRITE_LAST: u8 = 0x08;
     const WRITE_ONLY: u8 = 0x0A;
     const ACKNOWLEDGE: u8 = 0x11;
+    const CNP: u8 = 0x81;
 
     /// The RDMA WRITE opcode for a data packet at this position in its message.
     pub const fn write(first: bool, last: bool) -> Opcode {
@@ -206,7 +226,7 @@ impl Opcode {
             Opcode::WriteMiddle => Some((false, false)),
             Opcode::WriteLast => Some((false, true)),
             Opcode::WriteOnly => Some((true, true)),
-            Opcode::Acknowledge | Opcode::Unknown(_) => None,
+            Opcode::Acknowledge | Opcode::Cnp | Opcode::Unknown(_) => None,
         }
     }
 }
@@ -219,6 +239,7 @@ impl From<u8> for Opcode {
             Opcode::WRITE_LAST => Opcode::WriteLast,
             Opcode::WRITE_ONLY => Opcode::WriteOnly,
             Opcode::ACKNOWLEDGE => Opcode::Acknowledge,
+            Opcode::CNP => Opcode::Cnp,
             other => Opcode::Unknown(other),
         }
     }
@@ -232,6 +253,7 @@ impl From<Opcode> for u8 {
             Opcode::WriteLast => Opcode::WRITE_LAST,
             Opcode::WriteOnly => Opcode::WRITE_ONLY,
             Opcode::Acknowledge => Opcode::ACKNOWLEDGE,
+            Opcode::Cnp => Opcode::CNP,
             Opcode::Unknown(other) => other,
         }
     }
@@ -652,6 +674,14 @@ impl Packet {
                 }
                 let aeth = Aeth::new_checked(bth.payload())?;
                 let msn = aeth.msn();
+                let rest = aeth.payload();
+                let echo = Echo {
+                    ts: read_ts(rest).ok_or(WireError::Truncated {
+                        needed: ACK_LEN,
+                        got,
+                    })?,
+                    ece: bth.becn(),
+                };
                 match Syndrome::classify(aeth.syndrome())? {
                     Syndrome::Ack => {
                         if got > ACK_LEN {
@@ -660,7 +690,7 @@ impl Packet {
                                 got,
                             });
                         }
-                        PacketKind::Ack { msn }
+                        PacketKind::Ack { msn, echo }
                     }
                     Syndrome::Nack => {
                         if got < NACK_LEN {
@@ -675,10 +705,25 @@ impl Packet {
                                 got,
                             });
                         }
-                        let sack = SackExt::new_checked(aeth.payload())?.sack_psn();
-                        PacketKind::Nack { msn, sack }
+                        let sack = SackExt::new_checked(&rest[TS_EXT_LEN..])?.sack_psn();
+                        PacketKind::Nack { msn, sack, echo }
                     }
                 }
+            }
+            Opcode::Cnp => {
+                if got < CNP_LEN {
+                    return Err(WireError::Truncated {
+                        needed: CNP_LEN,
+                        got,
+                    });
+                }
+                if got > CNP_LEN {
+                    return Err(WireError::TrailingBytes {
+                        expected: CNP_LEN,
+                        got,
+                    });
+                }
+                PacketKind::Cnp
             }
             write => {
                 // Every opcode that is neither unknown nor ACKNOWLEDGE is an RDMA WRITE; fall back
@@ -686,7 +731,11 @@ impl Packet {
                 let (first, last) = write
                     .write_position()
                     .ok_or(WireError::UnknownOpcode(write.into()))?;
-                let len = bth.payload().len();
+                let ts = read_ts(bth.payload()).ok_or(WireError::Truncated {
+                    needed: BTH_LEN + TS_EXT_LEN,
+                    got,
+                })?;
+                let len = bth.payload().len() - TS_EXT_LEN;
                 let too_long = WireError::PayloadTooLong {
                     len,
                     max: MAX_PAYLOAD,
@@ -700,6 +749,7 @@ impl Packet {
                     last,
                     retransmission: bth.retransmission(),
                     ecn: bth.ecn(),
+                    ts,
                 }
             }
         };
@@ -710,9 +760,10 @@ impl Packet {
     /// [`Packet::wire_len`], which also counts the framing that is not emitted.)
     pub fn buffer_len(&self) -> usize {
         match self.kind {
-            PacketKind::Data { payload_len, .. } => BTH_LEN + usize::from(payload_len),
+            PacketKind::Data { payload_len, .. } => BTH_LEN + TS_EXT_LEN + usize::from(payload_len),
             PacketKind::Ack { .. } => ACK_LEN,
             PacketKind::Nack { .. } => NACK_LEN,
+            PacketKind::Cnp => CNP_LEN,
         }
     }
 
@@ -749,6 +800,7 @@ impl Packet {
                 last,
                 retransmission,
                 ecn,
+                ts,
                 ..
             } => {
                 bth.set_opcode(Opcode::write(first, last));
@@ -756,20 +808,27 @@ impl Packet {
                 // irn acknowledges every data packet, so every one asks for it.
                 bth.set_ack_req(true);
                 bth.set_retransmission(retransmission);
+                bth.payload_mut()[..TS_EXT_LEN].copy_from_slice(&ts.to_be_bytes());
             }
-            PacketKind::Ack { msn } => {
+            PacketKind::Ack { msn, echo } => {
                 bth.set_opcode(Opcode::Acknowledge);
+                bth.set_becn(echo.ece);
                 let mut aeth = Aeth::new_checked(bth.payload_mut())?;
                 aeth.set_syndrome(SYNDROME_ACK);
                 aeth.set_msn(msn);
+                aeth.payload_mut()[..TS_EXT_LEN].copy_from_slice(&echo.ts.to_be_bytes());
             }
-            PacketKind::Nack { msn, sack } => {
+            PacketKind::Nack { msn, sack, echo } => {
                 bth.set_opcode(Opcode::Acknowledge);
+                bth.set_becn(echo.ece);
                 let mut aeth = Aeth::new_checked(bth.payload_mut())?;
                 aeth.set_syndrome(SYNDROME_NAK_PSN_SEQUENCE_ERROR);
                 aeth.set_msn(msn);
-                SackExt::new_checked(aeth.payload_mut())?.set_sack_psn(sack);
+                let rest = aeth.payload_mut();
+                rest[..TS_EXT_LEN].copy_from_slice(&echo.ts.to_be_bytes());
+                SackExt::new_checked(&mut rest[TS_EXT_LEN..])?.set_sack_psn(sack);
             }
+            PacketKind::Cnp => bth.set_opcode(Opcode::Cnp),
         }
         Ok(len)
     }
@@ -793,6 +852,7 @@ mod tests {
                 last,
                 retransmission,
                 ecn,
+                ts: 0x1122_3344,
             },
         }
     }
@@ -801,7 +861,13 @@ mod tests {
         Packet {
             dest_qp: Qpn::new(0x00_0102),
             psn: Psn::new(0x00_0304),
-            kind: PacketKind::Ack { msn: 0x05_0607 },
+            kind: PacketKind::Ack {
+                msn: 0x05_0607,
+                echo: Echo {
+                    ts: 0xA1B2_C3D4,
+                    ece: true,
+                },
+            },
         }
     }
 
@@ -812,6 +878,10 @@ mod tests {
             kind: PacketKind::Nack {
                 msn: 0x08_090A,
                 sack: Psn::new(0x0B_0C0D),
+                echo: Echo {
+                    ts: 0x0102_0304,
+                    ece: false,
+                },
             },
         }
     }
@@ -831,35 +901,39 @@ mod tests {
                     0x0A, 0x00, 0xFF, 0xFF, // WRITE_ONLY, flags, P_Key
                     0x03, 0x12, 0x34, 0x56, // ECN = CE, QP
                     0x81, 0xAB, 0xCD, 0xEF, // AckReq | retransmission, PSN
+                    0x11, 0x22, 0x33, 0x44, // timestamp
                     0x00, 0x00, 0x00, 0x00, // payload
                 ],
             ),
             (
                 data(0, true, false, false, Ecn::Ect0),
                 vec![
-                    0x06, 0x00, 0xFF, 0xFF, 0x02, 0x12, 0x34, 0x56, 0x80, 0xAB, 0xCD, 0xEF,
+                    0x06, 0x00, 0xFF, 0xFF, 0x02, 0x12, 0x34, 0x56, 0x80, 0xAB, 0xCD, 0xEF, 0x11,
+                    0x22, 0x33, 0x44,
                 ],
             ),
             (
                 data(1, false, false, false, Ecn::NotEct),
                 vec![
-                    0x07, 0x00, 0xFF, 0xFF, 0x00, 0x12, 0x34, 0x56, 0x80, 0xAB, 0xCD, 0xEF, 0x00,
+                    0x07, 0x00, 0xFF, 0xFF, 0x00, 0x12, 0x34, 0x56, 0x80, 0xAB, 0xCD, 0xEF, 0x11,
+                    0x22, 0x33, 0x44, 0x00,
                 ],
             ),
             (
                 data(2, false, true, true, Ecn::Ect1),
                 vec![
-                    0x08, 0x00, 0xFF, 0xFF, 0x01, 0x12, 0x34, 0x56, 0x81, 0xAB, 0xCD, 0xEF, 0x00,
-                    0x00,
+                    0x08, 0x00, 0xFF, 0xFF, 0x01, 0x12, 0x34, 0x56, 0x81, 0xAB, 0xCD, 0xEF, 0x11,
+                    0x22, 0x33, 0x44, 0x00, 0x00,
                 ],
             ),
             (
                 ack(),
                 vec![
                     0x11, 0x00, 0xFF, 0xFF, // ACKNOWLEDGE, flags, P_Key
-                    0x00, 0x00, 0x01, 0x02, // no ECN, QP
+                    0x40, 0x00, 0x01, 0x02, // BECN (ECN-Echo), QP
                     0x00, 0x00, 0x03, 0x04, // no AckReq, cumulative ACK
                     0x1F, 0x05, 0x06, 0x07, // AETH: ACK syndrome, MSN
+                    0xA1, 0xB2, 0xC3, 0xD4, // echoed timestamp
                 ],
             ),
             (
@@ -869,7 +943,21 @@ mod tests {
                     0x00, 0xFE, 0xDC, 0xBA, // no ECN, QP
                     0x00, 0xFF, 0xFF, 0xFF, // no AckReq, cumulative ACK
                     0x60, 0x08, 0x09, 0x0A, // AETH: NAK PSN sequence error, MSN
+                    0x01, 0x02, 0x03, 0x04, // echoed timestamp
                     0x00, 0x0B, 0x0C, 0x0D, // SACK extension: reserved, SACKed PSN
+                ],
+            ),
+            (
+                Packet {
+                    dest_qp: Qpn::new(0x00_0009),
+                    psn: Psn::new(0x00_0001),
+                    kind: PacketKind::Cnp,
+                },
+                vec![
+                    0x81, 0x00, 0xFF, 0xFF, // CNP, flags, P_Key
+                    0x00, 0x00, 0x00, 0x09, // QP
+                    0x00, 0x00, 0x00, 0x01, // PSN
+                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // reserved
                 ],
             ),
         ];
@@ -893,11 +981,11 @@ mod tests {
                     for payload_len in [0, 1, 1024, 4096] {
                         let p = data(payload_len, first, last, retransmission, ecn);
                         let bytes = emit_vec(&p);
-                        assert_eq!(bytes.len(), 12 + usize::from(payload_len));
+                        assert_eq!(bytes.len(), 16 + usize::from(payload_len));
                         assert_eq!(bytes[0], opcode);
                         assert_eq!(bytes[4], ecn as u8);
                         assert_eq!(bytes[8], 0x80 | u8::from(retransmission));
-                        assert!(bytes[12..].iter().all(|&b| b == 0));
+                        assert!(bytes[16..].iter().all(|&b| b == 0));
                         assert_eq!(Packet::parse(&bytes), Ok(p), "{p:?}");
                     }
                 }
@@ -910,15 +998,19 @@ mod tests {
 
     #[test]
     fn msn_is_truncated_to_24_bits() {
+        let echo = Echo::default();
         let p = Packet {
-            kind: PacketKind::Ack { msn: 0x0100_0005 },
+            kind: PacketKind::Ack {
+                msn: 0x0100_0005,
+                echo,
+            },
             ..ack()
         };
         let bytes = emit_vec(&p);
         assert_eq!(&bytes[13..16], &[0x00, 0x00, 0x05]);
         assert_eq!(
             Packet::parse(&bytes).map(|p| p.kind),
-            Ok(PacketKind::Ack { msn: 5 })
+            Ok(PacketKind::Ack { msn: 5, echo })
         );
     }
 
@@ -935,9 +1027,9 @@ mod tests {
 
         let n = nack();
         let mut bytes = emit_vec(&n);
-        bytes[4] = 0xFF; // FECN, BECN, ECN bits on a control packet
+        bytes[4] = 0xBF; // FECN and ECN bits on a control packet (BECN is the ECN-Echo)
         bytes[8] = 0xFF; // AckReq, retransmission bit on a control packet
-        bytes[16] = 0xAA; // SACK extension's reserved byte
+        bytes[20] = 0xAA; // SACK extension's reserved byte
         assert_eq!(Packet::parse(&bytes), Ok(n));
     }
 
@@ -954,6 +1046,10 @@ mod tests {
     fn malformed_inputs_are_rejected() {
         let ack_bytes = emit_vec(&ack());
         let nack_bytes = emit_vec(&nack());
+        let cnp_bytes = emit_vec(&Packet {
+            kind: PacketKind::Cnp,
+            ..ack()
+        });
         let with_syndrome = |syndrome: u8| {
             let mut b = nack_bytes.clone();
             b[12] = syndrome;
@@ -967,7 +1063,7 @@ mod tests {
         let mut long_payload = emit_vec(&data(4096, true, true, false, Ecn::Ect0));
         long_payload.push(0);
         // Longer than a u16 can count: must not wrap into a plausible length.
-        let mut huge_payload = vec![0; 12 + 70_000];
+        let mut huge_payload = vec![0; 16 + 70_000];
         huge_payload[0] = 0x07;
 
         let cases: Vec<(&str, Vec<u8>, WireError)> = vec![
@@ -1004,48 +1100,80 @@ mod tests {
                 "bare BTH ACK",
                 ack_bytes[..12].to_vec(),
                 WireError::Truncated {
-                    needed: 16,
+                    needed: 20,
                     got: 12,
                 },
             ),
             (
-                "ACK 15 bytes",
-                ack_bytes[..15].to_vec(),
-                WireError::Truncated {
-                    needed: 16,
-                    got: 15,
-                },
-            ),
-            (
-                "ACK 17 bytes",
-                [&ack_bytes[..], &[0]].concat(),
-                WireError::TrailingBytes {
-                    expected: 16,
-                    got: 17,
-                },
-            ),
-            (
-                "NACK 16 bytes",
-                nack_bytes[..16].to_vec(),
+                "ACK without its timestamp",
+                ack_bytes[..16].to_vec(),
                 WireError::Truncated {
                     needed: 20,
                     got: 16,
                 },
             ),
             (
-                "NACK 19 bytes",
-                nack_bytes[..19].to_vec(),
+                "ACK 19 bytes",
+                ack_bytes[..19].to_vec(),
                 WireError::Truncated {
                     needed: 20,
                     got: 19,
                 },
             ),
             (
-                "NACK 21 bytes",
-                [&nack_bytes[..], &[0]].concat(),
+                "ACK 21 bytes",
+                [&ack_bytes[..], &[0]].concat(),
                 WireError::TrailingBytes {
                     expected: 20,
                     got: 21,
+                },
+            ),
+            (
+                "NACK 20 bytes",
+                nack_bytes[..20].to_vec(),
+                WireError::Truncated {
+                    needed: 24,
+                    got: 20,
+                },
+            ),
+            (
+                "NACK 23 bytes",
+                nack_bytes[..23].to_vec(),
+                WireError::Truncated {
+                    needed: 24,
+                    got: 23,
+                },
+            ),
+            (
+                "NACK 25 bytes",
+                [&nack_bytes[..], &[0]].concat(),
+                WireError::TrailingBytes {
+                    expected: 24,
+                    got: 25,
+                },
+            ),
+            (
+                "data without its timestamp",
+                with_opcode(0x0A)[..14].to_vec(),
+                WireError::Truncated {
+                    needed: 16,
+                    got: 14,
+                },
+            ),
+            (
+                "CNP 27 bytes",
+                cnp_bytes[..27].to_vec(),
+                WireError::Truncated {
+                    needed: 28,
+                    got: 27,
+                },
+            ),
+            (
+                "CNP 29 bytes",
+                [&cnp_bytes[..], &[0]].concat(),
+                WireError::TrailingBytes {
+                    expected: 28,
+                    got: 29,
                 },
             ),
             ("RNR NAK", with_syndrome(0x20), WireError::BadSyndrome(0x20)),
@@ -1113,7 +1241,7 @@ mod tests {
             assert_eq!(Packet::parse(&buf[..needed]), Ok(p));
         }
         let too_long = data(4097, true, true, false, Ecn::Ect0);
-        assert_eq!(too_long.buffer_len(), 12 + 4097);
+        assert_eq!(too_long.buffer_len(), 16 + 4097);
         let mut buf = vec![0; 8192];
         assert_eq!(
             too_long.emit(&mut buf),
@@ -1236,23 +1364,33 @@ mod tests {
                 any::<bool>(),
                 any::<bool>(),
                 any::<bool>(),
-                arb_ecn()
+                arb_ecn(),
+                any::<u32>(),
             )
-                .prop_map(|(payload_len, first, last, retransmission, ecn)| {
+                .prop_map(|(payload_len, first, last, retransmission, ecn, ts)| {
                     PacketKind::Data {
                         payload_len,
                         first,
                         last,
                         retransmission,
                         ecn,
+                        ts,
                     }
                 }),
-            (0..PSN_SPACE).prop_map(|msn| PacketKind::Ack { msn }),
-            (0..PSN_SPACE, 0..PSN_SPACE).prop_map(|(msn, sack)| PacketKind::Nack {
-                msn,
-                sack: Psn::new(sack),
+            (0..PSN_SPACE, arb_echo()).prop_map(|(msn, echo)| PacketKind::Ack { msn, echo }),
+            (0..PSN_SPACE, 0..PSN_SPACE, arb_echo()).prop_map(|(msn, sack, echo)| {
+                PacketKind::Nack {
+                    msn,
+                    sack: Psn::new(sack),
+                    echo,
+                }
             }),
+            Just(PacketKind::Cnp),
         ]
+    }
+
+    fn arb_echo() -> impl Strategy<Value = Echo> {
+        (any::<u32>(), any::<bool>()).prop_map(|(ts, ece)| Echo { ts, ece })
     }
 
     fn arb_packet() -> impl Strategy<Value = Packet> {

@@ -204,7 +204,7 @@ fn acks_carry_the_message_sequence_number() {
     r.handle_packet(us(0), &only(0, 8));
     let msns: Vec<u32> = std::iter::from_fn(|| r.poll_transmit(us(0)))
         .map(|p| match p.kind {
-            irn_core::PacketKind::Ack { msn } | irn_core::PacketKind::Nack { msn, .. } => msn,
+            irn_core::PacketKind::Ack { msn, .. } | irn_core::PacketKind::Nack { msn, .. } => msn,
             _ => unreachable!(),
         })
         .collect();

@@ -35,6 +35,52 @@ pub struct SwitchConfig {
     pub buffer_bytes: u64,
     /// `None` disables PFC: packets that do not fit are dropped.
     pub pfc: Option<PfcConfig>,
+    /// RED-style ECN marking on each output's queue; `None` marks nothing.
+    pub ecn: Option<EcnConfig>,
+}
+
+/// RED-style ECN marking (as DCQCN configures it): a data packet leaving an output whose queue
+/// holds `q` bytes is marked CE with probability 0 for `q ≤ kmin`, rising linearly to `pmax` at
+/// `kmax`, and 1 above `kmax`. DCTCP's step marking is `kmin = kmax = K`.
+///
+/// The queue is the output's: the bytes waiting for it in every input's virtual output queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EcnConfig {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax: f64,
+}
+
+impl EcnConfig {
+    /// DCQCN's marking, as the IRN paper uses it (MODEL §7, from the DCQCN paper): 5 KB, 200 KB, 1 %.
+    pub const DCQCN: EcnConfig = EcnConfig {
+        kmin_bytes: 5_000,
+        kmax_bytes: 200_000,
+        pmax: 0.01,
+    };
+
+    /// DCTCP's step marking at K = 65 packets at 10 Gb/s, scaled with the link rate (DCTCP paper;
+    /// MODEL §7), in full frames of `frame_bytes`.
+    pub fn dctcp(rate: irn_core::Bandwidth, frame_bytes: u64) -> EcnConfig {
+        let k = 65 * frame_bytes * rate.as_bps() / 10_000_000_000;
+        EcnConfig {
+            kmin_bytes: k,
+            kmax_bytes: k,
+            pmax: 1.0,
+        }
+    }
+
+    /// The probability of marking a packet leaving a queue of `queue_bytes`.
+    pub fn probability(&self, queue_bytes: u64) -> f64 {
+        if queue_bytes <= self.kmin_bytes {
+            0.0
+        } else if queue_bytes > self.kmax_bytes {
+            1.0
+        } else {
+            self.pmax * (queue_bytes - self.kmin_bytes) as f64
+                / (self.kmax_bytes - self.kmin_bytes).max(1) as f64
+        }
+    }
 }
 
 /// Priority flow control on switch input ports (IRN §2.2, §4.1).
@@ -94,6 +140,19 @@ pub fn bdp_cap_packets(
 mod tests {
     use super::*;
     use crate::ids::{NodeId, PortId};
+
+    #[test]
+    fn red_marking_probability() {
+        let red = EcnConfig::DCQCN;
+        assert_eq!(red.probability(5_000), 0.0);
+        assert!((red.probability(102_500) - 0.005).abs() < 1e-12);
+        assert_eq!(red.probability(200_000), 0.01);
+        assert_eq!(red.probability(200_001), 1.0);
+        let step = EcnConfig::dctcp(Bandwidth::from_gbps(10), 1086);
+        assert_eq!((step.kmin_bytes, step.kmax_bytes), (70_590, 70_590));
+        assert_eq!(step.probability(70_590), 0.0);
+        assert_eq!(step.probability(70_591), 1.0);
+    }
 
     #[test]
     fn default_bdp_cap_is_110() {

@@ -24,6 +24,8 @@ pub struct NetworkCounters {
     pub drops: u64,
     pub pause_frames: u64,
     pub resume_frames: u64,
+    pub ecn_marks: u64,
+    pub cnps: u64,
     /// Sum over all ports of the time each spent paused.
     pub paused_time: Duration,
     /// Mean over all ports of the fraction of the run spent transmitting.
@@ -47,6 +49,10 @@ pub struct FlowRecord {
     pub acked_at: Option<Time>,
     pub retransmissions: u64,
     pub timeouts: u64,
+    /// Lowest rate rate-based congestion control paced the flow at.
+    pub min_rate_bps: Option<u64>,
+    /// Smallest window window-based congestion control allowed the flow.
+    pub min_window: Option<u32>,
 }
 
 /// A row of `flows.csv`. Times are in microseconds (floats, exact to the picosecond).
@@ -67,6 +73,10 @@ pub struct FlowRow {
     pub timeouts: u64,
     /// Whether the flow counts in the summary (started after the warm-up).
     pub measured: bool,
+    /// Lowest pacing rate its congestion control set (rate-based controllers only).
+    pub min_rate_gbps: Option<f64>,
+    /// Smallest window its congestion control allowed (window-based controllers only).
+    pub min_window_packets: Option<u32>,
 }
 
 /// `summary.json`'s metrics. Field names carry their unit last.
@@ -101,6 +111,16 @@ pub struct Summary {
     pub drop_rate: f64,
     pub pause_frames: u64,
     pub resume_frames: u64,
+    /// Data packets marked CE by switches.
+    pub ecn_marks: u64,
+    /// Congestion notification packets sent by receivers (DCQCN).
+    pub cnps: u64,
+    /// Mean over measured flows of the lowest rate their congestion control paced them at
+    /// (rate-based controllers; `null` otherwise).
+    pub cc_avg_min_rate_gbps: Option<f64>,
+    /// Mean over measured flows of the smallest window their congestion control allowed
+    /// (window-based controllers; `null` otherwise).
+    pub cc_avg_min_window_packets: Option<f64>,
     /// Sum over all ports of the time spent paused.
     pub paused_time_us: f64,
     /// Mean over all ports (both directions of every link) of the fraction of the run spent
@@ -134,6 +154,12 @@ fn mean(values: &[f64]) -> f64 {
     } else {
         values.iter().sum::<f64>() / values.len() as f64
     }
+}
+
+/// The mean of the values present, or `None` if there are none.
+fn mean_of_some(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = values.flatten().collect();
+    (!v.is_empty()).then(|| mean(&v))
 }
 
 fn sorted(mut v: Vec<f64>) -> Vec<f64> {
@@ -188,6 +214,8 @@ impl RunResult {
                     retransmissions: r.retransmissions,
                     timeouts: r.timeouts,
                     measured: r.start >= warmup,
+                    min_rate_gbps: r.min_rate_bps.map(|b| b as f64 / 1e9),
+                    min_window_packets: r.min_window,
                 }
             })
             .collect();
@@ -234,6 +262,12 @@ impl RunResult {
             },
             pause_frames: c.pause_frames,
             resume_frames: c.resume_frames,
+            ecn_marks: c.ecn_marks,
+            cnps: c.cnps,
+            cc_avg_min_rate_gbps: mean_of_some(measured.iter().map(|r| r.min_rate_gbps)),
+            cc_avg_min_window_packets: mean_of_some(
+                measured.iter().map(|r| r.min_window_packets.map(f64::from)),
+            ),
             paused_time_us: us(c.paused_time),
             link_utilization: c.link_utilization,
             peak_buffer_bytes: c.peak_buffer_bytes,

@@ -32,6 +32,8 @@ pub enum Purpose {
     Incast,
     /// Packet drop and link fault injection (index: the link or port).
     Faults,
+    /// RED/ECN marking decisions (index: the switch).
+    EcnMarking,
 }
 
 impl Purpose {
@@ -45,6 +47,7 @@ impl Purpose {
             Purpose::EcmpSalt => *b"ecmpsalt",
             Purpose::Incast => *b"incast\0\0",
             Purpose::Faults => *b"faults\0\0",
+            Purpose::EcnMarking => *b"ecnmark\0",
         })
     }
 }

@@ -11,11 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
+use irn_core::cc::CcConfig;
 use irn_core::transport::{RtoPolicy, TransportConfig};
 use irn_core::{Bandwidth, Duration, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{bdp_cap_packets, PfcConfig, PfcThreshold, SimConfig, SwitchConfig};
+use crate::config::{bdp_cap_packets, EcnConfig, PfcConfig, PfcThreshold, SimConfig, SwitchConfig};
 use crate::ids::HostIdx;
 use crate::topology::Topology;
 use crate::units::Bytes;
@@ -202,6 +203,18 @@ pub struct SwitchSection {
     pub pfc_threshold: String,
     /// Resume when this far below the threshold; `"auto"` is two full frames.
     pub pfc_resume_gap: String,
+    /// ECN marking on output queues: `"auto"` (DCQCN's RED with DCQCN, DCTCP's step with DCTCP,
+    /// none otherwise), `"off"`, `"dcqcn"` or `"dctcp"`.
+    pub ecn: String,
+    /// Override the marking's lower threshold (a size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_kmin: Option<String>,
+    /// Override the marking's upper threshold (a size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_kmax: Option<String>,
+    /// Override the marking probability at the upper threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_pmax: Option<f64>,
 }
 
 impl Default for SwitchSection {
@@ -211,8 +224,24 @@ impl Default for SwitchSection {
             pfc: false,
             pfc_threshold: "auto".into(),
             pfc_resume_gap: "auto".into(),
+            ecn: "auto".into(),
+            ecn_kmin: None,
+            ecn_kmax: None,
+            ecn_pmax: None,
         }
     }
+}
+
+/// Which congestion controller every flow runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcKind {
+    #[default]
+    None,
+    Dcqcn,
+    Timely,
+    Dctcp,
+    Aimd,
 }
 
 /// Which NIC transport every flow uses.
@@ -255,6 +284,8 @@ pub struct TransportSection {
     pub timeouts: String,
     /// Extra header bytes on every data packet (IRN §6.3 worst case: "16B").
     pub header_overhead: String,
+    /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"` or `"aimd"`.
+    pub cc: CcKind,
 }
 
 impl Default for TransportSection {
@@ -268,6 +299,7 @@ impl Default for TransportSection {
             rto_low_packets: TransportConfig::DEFAULT_RTO_LOW_N,
             timeouts: "auto".into(),
             header_overhead: "0B".into(),
+            cc: CcKind::None,
         }
     }
 }
@@ -782,12 +814,22 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         (_, Some(c)) => Some(c),
         (_, None) => base.bdp_cap.map(|_| auto_cap),
     };
+    let cc = match t.cc {
+        CcKind::None => CcConfig::None,
+        CcKind::Dcqcn => CcConfig::Dcqcn(Default::default()),
+        CcKind::Timely => CcConfig::Timely(Default::default()),
+        CcKind::Dctcp => CcConfig::Dctcp(Default::default()),
+        CcKind::Aimd => CcConfig::Aimd(Default::default()),
+    };
     let transport = TransportConfig {
         bdp_cap,
         rto,
         mtu: t.mtu,
+        cc,
+        line_rate: topology.min_host_rate(),
         ..base
     };
+    let ecn = ecn_config(s, file, topology.min_host_rate(), max_frame)?;
     if let Err(e) = transport.validate() {
         return Err(invalid(
             file,
@@ -882,6 +924,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         switch: SwitchConfig {
             buffer_bytes: buffer,
             pfc,
+            ecn,
         },
         transport,
         flows,
@@ -889,6 +932,68 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         drain_limit,
         extra_header_bytes,
     })
+}
+
+/// The switches' ECN marking: a preset chosen by `switch.ecn` (or by the congestion control),
+/// with any thresholds overridden.
+fn ecn_config(
+    s: &ScenarioFile,
+    file: &str,
+    rate: Bandwidth,
+    frame: u64,
+) -> Result<Option<EcnConfig>, ScenarioError> {
+    let sw = &s.switch;
+    let preset = match (sw.ecn.as_str(), s.transport.cc) {
+        ("off", _) | ("auto", CcKind::None | CcKind::Timely | CcKind::Aimd) => None,
+        ("dcqcn", _) | ("auto", CcKind::Dcqcn) => Some(EcnConfig::DCQCN),
+        ("dctcp", _) | ("auto", CcKind::Dctcp) => Some(EcnConfig::dctcp(rate, frame)),
+        (v, _) => {
+            return Err(invalid(
+                file,
+                "switch.ecn",
+                &format!("{v:?}"),
+                "\"auto\", \"off\", \"dcqcn\" or \"dctcp\"",
+            ))
+        }
+    };
+    let overridden = sw.ecn_kmin.is_some() || sw.ecn_kmax.is_some() || sw.ecn_pmax.is_some();
+    let Some(mut red) = preset else {
+        if overridden {
+            return Err(invalid(
+                file,
+                "switch.ecn",
+                &format!("{:?}", sw.ecn),
+                "marking is off, so ecn_kmin/ecn_kmax/ecn_pmax do not apply; set switch.ecn",
+            ));
+        }
+        return Ok(None);
+    };
+    if let Some(k) = &sw.ecn_kmin {
+        red.kmin_bytes = parse_key::<Bytes>(file, "switch.ecn_kmin", k)?.0;
+    }
+    if let Some(k) = &sw.ecn_kmax {
+        red.kmax_bytes = parse_key::<Bytes>(file, "switch.ecn_kmax", k)?.0;
+    }
+    if let Some(p) = sw.ecn_pmax {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(invalid(
+                file,
+                "switch.ecn_pmax",
+                &p.to_string(),
+                "a probability in (0, 1]",
+            ));
+        }
+        red.pmax = p;
+    }
+    if red.kmax_bytes < red.kmin_bytes {
+        return Err(invalid(
+            file,
+            "switch.ecn_kmax",
+            &red.kmax_bytes.to_string(),
+            &format!("at least ecn_kmin ({} B)", red.kmin_bytes),
+        ));
+    }
+    Ok(Some(red))
 }
 
 fn resolve(base_dir: &Path, p: &str) -> PathBuf {

@@ -20,7 +20,8 @@ use crate::switch::{Admit, SwitchState};
 use crate::topology::NodeKind;
 use crate::workload::FlowSpec;
 
-use rand::Rng;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 /// How far a run has got, for progress bars.
 #[derive(Debug, Clone, Copy)]
@@ -76,6 +77,8 @@ struct Flow {
     acked_at: Option<Time>,
     retransmissions: u64,
     timeouts: u64,
+    min_rate_bps: Option<u64>,
+    min_window: Option<u32>,
 }
 
 /// One simulation run.
@@ -136,12 +139,22 @@ impl<'a> Simulation<'a> {
                     let ports = &topo.ports()[range.start as usize..range.end as usize];
                     let pfc = cfg.switch.pfc;
                     let buffer = cfg.switch.buffer_bytes;
-                    switches.push(SwitchState::new(ports.len(), buffer, |i| {
-                        pfc.map(|pfc| {
-                            let pause = pfc.threshold.resolve(buffer, &ports[i], max_frame);
-                            (pause, pause.saturating_sub(pfc.resume_gap_bytes))
-                        })
-                    }));
+                    let ecn = cfg.switch.ecn.map(|red| {
+                        let seed =
+                            stream(cfg.seed, Purpose::EcnMarking, switches.len() as u64).random();
+                        (red, SmallRng::seed_from_u64(seed))
+                    });
+                    switches.push(SwitchState::new(
+                        ports.len(),
+                        buffer,
+                        |i| {
+                            pfc.map(|pfc| {
+                                let pause = pfc.threshold.resolve(buffer, &ports[i], max_frame);
+                                (pause, pause.saturating_sub(pfc.resume_gap_bytes))
+                            })
+                        },
+                        ecn,
+                    ));
                 }
             }
         }
@@ -166,6 +179,8 @@ impl<'a> Simulation<'a> {
                 acked_at: None,
                 retransmissions: 0,
                 timeouts: 0,
+                min_rate_bps: None,
+                min_window: None,
             })
             .collect();
         let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
@@ -482,6 +497,7 @@ impl<'a> Simulation<'a> {
         let Some(deadline) = flow.qp.as_ref().and_then(|qp| qp.sender.poll_timeout()) else {
             return;
         };
+        let deadline = deadline.max(self.now);
         if flow.timer_at.is_none_or(|at| deadline < at) {
             flow.timer_at = Some(deadline);
             self.queue.schedule(deadline, Event::Timer(f));
@@ -526,9 +542,12 @@ impl<'a> Simulation<'a> {
         let flow = &mut self.flows[f.index()];
         flow.retransmissions = s.retransmissions;
         flow.timeouts = s.timeouts;
+        flow.min_rate_bps = s.min_rate_bps;
+        flow.min_window = s.min_window;
         self.counters.retransmissions += s.retransmissions;
         self.counters.timeouts += s.timeouts;
         self.counters.duplicates += r.duplicates;
+        self.counters.cnps += r.cnps_sent;
     }
 
     fn finish(mut self) -> RunResult {
@@ -551,6 +570,7 @@ impl<'a> Simulation<'a> {
         }
         self.counters.paused_time = paused_total;
         self.counters.link_utilization = link_busy_fraction_sum / self.ports.len().max(1) as f64;
+        self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks).sum();
         self.counters.peak_buffer_bytes = self
             .switches
             .iter()
@@ -573,6 +593,8 @@ impl<'a> Simulation<'a> {
                 acked_at: f.acked_at,
                 retransmissions: f.retransmissions,
                 timeouts: f.timeouts,
+                min_rate_bps: f.min_rate_bps,
+                min_window: f.min_window,
             })
             .collect();
         RunResult::new(self.cfg, records, self.counters)

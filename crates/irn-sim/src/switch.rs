@@ -12,6 +12,11 @@
 
 use std::collections::VecDeque;
 
+use irn_core::packet::{Ecn, PacketKind};
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+use crate::config::EcnConfig;
 use crate::packet::SimPacket;
 
 /// What admitting a packet led to.
@@ -40,6 +45,11 @@ pub struct SwitchState {
     occupancy: Vec<u64>,
     /// Per input: PAUSE sent and not yet resumed.
     pausing: Vec<bool>,
+    /// Per output: data bytes waiting for it, over all inputs (the queue ECN marking watches).
+    queued: Vec<u64>,
+    ecn: Option<(EcnConfig, SmallRng)>,
+    /// Data packets marked CE here.
+    pub ecn_marks: u64,
     /// Per input: pause above this occupancy (`u64::MAX` without PFC)...
     pause_at: Vec<u64>,
     /// ...resume below this one.
@@ -55,7 +65,13 @@ impl SwitchState {
     ///
     /// # Panics
     /// With more than 64 ports (topologies are validated against this).
-    pub fn new(ports: usize, buffer_bytes: u64, pfc: impl Fn(usize) -> Option<(u64, u64)>) -> Self {
+    /// `ecn` enables RED marking with the given random stream.
+    pub fn new(
+        ports: usize,
+        buffer_bytes: u64,
+        pfc: impl Fn(usize) -> Option<(u64, u64)>,
+        ecn: Option<(EcnConfig, SmallRng)>,
+    ) -> Self {
         assert!(ports <= 64, "a switch has at most 64 ports");
         let thresholds: Vec<(u64, u64)> = (0..ports)
             .map(|i| pfc(i).unwrap_or((u64::MAX, 0)))
@@ -67,6 +83,9 @@ impl SwitchState {
             next_input: vec![0; ports],
             control: (0..ports).map(|_| VecDeque::new()).collect(),
             occupancy: vec![0; ports],
+            queued: vec![0; ports],
+            ecn,
+            ecn_marks: 0,
             pausing: vec![false; ports],
             pause_at: thresholds.iter().map(|t| t.0).collect(),
             resume_below: thresholds.iter().map(|t| t.1).collect(),
@@ -83,6 +102,7 @@ impl SwitchState {
             return Admit::Dropped;
         }
         self.occupancy[input] = occ;
+        self.queued[output] += bytes;
         self.peak_occupancy = self.peak_occupancy.max(occ);
         self.voq[input * self.ports + output].push_back(p);
         self.waiting[output] |= 1 << input;
@@ -122,11 +142,25 @@ impl SwitchState {
             waiting.trailing_zeros()
         } as usize;
         let queue = &mut self.voq[input * self.ports + output];
-        let p = queue.pop_front()?;
+        let mut p = queue.pop_front()?;
         if queue.is_empty() {
             self.waiting[output] &= !(1 << input);
         }
         self.next_input[output] = (input as u32 + 1) % self.ports as u32;
+        if let Some((red, rng)) = &mut self.ecn {
+            if let PacketKind::Data {
+                ecn: ecn @ (Ecn::Ect0 | Ecn::Ect1),
+                ..
+            } = &mut p.pkt.kind
+            {
+                let prob = red.probability(self.queued[output]);
+                if prob >= 1.0 || (prob > 0.0 && rng.random::<f64>() < prob) {
+                    *ecn = Ecn::Ce;
+                    self.ecn_marks += 1;
+                }
+            }
+        }
+        self.queued[output] -= u64::from(p.wire_bytes);
         self.occupancy[input] -= u64::from(p.wire_bytes);
         let resume = (self.pausing[input] && self.occupancy[input] < self.resume_below[input])
             .then(|| {
@@ -146,8 +180,9 @@ impl SwitchState {
 mod tests {
     use super::*;
     use crate::ids::{FlowId, HostIdx};
-    use irn_core::packet::{Ecn, PacketKind, Qpn};
+    use irn_core::packet::Qpn;
     use irn_core::{Packet, Psn};
+    use rand::SeedableRng;
 
     fn pkt(flow: u32, bytes: u32) -> SimPacket {
         SimPacket {
@@ -160,6 +195,7 @@ mod tests {
                     last: true,
                     retransmission: false,
                     ecn: Ecn::Ect0,
+                    ts: 0,
                 },
             },
             flow: FlowId(flow),
@@ -172,7 +208,10 @@ mod tests {
     fn ack(flow: u32) -> SimPacket {
         SimPacket {
             pkt: Packet {
-                kind: PacketKind::Ack { msn: 0 },
+                kind: PacketKind::Ack {
+                    msn: 0,
+                    echo: Default::default(),
+                },
                 ..pkt(flow, 64).pkt
             },
             ..pkt(flow, 64)
@@ -181,7 +220,7 @@ mod tests {
 
     #[test]
     fn outputs_serve_inputs_round_robin() {
-        let mut s = SwitchState::new(4, 10_000, |_| None);
+        let mut s = SwitchState::new(4, 10_000, |_| None, None);
         for input in [0, 0, 0, 2, 2, 3] {
             assert_eq!(
                 s.admit_data(input, 1, pkt(input as u32, 100)),
@@ -197,7 +236,7 @@ mod tests {
 
     #[test]
     fn tail_drop_per_input_buffer() {
-        let mut s = SwitchState::new(2, 250, |_| None);
+        let mut s = SwitchState::new(2, 250, |_| None, None);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Dropped);
@@ -207,7 +246,7 @@ mod tests {
 
     #[test]
     fn pause_above_threshold_resume_below_gap() {
-        let mut s = SwitchState::new(2, 1000, |_| Some((250, 150)));
+        let mut s = SwitchState::new(2, 1000, |_| Some((250, 150)), None);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::QueuedAndPause); // 300 > 250
@@ -218,8 +257,40 @@ mod tests {
     }
 
     #[test]
+    fn ecn_marks_by_the_output_queue_length() {
+        let step = EcnConfig {
+            kmin_bytes: 150,
+            kmax_bytes: 150,
+            pmax: 1.0,
+        };
+        let mut s = SwitchState::new(
+            3,
+            10_000,
+            |_| None,
+            Some((step, SmallRng::seed_from_u64(1))),
+        );
+        // Two inputs feed output 2: 200 B queued for it, above K = 150.
+        s.admit_data(0, 2, pkt(0, 100));
+        s.admit_data(1, 2, pkt(1, 100));
+        let mut not_ect = pkt(2, 100);
+        if let PacketKind::Data { ecn, .. } = &mut not_ect.pkt.kind {
+            *ecn = Ecn::NotEct;
+        }
+        s.admit_data(0, 2, not_ect);
+        let marks: Vec<Ecn> = std::iter::from_fn(|| s.dequeue(2, false))
+            .map(|(p, _)| match p.pkt.kind {
+                PacketKind::Data { ecn, .. } => ecn,
+                _ => unreachable!(),
+            })
+            .collect();
+        // 300 B queued: mark; 200 B: mark; 100 B: at or below K; and never a non-ECT packet.
+        assert_eq!(marks, vec![Ecn::Ce, Ecn::Ce, Ecn::NotEct]);
+        assert_eq!(s.ecn_marks, 2);
+    }
+
+    #[test]
     fn control_goes_first_and_ignores_pause() {
-        let mut s = SwitchState::new(2, 1000, |_| None);
+        let mut s = SwitchState::new(2, 1000, |_| None, None);
         s.admit_data(0, 1, pkt(7, 100));
         s.admit_control(1, ack(9));
         assert_eq!(s.dequeue(1, true).map(|(p, _)| p.flow.0), Some(9));

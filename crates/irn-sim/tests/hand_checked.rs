@@ -28,6 +28,7 @@ fn config(
                 threshold: PfcThreshold::Auto,
                 resume_gap_bytes: 2 * 1086,
             }),
+            ecn: None,
         },
         transport,
         flows,

@@ -1,6 +1,7 @@
 //! What distinguishes one transport from another: loss recovery, BDP-FC and timeouts.
 
-use crate::time::Duration;
+use crate::cc::CcConfig;
+use crate::time::{Bandwidth, Duration};
 
 /// How lost packets are detected and resent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,7 +47,7 @@ impl core::fmt::Display for RtoPolicy {
 }
 
 /// A transport's behaviour, shared by the sender and the receiver of a queue pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TransportConfig {
     pub recovery: LossRecovery,
     /// BDP-FC (§3.2): at most this many packets between the cumulative ACK and the next new PSN.
@@ -60,6 +61,11 @@ pub struct TransportConfig {
     pub rto: RtoPolicy,
     /// Payload bytes per packet (the QP's path MTU); every packet but a message's last is full.
     pub mtu: u32,
+    /// Congestion control, independent of loss recovery (IRN §3); the receiver side of DCQCN
+    /// (CNP generation) runs when this is DCQCN.
+    pub cc: CcConfig,
+    /// The NIC port's rate: where rate-based congestion control starts, and its ceiling.
+    pub line_rate: Bandwidth,
 }
 
 /// IRN §4.1 default values.
@@ -72,6 +78,8 @@ impl TransportConfig {
     pub const DEFAULT_RTO_LOW: Duration = Duration::from_us(100);
     pub const DEFAULT_RTO_HIGH: Duration = Duration::from_us(320);
     pub const DEFAULT_RTO_LOW_N: u32 = 3;
+    /// The IRN default case's 40 Gb/s links (§4.1).
+    pub const DEFAULT_LINE_RATE: Bandwidth = Bandwidth::from_gbps(40);
     /// Tracking window without BDP-FC: 16384 packets, ~17 MB at a 1 KB MTU.
     pub const DEFAULT_TRACKING_WINDOW: u32 = 16_384;
 
@@ -95,6 +103,8 @@ impl TransportConfig {
                 RtoPolicy::Fixed(Self::DEFAULT_RTO_HIGH)
             },
             mtu: Self::DEFAULT_MTU,
+            cc: CcConfig::None,
+            line_rate: Self::DEFAULT_LINE_RATE,
         }
     }
 
@@ -106,6 +116,8 @@ impl TransportConfig {
             tracking_window: Self::DEFAULT_TRACKING_WINDOW,
             rto: Self::dual_rto(),
             mtu: Self::DEFAULT_MTU,
+            cc: CcConfig::None,
+            line_rate: Self::DEFAULT_LINE_RATE,
         }
     }
 

@@ -5,7 +5,8 @@ use std::collections::VecDeque;
 use super::config::{LossRecovery, TransportConfig};
 use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
-use crate::packet::{Packet, PacketKind, Qpn};
+use crate::cc::{CcConfig, CnpPacer};
+use crate::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
 use crate::time::Time;
 
@@ -36,6 +37,10 @@ pub struct Receiver {
     premature: VecDeque<(u64, u32)>,
     control: VecDeque<Packet>,
     completions: VecDeque<Completion>,
+    /// What the ACK/NACK for the packet being handled echoes back.
+    echo: Echo,
+    /// DCQCN's notification point: at most one CNP per interval while CE-marked packets arrive.
+    cnp: Option<CnpPacer>,
     stats: ReceiverStats,
 }
 
@@ -71,6 +76,9 @@ pub struct ReceiverStats {
     pub invalid_packets: u64,
     pub acks_sent: u64,
     pub nacks_sent: u64,
+    /// Data packets that arrived CE-marked.
+    pub ecn_marked: u64,
+    pub cnps_sent: u64,
 }
 
 impl Receiver {
@@ -100,6 +108,11 @@ impl Receiver {
             premature: VecDeque::new(),
             control: VecDeque::new(),
             completions: VecDeque::new(),
+            echo: Echo::default(),
+            cnp: match cfg.cc {
+                CcConfig::Dcqcn(p) => Some(CnpPacer::new(p.cnp_interval)),
+                _ => None,
+            },
             stats: ReceiverStats::default(),
         }
     }
@@ -119,15 +132,33 @@ impl Receiver {
     /// completes the messages whose last packets are passed (popcount of the last-packet bitmap),
     /// and is answered with a cumulative ACK. Out of order, go-back-N discards it and NACKs once
     /// per episode; selective repeat keeps it and NACKs it with itself as the SACK. Duplicates
-    /// below the expected PSN are re-ACKed.
-    pub fn handle_packet(&mut self, _now: Time, pkt: &Packet) {
+    /// below the expected PSN are re-ACKed. Every reply echoes the packet's timestamp and CE mark;
+    /// with DCQCN, CE-marked packets also trigger CNPs (at most one per interval).
+    pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
         let PacketKind::Data {
-            payload_len, last, ..
+            payload_len,
+            last,
+            ecn,
+            ts,
+            ..
         } = pkt.kind
         else {
             self.stats.invalid_packets += 1;
             return;
         };
+        let marked = ecn == Ecn::Ce;
+        self.echo = Echo { ts, ece: marked };
+        if marked {
+            self.stats.ecn_marked += 1;
+            if self.cnp.as_mut().is_some_and(|c| c.on_marked(now)) {
+                self.stats.cnps_sent += 1;
+                self.control.push_back(Packet {
+                    dest_qp: self.peer,
+                    psn: self.psn(self.expected),
+                    kind: PacketKind::Cnp,
+                });
+            }
+        }
         let len = u32::from(payload_len);
         if len > self.mtu || (!last && len != self.mtu) {
             self.stats.invalid_packets += 1;
@@ -248,7 +279,10 @@ impl Receiver {
         self.control.push_back(Packet {
             dest_qp: self.peer,
             psn: self.psn(self.expected),
-            kind: PacketKind::Ack { msn: self.msn24() },
+            kind: PacketKind::Ack {
+                msn: self.msn24(),
+                echo: self.echo,
+            },
         });
     }
 
@@ -260,6 +294,7 @@ impl Receiver {
             kind: PacketKind::Nack {
                 msn: self.msn24(),
                 sack,
+                echo: self.echo,
             },
         });
     }

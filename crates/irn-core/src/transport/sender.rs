@@ -5,7 +5,8 @@ use std::collections::VecDeque;
 use super::config::{LossRecovery, RtoPolicy, TransportConfig};
 use super::{packets_for, Completion, MessageId};
 use crate::bitmap::RingBitmap;
-use crate::packet::{Ecn, Packet, PacketKind, Qpn};
+use crate::cc::{AckEvent, CongestionControl};
+use crate::packet::{since_timestamp, timestamp, Ecn, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
 use crate::time::Time;
 
@@ -47,6 +48,11 @@ pub struct Sender {
     flight_limit: Option<u64>,
     loss: Loss,
     timer: Option<Timer>,
+    cc: CongestionControl,
+    /// Rate-based congestion control: the next packet may not leave before this.
+    next_tx_at: Time,
+    /// The latest `now` seen, so deadlines already past are not reported.
+    last_now: Time,
     messages: VecDeque<Outgoing>,
     next_msg: u64,
     completions: VecDeque<Completion>,
@@ -115,6 +121,11 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// RTO_low expiries extended to RTO_high because more than N packets were in flight.
     pub rto_extensions: u64,
+    pub cnps_received: u64,
+    /// Lowest pacing rate rate-based congestion control set while packets were sent.
+    pub min_rate_bps: Option<u64>,
+    /// Smallest window window-based congestion control allowed while packets were sent.
+    pub min_window: Option<u32>,
 }
 
 /// Why a message could not be posted.
@@ -148,7 +159,11 @@ impl Sender {
                 Some(u64::from(cfg.window())),
             ),
         };
+        let initial_window = cfg.bdp_cap.unwrap_or(cfg.tracking_window);
         Sender {
+            cc: CongestionControl::new(&cfg.cc, cfg.line_rate, initial_window),
+            next_tx_at: Time::ZERO,
+            last_now: Time::ZERO,
             cfg,
             peer,
             isn,
@@ -198,6 +213,16 @@ impl Sender {
         )
     }
 
+    /// The congestion controller's current pacing rate, if it is rate-based.
+    pub fn rate(&self) -> Option<crate::Bandwidth> {
+        self.cc.rate()
+    }
+
+    /// The congestion controller's current window in packets, if it is window-based.
+    pub fn window(&self) -> Option<u32> {
+        self.cc.window()
+    }
+
     /// Every posted message is fully acknowledged.
     pub fn is_idle(&self) -> bool {
         self.messages.is_empty()
@@ -238,9 +263,15 @@ impl Sender {
     /// cumulative ACK. ACKs that are behind are harmless; ones that acknowledge unsent packets are
     /// ignored and counted.
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
-        let sack = match pkt.kind {
-            PacketKind::Ack { .. } => None,
-            PacketKind::Nack { sack, .. } => Some(sack),
+        self.last_now = now;
+        let (sack, echo) = match pkt.kind {
+            PacketKind::Ack { echo, .. } => (None, echo),
+            PacketKind::Nack { sack, echo, .. } => (Some(sack), echo),
+            PacketKind::Cnp => {
+                self.stats.cnps_received += 1;
+                self.cc.on_cnp(now);
+                return;
+            }
             PacketKind::Data { .. } => {
                 self.stats.invalid_packets += 1;
                 return;
@@ -262,11 +293,24 @@ impl Sender {
             None => self.stats.acks_received += 1,
             Some(_) => self.stats.nacks_received += 1,
         }
+        let una_before = self.una;
         if let Some(c) = cumulative.filter(|&c| c > self.una) {
             self.advance(now, c);
         }
+        self.cc.on_ack(
+            now,
+            &AckEvent {
+                newly_acked: self.una - una_before,
+                rtt: Some(since_timestamp(now, echo.ts)),
+                ece: echo.ece,
+                una: self.una,
+                nxt: self.high,
+            },
+        );
         if let Some(sack) = sack {
-            self.on_nack(cumulative, sack);
+            if self.on_nack(cumulative, sack) {
+                self.cc.on_loss(now, self.una, self.high);
+            }
         }
     }
 
@@ -277,6 +321,10 @@ impl Sender {
     /// extends the timer to RTO_high. A real expiry resends from the cumulative ACK: go-back-N
     /// rewinds, selective repeat (re)starts loss recovery.
     pub fn handle_timeout(&mut self, now: Time) {
+        self.last_now = now;
+        if self.cc.poll_timeout().is_some_and(|t| t <= now) {
+            self.cc.handle_timeout(now);
+        }
         let Some(timer) = self.timer else { return };
         if now < timer.deadline {
             return;
@@ -296,6 +344,7 @@ impl Sender {
             Loss::GoBackN => self.nxt = self.una,
             Loss::Selective(s) => s.recovery = Some(Recovery::start(self.una, self.high)),
         }
+        self.cc.on_loss(now, self.una, self.high);
         self.arm_timer(now);
     }
 
@@ -307,6 +356,10 @@ impl Sender {
     /// highest SACK (the look-ahead), and only then new packets. New packets go only while the
     /// flight limit (BDP-FC) allows. Go-back-N resends everything from its rewind point.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        self.last_now = now;
+        if now < self.next_tx_at {
+            return None;
+        }
         let (n, retransmission) = self.next_to_send()?;
         self.stats.packets_sent += 1;
         if retransmission {
@@ -315,12 +368,36 @@ impl Sender {
         if self.timer.is_none() {
             self.arm_timer(now);
         }
-        Some(self.data_packet(n, retransmission))
+        let pkt = self.data_packet(now, n, retransmission);
+        let bytes = u64::from(pkt.wire_len());
+        self.cc.on_sent(now, bytes);
+        if let Some(rate) = self.cc.rate() {
+            let r = rate.as_bps();
+            self.stats.min_rate_bps = Some(self.stats.min_rate_bps.map_or(r, |m| m.min(r)));
+        }
+        if let Some(w) = self.cc.window() {
+            self.stats.min_window = Some(self.stats.min_window.map_or(w, |m| m.min(w)));
+        }
+        if let Some(rate) = self.cc.rate().filter(|&r| r < self.cfg.line_rate) {
+            self.next_tx_at = now + rate.serialization(bytes);
+        }
+        Some(pkt)
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) must next be called, if a timer runs.
+    /// When [`handle_timeout`](Self::handle_timeout) must next be called: the retransmission
+    /// timer, the congestion controller's timers, and (when pacing holds back a packet) the time
+    /// the next packet may leave, whichever is first.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.timer.map(|t| t.deadline)
+        let pacing =
+            (self.next_tx_at > self.last_now && self.has_data_to_send()).then_some(self.next_tx_at);
+        [
+            self.timer.map(|t| t.deadline),
+            self.cc.poll_timeout(),
+            pacing,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The next fully acknowledged message, in posting order.
@@ -341,6 +418,11 @@ impl Sender {
             Some(d) if d >= 0 => Some(self.una + d as u64),
             _ => None,
         }
+    }
+
+    /// Something is waiting to go: new data, or a retransmission in recovery.
+    fn has_data_to_send(&self) -> bool {
+        self.nxt < self.end || self.in_recovery()
     }
 
     fn next_to_send(&mut self) -> Option<(u64, bool)> {
@@ -384,7 +466,7 @@ impl Sender {
         Some((n, retransmission))
     }
 
-    fn data_packet(&self, n: u64, retransmission: bool) -> Packet {
+    fn data_packet(&self, now: Time, n: u64, retransmission: bool) -> Packet {
         let i = self.messages.partition_point(|m| m.first + m.packets <= n);
         let m = &self.messages[i];
         let offset = n - m.first;
@@ -400,6 +482,7 @@ impl Sender {
                 last,
                 retransmission,
                 ecn: Ecn::Ect0,
+                ts: timestamp(now),
             },
         }
     }
@@ -436,7 +519,8 @@ impl Sender {
     }
 
     /// The SACK and loss-detection half of a NACK; `cumulative` is `None` for a stale NACK.
-    fn on_nack(&mut self, cumulative: Option<u64>, sack: Psn) {
+    /// Returns whether the NACK started a loss episode (recovery, or a go-back-N rewind).
+    fn on_nack(&mut self, cumulative: Option<u64>, sack: Psn) -> bool {
         let sacked_n = self.number_at_or_after_una(sack).filter(|&s| s < self.high);
         match &mut self.loss {
             Loss::GoBackN => {
@@ -444,7 +528,9 @@ impl Sender {
                 if cumulative.is_some() && self.nxt > self.una {
                     self.nxt = self.una;
                     self.stats.recoveries += 1;
+                    return true;
                 }
+                false
             }
             Loss::Selective(s) => {
                 if let (Some(bitmap), Some(sn)) = (&mut s.sacked, sacked_n) {
@@ -453,14 +539,19 @@ impl Sender {
                     s.sack_high = s.sack_high.max(sn + 1);
                 }
                 // A stale NACK's SACK is still news, but it cannot start a recovery.
-                let Some(c) = cumulative else { return };
+                let Some(c) = cumulative else { return false };
                 match &mut s.recovery {
                     None => {
                         s.recovery = Some(Recovery::start(self.una, self.high));
                         self.stats.recoveries += 1;
+                        true
                     }
-                    Some(r) if s.sacked.is_none() && c >= r.next => r.pending = Some(c),
-                    Some(_) => {}
+                    Some(r) => {
+                        if s.sacked.is_none() && c >= r.next {
+                            r.pending = Some(c);
+                        }
+                        false
+                    }
                 }
             }
         }

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
-use irn_core::packet::{Ecn, Packet, PacketKind, Qpn};
+use irn_core::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use irn_core::{Psn, Receiver, Sender, Time, TransportConfig};
 
 /// The sender's QP (ACKs are addressed to it) and the receiver's (data is addressed to it).
@@ -30,6 +30,7 @@ pub fn data(psn: u32, payload_len: u16, first: bool, last: bool) -> Packet {
             last,
             retransmission: false,
             ecn: Ecn::Ect0,
+            ts: 0,
         },
     }
 }
@@ -48,7 +49,10 @@ pub fn ack(cumulative: u32) -> Packet {
     Packet {
         dest_qp: SENDER_QP,
         psn: Psn::new(cumulative),
-        kind: PacketKind::Ack { msn: 0 },
+        kind: PacketKind::Ack {
+            msn: 0,
+            echo: Echo::default(),
+        },
     }
 }
 
@@ -59,6 +63,7 @@ pub fn nack(cumulative: u32, sack: u32) -> Packet {
         kind: PacketKind::Nack {
             msn: 0,
             sack: Psn::new(sack),
+            echo: Echo::default(),
         },
     }
 }
@@ -74,7 +79,7 @@ pub fn reply(p: &Packet) -> Reply {
     match p.kind {
         PacketKind::Ack { .. } => Reply::Ack(p.psn.value()),
         PacketKind::Nack { sack, .. } => Reply::Nack(p.psn.value(), sack.value()),
-        PacketKind::Data { .. } => panic!("receiver sent data: {p:?}"),
+        PacketKind::Data { .. } | PacketKind::Cnp => panic!("receiver sent {p:?}"),
     }
 }
 

@@ -1,0 +1,290 @@
+//! Timely (Mittal et al., "TIMELY: RTT-based Congestion Control for the Datacenter",
+//! SIGCOMM 2015): a rate-based controller driven by RTT samples, which IRN runs "with the same
+//! parameters as specified in [29]" as a NIC-based implementation (IRN §4.1, §4.2.4).
+//!
+//! # The variant implemented here (the paper's Algorithm 1, once per RTT sample)
+//!
+//! ```text
+//! new_rtt_diff = rtt − prev_rtt;  prev_rtt = rtt
+//! rtt_diff     = (1 − α)·rtt_diff + α·new_rtt_diff      (α weights the NEW sample)
+//! gradient     = rtt_diff / min_rtt
+//! if rtt < T_low:        rate += δ
+//! elif rtt > T_high:     rate ← rate·(1 − β·(1 − T_high/rtt))
+//! elif gradient ≤ 0:     rate += N·δ, N = 5 after 5 consecutive such steps, else 1
+//! else:                  rate ← rate·(1 − β·gradient)
+//! rate clamped to [min_rate, line_rate]
+//! ```
+//!
+//! * The EWMA: Algorithm 1 of the paper writes `rtt_diff ← (1 − α)·rtt_diff + α·new_rtt_diff`,
+//!   so α is the weight of the newest sample; with the paper's α = 0.875 the filter mostly
+//!   follows the latest difference (HPCC's ns-3 Timely applies 0.875 the same way). The code
+//!   the authors published alongside the paper weights the new sample the same way but suggests
+//!   α = 0.02; [`TimelyParams::ewma_alpha`] makes it configurable.
+//! * The first sample only records `prev_rtt` (there is no difference yet); the rate is unchanged.
+//! * Hyper-active increase (HAI): a counter of consecutive gradient ≤ 0 increases, read *before*
+//!   it is incremented, so increases 1–5 add δ and the 6th and later add N·δ = 5δ. Any decrease
+//!   (the T_high rule or a positive gradient) resets it; the T_low rule adds δ and leaves it
+//!   alone.
+//! * The multiplicative factor is floored at 0 before the clamp (a gradient above 1/β would
+//!   otherwise make it negative); the clamp then holds the rate at `min_rate`.
+//! * Not included: the authors' published code also scales steps by the time since the last
+//!   update (capped at one `min_rtt`); Algorithm 1 does not, and neither does this.
+//!
+//! Timely holds no clock: `now` is accepted for symmetry with the other controllers.
+
+use crate::time::{Bandwidth, Duration, Time};
+
+/// Timely's parameters; the defaults are the Timely paper's (MODEL §7; the same defaults as
+/// HPCC's ns-3 Timely).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimelyParams {
+    /// EWMA weight α of the newest RTT difference (see the module documentation). 0.875 (Timely
+    /// paper, as MODEL §7 lists it).
+    pub ewma_alpha: f64,
+    /// Multiplicative-decrease factor β. 0.8 (Timely paper).
+    pub beta: f64,
+    /// Below this RTT the rate only grows additively, whatever the gradient. 50 µs (Timely paper).
+    pub t_low: Duration,
+    /// Above this RTT the rate is cut by β·(1 − T_high/rtt), whatever the gradient. 500 µs
+    /// (Timely paper).
+    pub t_high: Duration,
+    /// The minimum network RTT that normalises the gradient. 20 µs (Timely paper).
+    pub min_rtt: Duration,
+    /// Additive step δ. 10 Mb/s (Timely paper).
+    pub additive_step: Bandwidth,
+    /// Consecutive gradient ≤ 0 increases before hyper-active increase starts. 5 (Timely paper).
+    pub hai_threshold: u32,
+    /// N: each hyper-active increase adds N·δ. 5 (Timely paper).
+    pub hai_multiplier: u32,
+    /// The rate never drops below this. 100 Mb/s: irn's choice (the paper leaves a minimum rate
+    /// optional); the same floor as DCQCN's `min_rate` and the ns-3 RDMA models' `MinRate`.
+    pub min_rate: Bandwidth,
+}
+
+impl Default for TimelyParams {
+    fn default() -> Self {
+        TimelyParams {
+            ewma_alpha: 0.875,
+            beta: 0.8,
+            t_low: Duration::from_us(50),
+            t_high: Duration::from_us(500),
+            min_rtt: Duration::from_us(20),
+            additive_step: Bandwidth::from_bps(10_000_000),
+            hai_threshold: 5,
+            hai_multiplier: 5,
+            min_rate: Bandwidth::from_bps(100_000_000),
+        }
+    }
+}
+
+/// Timely for one queue pair: turns RTT samples into the rate the sender paces at (see the
+/// module documentation for the exact rules).
+#[derive(Debug, Clone)]
+pub struct Timely {
+    p: TimelyParams,
+    /// Line rate in bit/s: the starting rate and the cap.
+    line: u64,
+    /// Floor in bit/s: `min_rate`, but never above line rate.
+    floor: u64,
+    /// Current rate, bit/s.
+    rate: u64,
+    /// The previous sample, in picoseconds; `None` before the first.
+    prev_rtt: Option<u64>,
+    /// EWMA of successive RTT differences, in picoseconds.
+    rtt_diff: f64,
+    /// Consecutive gradient ≤ 0 increases (the HAI counter).
+    neg_steps: u32,
+}
+
+impl Timely {
+    /// Timely on a port of `line_rate`, starting at line rate as every flow does (IRN §4.1).
+    pub fn new(p: TimelyParams, line_rate: Bandwidth) -> Self {
+        let line = line_rate.as_bps();
+        Timely {
+            p,
+            line,
+            floor: p.min_rate.as_bps().min(line),
+            rate: line,
+            prev_rtt: None,
+            rtt_diff: 0.0,
+            neg_steps: 0,
+        }
+    }
+
+    /// The current rate, which the sender paces its packets at.
+    pub fn rate(&self) -> Bandwidth {
+        Bandwidth::from_bps(self.rate)
+    }
+
+    /// The smoothed RTT difference divided by `min_rtt`: what the last update acted on.
+    pub fn gradient(&self) -> f64 {
+        self.rtt_diff / self.p.min_rtt.as_ps().max(1) as f64
+    }
+
+    /// An RTT sample arrived (one per completion event: here, per ACK echoing a timestamp).
+    pub fn on_rtt(&mut self, _now: Time, rtt: Duration) {
+        let sample = rtt.as_ps();
+        let Some(prev) = self.prev_rtt.replace(sample) else {
+            return;
+        };
+        let new_diff = sample as f64 - prev as f64;
+        let a = self.p.ewma_alpha;
+        self.rtt_diff = (1.0 - a) * self.rtt_diff + a * new_diff;
+        let gradient = self.gradient();
+        let rate = self.rate as f64;
+        let delta = self.p.additive_step.as_bps() as f64;
+        let new_rate = if rtt < self.p.t_low {
+            rate + delta
+        } else if rtt > self.p.t_high {
+            self.neg_steps = 0;
+            let t_high = self.p.t_high.as_ps() as f64;
+            rate * (1.0 - self.p.beta * (1.0 - t_high / sample as f64)).max(0.0)
+        } else if gradient <= 0.0 {
+            let n = if self.neg_steps >= self.p.hai_threshold {
+                f64::from(self.p.hai_multiplier)
+            } else {
+                1.0
+            };
+            self.neg_steps = self.neg_steps.saturating_add(1);
+            rate + n * delta
+        } else {
+            self.neg_steps = 0;
+            rate * (1.0 - self.p.beta * gradient).max(0.0)
+        };
+        self.rate = (new_rate.round() as u64).clamp(self.floor, self.line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G40: u64 = 40_000_000_000;
+
+    fn us(t: u64) -> Duration {
+        Duration::from_us(t)
+    }
+
+    fn at(k: u64) -> Time {
+        Time::from_ps(k)
+    }
+
+    /// A Timely instance already below line rate, so increases are visible.
+    fn timely_at(rate: u64) -> Timely {
+        let mut t = Timely::new(TimelyParams::default(), Bandwidth::from_bps(G40));
+        t.rate = rate;
+        t
+    }
+
+    #[test]
+    fn defaults_are_the_papers() {
+        let p = TimelyParams::default();
+        assert_eq!(p.ewma_alpha, 0.875);
+        assert_eq!(p.beta, 0.8);
+        assert_eq!(p.t_low, us(50));
+        assert_eq!(p.t_high, us(500));
+        assert_eq!(p.min_rtt, us(20));
+        assert_eq!(p.additive_step.as_bps(), 10_000_000);
+        assert_eq!((p.hai_threshold, p.hai_multiplier), (5, 5));
+        assert_eq!(p.min_rate.as_bps(), 100_000_000);
+    }
+
+    #[test]
+    fn first_sample_only_initialises() {
+        let mut t = timely_at(10_000_000_000);
+        t.on_rtt(at(0), us(400)); // would be a T_low/T_high/gradient step otherwise
+        assert_eq!(t.rate().as_bps(), 10_000_000_000);
+        assert_eq!(t.gradient(), 0.0);
+    }
+
+    #[test]
+    fn rising_rtt_cuts_by_the_gradient() {
+        // Samples 100, 110, 120 µs: each difference is 10 µs.
+        let mut t = timely_at(20_000_000_000);
+        t.on_rtt(at(0), us(100));
+        t.on_rtt(at(1), us(110));
+        // rtt_diff = 0.875·10 µs = 8.75 µs; gradient = 8.75/20 = 0.4375; factor 1 − 0.8·0.4375 = 0.65.
+        let r1 = (20e9 * 0.65f64).round();
+        assert_eq!(t.rate().as_bps(), r1 as u64);
+        t.on_rtt(at(2), us(120));
+        // rtt_diff = 0.125·8.75 + 0.875·10 = 9.84375 µs; gradient 0.4921875; factor 0.60625.
+        let g2 = (0.125 * 8.75 + 0.875 * 10.0) / 20.0;
+        assert!((t.gradient() - g2).abs() < 1e-12);
+        let r2 = (r1 * (1.0 - 0.8 * g2)).round();
+        assert_eq!(t.rate().as_bps(), r2 as u64);
+    }
+
+    #[test]
+    fn falling_rtt_additive_then_hyperactive() {
+        // Decreasing RTTs inside [T_low, T_high]: gradient < 0 every step.
+        let mut t = timely_at(10_000_000_000);
+        t.on_rtt(at(0), us(300));
+        let mut want = 10_000_000_000u64;
+        for k in 1..=8u64 {
+            t.on_rtt(at(k), us(300 - 10 * k));
+            assert!(t.gradient() < 0.0);
+            // Steps 1–5 add δ = 10 Mb/s; from the 6th, N·δ = 50 Mb/s.
+            want += if k <= 5 { 10_000_000 } else { 50_000_000 };
+            assert_eq!(t.rate().as_bps(), want, "step {k}");
+        }
+        // A rising sample (positive gradient) resets the HAI counter.
+        t.on_rtt(at(9), us(300));
+        assert!(t.gradient() > 0.0);
+        let after_cut = t.rate().as_bps();
+        assert!(after_cut < want);
+        t.on_rtt(at(10), us(100)); // big fall: gradient < 0 again
+        assert!(t.gradient() < 0.0);
+        assert_eq!(t.rate().as_bps(), after_cut + 10_000_000);
+    }
+
+    #[test]
+    fn flat_rtt_counts_as_non_positive_gradient() {
+        let mut t = timely_at(10_000_000_000);
+        for k in 0..=7 {
+            t.on_rtt(at(k), us(100));
+        }
+        // 7 steps at gradient 0: 5·δ + 2·5δ.
+        assert_eq!(t.rate().as_bps(), 10_000_000_000 + 5 * 10_000_000 + 2 * 50_000_000);
+    }
+
+    #[test]
+    fn below_t_low_adds_delta_whatever_the_gradient() {
+        let mut t = timely_at(10_000_000_000);
+        t.on_rtt(at(0), us(20));
+        t.on_rtt(at(1), us(45)); // steep rise, but under T_low = 50 µs
+        assert!(t.gradient() > 0.0);
+        assert_eq!(t.rate().as_bps(), 10_010_000_000);
+        for k in 2..10 {
+            t.on_rtt(at(k), us(30));
+        }
+        // Never hyper-active under T_low: 9 steps of δ.
+        assert_eq!(t.rate().as_bps(), 10_090_000_000);
+    }
+
+    #[test]
+    fn above_t_high_uses_the_t_high_rule() {
+        let mut t = timely_at(20_000_000_000);
+        t.on_rtt(at(0), us(900));
+        t.on_rtt(at(1), us(800)); // falling, but above T_high
+        // factor 1 − 0.8·(1 − 500/800) = 1 − 0.8·0.375 = 0.7
+        assert_eq!(t.rate().as_bps(), 14_000_000_000);
+        t.on_rtt(at(2), us(1000));
+        // factor 1 − 0.8·0.5 = 0.6
+        assert_eq!(t.rate().as_bps(), 8_400_000_000);
+    }
+
+    #[test]
+    fn clamped_to_line_rate_and_min_rate() {
+        let mut t = Timely::new(TimelyParams::default(), Bandwidth::from_bps(G40));
+        t.on_rtt(at(0), us(10));
+        t.on_rtt(at(1), us(10));
+        assert_eq!(t.rate().as_bps(), G40); // +δ capped at line rate
+        // A huge gradient (1/β and beyond) floors the factor at 0: the rate falls to min_rate.
+        t.on_rtt(at(2), us(60));
+        t.on_rtt(at(3), us(400));
+        assert_eq!(t.rate().as_bps(), 100_000_000);
+        // And a huge RTT cannot go below it either.
+        t.on_rtt(at(4), us(100_000));
+        assert_eq!(t.rate().as_bps(), 100_000_000);
+    }
+}
