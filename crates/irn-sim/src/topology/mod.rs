@@ -18,6 +18,7 @@
 
 mod error;
 mod fat_tree;
+pub mod ns3;
 mod routing;
 mod simple;
 #[cfg(test)]

@@ -19,6 +19,7 @@
 pub mod cdf;
 pub mod error;
 pub mod incast;
+pub mod ns3;
 pub mod poisson;
 pub mod sizes;
 pub mod trace;

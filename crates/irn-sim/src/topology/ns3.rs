@@ -1,0 +1,400 @@
+//! Topology files of the ns-3 RDMA simulators (HPCC, ConWeave, TLT), MODEL.md §8.
+//!
+//! The format, as those simulators read it with `>>` from an `ifstream`:
+//!
+//! ```text
+//! N_nodes N_switches N_links
+//! <N_switches switch ids>
+//! src dst rate delay error_rate        (N_links lines, e.g. `0 128 100Gbps 1000ns 0`)
+//! ```
+//!
+//! Nodes are numbered `0..N_nodes`; the hosts are the ids not listed as switches. Node ids become
+//! [`NodeId`]s unchanged, and since [`Topology::from_links`] numbers hosts in `NodeId` order, host
+//! `k` ([`HostIdx`]) is the `k`-th smallest host node id; [`host_of_node`] and [`node_of_host`]
+//! convert between the two. In the published files hosts are `0..hosts`, so the two numberings
+//! coincide, but nothing here relies on it.
+//!
+//! irn reads the files line by line, which is stricter than `>>` in ways that catch mistakes:
+//!
+//! - the header, the switch line and every link line must have exactly their number of fields
+//!   (a file with no switches may omit the switch line);
+//! - rates and delays go through irn's unit parsers ([`Bandwidth`], [`Duration`]): `100Gbps`,
+//!   `40Gb/s`, `1000ns`, `1us`...;
+//! - `error_rate` must be 0: irn does not model random link losses, and silently running a lossy
+//!   link as a clean one would give wrong results;
+//! - a host must have exactly one link (one NIC port, MODEL.md §3).
+//!
+//! And as lenient as the simulators where the published files need it: blank lines, trailing
+//! whitespace, CRLF line ends and a UTF-8 byte-order mark are accepted, and free text after the
+//! last link is ignored (ns-3 stops reading after `N_links` links; ConWeave's
+//! `leaf_spine_128_100G_OS2.txt` ends with notes). A line after the last link that looks like one
+//! more link (five fields, two node ids) is an error, since the header's link count is then wrong.
+//!
+//! Every error names the file and the 1-based line ([`Ns3Error`]).
+
+use std::path::Path;
+
+use irn_core::time::{Bandwidth, Duration};
+
+use super::{LinkSpec, NodeKind, Topology, TopologyError};
+use crate::ids::{HostIdx, NodeId};
+
+/// Why an ns-3 topology, flow or FCT file was rejected (or could not be read or written).
+#[derive(Debug, thiserror::Error)]
+pub enum Ns3Error {
+    /// The file could not be read or written.
+    #[error("{file}: cannot {action}: {source}")]
+    Io {
+        file: String,
+        /// `"read"` or `"write"`.
+        action: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// One line is wrong. `line` is 1-based.
+    #[error("{file}:{line}: {problem}")]
+    Line {
+        file: String,
+        line: u64,
+        problem: String,
+    },
+    /// The file as a whole is wrong (for example, it is empty).
+    #[error("{file}: {problem}")]
+    File { file: String, problem: String },
+    /// Every line parsed, but the network it describes cannot be simulated.
+    #[error("{file}: {source}")]
+    Topology {
+        file: String,
+        #[source]
+        source: TopologyError,
+    },
+}
+
+impl Ns3Error {
+    /// The 1-based line number the error points at, if it points at one.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            Ns3Error::Line { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn at(file: &str, line: u64, problem: impl Into<String>) -> Self {
+        Ns3Error::Line {
+            file: file.to_string(),
+            line,
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn whole(file: &str, problem: impl Into<String>) -> Self {
+        Ns3Error::File {
+            file: file.to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn read(file: &str, source: std::io::Error) -> Self {
+        Ns3Error::Io {
+            file: file.to_string(),
+            action: "read",
+            source,
+        }
+    }
+
+    pub(crate) fn write(file: &str, source: std::io::Error) -> Self {
+        Ns3Error::Io {
+            file: file.to_string(),
+            action: "write",
+            source,
+        }
+    }
+}
+
+/// The non-blank lines of `text` as `(1-based line number, fields)`, after dropping a byte-order
+/// mark. `str::lines` already strips `\r\n`; splitting on whitespace drops trailing spaces.
+pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = (u64, Vec<&str>)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i as u64 + 1, line.split_whitespace().collect::<Vec<_>>()))
+        .filter(|(_, fields)| !fields.is_empty())
+}
+
+/// Read an ns-3 topology file (see the [module docs](self)).
+pub fn read_topology(path: &Path) -> Result<Topology, Ns3Error> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Ns3Error::read(&name, e))?;
+    parse_topology(&text, &name)
+}
+
+/// Parse the text of an ns-3 topology file; `name` is the file name used in error messages.
+pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
+    let mut lines = content_lines(text);
+
+    let Some((hline, header)) = lines.next() else {
+        return Err(Ns3Error::whole(
+            name,
+            "empty file: an ns-3 topology starts with the line `N_nodes N_switches N_links`",
+        ));
+    };
+    if header.len() != 3 {
+        return Err(Ns3Error::at(
+            name,
+            hline,
+            format!(
+                "expected 3 fields (N_nodes N_switches N_links), got {}",
+                header.len()
+            ),
+        ));
+    }
+    let count = |k: usize, what: &str| -> Result<u32, Ns3Error> {
+        header[k].parse::<u32>().map_err(|_| {
+            Ns3Error::at(
+                name,
+                hline,
+                format!("{what} `{}` is not a whole number", header[k]),
+            )
+        })
+    };
+    let nodes = count(0, "N_nodes")?;
+    let n_switches = count(1, "N_switches")?;
+    let n_links = count(2, "N_links")?;
+    if n_switches > nodes {
+        return Err(Ns3Error::at(
+            name,
+            hline,
+            format!("N_switches = {n_switches} is more than N_nodes = {nodes}"),
+        ));
+    }
+
+    // A node id field: a whole number below N_nodes.
+    let node_id = |line: u64, what: &str, text: &str| -> Result<u32, Ns3Error> {
+        let id: u32 = text.parse().map_err(|_| {
+            Ns3Error::at(
+                name,
+                line,
+                format!("{what} `{text}` is not a node id (a whole number)"),
+            )
+        })?;
+        if id >= nodes {
+            return Err(Ns3Error::at(
+                name,
+                line,
+                format!(
+                    "{what} {id} is out of range: the header says {nodes} nodes, ids 0 to {}",
+                    nodes.saturating_sub(1)
+                ),
+            ));
+        }
+        Ok(id)
+    };
+
+    // Switch ids. A file without switches may leave the (empty) line out altogether.
+    let mut kinds = vec![NodeKind::Host; nodes as usize];
+    if n_switches > 0 {
+        let Some((sline, ids)) = lines.next() else {
+            return Err(Ns3Error::whole(
+                name,
+                format!(
+                    "the file ends after the header; the second line should list the \
+                     {n_switches} switch ids"
+                ),
+            ));
+        };
+        if ids.len() != n_switches as usize {
+            return Err(Ns3Error::at(
+                name,
+                sline,
+                format!(
+                    "expected {n_switches} switch ids (the header's N_switches), got {}",
+                    ids.len()
+                ),
+            ));
+        }
+        for text in ids {
+            let id = node_id(sline, "switch id", text)?;
+            if kinds[id as usize] == NodeKind::Switch {
+                return Err(Ns3Error::at(
+                    name,
+                    sline,
+                    format!("switch id {id} is listed twice"),
+                ));
+            }
+            kinds[id as usize] = NodeKind::Switch;
+        }
+    }
+
+    // Links. `host_link[n]` is the line of host n's link, to name both lines if it has two.
+    let mut links = Vec::with_capacity(n_links as usize);
+    let mut host_link: Vec<Option<u64>> = vec![None; nodes as usize];
+    let mut last_line = hline;
+    while links.len() < n_links as usize {
+        let Some((line, fields)) = lines.next() else {
+            return Err(Ns3Error::at(
+                name,
+                hline,
+                format!(
+                    "the header says {n_links} links, but the file has only {} link lines \
+                     (the last on line {last_line})",
+                    links.len()
+                ),
+            ));
+        };
+        last_line = line;
+        if fields.len() != 5 {
+            return Err(Ns3Error::at(
+                name,
+                line,
+                format!(
+                    "expected 5 fields (src dst rate delay error_rate) on link {} of {n_links}, \
+                     got {}",
+                    links.len() + 1,
+                    fields.len()
+                ),
+            ));
+        }
+        let a = node_id(line, "src", fields[0])?;
+        let b = node_id(line, "dst", fields[1])?;
+        if a == b {
+            return Err(Ns3Error::at(
+                name,
+                line,
+                format!("link from node {a} to itself; a link joins two different nodes"),
+            ));
+        }
+        let rate: Bandwidth = fields[2]
+            .parse()
+            .map_err(|e| Ns3Error::at(name, line, format!("bad rate `{}`: {e}", fields[2])))?;
+        let delay: Duration = fields[3]
+            .parse()
+            .map_err(|e| Ns3Error::at(name, line, format!("bad delay `{}`: {e}", fields[3])))?;
+        let error_rate: f64 = fields[4].parse().map_err(|_| {
+            Ns3Error::at(
+                name,
+                line,
+                format!("error_rate `{}` is not a number", fields[4]),
+            )
+        })?;
+        if error_rate != 0.0 {
+            return Err(Ns3Error::at(
+                name,
+                line,
+                format!(
+                    "error_rate {} is not 0: irn does not model random link losses, so only \
+                     error-free links (error_rate 0) are accepted",
+                    fields[4]
+                ),
+            ));
+        }
+        for n in [a, b] {
+            if kinds[n as usize] == NodeKind::Host {
+                if let Some(first) = host_link[n as usize] {
+                    return Err(Ns3Error::at(
+                        name,
+                        line,
+                        format!(
+                            "host {n} already has a link (line {first}); an irn host has \
+                             exactly one NIC port"
+                        ),
+                    ));
+                }
+                host_link[n as usize] = Some(line);
+            }
+        }
+        links.push(LinkSpec {
+            a: NodeId(a),
+            b: NodeId(b),
+            rate,
+            delay,
+        });
+    }
+
+    // ns-3 stops reading here; a trailer of notes is fine, one more link line is not.
+    for (line, fields) in lines {
+        let looks_like_link =
+            fields.len() == 5 && fields[..2].iter().all(|f| f.parse::<u32>().is_ok());
+        if looks_like_link {
+            return Err(Ns3Error::at(
+                name,
+                line,
+                format!(
+                    "one more link after the {n_links} links the header announces; fix \
+                     N_links on line {hline}"
+                ),
+            ));
+        }
+    }
+
+    Topology::from_links(kinds, links).map_err(|source| Ns3Error::Topology {
+        file: name.to_string(),
+        source,
+    })
+}
+
+/// The [`HostIdx`] of ns-3 node id `node`, or `None` if it is a switch or out of range.
+///
+/// Hosts are numbered in node-id order, so in the published files (hosts `0..hosts`) the host
+/// index equals the node id.
+pub fn host_of_node(topo: &Topology, node: u32) -> Option<HostIdx> {
+    if node as usize >= topo.node_count() {
+        return None;
+    }
+    topo.host_index(NodeId(node))
+}
+
+/// The ns-3 node id of host `h` (what flow and FCT files name). Panics if `h` is out of range.
+pub fn node_of_host(topo: &Topology, h: HostIdx) -> u32 {
+    topo.host_node(h).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAR: &str =
+        "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 40Gbps 2us 0.000000\n";
+
+    #[test]
+    fn ns3_star_parses_with_hosts_in_node_order() {
+        let t = parse_topology(STAR, "star.txt").unwrap();
+        assert_eq!(t.node_count(), 4);
+        assert_eq!(t.hosts(), &[NodeId(0), NodeId(1), NodeId(2)]);
+        assert_eq!(t.switches(), &[NodeId(3)]);
+        assert_eq!(t.links()[2].rate, Bandwidth::from_gbps(40));
+        assert_eq!(t.links()[2].delay, Duration::from_us(2));
+        assert_eq!(host_of_node(&t, 2), Some(HostIdx(2)));
+        assert_eq!(host_of_node(&t, 3), None);
+        assert_eq!(host_of_node(&t, 99), None);
+        assert_eq!(node_of_host(&t, HostIdx(1)), 1);
+    }
+
+    #[test]
+    fn ns3_hosts_after_switches_map_to_host_indices() {
+        // Switch 0, hosts 1..=3: host index k is node k + 1.
+        let text =
+            "4 1 3\r\n0 \r\n1 0 10Gbps 1us 0\r\n2 0 10Gbps 1us 0\r\n0 3 10Gbps 1us 0\r\n\r\n";
+        let t = parse_topology(text, "t").unwrap();
+        assert_eq!(t.hosts(), &[NodeId(1), NodeId(2), NodeId(3)]);
+        assert_eq!(host_of_node(&t, 3), Some(HostIdx(2)));
+        assert_eq!(host_of_node(&t, 0), None);
+        assert_eq!(node_of_host(&t, HostIdx(0)), 1);
+    }
+
+    #[test]
+    fn ns3_trailer_is_ignored_but_an_extra_link_is_not() {
+        let ok = format!("{STAR}\n\nFirst line: total node #, switch node #, link #\nsrc0 dst0 rate delay error_rate\n");
+        assert!(parse_topology(&ok, "t").is_ok());
+        let bad = format!("{STAR}0 3 100Gbps 1000ns 0\n");
+        let err = parse_topology(&bad, "t").unwrap_err();
+        assert_eq!(err.line(), Some(6), "{err}");
+    }
+
+    #[test]
+    fn ns3_errors_from_the_builder_name_the_file() {
+        // Node 2 is a host without a link.
+        let err = parse_topology("3 0 1\n0 1 1Gbps 1us 0\n", "lonely.txt").unwrap_err();
+        assert!(matches!(err, Ns3Error::Topology { .. }), "{err}");
+        assert!(err.to_string().starts_with("lonely.txt: "), "{err}");
+    }
+}
