@@ -4,6 +4,7 @@
 //! Layout (one folder per run; `[[compare]]` scenarios get one subfolder per variant):
 //! - `summary.json`: the metrics, the run's wall-clock performance, the resolved scenario;
 //! - `flows.csv`: one row per flow;
+//! - `fct.txt`: the finished flows in the ns-3 RDMA simulators' FCT format;
 //! - `comparison.csv` (comparisons only): one row per variant with the headline metrics.
 
 use std::fs;
@@ -96,6 +97,8 @@ impl Staging {
             w.serialize(row)?;
         }
         w.flush()?;
+        let fct = std::io::BufWriter::new(fs::File::create(dir.join("fct.txt"))?);
+        irn_sim::workload::ns3::write_fct(fct, &run.result.fct)?;
         let summary = SummaryFile {
             irn_version: env!("CARGO_PKG_VERSION"),
             scenario,

@@ -128,8 +128,18 @@ fn bad_scenarios_name_file_key_and_value_and_write_nothing() {
         ("", &["--set", "workload.load=1.5"], "workload.load = 1.5"),
         (
             "",
-            &["--set", "transport.kind=tcp"],
-            "unknown variant `tcp`",
+            &["--set", "transport.kind=quic"],
+            "unknown variant `quic`",
+        ),
+        (
+            "",
+            &["--set", "transport.kind=tcp", "--set", "transport.cc=dcqcn"],
+            "TCP runs its own congestion control",
+        ),
+        (
+            "[topology]\nkind = \"star\"\nk = 4\n",
+            &[],
+            "topology.k = (set): does not apply to topology.kind = \"star\"",
         ),
         (
             "[transport]\nrto_low = \"1ms\"\nrto_high = \"1us\"\n",

@@ -66,7 +66,7 @@ use std::hint::black_box;
 use std::time::Duration as StdDuration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use irn_core::packet::{Ecn, Packet, PacketKind, Qpn};
+use irn_core::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use irn_core::{Psn, Receiver, RingBitmap, Sender, Time, TransportConfig};
 
 // ----- packet helpers (in the spirit of tests/common, which benches cannot import) -----
@@ -96,6 +96,7 @@ fn data(psn: Psn, payload_len: u16, first: bool, last: bool) -> Packet {
             last,
             retransmission: false,
             ecn: Ecn::Ect0,
+            ts: 0,
         },
     }
 }
@@ -104,7 +105,10 @@ fn ack(cumulative: Psn) -> Packet {
     Packet {
         dest_qp: SENDER_QP,
         psn: cumulative,
-        kind: PacketKind::Ack { msn: 0 },
+        kind: PacketKind::Ack {
+            msn: 0,
+            echo: Echo::default(),
+        },
     }
 }
 
@@ -112,7 +116,11 @@ fn nack(cumulative: Psn, sack: Psn) -> Packet {
     Packet {
         dest_qp: SENDER_QP,
         psn: cumulative,
-        kind: PacketKind::Nack { msn: 0, sack },
+        kind: PacketKind::Nack {
+            msn: 0,
+            sack,
+            echo: Echo::default(),
+        },
     }
 }
 

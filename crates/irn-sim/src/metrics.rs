@@ -12,6 +12,8 @@ use serde::Serialize;
 
 use crate::config::SimConfig;
 use crate::ids::HostIdx;
+use crate::topology::ns3::node_of_host;
+use crate::workload::ns3::{assign_ports, FctRecord, PortScheme};
 
 /// Counters the network keeps during a run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -136,6 +138,9 @@ pub struct Summary {
 #[derive(Debug, Clone)]
 pub struct RunResult {
     pub flows: Vec<FlowRow>,
+    /// The finished flows as an ns-3 FCT file has them (`fct.txt`), so analysis scripts written
+    /// for the ns-3 RDMA simulators read irn's output unchanged.
+    pub fct: Vec<FctRecord>,
     pub summary: Summary,
 }
 
@@ -196,6 +201,25 @@ impl RunResult {
     pub fn new(cfg: &SimConfig, records: Vec<FlowRecord>, c: NetworkCounters) -> Self {
         let warmup = Time::ZERO + cfg.warmup;
         let us = |d: Duration| d.as_us_f64();
+        let ns = |d: Duration| (d.as_ps() + 500) / 1000;
+        let ports = assign_ports(&cfg.flows, PortScheme::ConWeave);
+        let fct = records
+            .iter()
+            .zip(&ports)
+            .filter_map(|(r, &(sport, dport))| {
+                let done = r.received_at?;
+                Some(FctRecord {
+                    src_node: node_of_host(&cfg.topology, r.src),
+                    dst_node: node_of_host(&cfg.topology, r.dst),
+                    sport,
+                    dport,
+                    size_bytes: r.size_bytes,
+                    start_ns: ns(r.start - Time::ZERO),
+                    fct_ns: ns(done - r.start),
+                    ideal_fct_ns: ns(ideal_fct(cfg, r.src, r.dst, r.size_bytes)),
+                })
+            })
+            .collect();
         let rows: Vec<FlowRow> = records
             .iter()
             .map(|r| {
@@ -276,6 +300,7 @@ impl RunResult {
         };
         RunResult {
             flows: rows,
+            fct,
             summary,
         }
     }

@@ -59,8 +59,9 @@ impl Default for ScenarioFile {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologySection {
-    #[serde(default)]
-    pub kind: TopologyKind,
+    /// Default: `"ns3"` when `file` is given, `"fat-tree"` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<TopologyKind>,
     /// fat-tree: switch radix (IRN default 6: 54 hosts, 45 switches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
@@ -72,13 +73,18 @@ pub struct TopologySection {
     pub left: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub right: Option<u32>,
-    #[serde(default = "default_rate")]
-    pub link_rate: String,
-    #[serde(default = "default_delay")]
-    pub link_delay: String,
+    /// Every link's rate (not for ns3 files, which give each link's own). Default 40Gbps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_rate: Option<String>,
+    /// Every link's propagation delay (not for ns3 files). Default 2us.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_delay: Option<String>,
     /// dumbbell: the middle link's rate (default: `link_rate`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bottleneck_rate: Option<String>,
+    /// ns3: a topology file in the HPCC/ConWeave format (MODEL.md §8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +97,8 @@ pub enum TopologyKind {
     Star,
     /// Two switches joined by one link.
     Dumbbell,
+    /// Any graph, from an ns-3 topology file.
+    Ns3,
 }
 
 fn default_rate() -> String {
@@ -103,14 +111,15 @@ fn default_delay() -> String {
 impl Default for TopologySection {
     fn default() -> Self {
         TopologySection {
-            kind: TopologyKind::FatTree,
+            kind: Some(TopologyKind::FatTree),
             k: Some(6),
             hosts: None,
             left: None,
             right: None,
-            link_rate: default_rate(),
-            link_delay: default_delay(),
+            link_rate: Some(default_rate()),
+            link_delay: Some(default_delay()),
             bottleneck_rate: None,
+            file: None,
         }
     }
 }
@@ -118,36 +127,38 @@ impl Default for TopologySection {
 impl TopologySection {
     /// Fills the kind's defaults; rejects keys of other kinds and missing required ones.
     fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
-        let kind = match self.kind {
+        let k = *self.kind.get_or_insert(if self.file.is_some() {
+            TopologyKind::Ns3
+        } else {
+            TopologyKind::FatTree
+        });
+        let kind = match k {
             TopologyKind::FatTree => "fat-tree",
             TopologyKind::Star => "star",
             TopologyKind::Dumbbell => "dumbbell",
+            TopologyKind::Ns3 => "ns3",
         };
+        let uniform = k != TopologyKind::Ns3;
         let keys = [
-            ("k", self.k.is_some(), self.kind == TopologyKind::FatTree),
-            (
-                "hosts",
-                self.hosts.is_some(),
-                self.kind == TopologyKind::Star,
-            ),
-            (
-                "left",
-                self.left.is_some(),
-                self.kind == TopologyKind::Dumbbell,
-            ),
-            (
-                "right",
-                self.right.is_some(),
-                self.kind == TopologyKind::Dumbbell,
-            ),
+            ("k", self.k.is_some(), k == TopologyKind::FatTree),
+            ("hosts", self.hosts.is_some(), k == TopologyKind::Star),
+            ("left", self.left.is_some(), k == TopologyKind::Dumbbell),
+            ("right", self.right.is_some(), k == TopologyKind::Dumbbell),
             (
                 "bottleneck_rate",
                 self.bottleneck_rate.is_some(),
-                self.kind == TopologyKind::Dumbbell,
+                k == TopologyKind::Dumbbell,
             ),
+            ("link_rate", self.link_rate.is_some(), uniform),
+            ("link_delay", self.link_delay.is_some(), uniform),
+            ("file", self.file.is_some(), !uniform),
         ];
         check_keys(file, "topology", kind, &keys)?;
-        match self.kind {
+        if uniform {
+            self.link_rate.get_or_insert_with(default_rate);
+            self.link_delay.get_or_insert_with(default_delay);
+        }
+        match k {
             TopologyKind::FatTree => {
                 self.k.get_or_insert(6);
             }
@@ -156,6 +167,7 @@ impl TopologySection {
                 require(file, "topology.left", kind, self.left.is_some())?;
                 require(file, "topology.right", kind, self.right.is_some())?;
             }
+            TopologyKind::Ns3 => require(file, "topology.file", kind, self.file.is_some())?,
         }
         Ok(())
     }
@@ -253,6 +265,8 @@ pub enum TransportKind {
     IrnGoBackN,
     IrnWithoutBdpFc,
     IrnWithoutSack,
+    /// TCP as iWARP NICs run it (IRN §4.6).
+    Tcp,
 }
 
 impl TransportKind {
@@ -264,6 +278,7 @@ impl TransportKind {
             TransportKind::IrnGoBackN => "irn-go-back-n",
             TransportKind::IrnWithoutBdpFc => "irn-without-bdp-fc",
             TransportKind::IrnWithoutSack => "irn-without-sack",
+            TransportKind::Tcp => "tcp",
         }
     }
 }
@@ -328,7 +343,7 @@ pub struct WorkloadSection {
     /// incast: the receiving host's index (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receiver: Option<u32>,
-    /// trace: a CSV file with columns `src,dst,size_bytes,start_ns`.
+    /// trace: a CSV file with columns `src,dst,size_bytes,start_ns`; ns3: an ns-3 flow file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
 }
@@ -343,6 +358,9 @@ pub enum WorkloadKind {
     Incast,
     /// Replay a CSV trace.
     Trace,
+    /// Replay an ns-3 flow file (HPCC 6-column or ConWeave 5-column; node ids as in the
+    /// topology file).
+    Ns3,
 }
 
 impl Default for WorkloadSection {
@@ -366,12 +384,13 @@ impl WorkloadSection {
         let (poisson, incast, trace) = (
             self.kind == WorkloadKind::Poisson,
             self.kind == WorkloadKind::Incast,
-            self.kind == WorkloadKind::Trace,
+            matches!(self.kind, WorkloadKind::Trace | WorkloadKind::Ns3),
         );
         let kind = match self.kind {
             WorkloadKind::Poisson => "poisson",
             WorkloadKind::Incast => "incast",
             WorkloadKind::Trace => "trace",
+            WorkloadKind::Ns3 => "ns3",
         };
         let keys = [
             ("load", self.load.is_some(), poisson),
@@ -394,7 +413,9 @@ impl WorkloadSection {
                 self.total.get_or_insert_with(|| "150MB".into());
                 self.receiver.get_or_insert(0);
             }
-            WorkloadKind::Trace => require(file, "workload.file", kind, self.file.is_some())?,
+            WorkloadKind::Trace | WorkloadKind::Ns3 => {
+                require(file, "workload.file", kind, self.file.is_some())?
+            }
         }
         Ok(())
     }
@@ -622,9 +643,22 @@ const MAX_FLOW_BYTES: u64 = 1 << 31;
 /// Turns a resolved, normalized scenario into a runnable configuration.
 fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, ScenarioError> {
     let tp = &s.topology;
-    let rate = parse_key::<Bandwidth>(file, "topology.link_rate", &tp.link_rate)?;
-    let delay = parse_key::<Duration>(file, "topology.link_delay", &tp.link_delay)?;
-    let topology = match tp.kind {
+    let rate = parse_key::<Bandwidth>(
+        file,
+        "topology.link_rate",
+        tp.link_rate.as_deref().unwrap_or("40Gbps"),
+    )?;
+    let delay = parse_key::<Duration>(
+        file,
+        "topology.link_delay",
+        tp.link_delay.as_deref().unwrap_or("2us"),
+    )?;
+    let topology = match tp.kind.unwrap_or_default() {
+        TopologyKind::Ns3 => {
+            let name = tp.file.as_deref().unwrap_or("");
+            crate::topology::ns3::read_topology(&resolve(base_dir, name))
+                .map_err(|e| invalid(file, "topology.file", &format!("{name:?}"), &e.to_string()))?
+        }
         TopologyKind::FatTree => {
             let k = tp.k.unwrap_or(6);
             if k > 24 {
@@ -776,7 +810,16 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         TransportKind::IrnGoBackN => TransportConfig::irn_go_back_n(),
         TransportKind::IrnWithoutBdpFc => TransportConfig::irn_without_bdp_fc(),
         TransportKind::IrnWithoutSack => TransportConfig::irn_without_sack(),
+        TransportKind::Tcp => TransportConfig::tcp(),
     };
+    if t.kind == TransportKind::Tcp && t.cc != CcKind::None {
+        return Err(invalid(
+            file,
+            "transport.cc",
+            &format!("{:?}", t.cc).to_lowercase(),
+            "TCP runs its own congestion control (slow start, AIMD); use cc = \"none\" with kind = \"tcp\", or cc = \"aimd\" with kind = \"irn\"",
+        ));
+    }
     let rto = if !timeouts {
         RtoPolicy::Disabled
     } else if t.kind == TransportKind::Roce {
@@ -905,6 +948,11 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             workload::trace_csv(&resolve(base_dir, trace), hosts).map_err(|e| {
                 invalid(file, "workload.file", &format!("{trace:?}"), &e.to_string())
             })?
+        }
+        WorkloadKind::Ns3 => {
+            let name = w.file.as_deref().unwrap_or("");
+            workload::ns3::read_flows(&resolve(base_dir, name), &topology)
+                .map_err(|e| invalid(file, "workload.file", &format!("{name:?}"), &e.to_string()))?
         }
     };
     if let Some(big) = flows.iter().find(|f| f.size_bytes > MAX_FLOW_BYTES) {

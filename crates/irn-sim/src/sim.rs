@@ -7,7 +7,8 @@
 use std::collections::VecDeque;
 
 use irn_core::packet::Qpn;
-use irn_core::{Duration, Psn, Receiver, Sender, Time};
+use irn_core::transport::Requester;
+use irn_core::{Duration, Psn, Receiver, Time};
 
 use crate::config::SimConfig;
 use crate::engine::{Event, EventQueue};
@@ -59,7 +60,7 @@ struct Nic {
 /// A flow's two queue pairs: the requester at the source, the responder at the destination.
 #[derive(Debug)]
 struct QueuePair {
-    sender: Sender,
+    sender: Requester,
     receiver: Receiver,
 }
 
@@ -513,7 +514,7 @@ impl<'a> Simulation<'a> {
         let cfg = self.cfg.transport;
         let qpn = Qpn::new(i as u32);
         let mut qp = Box::new(QueuePair {
-            sender: Sender::new(cfg, qpn, Psn::ZERO),
+            sender: Requester::new(cfg, qpn, Psn::ZERO),
             receiver: Receiver::new(cfg, qpn, Psn::ZERO),
         });
         let size = self.flows[i].spec.size_bytes;

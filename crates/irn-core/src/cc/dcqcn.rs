@@ -1,6 +1,6 @@
 //! DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015):
 //! the rate-based controller of RoCEv2 NICs, which IRN runs "with the same parameters as
-//! specified in [38]" (IRN §4.1) and evaluates in §4.2.4 and §4.5 (Resilient RoCE).
+//! specified in \[38\]" (IRN §4.1) and evaluates in §4.2.4 and §4.5 (Resilient RoCE).
 //!
 //! Three parties: switches ECN-mark packets (the congestion point, configured with the switch);
 //! the receiver's notification point ([`CnpPacer`]) turns marked packets into congestion
@@ -52,10 +52,12 @@ pub struct DcqcnParams {
     /// Gain g of the α moving average. 1/256 (DCQCN paper).
     pub g: f64,
     /// α decays by (1 − g) after this long without a CNP ("K" in the DCQCN paper). 55 µs (DCQCN
-    /// paper: K must exceed the 50 µs CNP interval).
+    /// paper: K must exceed the 50 µs CNP interval; MODEL §7). HPCC's ns-3 "dcqcn_paper" set
+    /// uses 50 µs here.
     pub alpha_update_period: Duration,
-    /// Minimum time between two rate cuts; CNPs arriving sooner do not cut again. 50 µs (the
-    /// "dcqcn_paper" set of HPCC's ns-3 scripts, matching the CNP interval; MODEL §7).
+    /// Minimum time between two rate cuts; CNPs arriving sooner do not cut again. 50 µs (MODEL §7;
+    /// the "dcqcn_paper" set of HPCC's ns-3 scripts; equal to the CNP interval, so with the
+    /// paper's notification point every CNP of a flow cuts).
     pub rate_decrease_period: Duration,
     /// Period of the rate-increase timer ("timer T"). 55 µs (DCQCN paper).
     pub rate_increase_period: Duration,
@@ -67,8 +69,8 @@ pub struct DcqcnParams {
     pub fast_recovery_steps: u32,
     /// Additive-increase step R_AI of the target rate. 40 Mb/s (DCQCN paper at 40 Gb/s).
     pub additive_increase: Bandwidth,
-    /// Hyper-increase step R_HAI of the target rate. 200 Mb/s (MODEL §7, the DCQCN paper's
-    /// setting at 40 Gb/s as carried by the ns-3 RDMA models).
+    /// Hyper-increase step R_HAI of the target rate. 200 Mb/s (MODEL §7, which attributes it to
+    /// the DCQCN paper at 40 Gb/s; ns-3 models scale R_AI and R_HAI with link speed).
     pub hyper_increase: Bandwidth,
     /// The rate never drops below this. 100 Mb/s (MODEL §7; also the `MinRate` default of the
     /// ns-3 RDMA models).

@@ -16,6 +16,10 @@ pub enum LossRecovery {
     /// resends the cumulatively acknowledged PSN each time a NACK names a new one, so several
     /// losses in one window take one round trip each.
     SelectiveRepeat { sack_bitmap: bool },
+    /// TCP's congestion window and SACK-based recovery (RFC 5681, 6675, 6298), as iWARP NICs
+    /// run it (IRN §4.6): served by [`TcpSender`](super::TcpSender); the receiver keeps
+    /// out-of-order packets and acknowledges every packet, as for selective repeat.
+    Tcp,
 }
 
 /// When the sender's retransmission timer fires.
@@ -132,6 +136,16 @@ impl TransportConfig {
     /// IRN without BDP-FC (§4.3, Fig. 7).
     pub fn irn_without_bdp_fc() -> Self {
         TransportConfig {
+            bdp_cap: None,
+            ..Self::irn()
+        }
+    }
+
+    /// TCP as iWARP NICs run it (§4.6): slow start, congestion avoidance, SACK recovery, RTO
+    /// from RTT estimates (minimum RTO_low), no BDP-FC.
+    pub fn tcp() -> Self {
+        TransportConfig {
+            recovery: LossRecovery::Tcp,
             bdp_cap: None,
             ..Self::irn()
         }

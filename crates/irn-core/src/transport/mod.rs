@@ -12,6 +12,7 @@
 //! | IRN with go-back-N | go-back-N | yes | RTO_low / RTO_high |
 //! | IRN without BDP-FC | selective repeat with SACK bitmap | no | RTO_low / RTO_high |
 //! | IRN without SACK bitmap | selective repeat, one hole per NACK | yes | RTO_low / RTO_high |
+//! | TCP (iWARP, §4.6) | SACK recovery, congestion window ([`TcpSender`]) | no | from RTT, min RTO_low |
 //!
 //! The four packet-processing modules IRN synthesised on an FPGA (§6.2) map onto this API:
 //!
@@ -28,11 +29,15 @@
 
 mod config;
 mod receiver;
+mod requester;
 mod sender;
+mod tcp;
 
 pub use config::{ConfigError, LossRecovery, RtoPolicy, TransportConfig};
 pub use receiver::{Receiver, ReceiverStats};
+pub use requester::Requester;
 pub use sender::{PostError, Sender, SenderStats};
+pub use tcp::TcpSender;
 
 /// A message's place in its queue pair's posting order: 0, 1, 2, … Messages on one QP complete in
 /// this order on both sides, so it doubles as the responder's message sequence number (MSN).

@@ -92,7 +92,7 @@ impl Receiver {
         }
         let order = match cfg.recovery {
             LossRecovery::GoBackN => Ordering::InOrder { nack_sent: false },
-            LossRecovery::SelectiveRepeat { .. } => Ordering::Selective {
+            LossRecovery::SelectiveRepeat { .. } | LossRecovery::Tcp => Ordering::Selective {
                 arrived: RingBitmap::new(cfg.window()),
                 last: RingBitmap::new(cfg.window()),
             },

@@ -143,12 +143,15 @@ impl Sender {
     /// A sender whose first packet carries `isn` and whose packets go to the peer QP `peer`.
     ///
     /// # Panics
-    /// If `cfg` fails [`TransportConfig::validate`]; validate configurations at load time.
+    /// If `cfg` fails [`TransportConfig::validate`] (validate configurations at load time), or
+    /// asks for TCP, which [`TcpSender`](super::TcpSender) serves ([`Requester`](super::Requester)
+    /// picks the right one).
     pub fn new(cfg: TransportConfig, peer: Qpn, isn: Psn) -> Self {
         if let Err(e) = cfg.validate() {
             panic!("invalid transport configuration: {e}");
         }
         let (loss, flight_limit) = match cfg.recovery {
+            LossRecovery::Tcp => panic!("TCP is served by TcpSender, not Sender"),
             LossRecovery::GoBackN => (Loss::GoBackN, cfg.bdp_cap.map(u64::from)),
             LossRecovery::SelectiveRepeat { sack_bitmap } => (
                 Loss::Selective(Selective {

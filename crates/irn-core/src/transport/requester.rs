@@ -1,0 +1,65 @@
+//! The sending side of any transport, for drivers that run several kinds side by side.
+
+use super::config::{LossRecovery, TransportConfig};
+use super::{Completion, MessageId, PostError, Sender, SenderStats, TcpSender};
+use crate::packet::{Packet, Qpn};
+use crate::seq::Psn;
+use crate::time::Time;
+
+/// A requester: the RDMA [`Sender`] (RoCE, IRN and variants) or the [`TcpSender`], chosen by
+/// the configuration's loss recovery. Static dispatch, same methods as both.
+#[derive(Debug, Clone)]
+pub enum Requester {
+    Rdma(Sender),
+    Tcp(TcpSender),
+}
+
+macro_rules! delegate {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            Requester::Rdma($s) => $e,
+            Requester::Tcp($s) => $e,
+        }
+    };
+}
+
+impl Requester {
+    /// # Panics
+    /// If `cfg` fails [`TransportConfig::validate`].
+    pub fn new(cfg: TransportConfig, peer: Qpn, isn: Psn) -> Self {
+        match cfg.recovery {
+            LossRecovery::Tcp => Requester::Tcp(TcpSender::new(cfg, peer, isn)),
+            LossRecovery::GoBackN | LossRecovery::SelectiveRepeat { .. } => {
+                Requester::Rdma(Sender::new(cfg, peer, isn))
+            }
+        }
+    }
+
+    pub fn post(&mut self, bytes: u64) -> Result<MessageId, PostError> {
+        delegate!(self, s => s.post(bytes))
+    }
+
+    pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        delegate!(self, s => s.handle_packet(now, pkt))
+    }
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        delegate!(self, s => s.handle_timeout(now))
+    }
+
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        delegate!(self, s => s.poll_transmit(now))
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        delegate!(self, s => s.poll_timeout())
+    }
+
+    pub fn poll_completion(&mut self) -> Option<Completion> {
+        delegate!(self, s => s.poll_completion())
+    }
+
+    pub fn stats(&self) -> &SenderStats {
+        delegate!(self, s => s.stats())
+    }
+}
