@@ -3,6 +3,7 @@
 //! The command line is thin: it loads a scenario (`irn_sim::scenario`), runs each of its
 //! variants (in parallel, one per thread), writes the results folder and prints a table.
 
+mod gen_flows;
 mod output;
 mod progress;
 mod run;
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Run a scenario and write its results (with no file: the IRN paper's default case).
     Run(run::RunArgs),
+    /// Write a Poisson flow trace in the ns-3 (ConWeave 5-column) flow-file format.
+    GenFlows(gen_flows::GenFlowsArgs),
     /// Check a scenario file and describe the runs it defines, without running them.
     Validate {
         /// The scenario file.
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::GenFlows(args) => gen_flows::gen_flows(args),
         Command::Validate {
             scenario,
             overrides,

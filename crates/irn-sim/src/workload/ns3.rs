@@ -261,17 +261,28 @@ fn ps_to_seconds(ps: u64) -> String {
 /// # Panics
 /// If a flow names a host that `topo` does not have.
 pub fn write_flows_conweave<W: Write>(
-    mut out: W,
+    out: W,
     flows: &[FlowSpec],
     topo: &Topology,
+) -> std::io::Result<()> {
+    write_flows_conweave_by(out, flows, |h| node_of_host(topo, h))
+}
+
+/// [`write_flows_conweave`] with the ns-3 node id of each host given by `node_of` (e.g. the
+/// host index itself, for files whose hosts come first, as every ns-3 topology generator numbers
+/// them).
+pub fn write_flows_conweave_by<W: Write>(
+    mut out: W,
+    flows: &[FlowSpec],
+    node_of: impl Fn(HostIdx) -> u32,
 ) -> std::io::Result<()> {
     writeln!(out, "{}", flows.len())?;
     for f in flows {
         writeln!(
             out,
             "{} {} {CONWEAVE_PG} {} {}",
-            node_of_host(topo, f.src),
-            node_of_host(topo, f.dst),
+            node_of(f.src),
+            node_of(f.dst),
             f.size_bytes,
             ps_to_seconds(f.start.as_ps())
         )?;
