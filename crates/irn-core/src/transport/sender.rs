@@ -456,10 +456,13 @@ impl Sender {
         if self.nxt >= self.end {
             return None;
         }
-        if self
-            .flight_limit
-            .is_some_and(|limit| self.nxt - self.una >= limit)
-        {
+        // BDP-FC (or the tracking window) and a window-based controller's window.
+        let window = self.cc.window().map(u64::from);
+        let limit = match (self.flight_limit, window) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if limit.is_some_and(|limit| self.nxt - self.una >= limit) {
             return None;
         }
         let n = self.nxt;
