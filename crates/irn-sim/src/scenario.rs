@@ -301,6 +301,18 @@ pub struct TransportSection {
     pub header_overhead: String,
     /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"` or `"aimd"`.
     pub cc: CcKind,
+    /// `[transport.dcqcn]`: DCQCN parameter overrides (see `scenarios/example.toml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<toml::Table>,
+    /// `[transport.timely]`: Timely parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timely: Option<toml::Table>,
+    /// `[transport.dctcp]`: DCTCP parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dctcp: Option<toml::Table>,
+    /// `[transport.aimd]`: AIMD parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aimd: Option<toml::Table>,
 }
 
 impl Default for TransportSection {
@@ -315,6 +327,10 @@ impl Default for TransportSection {
             timeouts: "auto".into(),
             header_overhead: "0B".into(),
             cc: CcKind::None,
+            dcqcn: None,
+            timely: None,
+            dctcp: None,
+            aimd: None,
         }
     }
 }
@@ -857,13 +873,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         (_, Some(c)) => Some(c),
         (_, None) => base.bdp_cap.map(|_| auto_cap),
     };
-    let cc = match t.cc {
-        CcKind::None => CcConfig::None,
-        CcKind::Dcqcn => CcConfig::Dcqcn(Default::default()),
-        CcKind::Timely => CcConfig::Timely(Default::default()),
-        CcKind::Dctcp => CcConfig::Dctcp(Default::default()),
-        CcKind::Aimd => CcConfig::Aimd(Default::default()),
-    };
+    let cc = cc_config(t, file)?;
     let transport = TransportConfig {
         bdp_cap,
         rto,
@@ -982,6 +992,176 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     })
 }
 
+/// A parameter a `[transport.<cc>]` table may set, and where its value goes.
+enum Param<'a> {
+    Time(&'a mut Duration),
+    Rate(&'a mut Bandwidth),
+    Real(&'a mut f64),
+    Count(&'a mut u32),
+    Size(&'a mut u64),
+}
+
+/// Applies a `[transport.<cc>]` table's overrides to `params`, rejecting unknown keys and values
+/// of the wrong kind.
+fn apply_params(
+    file: &str,
+    section: &str,
+    table: &toml::Table,
+    mut params: Vec<(&str, Param)>,
+) -> Result<(), ScenarioError> {
+    let allowed: Vec<&str> = params.iter().map(|(k, _)| *k).collect();
+    let allowed = allowed.join(", ");
+    for (key, value) in table {
+        let full = format!("{section}.{key}");
+        let Some((_, param)) = params.iter_mut().find(|(k, _)| k == key) else {
+            return Err(invalid(
+                file,
+                &full,
+                "(set)",
+                &format!("unknown parameter; allowed: {allowed}"),
+            ));
+        };
+        let text = match value {
+            toml::Value::String(v) => v.clone(),
+            other => other.to_string(),
+        };
+        let number = value
+            .as_float()
+            .or_else(|| value.as_integer().map(|i| i as f64));
+        match param {
+            Param::Time(d) => **d = parse_key::<Duration>(file, &full, &text)?,
+            Param::Rate(r) => **r = parse_key::<Bandwidth>(file, &full, &text)?,
+            Param::Size(b) => **b = parse_key::<Bytes>(file, &full, &text)?.0,
+            Param::Real(x) => match number {
+                Some(v) if v.is_finite() && v >= 0.0 => **x = v,
+                _ => return Err(invalid(file, &full, &text, "a number, zero or more")),
+            },
+            Param::Count(n) => match value.as_integer().and_then(|i| u32::try_from(i).ok()) {
+                Some(v) if v > 0 => **n = v,
+                _ => {
+                    return Err(invalid(
+                        file,
+                        &full,
+                        &text,
+                        "a whole number greater than zero",
+                    ))
+                }
+            },
+        }
+    }
+    Ok(())
+}
+
+/// The congestion controller with its parameters: the papers' defaults (see `irn_core::cc`),
+/// then the scenario's `[transport.<cc>]` overrides.
+fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError> {
+    let tables = [
+        ("dcqcn", &t.dcqcn, CcKind::Dcqcn),
+        ("timely", &t.timely, CcKind::Timely),
+        ("dctcp", &t.dctcp, CcKind::Dctcp),
+        ("aimd", &t.aimd, CcKind::Aimd),
+    ];
+    for (name, table, kind) in &tables {
+        if table.is_some() && t.cc != *kind {
+            return Err(invalid(
+                file,
+                &format!("transport.{name}"),
+                "(set)",
+                &format!("applies only with transport.cc = \"{name}\""),
+            ));
+        }
+    }
+    let empty = toml::Table::new();
+    Ok(match t.cc {
+        CcKind::None => CcConfig::None,
+        CcKind::Dcqcn => {
+            let mut p = irn_core::cc::DcqcnParams::default();
+            let params = vec![
+                ("cnp_interval", Param::Time(&mut p.cnp_interval)),
+                ("g", Param::Real(&mut p.g)),
+                (
+                    "alpha_update_period",
+                    Param::Time(&mut p.alpha_update_period),
+                ),
+                (
+                    "rate_decrease_period",
+                    Param::Time(&mut p.rate_decrease_period),
+                ),
+                (
+                    "rate_increase_period",
+                    Param::Time(&mut p.rate_increase_period),
+                ),
+                ("byte_counter", Param::Size(&mut p.byte_counter)),
+                (
+                    "fast_recovery_steps",
+                    Param::Count(&mut p.fast_recovery_steps),
+                ),
+                ("additive_increase", Param::Rate(&mut p.additive_increase)),
+                ("hyper_increase", Param::Rate(&mut p.hyper_increase)),
+                ("min_rate", Param::Rate(&mut p.min_rate)),
+            ];
+            apply_params(
+                file,
+                "transport.dcqcn",
+                t.dcqcn.as_ref().unwrap_or(&empty),
+                params,
+            )?;
+            CcConfig::Dcqcn(p)
+        }
+        CcKind::Timely => {
+            let mut p = irn_core::cc::TimelyParams::default();
+            let params = vec![
+                ("ewma_alpha", Param::Real(&mut p.ewma_alpha)),
+                ("beta", Param::Real(&mut p.beta)),
+                ("t_low", Param::Time(&mut p.t_low)),
+                ("t_high", Param::Time(&mut p.t_high)),
+                ("min_rtt", Param::Time(&mut p.min_rtt)),
+                ("additive_step", Param::Rate(&mut p.additive_step)),
+                ("hai_threshold", Param::Count(&mut p.hai_threshold)),
+                ("hai_multiplier", Param::Count(&mut p.hai_multiplier)),
+                ("min_rate", Param::Rate(&mut p.min_rate)),
+            ];
+            apply_params(
+                file,
+                "transport.timely",
+                t.timely.as_ref().unwrap_or(&empty),
+                params,
+            )?;
+            CcConfig::Timely(p)
+        }
+        CcKind::Dctcp => {
+            let mut p = irn_core::cc::DctcpParams::default();
+            let params = vec![
+                ("g", Param::Real(&mut p.g)),
+                ("min_window", Param::Count(&mut p.min_window)),
+                ("initial_alpha", Param::Real(&mut p.initial_alpha)),
+            ];
+            apply_params(
+                file,
+                "transport.dctcp",
+                t.dctcp.as_ref().unwrap_or(&empty),
+                params,
+            )?;
+            CcConfig::Dctcp(p)
+        }
+        CcKind::Aimd => {
+            let mut p = irn_core::cc::AimdParams::default();
+            let params = vec![
+                ("additive_increase", Param::Real(&mut p.additive_increase)),
+                ("decrease_factor", Param::Real(&mut p.decrease_factor)),
+                ("min_window", Param::Count(&mut p.min_window)),
+            ];
+            apply_params(
+                file,
+                "transport.aimd",
+                t.aimd.as_ref().unwrap_or(&empty),
+                params,
+            )?;
+            CcConfig::Aimd(p)
+        }
+    })
+}
+
 /// The switches' ECN marking: a preset chosen by `switch.ecn` (or by the congestion control),
 /// with any thresholds overridden.
 fn ecn_config(
@@ -1092,4 +1272,75 @@ fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, 
             SizeDist::Fixed(b)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Result<Run, ScenarioError> {
+        let overrides = ["workload.duration=10us".to_string()];
+        parse(text, "t.toml", Path::new("."), &overrides).map(|mut s| s.runs.remove(0))
+    }
+
+    #[test]
+    fn congestion_control_parameters_override_the_papers_defaults() {
+        let run = one("[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nmin_rate = \"1Gbps\"\ng = 0.5\nbyte_counter = \"1MB\"\n").unwrap();
+        let CcConfig::Dcqcn(p) = run.config.transport.cc else {
+            panic!("{:?}", run.config.transport.cc)
+        };
+        assert_eq!(p.min_rate, Bandwidth::from_gbps(1));
+        assert_eq!(p.g, 0.5);
+        assert_eq!(p.byte_counter, 1_000_000);
+        assert_eq!(
+            p.cnp_interval,
+            irn_core::cc::DcqcnParams::default().cnp_interval
+        );
+        // DCQCN turns on DCQCN's RED marking by default.
+        assert_eq!(run.config.switch.ecn, Some(EcnConfig::DCQCN));
+        let run = one("[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"20us\"\nhai_threshold = 3\n").unwrap();
+        let CcConfig::Timely(p) = run.config.transport.cc else {
+            panic!()
+        };
+        assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
+        assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn congestion_control_parameters_are_checked() {
+        let cases = [
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nalpha = 1\n",
+                "transport.dcqcn.alpha = (set): unknown parameter; allowed: cnp_interval, g,",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.dcqcn]\ng = 0.5\n",
+                "transport.dcqcn = (set): applies only with transport.cc = \"dcqcn\"",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"fast\"\n",
+                "transport.timely.t_low = \"fast\"",
+            ),
+            (
+                "[transport]\ncc = \"aimd\"\n[transport.aimd]\nmin_window = 0\n",
+                "transport.aimd.min_window = 0: a whole number greater than zero",
+            ),
+            (
+                "[transport]\ncc = \"dctcp\"\n[transport.dctcp]\ng = -1\n",
+                "transport.dctcp.g = -1: a number, zero or more",
+            ),
+            (
+                "[switch]\necn = \"off\"\necn_kmin = \"5KB\"\n",
+                "switch.ecn = \"off\": marking is off",
+            ),
+            (
+                "[switch]\necn = \"dcqcn\"\necn_kmax = \"1KB\"\n",
+                "switch.ecn_kmax = 1000: at least ecn_kmin",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = one(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
 }
