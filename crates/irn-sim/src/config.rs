@@ -31,7 +31,9 @@ pub struct SimConfig {
 /// arbitration, a separate buffer per input port with tail drop, optional PFC.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SwitchConfig {
-    /// Buffer per input port, in bytes (default 240 KB = 2 × BDP).
+    pub model: SwitchModel,
+    /// Buffer per input port (input-queued model, default 240 KB = 2 × BDP) or per switch
+    /// (shared-buffer model), in bytes.
     pub buffer_bytes: u64,
     /// `None` disables PFC: packets that do not fit are dropped.
     pub pfc: Option<PfcConfig>,
@@ -81,6 +83,16 @@ impl EcnConfig {
                 / (self.kmax_bytes - self.kmin_bytes).max(1) as f64
         }
     }
+}
+
+/// How a switch buffers packets (see `crate::switch`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SwitchModel {
+    /// The IRN paper's: input-queued, a buffer per input port, virtual output queues.
+    InputQueued,
+    /// Output-queued with one buffer shared by all ports and dynamic thresholds
+    /// (`alpha` × free buffer), PFC accounted on ingress (Eunomia §5; the ns-3 RDMA models).
+    SharedBuffer { alpha: f64 },
 }
 
 /// Priority flow control on switch input ports (IRN §2.2, §4.1).

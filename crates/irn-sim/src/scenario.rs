@@ -16,7 +16,9 @@ use irn_core::transport::{RtoPolicy, TransportConfig};
 use irn_core::{Bandwidth, Duration, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{bdp_cap_packets, EcnConfig, PfcConfig, PfcThreshold, SimConfig, SwitchConfig};
+use crate::config::{
+    bdp_cap_packets, EcnConfig, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel,
+};
 use crate::ids::HostIdx;
 use crate::topology::Topology;
 use crate::units::Bytes;
@@ -208,8 +210,16 @@ fn require(file: &str, key: &str, kind: &str, present: bool) -> Result<(), Scena
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchSection {
-    /// Buffer per input port.
-    pub buffer: String,
+    /// `"input-queued"` (the IRN paper's) or `"shared-buffer"` (Eunomia's, the ns-3 models').
+    pub model: SwitchModelKind,
+    /// Buffer per input port (input-queued, default 240KB) or per switch (shared-buffer,
+    /// default 9MB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<String>,
+    /// shared-buffer: the dynamic threshold's factor (a queue or input share may use up to
+    /// `alpha` × the free shared buffer). Default 0.125.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
     pub pfc: bool,
     /// `"auto"` (buffer minus the upstream link's round trip and two frames) or a size.
     pub pfc_threshold: String,
@@ -232,7 +242,9 @@ pub struct SwitchSection {
 impl Default for SwitchSection {
     fn default() -> Self {
         SwitchSection {
-            buffer: "240KB".into(),
+            model: SwitchModelKind::InputQueued,
+            buffer: Some("240KB".into()),
+            alpha: None,
             pfc: false,
             pfc_threshold: "auto".into(),
             pfc_resume_gap: "auto".into(),
@@ -243,6 +255,51 @@ impl Default for SwitchSection {
         }
     }
 }
+
+/// How switches buffer packets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwitchModelKind {
+    #[default]
+    InputQueued,
+    SharedBuffer,
+}
+
+impl SwitchSection {
+    /// Fills the model's defaults; rejects keys of the other model.
+    fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let shared = self.model == SwitchModelKind::SharedBuffer;
+        let kind = if shared {
+            "shared-buffer"
+        } else {
+            "input-queued"
+        };
+        check_keys(
+            file,
+            "switch",
+            kind,
+            &[("alpha", self.alpha.is_some(), shared)],
+        )?;
+        if shared && self.pfc_threshold != "auto" {
+            return Err(invalid(
+                file,
+                "switch.pfc_threshold",
+                &format!("{:?}", self.pfc_threshold),
+                "the shared-buffer switch pauses by its dynamic threshold; leave pfc_threshold at \"auto\"",
+            ));
+        }
+        self.buffer
+            .get_or_insert_with(|| if shared { "9MB" } else { "240KB" }.into());
+        if shared {
+            self.alpha.get_or_insert(DEFAULT_ALPHA);
+        }
+        Ok(())
+    }
+}
+
+/// The shared-buffer switch's default dynamic-threshold factor: 1/8, i.e. the ns-3 RDMA models'
+/// `pfc_a_shift = 3`.
+const DEFAULT_ALPHA: f64 = 0.125;
 
 /// Which congestion controller every flow runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -588,6 +645,7 @@ pub fn parse(
                 })?;
         let mut resolved = resolved;
         resolved.topology.normalize(file)?;
+        resolved.switch.normalize(file)?;
         resolved.workload.normalize(file)?;
         let config = validate(&resolved, file, base_dir)?;
         runs.push(Run {
@@ -717,7 +775,23 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         }
     };
 
-    let buffer = parse_key::<Bytes>(file, "switch.buffer", &s.switch.buffer)?.0;
+    let buffer_text = s.switch.buffer.as_deref().unwrap_or("240KB");
+    let buffer = parse_key::<Bytes>(file, "switch.buffer", buffer_text)?.0;
+    let model = match s.switch.model {
+        SwitchModelKind::InputQueued => SwitchModel::InputQueued,
+        SwitchModelKind::SharedBuffer => {
+            let alpha = s.switch.alpha.unwrap_or(DEFAULT_ALPHA);
+            if !(alpha > 0.0 && alpha.is_finite()) {
+                return Err(invalid(
+                    file,
+                    "switch.alpha",
+                    &alpha.to_string(),
+                    "a positive number",
+                ));
+            }
+            SwitchModel::SharedBuffer { alpha }
+        }
+    };
     let t = &s.transport;
     if !(64..=4096).contains(&t.mtu) {
         return Err(invalid(
@@ -743,7 +817,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         return Err(invalid(
             file,
             "switch.buffer",
-            &format!("{:?}", s.switch.buffer),
+            &format!("{buffer_text:?}"),
             &format!("must hold at least one full frame ({max_frame}B)"),
         ));
     }
@@ -980,6 +1054,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         seed: s.seed,
         topology,
         switch: SwitchConfig {
+            model,
             buffer_bytes: buffer,
             pfc,
             ecn,

@@ -11,18 +11,18 @@ use irn_core::transport::Requester;
 use irn_core::{Duration, Psn, Receiver, Time};
 
 use crate::config::SimConfig;
+use crate::config::SwitchModel;
 use crate::engine::{Event, EventQueue};
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packet::SimPacket;
 use crate::port::PortState;
 use crate::rng::{stream, Purpose};
-use crate::switch::{Admit, SwitchState};
+use crate::switch::{Admit, EcnMarker, SharedSwitch, Switch, VoqSwitch};
 use crate::topology::NodeKind;
 use crate::workload::FlowSpec;
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
 /// How far a run has got, for progress bars.
 #[derive(Debug, Clone, Copy)]
@@ -91,7 +91,7 @@ pub struct Simulation<'a> {
     /// Global port id of each node's port 0.
     first_port: Vec<u32>,
     ports: Vec<PortState>,
-    switches: Vec<SwitchState>,
+    switches: Vec<Switch>,
     nics: Vec<Nic>,
     flows: Vec<Flow>,
     next_flow: usize,
@@ -143,19 +143,32 @@ impl<'a> Simulation<'a> {
                     let ecn = cfg.switch.ecn.map(|red| {
                         let seed =
                             stream(cfg.seed, Purpose::EcnMarking, switches.len() as u64).random();
-                        (red, SmallRng::seed_from_u64(seed))
+                        EcnMarker::new(red, seed)
                     });
-                    switches.push(SwitchState::new(
-                        ports.len(),
-                        buffer,
-                        |i| {
-                            pfc.map(|pfc| {
-                                let pause = pfc.threshold.resolve(buffer, &ports[i], max_frame);
-                                (pause, pause.saturating_sub(pfc.resume_gap_bytes))
-                            })
-                        },
-                        ecn,
-                    ));
+                    switches.push(match cfg.switch.model {
+                        SwitchModel::InputQueued => Switch::Voq(VoqSwitch::new(
+                            ports.len(),
+                            buffer,
+                            |i| {
+                                pfc.map(|pfc| {
+                                    let pause = pfc.threshold.resolve(buffer, &ports[i], max_frame);
+                                    (pause, pause.saturating_sub(pfc.resume_gap_bytes))
+                                })
+                            },
+                            ecn,
+                        )),
+                        SwitchModel::SharedBuffer { alpha } => {
+                            // Each input's headroom absorbs what its link still delivers after a
+                            // PAUSE: the link's round trip and two frames.
+                            let headroom = |i: usize| {
+                                let link: &crate::topology::Port = &ports[i];
+                                link.rate.bdp_bytes(link.delay * 2) + 2 * max_frame
+                            };
+                            let pfc = pfc
+                                .map(|p| (&headroom as &dyn Fn(usize) -> u64, p.resume_gap_bytes));
+                            Switch::Shared(SharedSwitch::new(ports.len(), buffer, alpha, pfc, ecn))
+                        }
+                    });
                 }
             }
         }
@@ -295,12 +308,11 @@ impl<'a> Simulation<'a> {
                 let next = switch.dequeue(local, paused);
                 let more = switch.has_work(local);
                 match next {
-                    Some((pkt, resume)) => {
-                        if let Some(input) = resume {
-                            self.send_pfc(
-                                PortId(self.first_port[node.index()] + input as u32),
-                                false,
-                            );
+                    Some((pkt, mut resume)) => {
+                        while resume != 0 {
+                            let input = resume.trailing_zeros();
+                            resume &= resume - 1;
+                            self.send_pfc(PortId(self.first_port[node.index()] + input), false);
                         }
                         (Some(pkt), more)
                     }
@@ -571,11 +583,11 @@ impl<'a> Simulation<'a> {
         }
         self.counters.paused_time = paused_total;
         self.counters.link_utilization = link_busy_fraction_sum / self.ports.len().max(1) as f64;
-        self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks).sum();
+        self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks()).sum();
         self.counters.peak_buffer_bytes = self
             .switches
             .iter()
-            .map(|s| s.peak_occupancy)
+            .map(|s| s.peak_occupancy())
             .max()
             .unwrap_or(0);
         self.counters.events = self.queue.processed();

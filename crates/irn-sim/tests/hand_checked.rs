@@ -3,7 +3,7 @@
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig};
+use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::HostIdx;
 use irn_sim::topology::Topology;
 use irn_sim::workload::FlowSpec;
@@ -23,6 +23,7 @@ fn config(
         seed: 7,
         topology,
         switch: SwitchConfig {
+            model: SwitchModel::InputQueued,
             buffer_bytes,
             pfc: pfc.then_some(PfcConfig {
                 threshold: PfcThreshold::Auto,
@@ -201,4 +202,50 @@ fn same_seed_same_results() {
     assert_eq!(a.summary, b.summary);
     let rows = |r: &RunResult| format!("{:?}", r.flows);
     assert_eq!(rows(&a), rows(&b));
+}
+
+/// The shared-buffer switch: the same incast into one output of a star.
+fn shared_incast(transport: TransportConfig, buffer: u64, pfc: bool) -> RunResult {
+    let flows = (1..=8)
+        .flat_map(|s| (0..3).map(move |_| flow(s, 0, 300_000)))
+        .collect();
+    let mut cfg = config(
+        Topology::star(9, RATE, DELAY).unwrap(),
+        transport,
+        buffer,
+        pfc,
+        flows,
+    );
+    cfg.switch.model = SwitchModel::SharedBuffer { alpha: 0.125 };
+    run(&cfg)
+}
+
+#[test]
+fn shared_buffer_switch_with_pfc_is_lossless() {
+    for transport in [TransportConfig::roce(true), TransportConfig::irn()] {
+        let r = shared_incast(transport, 1_000_000, true);
+        let s = &r.summary;
+        assert_eq!(s.drops, 0, "{transport:?}: {s:?}");
+        assert!(
+            s.pause_frames > 0 && s.resume_frames > 0,
+            "{transport:?}: {s:?}"
+        );
+        assert_eq!(s.flows_incomplete, 0);
+        assert!(s.peak_buffer_bytes <= 1_000_000);
+        // 24 × 300 KB through one 40 Gb/s link takes at least 1440 us.
+        assert!(s.p99_fct_us > 1440.0, "{s:?}");
+    }
+}
+
+#[test]
+fn shared_buffer_switch_without_pfc_drops_and_irn_recovers() {
+    for transport in [TransportConfig::irn(), TransportConfig::roce(false)] {
+        let r = shared_incast(transport, 1_000_000, false);
+        let s = &r.summary;
+        assert!(s.drops > 0, "{transport:?}: {s:?}");
+        assert_eq!(s.pause_frames, 0);
+        assert_eq!(s.flows_incomplete, 0, "{transport:?}: {s:?}");
+        // The dynamic threshold keeps one queue to alpha / (1 + alpha) of the buffer.
+        assert!(s.peak_buffer_bytes <= 1_000_000 / 9 + 1086, "{s:?}");
+    }
 }

@@ -12,26 +12,12 @@
 
 use std::collections::VecDeque;
 
-use irn_core::packet::{Ecn, PacketKind};
-use rand::rngs::SmallRng;
-use rand::Rng;
-
-use crate::config::EcnConfig;
+use super::{Admit, EcnMarker};
 use crate::packet::SimPacket;
-
-/// What admitting a packet led to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admit {
-    Queued,
-    /// Queued, and the input crossed its pause threshold: send PAUSE upstream.
-    QueuedAndPause,
-    /// No room in the input buffer: the packet is dropped.
-    Dropped,
-}
 
 /// One switch's queues, indexed by local port number (0..ports).
 #[derive(Debug)]
-pub struct SwitchState {
+pub struct VoqSwitch {
     ports: usize,
     /// `voq[input * ports + output]`.
     voq: Vec<VecDeque<SimPacket>>,
@@ -47,9 +33,7 @@ pub struct SwitchState {
     pausing: Vec<bool>,
     /// Per output: data bytes waiting for it, over all inputs (the queue ECN marking watches).
     queued: Vec<u64>,
-    ecn: Option<(EcnConfig, SmallRng)>,
-    /// Data packets marked CE here.
-    pub ecn_marks: u64,
+    pub(super) ecn: Option<EcnMarker>,
     /// Per input: pause above this occupancy (`u64::MAX` without PFC)...
     pause_at: Vec<u64>,
     /// ...resume below this one.
@@ -59,7 +43,7 @@ pub struct SwitchState {
     pub peak_occupancy: u64,
 }
 
-impl SwitchState {
+impl VoqSwitch {
     /// A switch with `ports` ports and per-input buffers of `buffer_bytes`. `pfc[i]` gives input
     /// `i`'s (pause threshold, resume threshold), or `None` to disable PFC.
     ///
@@ -70,13 +54,13 @@ impl SwitchState {
         ports: usize,
         buffer_bytes: u64,
         pfc: impl Fn(usize) -> Option<(u64, u64)>,
-        ecn: Option<(EcnConfig, SmallRng)>,
+        ecn: Option<EcnMarker>,
     ) -> Self {
         assert!(ports <= 64, "a switch has at most 64 ports");
         let thresholds: Vec<(u64, u64)> = (0..ports)
             .map(|i| pfc(i).unwrap_or((u64::MAX, 0)))
             .collect();
-        SwitchState {
+        VoqSwitch {
             ports,
             voq: (0..ports * ports).map(|_| VecDeque::new()).collect(),
             waiting: vec![0; ports],
@@ -85,7 +69,6 @@ impl SwitchState {
             occupancy: vec![0; ports],
             queued: vec![0; ports],
             ecn,
-            ecn_marks: 0,
             pausing: vec![false; ports],
             pause_at: thresholds.iter().map(|t| t.0).collect(),
             resume_below: thresholds.iter().map(|t| t.1).collect(),
@@ -120,11 +103,11 @@ impl SwitchState {
     }
 
     /// The next packet `output` should send, if any: control first; then, unless the output is
-    /// paused, the next input in round-robin order. The second value is the input to RESUME
-    /// upstream of, if taking the packet drained it below its resume threshold.
-    pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, Option<usize>)> {
+    /// paused, the next input in round-robin order. The second value has a bit set for the input
+    /// to RESUME upstream of, if taking the packet drained it below its resume threshold.
+    pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
         if let Some(p) = self.control[output].pop_front() {
-            return Some((p, None));
+            return Some((p, 0));
         }
         let waiting = self.waiting[output];
         if paused || waiting == 0 {
@@ -147,27 +130,16 @@ impl SwitchState {
             self.waiting[output] &= !(1 << input);
         }
         self.next_input[output] = (input as u32 + 1) % self.ports as u32;
-        if let Some((red, rng)) = &mut self.ecn {
-            if let PacketKind::Data {
-                ecn: ecn @ (Ecn::Ect0 | Ecn::Ect1),
-                ..
-            } = &mut p.pkt.kind
-            {
-                let prob = red.probability(self.queued[output]);
-                if prob >= 1.0 || (prob > 0.0 && rng.random::<f64>() < prob) {
-                    *ecn = Ecn::Ce;
-                    self.ecn_marks += 1;
-                }
-            }
+        if let Some(marker) = &mut self.ecn {
+            marker.mark(self.queued[output], &mut p);
         }
         self.queued[output] -= u64::from(p.wire_bytes);
         self.occupancy[input] -= u64::from(p.wire_bytes);
-        let resume = (self.pausing[input] && self.occupancy[input] < self.resume_below[input])
-            .then(|| {
-                self.pausing[input] = false;
-                input
-            });
-        Some((p, resume))
+        let resume = self.pausing[input] && self.occupancy[input] < self.resume_below[input];
+        if resume {
+            self.pausing[input] = false;
+        }
+        Some((p, u64::from(resume) << input))
     }
 
     /// Whether `output` has anything it could send (ignoring pause for data).
@@ -179,10 +151,11 @@ impl SwitchState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::EcnConfig;
     use crate::ids::{FlowId, HostIdx};
     use irn_core::packet::Qpn;
+    use irn_core::packet::{Ecn, PacketKind};
     use irn_core::{Packet, Psn};
-    use rand::SeedableRng;
 
     fn pkt(flow: u32, bytes: u32) -> SimPacket {
         SimPacket {
@@ -220,7 +193,7 @@ mod tests {
 
     #[test]
     fn outputs_serve_inputs_round_robin() {
-        let mut s = SwitchState::new(4, 10_000, |_| None, None);
+        let mut s = VoqSwitch::new(4, 10_000, |_| None, None);
         for input in [0, 0, 0, 2, 2, 3] {
             assert_eq!(
                 s.admit_data(input, 1, pkt(input as u32, 100)),
@@ -236,7 +209,7 @@ mod tests {
 
     #[test]
     fn tail_drop_per_input_buffer() {
-        let mut s = SwitchState::new(2, 250, |_| None, None);
+        let mut s = VoqSwitch::new(2, 250, |_| None, None);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Dropped);
@@ -246,14 +219,14 @@ mod tests {
 
     #[test]
     fn pause_above_threshold_resume_below_gap() {
-        let mut s = SwitchState::new(2, 1000, |_| Some((250, 150)), None);
+        let mut s = VoqSwitch::new(2, 1000, |_| Some((250, 150)), None);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::QueuedAndPause); // 300 > 250
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued); // already pausing
-        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(None)); // 300
-        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(None)); // 200
-        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(Some(0))); // 100 < 150: resume
+        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(0)); // 300
+        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(0)); // 200
+        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(1)); // 100 < 150: resume input 0
     }
 
     #[test]
@@ -263,12 +236,7 @@ mod tests {
             kmax_bytes: 150,
             pmax: 1.0,
         };
-        let mut s = SwitchState::new(
-            3,
-            10_000,
-            |_| None,
-            Some((step, SmallRng::seed_from_u64(1))),
-        );
+        let mut s = VoqSwitch::new(3, 10_000, |_| None, Some(EcnMarker::new(step, 1)));
         // Two inputs feed output 2: 200 B queued for it, above K = 150.
         s.admit_data(0, 2, pkt(0, 100));
         s.admit_data(1, 2, pkt(1, 100));
@@ -285,12 +253,12 @@ mod tests {
             .collect();
         // 300 B queued: mark; 200 B: mark; 100 B: at or below K; and never a non-ECT packet.
         assert_eq!(marks, vec![Ecn::Ce, Ecn::Ce, Ecn::NotEct]);
-        assert_eq!(s.ecn_marks, 2);
+        assert_eq!(s.ecn.as_ref().map(|m| m.marks), Some(2));
     }
 
     #[test]
     fn control_goes_first_and_ignores_pause() {
-        let mut s = SwitchState::new(2, 1000, |_| None, None);
+        let mut s = VoqSwitch::new(2, 1000, |_| None, None);
         s.admit_data(0, 1, pkt(7, 100));
         s.admit_control(1, ack(9));
         assert_eq!(s.dequeue(1, true).map(|(p, _)| p.flow.0), Some(9));

@@ -1,0 +1,278 @@
+//! The shared-buffer, output-queued switch (Eunomia §5; the switch of the ns-3 RDMA simulators
+//! HPCC, ConWeave and TLT, whose leaf-spine topologies assume it).
+//!
+//! All ports share one buffer. Packets wait in a FIFO per output port. Admission uses
+//! Choudhury–Hahne dynamic thresholds: a queue may hold at most `alpha × (free shared buffer)`,
+//! so one congested port cannot take the whole buffer but an idle switch lets one burst use much
+//! of it.
+//! - **Without PFC** (lossy) the threshold applies to the output queue a packet joins: above it,
+//!   the packet is dropped.
+//! - **With PFC** (lossless) the buffer is accounted per *input* port, as the ns-3 models do:
+//!   each input has a headroom reserved out of the buffer (its link's round trip plus two frames)
+//!   and a share of the rest bounded by the dynamic threshold. An input whose share passes the
+//!   threshold, or that has started using its headroom, pauses its upstream neighbour; packets
+//!   still in flight land in the headroom. It resumes when it is back in the shared pool with a
+//!   gap below the threshold.
+//!
+//! ECN marking watches each output queue, as on the input-queued switch.
+
+use std::collections::VecDeque;
+
+use super::{Admit, EcnMarker};
+use crate::packet::SimPacket;
+
+/// One shared-buffer switch, ports numbered 0..ports.
+#[derive(Debug)]
+pub struct SharedSwitch {
+    /// Per output: (input it came from, packet).
+    data: Vec<VecDeque<(u8, SimPacket)>>,
+    /// Per output: control packets, served first.
+    control: Vec<VecDeque<SimPacket>>,
+    /// Per output: data bytes queued.
+    egress: Vec<u64>,
+    /// Bytes of the shared pool in use.
+    shared_used: u64,
+    /// The shared pool: the buffer minus every input's headroom.
+    shared_size: u64,
+    alpha: f64,
+    /// Per input: bytes charged to the shared pool...
+    ingress_shared: Vec<u64>,
+    /// ...and to its headroom (PFC only).
+    ingress_headroom: Vec<u64>,
+    /// Per input: headroom size; all zero without PFC.
+    headroom: Vec<u64>,
+    /// PFC's resume gap; `None` without PFC.
+    resume_gap: Option<u64>,
+    /// Inputs that have paused their upstream neighbour.
+    pausing: u64,
+    pub(super) ecn: Option<EcnMarker>,
+    /// Most bytes the buffer held at once.
+    pub peak_occupancy: u64,
+}
+
+impl SharedSwitch {
+    /// A switch with `ports` ports sharing `buffer_bytes`, dynamic-threshold factor `alpha`.
+    /// With PFC, `pfc` gives each input's headroom (`headroom(i)`) and the resume gap.
+    ///
+    /// # Panics
+    /// With more than 64 ports (topologies are validated against this).
+    pub fn new(
+        ports: usize,
+        buffer_bytes: u64,
+        alpha: f64,
+        pfc: Option<(&dyn Fn(usize) -> u64, u64)>,
+        ecn: Option<EcnMarker>,
+    ) -> Self {
+        assert!(ports <= 64, "a switch has at most 64 ports");
+        let headroom: Vec<u64> = (0..ports).map(|i| pfc.map_or(0, |(h, _)| h(i))).collect();
+        SharedSwitch {
+            data: (0..ports).map(|_| VecDeque::new()).collect(),
+            control: (0..ports).map(|_| VecDeque::new()).collect(),
+            egress: vec![0; ports],
+            shared_used: 0,
+            shared_size: buffer_bytes.saturating_sub(headroom.iter().sum()),
+            alpha,
+            ingress_shared: vec![0; ports],
+            ingress_headroom: vec![0; ports],
+            headroom,
+            resume_gap: pfc.map(|(_, gap)| gap),
+            pausing: 0,
+            ecn,
+            peak_occupancy: 0,
+        }
+    }
+
+    /// The dynamic threshold: `alpha` times the free shared buffer.
+    fn threshold(&self) -> u64 {
+        (self.alpha * self.shared_size.saturating_sub(self.shared_used) as f64) as u64
+    }
+
+    pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
+        let bytes = u64::from(p.wire_bytes);
+        let threshold = self.threshold();
+        let mut admit = Admit::Queued;
+        if self.resume_gap.is_some() {
+            let fits_shared = self.ingress_shared[input] + bytes <= threshold
+                && self.shared_used + bytes <= self.shared_size;
+            if fits_shared {
+                self.ingress_shared[input] += bytes;
+                self.shared_used += bytes;
+            } else if self.ingress_headroom[input] + bytes <= self.headroom[input] {
+                self.ingress_headroom[input] += bytes;
+            } else {
+                return Admit::Dropped;
+            }
+            let over =
+                self.ingress_headroom[input] > 0 || self.ingress_shared[input] >= self.threshold();
+            if over && self.pausing & (1 << input) == 0 {
+                self.pausing |= 1 << input;
+                admit = Admit::QueuedAndPause;
+            }
+        } else {
+            if self.egress[output] + bytes > threshold
+                || self.shared_used + bytes > self.shared_size
+            {
+                return Admit::Dropped;
+            }
+            self.ingress_shared[input] += bytes;
+            self.shared_used += bytes;
+        }
+        self.egress[output] += bytes;
+        let occupied = self.shared_used + self.ingress_headroom.iter().sum::<u64>();
+        self.peak_occupancy = self.peak_occupancy.max(occupied);
+        self.data[output].push_back((input as u8, p));
+        admit
+    }
+
+    pub fn admit_control(&mut self, output: usize, p: SimPacket) {
+        self.control[output].push_back(p);
+    }
+
+    pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
+        if let Some(p) = self.control[output].pop_front() {
+            return Some((p, 0));
+        }
+        if paused {
+            return None;
+        }
+        let (input, mut p) = self.data[output].pop_front()?;
+        let input = usize::from(input);
+        if let Some(marker) = &mut self.ecn {
+            marker.mark(self.egress[output], &mut p);
+        }
+        let bytes = u64::from(p.wire_bytes);
+        self.egress[output] -= bytes;
+        // Headroom drains first, as in the ns-3 models.
+        let from_headroom = bytes.min(self.ingress_headroom[input]);
+        self.ingress_headroom[input] -= from_headroom;
+        let from_shared = bytes - from_headroom;
+        self.ingress_shared[input] -= from_shared;
+        self.shared_used -= from_shared;
+        let mut resume = 0;
+        if let Some(gap) = self.resume_gap {
+            // Freeing shared buffer raises every input's threshold: any paused one may resume.
+            let threshold = self.threshold();
+            let mut paused_inputs = self.pausing;
+            while paused_inputs != 0 {
+                let i = paused_inputs.trailing_zeros() as usize;
+                paused_inputs &= paused_inputs - 1;
+                if self.ingress_headroom[i] == 0 && self.ingress_shared[i] + gap < threshold {
+                    resume |= 1 << i;
+                }
+            }
+            self.pausing &= !resume;
+        }
+        Some((p, resume))
+    }
+
+    pub fn has_work(&self, output: usize) -> bool {
+        !self.control[output].is_empty() || !self.data[output].is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{FlowId, HostIdx};
+    use irn_core::packet::{Ecn, PacketKind, Qpn};
+    use irn_core::{Packet, Psn};
+
+    fn pkt(flow: u32, bytes: u32) -> SimPacket {
+        SimPacket {
+            pkt: Packet {
+                dest_qp: Qpn::new(flow),
+                psn: Psn::ZERO,
+                kind: PacketKind::Data {
+                    payload_len: 0,
+                    first: true,
+                    last: true,
+                    retransmission: false,
+                    ecn: Ecn::Ect0,
+                    ts: 0,
+                },
+            },
+            flow: FlowId(flow),
+            dst: HostIdx(0),
+            hash: 0,
+            wire_bytes: bytes,
+        }
+    }
+
+    #[test]
+    fn lossy_dynamic_threshold_on_the_output_queue() {
+        // 1000 B shared, alpha 1: a queue may grow while it stays below the free space.
+        let mut s = SharedSwitch::new(3, 1000, 1.0, None, None);
+        let admits: Vec<Admit> = (0..6)
+            .map(|i| s.admit_data(i % 2, 2, pkt(i as u32, 100)))
+            .collect();
+        // Queue 0 B/free 1000: ok; 100/900 ok; 200/800 ok; 300/700 ok; 400/600 ok; 500/500: 600 > 500, drop.
+        assert_eq!(admits[..5], [Admit::Queued; 5]);
+        assert_eq!(admits[5], Admit::Dropped);
+        // Another output still gets in: its queue is empty.
+        assert_eq!(s.admit_data(0, 1, pkt(9, 100)), Admit::Queued);
+        // FIFO per output.
+        let order: Vec<u32> = std::iter::from_fn(|| s.dequeue(2, false))
+            .map(|(p, _)| p.flow.0)
+            .collect();
+        assert_eq!(order, [0, 1, 2, 3, 4]);
+        assert_eq!(s.shared_used, 100);
+    }
+
+    #[test]
+    fn pfc_pauses_on_the_ingress_share_and_absorbs_into_headroom() {
+        // 2 inputs, each with 300 B headroom; 1000 B buffer → 400 B shared pool; alpha 1.
+        let headroom = |_| 300;
+        let s = SharedSwitch::new(3, 1000, 1.0, Some((&headroom, 50)), None);
+        assert_eq!(s.shared_size, 100);
+        let mut s = SharedSwitch::new(2, 1600, 1.0, Some((&headroom, 50)), None);
+        assert_eq!(s.shared_size, 1000);
+        // Input 0 into output 1: shared 100 (thr 1000), 200 (thr 900), 300 (thr 800), 400 (thr 700),
+        // 500 (thr 600 → 500 ≥ 500 after: pause)...
+        let mut outcomes = vec![];
+        for i in 0..8 {
+            outcomes.push(s.admit_data(0, 1, pkt(i, 100)));
+        }
+        let first_pause = outcomes
+            .iter()
+            .position(|a| *a == Admit::QueuedAndPause)
+            .unwrap();
+        assert!(outcomes[..first_pause].iter().all(|a| *a == Admit::Queued));
+        assert!(
+            outcomes.iter().all(|a| *a != Admit::Dropped),
+            "headroom absorbs what arrives after PAUSE: {outcomes:?}"
+        );
+        assert!(s.ingress_headroom[0] > 0);
+        // Drain: headroom first, then the share; resume once below threshold by the gap.
+        let mut resumed_at = None;
+        for n in 0.. {
+            let Some((_, resume)) = s.dequeue(1, false) else {
+                break;
+            };
+            if resume != 0 {
+                assert_eq!(resume, 1);
+                resumed_at = Some(n);
+            }
+        }
+        assert!(resumed_at.is_some());
+        assert_eq!(
+            (s.shared_used, s.ingress_headroom[0], s.ingress_shared[0]),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn paused_outputs_still_send_control() {
+        let mut s = SharedSwitch::new(2, 1000, 1.0, None, None);
+        s.admit_data(0, 1, pkt(1, 100));
+        let mut ack = pkt(2, 64);
+        ack.pkt.kind = PacketKind::Ack {
+            msn: 0,
+            echo: Default::default(),
+        };
+        s.admit_control(1, ack);
+        assert_eq!(s.dequeue(1, true).map(|(p, _)| p.flow.0), Some(2));
+        assert_eq!(s.dequeue(1, true), None);
+        assert!(s.has_work(1));
+        assert_eq!(s.dequeue(1, false).map(|(p, _)| p.flow.0), Some(1));
+    }
+}
