@@ -7,6 +7,7 @@ mod gen_flows;
 mod output;
 mod progress;
 mod run;
+mod sweep;
 mod table;
 
 use std::path::PathBuf;
@@ -26,6 +27,10 @@ struct Cli {
 enum Command {
     /// Run a scenario and write its results (with no file: the IRN paper's default case).
     Run(run::RunArgs),
+    /// Run a grid of scenarios in parallel; resumable, shardable (`--shard i/n`).
+    Sweep(sweep::SweepArgs),
+    /// Merge sweep results folders (e.g. one per shard) into one `sweep.csv`.
+    Report(sweep::ReportArgs),
     /// Write a Poisson flow trace in the ns-3 (ConWeave 5-column) flow-file format.
     GenFlows(gen_flows::GenFlowsArgs),
     /// Check a scenario file and describe the runs it defines, without running them.
@@ -43,6 +48,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::GenFlows(args) => gen_flows::gen_flows(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Report(args) => sweep::report(args),
         Command::Validate {
             scenario,
             overrides,
