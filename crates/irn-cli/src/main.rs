@@ -3,6 +3,7 @@
 //! The command line is thin: it loads a scenario (`irn_sim::scenario`), runs each of its
 //! variants (in parallel, one per thread), writes the results folder and prints a table.
 
+mod bench;
 mod gen_flows;
 mod output;
 mod progress;
@@ -27,6 +28,9 @@ struct Cli {
 enum Command {
     /// Run a scenario and write its results (with no file: the IRN paper's default case).
     Run(run::RunArgs),
+    /// Time a scenario run by run on one core: wall time, events/s, simulated ms per wall
+    /// second, peak memory (default: the ns-3 comparison, scenarios/bench/leafspine128.toml).
+    Bench(bench::BenchArgs),
     /// Run a grid of scenarios in parallel; resumable, shardable (`--shard i/n`).
     Sweep(sweep::SweepArgs),
     /// Merge sweep results folders (e.g. one per shard) into one `sweep.csv`.
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::GenFlows(args) => gen_flows::gen_flows(args),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Bench(args) => bench::bench(args),
         Command::Report(args) => sweep::report(args),
         Command::Validate {
             scenario,

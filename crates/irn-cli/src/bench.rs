@@ -1,0 +1,58 @@
+//! `irn bench`: how fast irn simulates a scenario, one run at a time on one core.
+//!
+//! For each variant: wall time, events, events per second, simulated milliseconds per wall
+//! second; at the end the process's peak resident memory. The default is the ns-3 comparison
+//! scenario (`scenarios/bench/leafspine128.toml`): ConWeave's ns-3 needed 246 s and 548 MB for
+//! its RoCE + PFC variant on this machine type.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Scenario to time. Default: scenarios/bench/leafspine128.toml.
+    scenario: Option<PathBuf>,
+    /// Override a key, e.g. `--set workload.duration=2ms` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+}
+
+/// Peak resident set size of this process in kilobytes (Linux `VmHWM`), if known.
+fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+pub fn bench(a: BenchArgs) -> Result<()> {
+    let path = a
+        .scenario
+        .unwrap_or_else(|| PathBuf::from("scenarios/bench/leafspine128.toml"));
+    let sc = irn_sim::scenario::load(&path, &a.overrides)?;
+    println!(
+        "{:<20} {:>10} {:>12} {:>12} {:>14} {:>10}",
+        "run", "wall (s)", "events", "M events/s", "sim ms/wall s", "flows"
+    );
+    for run in &sc.runs {
+        let started = Instant::now();
+        let r = irn_sim::run(&run.config, &mut |_| {});
+        let wall = started.elapsed().as_secs_f64();
+        let s = &r.summary;
+        println!(
+            "{:<20} {:>10.2} {:>12} {:>12.2} {:>14.3} {:>10}",
+            run.name,
+            wall,
+            s.events,
+            s.events as f64 / wall / 1e6,
+            s.sim_time_us / 1e3 / wall,
+            s.flows_total - s.flows_incomplete
+        );
+    }
+    match peak_rss_kb() {
+        Some(kb) => println!("peak resident memory: {:.1} MB", kb as f64 / 1024.0),
+        None => println!("peak resident memory: unknown (no /proc/self/status)"),
+    }
+    Ok(())
+}
