@@ -313,7 +313,7 @@ fn small_cap(cfg: TransportConfig) -> TransportConfig {
     }
 }
 
-const CASES: u32 = 1700;
+const CASES: u32 = 1500;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(CASES))]
@@ -326,6 +326,13 @@ proptest! {
     #[test]
     fn irn_default_cap_survives_any_faults(sc in scenario(true)) {
         Pair::new(TransportConfig::irn(), sc).run()?;
+    }
+
+    /// IRN §6.3's worst case: every retransmission waits 2 us to be fetched again.
+    #[test]
+    fn irn_with_refetch_delay_survives_any_faults(sc in scenario(true)) {
+        let cfg = TransportConfig { retransmit_delay: Duration::from_us(2), ..small_cap(TransportConfig::irn()) };
+        Pair::new(cfg, sc).run()?;
     }
 
     #[test]

@@ -443,3 +443,49 @@ fn rto_policy_is_configurable() {
         ],
     );
 }
+
+#[test]
+fn retransmissions_wait_for_the_refetch_delay() {
+    // IRN §6.3: a packet detected as lost may leave only 2 us after the detection.
+    let cfg = TransportConfig {
+        retransmit_delay: irn_core::Duration::from_us(2),
+        ..irn_cap(4)
+    };
+    run(
+        "retransmit delay",
+        cfg,
+        0,
+        vec![
+            Post(8 * KB),
+            Send((0..4).map(new).collect()),
+            At(10),
+            In(nack(1, 2)),
+            Send(vec![]), // 1 is being fetched again; nothing overtakes it
+            Timer(Some(12)),
+            At(12),
+            Send(vec![re(1), new(4)]),
+            At(20),
+            In(nack(1, 4)), // reveals 3 as lost: fetched again from now
+            Send(vec![]),
+            At(22),
+            Send(vec![re(3)]),
+        ],
+    );
+    run(
+        "go-back-N with a retransmit delay",
+        TransportConfig {
+            retransmit_delay: irn_core::Duration::from_us(2),
+            ..TransportConfig::roce(false)
+        },
+        0,
+        vec![
+            Post(3 * KB),
+            Send(vec![new(0), new(1), new(2)]),
+            At(5),
+            In(nack(1, 2)),
+            Send(vec![]),
+            At(7),
+            Send(vec![re(1), re(2)]),
+        ],
+    );
+}

@@ -95,6 +95,9 @@ pub struct Summary {
     pub avg_fct_us: f64,
     pub p50_fct_us: f64,
     pub p99_fct_us: f64,
+    /// Request completion time: from the first measured flow's start to the last one's
+    /// completion (IRN §4.4.3's incast metric; for other workloads, the measured span).
+    pub rct_us: f64,
     /// Flows of at most one MTU of payload.
     pub single_packet_flows: usize,
     pub single_packet_avg_fct_us: f64,
@@ -268,6 +271,21 @@ impl RunResult {
             avg_fct_us: mean(&fcts),
             p50_fct_us: percentile(&fcts, 0.5),
             p99_fct_us: percentile(&fcts, 0.99),
+            rct_us: {
+                let first = measured
+                    .iter()
+                    .map(|r| r.start_us)
+                    .fold(f64::INFINITY, f64::min);
+                let last = done
+                    .iter()
+                    .filter_map(|r| Some(r.start_us + r.fct_us?))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if done.is_empty() {
+                    0.0
+                } else {
+                    last - first
+                }
+            },
             single_packet_flows: single.len(),
             single_packet_avg_fct_us: mean(&single),
             single_packet_p90_fct_us: percentile(&single, 0.9),

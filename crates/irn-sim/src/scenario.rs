@@ -356,6 +356,9 @@ pub struct TransportSection {
     pub timeouts: String,
     /// Extra header bytes on every data packet (IRN §6.3 worst case: "16B").
     pub header_overhead: String,
+    /// A retransmission may leave only this long after its loss was detected (IRN §6.3's
+    /// worst case: "2us").
+    pub retransmit_delay: String,
     /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"` or `"aimd"`.
     pub cc: CcKind,
     /// `[transport.dcqcn]`: DCQCN parameter overrides (see `scenarios/example.toml`).
@@ -383,6 +386,7 @@ impl Default for TransportSection {
             rto_low_packets: TransportConfig::DEFAULT_RTO_LOW_N,
             timeouts: "auto".into(),
             header_overhead: "0B".into(),
+            retransmit_delay: "0us".into(),
             cc: CcKind::None,
             dcqcn: None,
             timely: None,
@@ -902,6 +906,14 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         TransportKind::IrnWithoutSack => TransportConfig::irn_without_sack(),
         TransportKind::Tcp => TransportConfig::tcp(),
     };
+    if t.kind == TransportKind::Tcp && t.retransmit_delay.trim() != "0us" {
+        return Err(invalid(
+            file,
+            "transport.retransmit_delay",
+            &format!("{:?}", t.retransmit_delay),
+            "models an RDMA NIC refetching a lost packet; TCP (kind = \"tcp\") does not use it",
+        ));
+    }
     if t.kind == TransportKind::Tcp && t.cc != CcKind::None {
         return Err(invalid(
             file,
@@ -954,6 +966,11 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         mtu: t.mtu,
         cc,
         line_rate: topology.min_host_rate(),
+        retransmit_delay: parse_key::<Duration>(
+            file,
+            "transport.retransmit_delay",
+            &t.retransmit_delay,
+        )?,
         ..base
     };
     let ecn = ecn_config(s, file, topology.min_host_rate(), max_frame)?;

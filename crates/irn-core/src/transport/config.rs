@@ -70,6 +70,9 @@ pub struct TransportConfig {
     pub cc: CcConfig,
     /// The NIC port's rate: where rate-based congestion control starts, and its ceiling.
     pub line_rate: Bandwidth,
+    /// IRN §6.3's worst case: a packet detected as lost may be resent only this long after the
+    /// detection (the time to fetch it over PCIe again; the paper uses 2 µs). Zero by default.
+    pub retransmit_delay: Duration,
 }
 
 /// IRN §4.1 default values.
@@ -109,6 +112,7 @@ impl TransportConfig {
             mtu: Self::DEFAULT_MTU,
             cc: CcConfig::None,
             line_rate: Self::DEFAULT_LINE_RATE,
+            retransmit_delay: Duration::ZERO,
         }
     }
 
@@ -122,6 +126,7 @@ impl TransportConfig {
             mtu: Self::DEFAULT_MTU,
             cc: CcConfig::None,
             line_rate: Self::DEFAULT_LINE_RATE,
+            retransmit_delay: Duration::ZERO,
         }
     }
 

@@ -51,6 +51,9 @@ pub struct Sender {
     cc: CongestionControl,
     /// Rate-based congestion control: the next packet may not leave before this.
     next_tx_at: Time,
+    /// Retransmissions may not leave before this: the last loss detection plus the configured
+    /// retransmission delay (IRN §6.3).
+    retx_ready_at: Time,
     /// The latest `now` seen, so deadlines already past are not reported.
     last_now: Time,
     messages: VecDeque<Outgoing>,
@@ -166,6 +169,7 @@ impl Sender {
         Sender {
             cc: CongestionControl::new(&cfg.cc, cfg.line_rate, initial_window),
             next_tx_at: Time::ZERO,
+            retx_ready_at: Time::ZERO,
             last_now: Time::ZERO,
             cfg,
             peer,
@@ -311,8 +315,13 @@ impl Sender {
             },
         );
         if let Some(sack) = sack {
+            let holes_before = self.sack_high();
             if self.on_nack(cumulative, sack) {
                 self.cc.on_loss(now, self.una, self.high);
+                self.retx_ready_at = now + self.cfg.retransmit_delay;
+            } else if self.sack_high() > holes_before {
+                // A higher SACK reveals new holes: they were just detected as lost.
+                self.retx_ready_at = now + self.cfg.retransmit_delay;
             }
         }
     }
@@ -348,6 +357,7 @@ impl Sender {
             Loss::Selective(s) => s.recovery = Some(Recovery::start(self.una, self.high)),
         }
         self.cc.on_loss(now, self.una, self.high);
+        self.retx_ready_at = now + self.cfg.retransmit_delay;
         self.arm_timer(now);
     }
 
@@ -363,7 +373,7 @@ impl Sender {
         if now < self.next_tx_at {
             return None;
         }
-        let (n, retransmission) = self.next_to_send()?;
+        let (n, retransmission) = self.next_to_send(now)?;
         self.stats.packets_sent += 1;
         if retransmission {
             self.stats.retransmissions += 1;
@@ -388,15 +398,19 @@ impl Sender {
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) must next be called: the retransmission
-    /// timer, the congestion controller's timers, and (when pacing holds back a packet) the time
-    /// the next packet may leave, whichever is first.
+    /// timer, the congestion controller's timers, and the time a packet held back (by pacing,
+    /// or by a retransmission being fetched again) may leave, whichever is first.
     pub fn poll_timeout(&self) -> Option<Time> {
         let pacing =
             (self.next_tx_at > self.last_now && self.has_data_to_send()).then_some(self.next_tx_at);
+        let refetch = (self.retx_ready_at > self.last_now
+            && (self.in_recovery() || self.nxt < self.high))
+            .then_some(self.retx_ready_at);
         [
             self.timer.map(|t| t.deadline),
             self.cc.poll_timeout(),
             pacing,
+            refetch,
         ]
         .into_iter()
         .flatten()
@@ -428,7 +442,21 @@ impl Sender {
         self.nxt < self.end || self.in_recovery()
     }
 
-    fn next_to_send(&mut self) -> Option<(u64, bool)> {
+    /// One past the highest selectively acknowledged packet (0 without SACK tracking).
+    fn sack_high(&self) -> u64 {
+        match &self.loss {
+            Loss::Selective(s) => s.sack_high,
+            Loss::GoBackN => 0,
+        }
+    }
+
+    fn next_to_send(&mut self, now: Time) -> Option<(u64, bool)> {
+        // A retransmission being fetched again (IRN §6.3) holds the queue pair up.
+        let retx_ready = now >= self.retx_ready_at;
+        let recovering = self.in_recovery() || self.nxt < self.high;
+        if !retx_ready && recovering {
+            return None;
+        }
         if let Loss::Selective(s) = &mut self.loss {
             if let Some(r) = &mut s.recovery {
                 if let Some(p) = r.pending.take().filter(|&p| p >= self.una && p < self.high) {
