@@ -201,7 +201,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     for r in results {
         r?;
     }
-    let rows = write_sweep_csv(&[out.clone()], &out)?;
+    let rows = write_sweep_csv(std::slice::from_ref(&out), &out)?;
     println!("results: {} ({rows} runs in sweep.csv)", out.display());
     Ok(())
 }
