@@ -14,6 +14,7 @@
 //! | [`packet`] | the [`Packet`] the transports exchange, and its size on the wire |
 //! | [`wire`] | a RoCEv2-style byte encoding of packets (BTH, AETH, IRN SACK extension) |
 //! | [`transport`] | the [`Sender`] and [`Receiver`] state machines and their configuration |
+//! | [`verbs`] | RDMA verbs (Write, Read, Send, Atomic) over IRN's out-of-order transport (§5) |
 
 pub mod bitmap;
 pub mod cc;
@@ -21,6 +22,7 @@ pub mod packet;
 pub mod seq;
 pub mod time;
 pub mod transport;
+pub mod verbs;
 pub mod wire;
 
 pub use bitmap::RingBitmap;
