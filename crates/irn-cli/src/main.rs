@@ -6,7 +6,10 @@
 mod bench;
 mod gen_flows;
 mod output;
+mod plot;
 mod progress;
+mod report;
+mod reproduce;
 mod run;
 mod sweep;
 mod table;
@@ -31,6 +34,8 @@ enum Command {
     /// Time a scenario run by run on one core: wall time, events/s, simulated ms per wall
     /// second, peak memory (default: the ns-3 comparison, scenarios/bench/leafspine128.toml).
     Bench(bench::BenchArgs),
+    /// Rerun the IRN paper's experiments and write report.html with ours next to the paper's.
+    Reproduce(reproduce::ReproduceArgs),
     /// Run a grid of scenarios in parallel; resumable, shardable (`--shard i/n`).
     Sweep(sweep::SweepArgs),
     /// Merge sweep results folders (e.g. one per shard) into one `sweep.csv`.
@@ -45,6 +50,9 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
+    /// Write charts and a self-contained HTML report (report.html, plots/*.svg) for results
+    /// folders.
+    Plot(report::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,12 +61,14 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::GenFlows(args) => gen_flows::gen_flows(args),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Reproduce(args) => reproduce::reproduce(args),
         Command::Bench(args) => bench::bench(args),
         Command::Report(args) => sweep::report(args),
         Command::Validate {
             scenario,
             overrides,
         } => run::validate(&scenario, &overrides),
+        Command::Plot(args) => report::plot(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

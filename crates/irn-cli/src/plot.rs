@@ -1,0 +1,565 @@
+//! SVG charts of results folders, drawn with plotters' SVG backend into strings.
+//!
+//! The SVG backend writes text as `<text>` elements and estimates text sizes itself, so no font
+//! library (fontconfig, freetype) is involved. Every chart has the same layout: a title, a legend
+//! strip above the plot (so the legend never hides data), then the plot. Variant `i` has the
+//! same colour in every chart.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Chart size in pixels (the report scales it down to the page width).
+const WIDTH: u32 = 880;
+const HEIGHT: u32 = 480;
+const FONT: &str = "sans-serif";
+/// Plotters font sizes (the SVG backend writes `size / 1.24` px).
+const TITLE_SIZE: f64 = 24.0;
+const LABEL_SIZE: f64 = 16.0;
+const VALUE_SIZE: f64 = 14.0;
+/// Left edge of the legend and width of the y label area.
+const Y_LABEL_AREA: u32 = 72;
+
+/// Tableau 10: distinguishable, and readable on white.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x4E, 0x79, 0xA7),
+    RGBColor(0xF2, 0x8E, 0x2B),
+    RGBColor(0xE1, 0x57, 0x59),
+    RGBColor(0x76, 0xB7, 0xB2),
+    RGBColor(0x59, 0xA1, 0x4F),
+    RGBColor(0xED, 0xC9, 0x48),
+    RGBColor(0xB0, 0x7A, 0xA1),
+    RGBColor(0xFF, 0x9D, 0xA7),
+    RGBColor(0x9C, 0x75, 0x5F),
+    RGBColor(0xBA, 0xB0, 0xAC),
+];
+
+/// The colour of variant `i`.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// One group of the grouped bar chart: one value per variant (`None`: not available).
+pub struct BarGroup<'a> {
+    pub label: &'a str,
+    pub values: Vec<Option<f64>>,
+    /// Formats an absolute value for the label above its bar.
+    pub format: fn(f64) -> String,
+}
+
+/// Grouped bars, one group per metric and one bar per variant; each group is normalised to its
+/// first variant (so groups share the y axis), and each bar is labelled with its absolute value.
+pub fn grouped_bars(title: &str, variants: &[&str], groups: &[BarGroup]) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = legend(&area, variants, Marker::Box)?;
+
+        let normalised: Vec<Vec<Option<f64>>> = groups
+            .iter()
+            .map(|g| {
+                let base = g.values.first().copied().flatten();
+                g.values
+                    .iter()
+                    .map(|v| match (v, base) {
+                        (Some(v), Some(b)) if b > 0.0 && v.is_finite() => Some(v / b),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let top = normalised
+            .iter()
+            .flatten()
+            .flatten()
+            .fold(1.0_f64, |m, &v| m.max(v));
+        let n = variants.len().max(1);
+        // Bar width in pixels, roughly: labels that do not fit across a bar are set vertically.
+        let plot_px = f64::from(WIDTH - Y_LABEL_AREA - 30);
+        let bar_px = plot_px / groups.len().max(1) as f64 * 0.8 / n as f64;
+        let widest = groups
+            .iter()
+            .flat_map(|g| {
+                g.values
+                    .iter()
+                    .map(|v| v.map_or(3, |v| (g.format)(v).len()))
+            })
+            .max()
+            .unwrap_or(0);
+        let vertical = text_width(widest, VALUE_SIZE) > bar_px - 2.0;
+        let headroom = if vertical { 1.45 } else { 1.15 };
+
+        let n_groups = groups.len().max(1);
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(20)
+            .margin_bottom(10)
+            .x_label_area_size(40)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(-0.5..n_groups as f64 - 0.5, 0.0..top * headroom)?;
+        let first = variants.first().copied().unwrap_or("");
+        let y_desc = format!("relative to {first}");
+        let y_fmt = |y: &f64| format!("{}×", fmt_sig(*y, 3));
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_label_formatter(&y_fmt)
+            .y_desc(y_desc)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .light_line_style(WHITE)
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        // Group names under the x axis.
+        for (g, group) in groups.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(g as f64, 0.0));
+            let style = (FONT, LABEL_SIZE)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            root.draw(&Text::new(group.label.to_string(), (px, py + 10), style))?;
+        }
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, 1.0), (n_groups as f64 - 0.5, 1.0)],
+            BLACK.mix(0.45).stroke_width(1),
+        )))?;
+
+        let w = 0.8 / n as f64;
+        for (g, group) in groups.iter().enumerate() {
+            for (i, value) in group.values.iter().enumerate() {
+                let left = g as f64 - 0.4 + i as f64 * w;
+                let (x0, x1) = (left + 0.08 * w, left + 0.92 * w);
+                let xc = left + 0.5 * w;
+                let norm = normalised[g][i];
+                if let Some(h) = norm {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x0, 0.0), (x1, h)],
+                        color(i).filled(),
+                    )))?;
+                }
+                let label = match (value, norm) {
+                    (Some(v), Some(_)) => (group.format)(*v),
+                    (Some(v), None) if v.is_finite() => (group.format)(*v),
+                    _ => "n/a".to_string(),
+                };
+                // Pixel position just above the bar.
+                let (px, py) = chart.backend_coord(&(xc, norm.unwrap_or(0.0)));
+                let font = (FONT, VALUE_SIZE).into_font();
+                let style = if vertical {
+                    font.transform(FontTransform::Rotate270)
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Left, VPos::Center))
+                } else {
+                    font.color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom))
+                };
+                root.draw(&Text::new(label, (px, py - 4), style))?;
+            }
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// The upper tail of a distribution as a CDF: x = value, y = percentile (nearest rank), from
+/// percentile `lo` to `hi`, one line per series (the IRN paper's Fig. 8 form).
+pub fn tail_cdf(
+    title: &str,
+    x_desc: &str,
+    series: &[(&str, Vec<f64>)],
+    lo: f64,
+    hi: f64,
+) -> Result<String> {
+    let lines: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|(_, values)| tail_points(values, lo, hi))
+        .collect();
+    let xs = || lines.iter().flatten().map(|p| p.0);
+    let (mut x0, mut x1) = (
+        xs().fold(f64::INFINITY, f64::min),
+        xs().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let empty = !x0.is_finite();
+    if empty {
+        (x0, x1) = (0.0, 1.0);
+    }
+    let pad = ((x1 - x0) * 0.05).max(x1.abs() * 0.01).max(0.5);
+    let (x0, x1) = ((x0 - pad).max(0.0), x1 + pad);
+
+    let names: Vec<&str> = series.iter().map(|s| s.0).collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = legend(&area, &names, Marker::Line)?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(30)
+            .margin_bottom(10)
+            .x_label_area_size(56)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(x0..x1, lo..100.0)?;
+        let y_fmt = |y: &f64| fmt_sig(*y, 4);
+        let x_fmt = |x: &f64| fmt_sig(*x, 4);
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc("percentile")
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        for (i, line) in lines.iter().enumerate() {
+            chart.draw_series(LineSeries::new(
+                line.iter().copied(),
+                color(i).stroke_width(2),
+            ))?;
+        }
+        if empty {
+            no_data(&chart, (x0 + x1) / 2.0, (lo + 100.0) / 2.0)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// The points of the nearest-rank CDF of `values` between percentiles `lo` and `hi`, sampled
+/// on a fine percentile grid (so the SVG stays small however many values there are) and with
+/// vertical runs collapsed to their ends.
+pub fn tail_points(values: &[f64], lo: f64, hi: f64) -> Vec<(f64, f64)> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if sorted.is_empty() {
+        return Vec::new();
+    }
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let rank = |p: f64| -> f64 {
+        let k = ((p / 100.0) * n as f64).ceil() as usize;
+        sorted[k.clamp(1, n) - 1]
+    };
+    const STEPS: usize = 1000;
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    // Keeps the first and last point of each run at one x.
+    fn add(points: &mut Vec<(f64, f64)>, p: (f64, f64)) {
+        if points.len() >= 2 {
+            let (a, b) = (points[points.len() - 2], points[points.len() - 1]);
+            if a.0 == b.0 && b.0 == p.0 {
+                points.pop();
+            }
+        }
+        points.push(p);
+    }
+    for s in 0..=STEPS {
+        let p = lo + (hi - lo) * s as f64 / STEPS as f64;
+        let v = rank(p);
+        // A step: the jump to a new value happens at the percentile where it starts.
+        if let Some(&(px, py)) = points.last() {
+            if v != px {
+                add(&mut points, (v, py));
+            }
+        }
+        add(&mut points, (v, p));
+    }
+    points
+}
+
+/// Median of `y` per bin of `x` on a log scale (`per_decade` bins per factor of 10), for bins
+/// with at least `min_count` points: (geometric bin centre, median).
+pub fn log_binned_medians(
+    points: &[(f64, f64)],
+    per_decade: f64,
+    min_count: usize,
+) -> Vec<(f64, f64)> {
+    let mut bins: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
+    for &(x, y) in points {
+        if x > 0.0 && y.is_finite() {
+            let b = (x.log10() * per_decade).floor() as i64;
+            bins.entry(b).or_default().push(y);
+        }
+    }
+    bins.into_iter()
+        .filter(|(_, ys)| ys.len() >= min_count.max(1))
+        .map(|(b, mut ys)| {
+            ys.sort_by(f64::total_cmp);
+            let m = ys.len();
+            let median = if m % 2 == 1 {
+                ys[m / 2]
+            } else {
+                (ys[m / 2 - 1] + ys[m / 2]) / 2.0
+            };
+            (10f64.powf((b as f64 + 0.5) / per_decade), median)
+        })
+        .collect()
+}
+
+/// Lines with markers on log–log axes, e.g. median slowdown per flow-size bin. `x_fmt` formats
+/// x-axis labels.
+pub fn log_lines(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(&str, Vec<(f64, f64)>)],
+    x_fmt: fn(f64) -> String,
+) -> Result<String> {
+    let pts = || series.iter().flat_map(|s| s.1.iter().copied());
+    let fold = |f: fn(f64, f64) -> f64, init: f64, pick: fn((f64, f64)) -> f64| {
+        pts().map(pick).fold(init, f)
+    };
+    let (mut x0, mut x1) = (
+        fold(f64::min, f64::INFINITY, |p| p.0),
+        fold(f64::max, f64::NEG_INFINITY, |p| p.0),
+    );
+    let (mut y0, mut y1) = (
+        fold(f64::min, f64::INFINITY, |p| p.1),
+        fold(f64::max, f64::NEG_INFINITY, |p| p.1),
+    );
+    let empty = !(x0.is_finite() && x0 > 0.0 && y0.is_finite() && y0 > 0.0);
+    if empty {
+        (x0, x1, y0, y1) = (1.0, 1e6, 1.0, 10.0);
+    }
+    let (x0, x1) = (x0 / 1.6, x1 * 1.6);
+    let (y0, y1) = ((y0 / 1.15).min(1.0), (y1 * 1.3).max(2.0));
+
+    let names: Vec<&str> = series.iter().map(|s| s.0).collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = legend(&area, &names, Marker::Line)?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(30)
+            .margin_bottom(10)
+            .x_label_area_size(56)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+        let xf = |x: &f64| x_fmt(*x);
+        let yf = |y: &f64| fmt_sig(*y, 3);
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&xf)
+            .y_label_formatter(&yf)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        for (i, (_, line)) in series.iter().enumerate() {
+            let c = color(i);
+            chart.draw_series(LineSeries::new(line.iter().copied(), c.stroke_width(2)))?;
+            chart.draw_series(PointSeries::of_element(
+                line.iter().copied(),
+                3,
+                c.filled(),
+                &|p, size, style| EmptyElement::at(p) + Circle::new((0, 0), size, style),
+            ))?;
+        }
+        if empty {
+            no_data(&chart, (x0 * x1).sqrt(), (y0 * y1).sqrt())?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// "no data" in the middle of an empty chart.
+fn no_data<'a, DB: DrawingBackend + 'a, X, Y>(
+    chart: &ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    x: X::ValueType,
+    y: Y::ValueType,
+) -> Result<()>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB::ErrorType: 'static,
+{
+    let style = (FONT, LABEL_SIZE)
+        .into_font()
+        .color(&BLACK.mix(0.6))
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    chart
+        .plotting_area()
+        .draw(&Text::new("no data", (x, y), style))?;
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum Marker {
+    Box,
+    Line,
+}
+
+/// Approximate width in pixels of `chars` characters at plotters font size `size`.
+fn text_width(chars: usize, size: f64) -> f64 {
+    chars as f64 * size / 1.24 * 0.56
+}
+
+/// Draws a legend strip (wrapped into rows) at the top of `area` and returns the rest.
+fn legend<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    names: &[&str],
+    marker: Marker,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>> {
+    const ROW: i32 = 24;
+    let (width, _) = area.dim_in_pixel();
+    let left = Y_LABEL_AREA as i32 + 10;
+    let right = width as i32 - 20;
+    let mut placed: Vec<(i32, i32)> = Vec::new();
+    let (mut x, mut row) = (left, 0);
+    for name in names {
+        let w = 26 + text_width(name.chars().count(), LABEL_SIZE).ceil() as i32 + 22;
+        if x + w > right && x > left {
+            x = left;
+            row += 1;
+        }
+        placed.push((x, row));
+        x += w;
+    }
+    let rows = if names.is_empty() { 0 } else { row + 1 };
+    let (strip, rest) = area.split_vertically(rows * ROW + 8);
+    for (i, (name, &(x, row))) in names.iter().zip(&placed).enumerate() {
+        let y = row * ROW + ROW / 2 + 2;
+        let c = color(i);
+        match marker {
+            Marker::Box => {
+                strip.draw(&Rectangle::new([(x, y - 6), (x + 18, y + 6)], c.filled()))?
+            }
+            Marker::Line => strip.draw(&PathElement::new(
+                vec![(x, y), (x + 18, y)],
+                c.stroke_width(3),
+            ))?,
+        }
+        let style = (FONT, LABEL_SIZE)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        strip.draw(&Text::new(name.to_string(), (x + 26, y), style))?;
+    }
+    Ok(rest)
+}
+
+/// `v` with `digits` significant digits, without trailing zeros ("2.5", "150", "0.0012").
+pub fn fmt_sig(v: f64, digits: usize) -> String {
+    if !v.is_finite() {
+        return "n/a".to_string();
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A duration given in microseconds: "18.8 µs", "153 µs", "1.67 ms".
+pub fn fmt_us(us: f64) -> String {
+    if us.abs() >= 1000.0 {
+        format!("{} ms", fmt_sig(us / 1000.0, 3))
+    } else {
+        format!("{} µs", fmt_sig(us, 3))
+    }
+}
+
+/// A size in bytes, powers of 1000 as in the paper: "500 B", "10 KB", "3 MB".
+pub fn fmt_bytes(b: f64) -> String {
+    let (v, unit) = if b >= 1e9 {
+        (b / 1e9, "GB")
+    } else if b >= 1e6 {
+        (b / 1e6, "MB")
+    } else if b >= 1e3 {
+        (b / 1e3, "KB")
+    } else {
+        (b, "B")
+    };
+    format!("{} {unit}", fmt_sig(v, 3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(fmt_sig(2.166, 3), "2.17");
+        assert_eq!(fmt_sig(1674.33, 3), "1674");
+        assert_eq!(fmt_sig(1.0, 3), "1");
+        assert_eq!(fmt_sig(0.00123456, 3), "0.00123");
+        assert_eq!(fmt_us(1674.33), "1.67 ms");
+        assert_eq!(fmt_us(18.81), "18.8 µs");
+        assert_eq!(fmt_bytes(1024.0), "1.02 KB");
+        assert_eq!(fmt_bytes(3e6), "3 MB");
+    }
+
+    #[test]
+    fn tail_points_follow_nearest_rank() {
+        let values: Vec<f64> = (1..=100).map(f64::from).collect();
+        let pts = tail_points(&values, 90.0, 99.9);
+        assert_eq!(pts.first(), Some(&(90.0, 90.0)));
+        assert_eq!(pts.last().unwrap().0, 100.0);
+        // Monotone in both coordinates, and every point is a value of the data.
+        for w in pts.windows(2) {
+            assert!(w[1].0 >= w[0].0 && w[1].1 >= w[0].1, "{w:?}");
+        }
+        assert!(pts.iter().all(|p| values.contains(&p.0)));
+        // Collapsed: at most two points per distinct value, plus the jumps.
+        assert!(pts.len() <= 2 * 12, "{}", pts.len());
+        assert!(tail_points(&[], 90.0, 99.9).is_empty());
+    }
+
+    #[test]
+    fn medians_per_log_bin() {
+        let pts = [
+            (1.0, 1.0),
+            (2.0, 3.0),
+            (3.0, 2.0),
+            (1000.0, 5.0),
+            (1500.0, 7.0),
+        ];
+        let bins = log_binned_medians(&pts, 1.0, 1);
+        assert_eq!(bins.len(), 2);
+        assert_eq!(bins[0].1, 2.0);
+        assert_eq!(bins[1].1, 6.0);
+        assert!((bins[0].0 - 10f64.sqrt()).abs() < 1e-9);
+        assert_eq!(log_binned_medians(&pts, 1.0, 3).len(), 1);
+    }
+
+    #[test]
+    fn charts_escape_text_and_close_their_svg() {
+        let names = ["a<b", "R&D \"x\""];
+        let groups = [BarGroup {
+            label: "avg <FCT>",
+            values: vec![Some(2.0), Some(3.0)],
+            format: fmt_us,
+        }];
+        let svg = grouped_bars("t & t", &names, &groups).unwrap();
+        assert!(svg.contains("a&lt;b") && svg.contains("R&amp;D &quot;x&quot;"));
+        assert!(svg.contains("avg &lt;FCT&gt;") && !svg.contains("a<b"));
+        assert_eq!(svg.matches("<svg").count(), 1);
+        assert!(svg.trim_end().ends_with("</svg>"));
+        let cdf = tail_cdf(
+            "c",
+            "x",
+            &[("a", vec![1.0, 2.0]), ("b", vec![])],
+            90.0,
+            99.9,
+        );
+        assert!(cdf.unwrap().contains("<polyline"));
+        let empty = log_lines("l", "x", "y", &[("a", vec![])], fmt_bytes).unwrap();
+        assert!(empty.contains("no data"));
+    }
+}

@@ -1,0 +1,723 @@
+//! `irn plot`: charts and a self-contained HTML report from a results folder.
+//!
+//! A results folder is either one run (`summary.json`, `flows.csv`) or a comparison
+//! (`comparison.csv` and one subfolder per variant holding that run's files). The report,
+//! `report.html`, has the charts as inline SVG, inline CSS and no script or other external
+//! resource, so it can be mailed or archived alone; the charts are also written as
+//! `plots/*.svg`.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::plot;
+
+/// One results folder, loaded.
+pub struct Results {
+    pub dir: PathBuf,
+    pub scenario: String,
+    pub irn_version: String,
+    pub seed: Option<u64>,
+    /// A `[[compare]]` folder (`comparison.csv` and one subfolder per variant).
+    pub comparison: bool,
+    /// In the order of `comparison.csv` (the scenario's order).
+    pub variants: Vec<Variant>,
+}
+
+/// One run of a results folder.
+pub struct Variant {
+    pub name: String,
+    /// `summary.json` `metrics`, in file order.
+    pub metrics: Map<String, Value>,
+    /// `summary.json` `resolved_scenario`.
+    pub resolved: Value,
+    pub flows: Vec<Flow>,
+}
+
+/// The columns of a `flows.csv` row the charts use.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Flow {
+    pub size_bytes: u64,
+    pub fct_us: Option<f64>,
+    pub slowdown: Option<f64>,
+    pub measured: bool,
+}
+
+impl Variant {
+    /// A metric as a number (`None` if absent or `null`).
+    pub fn metric(&self, key: &str) -> Option<f64> {
+        self.metrics.get(key).and_then(Value::as_f64)
+    }
+
+    /// The MTU from the resolved scenario (1024 B if it is not there): single-packet flows are
+    /// those of at most one MTU, as in `summary.json`.
+    pub fn mtu(&self) -> u64 {
+        self.resolved
+            .pointer("/transport/mtu")
+            .and_then(Value::as_u64)
+            .unwrap_or(1024)
+    }
+}
+
+#[derive(Deserialize)]
+struct SummaryFile {
+    #[serde(default)]
+    irn_version: String,
+    #[serde(default)]
+    scenario: String,
+    #[serde(default)]
+    variant: String,
+    #[serde(default)]
+    seed: Option<u64>,
+    metrics: Map<String, Value>,
+    #[serde(default)]
+    resolved_scenario: Value,
+}
+
+fn read_summary(dir: &Path) -> Result<SummaryFile> {
+    let path = dir.join("summary.json");
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{}: not an irn summary.json", path.display()))
+}
+
+fn read_flows(dir: &Path) -> Result<Vec<Flow>> {
+    let path = dir.join("flows.csv");
+    let mut reader =
+        csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    reader
+        .deserialize()
+        .collect::<Result<Vec<Flow>, _>>()
+        .with_context(|| format!("{}: not an irn flows.csv", path.display()))
+}
+
+fn load_variant(dir: &Path, summary: SummaryFile) -> Result<Variant> {
+    Ok(Variant {
+        name: summary.variant,
+        metrics: summary.metrics,
+        resolved: summary.resolved_scenario,
+        flows: read_flows(dir)?,
+    })
+}
+
+/// Loads a results folder written by `irn run`.
+pub fn load(dir: &Path) -> Result<Results> {
+    if !dir.is_dir() {
+        bail!("{}: no such folder", dir.display());
+    }
+    let comparison_csv = dir.join("comparison.csv");
+    if comparison_csv.is_file() {
+        return load_comparison(dir, &comparison_csv);
+    }
+    if !dir.join("summary.json").is_file() {
+        bail!(
+            "{} is not an irn results folder: it has neither summary.json (one run) nor \
+             comparison.csv (a comparison)",
+            dir.display()
+        );
+    }
+    let summary = read_summary(dir)?;
+    let (scenario, irn_version, seed) = (
+        summary.scenario.clone(),
+        summary.irn_version.clone(),
+        summary.seed,
+    );
+    let variant = load_variant(dir, summary)?;
+    Ok(Results {
+        dir: dir.to_path_buf(),
+        scenario,
+        irn_version,
+        seed,
+        comparison: false,
+        variants: vec![variant],
+    })
+}
+
+fn load_comparison(dir: &Path, csv_path: &Path) -> Result<Results> {
+    let mut reader = csv::Reader::from_path(csv_path)
+        .with_context(|| format!("cannot read {}", csv_path.display()))?;
+    let headers = reader
+        .headers()
+        .with_context(|| format!("cannot read {}", csv_path.display()))?;
+    let Some(col) = headers.iter().position(|h| h == "variant") else {
+        bail!("{}: no `variant` column", csv_path.display());
+    };
+    let mut names = Vec::new();
+    for record in reader.records() {
+        let record = record.with_context(|| format!("cannot read {}", csv_path.display()))?;
+        names.push(record.get(col).unwrap_or_default().to_string());
+    }
+    if names.is_empty() {
+        bail!("{}: no variants", csv_path.display());
+    }
+
+    // Subfolder names are sanitised variant names; match on the name summary.json records.
+    let mut subdirs: Vec<PathBuf> = fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("summary.json").is_file())
+        .collect();
+    subdirs.sort();
+    let mut summaries = Vec::new();
+    for sub in subdirs {
+        let summary = read_summary(&sub)?;
+        summaries.push((sub, Some(summary)));
+    }
+    let mut variants = Vec::new();
+    let (mut scenario, mut irn_version, mut seed) = (String::new(), String::new(), None);
+    for name in &names {
+        let Some((sub, summary)) = summaries
+            .iter_mut()
+            .find(|(_, s)| s.as_ref().is_some_and(|s| &s.variant == name))
+        else {
+            bail!(
+                "{}: variant `{name}` has no subfolder whose summary.json names it",
+                csv_path.display()
+            );
+        };
+        let summary = summary.take().expect("matched above");
+        if variants.is_empty() {
+            scenario.clone_from(&summary.scenario);
+            irn_version.clone_from(&summary.irn_version);
+            seed = summary.seed;
+        }
+        variants.push(load_variant(sub, summary)?);
+    }
+    Ok(Results {
+        dir: dir.to_path_buf(),
+        scenario,
+        irn_version,
+        seed,
+        comparison: true,
+        variants,
+    })
+}
+
+/// The charts' ids, in report order (`metrics` only for comparisons).
+const CHART_IDS: [&str; 3] = ["metrics", "single_packet_fct_cdf", "slowdown_by_size"];
+
+/// One chart of the report.
+pub struct Chart {
+    /// File stem under `plots/` and HTML id.
+    pub id: &'static str,
+    pub title: String,
+    /// What the chart shows, for the report.
+    pub note: String,
+    pub svg: String,
+}
+
+/// The paper's three headline metrics: `summary.json` key, label, value format.
+/// Formats a metric's value.
+type Format = fn(f64) -> String;
+
+const HEADLINE: [(&str, &str, Format); 3] = [
+    ("avg_slowdown", "avg slowdown", slowdown_label),
+    ("avg_fct_us", "avg FCT", plot::fmt_us),
+    ("p99_fct_us", "p99 FCT", plot::fmt_us),
+];
+
+fn slowdown_label(v: f64) -> String {
+    plot::fmt_sig(v, 3)
+}
+
+/// The report's charts: the headline metrics (comparisons only), the single-packet FCT tail and
+/// the median slowdown by flow size.
+pub fn charts(results: &Results) -> Result<Vec<Chart>> {
+    let names: Vec<&str> = results.variants.iter().map(|v| v.name.as_str()).collect();
+    let mut charts = Vec::new();
+    if results.comparison {
+        let groups: Vec<plot::BarGroup> = HEADLINE
+            .iter()
+            .map(|&(key, label, format)| plot::BarGroup {
+                label,
+                values: results.variants.iter().map(|v| v.metric(key)).collect(),
+                format,
+            })
+            .collect();
+        let title = format!("Headline metrics, relative to {}", names[0]);
+        charts.push(Chart {
+            id: CHART_IDS[0],
+            svg: svg_with_label(plot::grouped_bars(&title, &names, &groups)?, &title),
+            title,
+            note: format!(
+                "Average slowdown, average FCT and 99th-percentile FCT over the measured, \
+                 finished flows, each divided by {}'s (lower is better); the labels are the \
+                 absolute values.",
+                names[0]
+            ),
+        });
+    }
+
+    let mut counts = Vec::new();
+    let cdf: Vec<(&str, Vec<f64>)> = results
+        .variants
+        .iter()
+        .map(|v| {
+            let mtu = v.mtu();
+            let fcts: Vec<f64> = v
+                .flows
+                .iter()
+                .filter(|f| f.measured && f.size_bytes <= mtu)
+                .filter_map(|f| f.fct_us)
+                .collect();
+            counts.push(format!("{} {}", fcts.len(), v.name));
+            (v.name.as_str(), fcts)
+        })
+        .collect();
+    let title = "Single-packet flows: FCT tail (90th to 99.9th percentile)".to_string();
+    charts.push(Chart {
+        id: CHART_IDS[1],
+        svg: svg_with_label(
+            plot::tail_cdf(&title, "FCT (µs)", &cdf, 90.0, 99.9)?,
+            &title,
+        ),
+        title,
+        note: format!(
+            "CDF of the completion times of measured, finished flows of at most one MTU, from \
+             the 90th to the 99.9th percentile (nearest rank), as in the IRN paper's Fig. 8. \
+             Flows: {}.",
+            counts.join(", ")
+        ),
+    });
+
+    let by_size: Vec<(&str, Vec<(f64, f64)>)> = results
+        .variants
+        .iter()
+        .map(|v| {
+            let pts: Vec<(f64, f64)> = v
+                .flows
+                .iter()
+                .filter(|f| f.measured)
+                .filter_map(|f| f.slowdown.map(|s| (f.size_bytes as f64, s)))
+                .collect();
+            (v.name.as_str(), plot::log_binned_medians(&pts, 4.0, 3))
+        })
+        .collect();
+    let title = "Median slowdown by flow size".to_string();
+    charts.push(Chart {
+        id: CHART_IDS[2],
+        svg: svg_with_label(
+            plot::log_lines(
+                &title,
+                "flow size",
+                "median slowdown",
+                &by_size,
+                plot::fmt_bytes,
+            )?,
+            &title,
+        ),
+        title,
+        note: "Median slowdown (FCT / ideal FCT) of measured, finished flows in bins of a \
+               quarter decade of flow size (bins with at least 3 flows), at the bins' \
+               geometric centres."
+            .to_string(),
+    });
+    Ok(charts)
+}
+
+/// Marks an SVG as an image with an accessible name.
+fn svg_with_label(svg: String, label: &str) -> String {
+    match svg.find("<svg ") {
+        Some(i) => format!(
+            "{}<svg role=\"img\" aria-label=\"{}\" {}",
+            &svg[..i],
+            escape(label),
+            &svg[i + 5..]
+        ),
+        None => svg,
+    }
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Rows of the headline table: key, label, scale, decimals.
+const TABLE: &[(&str, &str, f64, usize)] = &[
+    ("avg_slowdown", "avg slowdown", 1.0, 2),
+    ("p50_slowdown", "p50 slowdown", 1.0, 2),
+    ("p99_slowdown", "p99 slowdown", 1.0, 2),
+    ("avg_fct_us", "avg FCT (µs)", 1.0, 1),
+    ("p50_fct_us", "p50 FCT (µs)", 1.0, 1),
+    ("p99_fct_us", "p99 FCT (µs)", 1.0, 1),
+    ("single_packet_p99_fct_us", "1-packet p99 FCT (µs)", 1.0, 1),
+    (
+        "single_packet_p999_fct_us",
+        "1-packet p99.9 FCT (µs)",
+        1.0,
+        1,
+    ),
+    ("drop_rate", "drop rate (%)", 100.0, 3),
+    ("retransmissions", "retransmissions", 1.0, 0),
+    ("timeouts", "timeouts", 1.0, 0),
+    ("pause_frames", "pause frames", 1.0, 0),
+    ("link_utilization", "link utilization (%)", 100.0, 1),
+    ("flows_measured", "measured flows", 1.0, 0),
+    ("flows_incomplete", "unfinished flows", 1.0, 0),
+];
+
+/// The headline metrics whose ratio to the first variant the table shows.
+const RATIO_KEYS: [&str; 3] = ["avg_slowdown", "avg_fct_us", "p99_fct_us"];
+
+fn metrics_table(out: &mut String, results: &Results) {
+    let vs = &results.variants;
+    out.push_str("<table>\n<thead><tr><th scope=\"col\">metric</th>");
+    for v in vs {
+        let _ = write!(out, "<th scope=\"col\">{}</th>", escape(&v.name));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for &(key, label, scale, decimals) in TABLE {
+        let _ = write!(out, "<tr><th scope=\"row\">{}</th>", escape(label));
+        let base = vs[0].metric(key);
+        for v in vs {
+            let cell = match v.metric(key) {
+                Some(x) => {
+                    let mut s = format!("{:.decimals$}", x * scale);
+                    if results.comparison && RATIO_KEYS.contains(&key) {
+                        if let Some(b) = base.filter(|b| *b > 0.0) {
+                            let _ = write!(s, " <span class=\"ratio\">({:.2}×)</span>", x / b);
+                        }
+                    }
+                    s
+                }
+                None => "–".to_string(),
+            };
+            let _ = write!(out, "<td>{cell}</td>");
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+}
+
+fn all_metrics_table(out: &mut String, results: &Results) {
+    let vs = &results.variants;
+    out.push_str("<table>\n<thead><tr><th scope=\"col\">metric</th>");
+    for v in vs {
+        let _ = write!(out, "<th scope=\"col\">{}</th>", escape(&v.name));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    let mut keys: Vec<&String> = Vec::new();
+    for v in vs {
+        for k in v.metrics.keys() {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    for key in keys {
+        let _ = write!(out, "<tr><th scope=\"row\">{}</th>", escape(key));
+        for v in vs {
+            let cell = match v.metrics.get(key.as_str()) {
+                None | Some(Value::Null) => "–".to_string(),
+                Some(Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                    (Some(u), _, _) => u.to_string(),
+                    (_, Some(i), _) => i.to_string(),
+                    (_, _, Some(f)) => plot::fmt_sig(f, 6),
+                    _ => n.to_string(),
+                },
+                Some(other) => other.to_string(),
+            };
+            let _ = write!(out, "<td>{}</td>", escape(&cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+}
+
+/// The resolved scenario as TOML (the form scenario files are written in), or as JSON if it
+/// cannot be written as TOML.
+fn resolved_text(resolved: &Value) -> String {
+    fn strip_nulls(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), strip_nulls(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(strip_nulls).collect()),
+            other => other.clone(),
+        }
+    }
+    toml::to_string_pretty(&strip_nulls(resolved))
+        .unwrap_or_else(|_| serde_json::to_string_pretty(resolved).unwrap_or_default())
+}
+
+const CSS: &str = "\
+:root { color-scheme: light; }
+body { margin: 0; background: #f6f7f9; color: #1d2330;
+  font: 15px/1.5 system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif; }
+main { max-width: 960px; margin: 0 auto; padding: 24px 20px 48px; }
+h1 { font-size: 1.6em; margin: 0 0 4px; }
+h2 { font-size: 1.2em; margin: 0 0 8px; }
+section { background: #fff; border: 1px solid #dde1e8; border-radius: 6px; padding: 16px 18px;
+  margin: 18px 0; }
+.meta { color: #4a5263; margin: 0; }
+.meta code, pre { font-family: ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace; }
+.note { color: #4a5263; margin: 0 0 8px; }
+figure { margin: 0; }
+svg { display: block; max-width: 100%; height: auto; }
+table { border-collapse: collapse; margin: 4px 0 8px; font-variant-numeric: tabular-nums; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #e6e9ef; }
+thead th { text-align: right; border-bottom: 2px solid #c9ced8; }
+thead th:first-child, tbody th { text-align: left; font-weight: 500; }
+td { text-align: right; white-space: nowrap; }
+.ratio { color: #6b7385; font-size: 0.9em; }
+.scroll { overflow-x: auto; }
+details summary { cursor: pointer; color: #33507a; margin: 6px 0; }
+pre { background: #f3f4f7; border: 1px solid #e1e4ea; border-radius: 4px; padding: 10px 12px;
+  overflow-x: auto; font-size: 13px; line-height: 1.4; margin: 0; }
+footer { color: #6b7385; font-size: 0.85em; text-align: center; }
+";
+
+/// The report as one HTML document: inline CSS and SVG, no script, no external resource.
+pub fn render_html(results: &Results, charts: &[Chart]) -> String {
+    let mut out = String::new();
+    let scenario = if results.scenario.is_empty() {
+        "(unnamed)"
+    } else {
+        &results.scenario
+    };
+    let title = format!("irn results: {scenario}");
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = writeln!(out, "<title>{}</title>", escape(&title));
+    let _ = writeln!(out, "<style>\n{CSS}</style>\n</head>\n<body>\n<main>");
+    let _ = writeln!(out, "<h1>{}</h1>", escape(&title));
+
+    let names: Vec<String> = results
+        .variants
+        .iter()
+        .map(|v| format!("<strong>{}</strong>", escape(&v.name)))
+        .collect();
+    let kind = if results.comparison {
+        format!("a comparison of {} variants", results.variants.len())
+    } else {
+        "one run".to_string()
+    };
+    let _ = write!(
+        out,
+        "<p class=\"meta\">Scenario <strong>{}</strong>, {kind}: {}.</p>\n<p class=\"meta\">",
+        escape(scenario),
+        names.join(", ")
+    );
+    if let Some(seed) = results.seed {
+        let _ = write!(out, "Seed {seed}. ");
+    }
+    if !results.irn_version.is_empty() {
+        let _ = write!(out, "irn {}. ", escape(&results.irn_version));
+    }
+    let _ = writeln!(
+        out,
+        "Results folder <code>{}</code>.</p>",
+        escape(&results.dir.display().to_string())
+    );
+
+    out.push_str("<section id=\"metrics-table\">\n<h2>Headline metrics</h2>\n");
+    out.push_str("<p class=\"note\">Over measured (started after the warm-up), finished flows. ");
+    if results.comparison {
+        let _ = write!(
+            out,
+            "In brackets: the ratio to {} (above 1 is worse).",
+            escape(&results.variants[0].name)
+        );
+    }
+    out.push_str("</p>\n<div class=\"scroll\">\n");
+    metrics_table(&mut out, results);
+    out.push_str("</div>\n<details>\n<summary>All metrics (summary.json)</summary>\n");
+    out.push_str("<div class=\"scroll\">\n");
+    all_metrics_table(&mut out, results);
+    out.push_str("</div>\n</details>\n</section>\n");
+
+    for chart in charts {
+        let _ = writeln!(
+            out,
+            "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<figure>",
+            escape(chart.id),
+            escape(&chart.title),
+            escape(&chart.note)
+        );
+        out.push_str(chart.svg.trim());
+        out.push_str("\n</figure>\n</section>\n");
+    }
+
+    let first = &results.variants[0];
+    let _ = writeln!(
+        out,
+        "<section id=\"scenario\">\n<h2>Resolved scenario of {}</h2>\n<p class=\"note\">Every \
+         key with its default filled in, as <code>summary.json</code> records it.</p>",
+        escape(&first.name)
+    );
+    let _ = writeln!(
+        out,
+        "<pre>{}</pre>\n</section>",
+        escape(resolved_text(&first.resolved).trim_end())
+    );
+    let _ = writeln!(
+        out,
+        "<footer>Written by <code>irn plot</code> from {}.</footer>\n</main>\n</body>\n</html>",
+        escape(&results.dir.display().to_string())
+    );
+    out
+}
+
+/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so
+/// readers never see a half-written file.
+fn write_atomic(path: &Path, contents: &str) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = fs::write(&tmp, contents)
+        .with_context(|| format!("cannot write {}", tmp.display()))
+        .and_then(|()| {
+            fs::rename(&tmp, path)
+                .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
+        });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// What `write_report` wrote.
+pub struct Written {
+    pub report: PathBuf,
+    pub plots: Vec<PathBuf>,
+}
+
+/// The chart files written beside `report`.
+fn chart_paths(report: &Path) -> Vec<PathBuf> {
+    let dir = plots_dir(report);
+    CHART_IDS
+        .iter()
+        .map(|id| dir.join(format!("{id}.svg")))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+fn plots_dir(report: &Path) -> PathBuf {
+    report
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join("plots")
+}
+
+/// Writes `report.html` and `plots/*.svg` into the results folder `dir`; returns the report's
+/// path.
+pub fn write_report(dir: &Path) -> Result<PathBuf> {
+    Ok(write_report_to(dir, &dir.join("report.html"))?.report)
+}
+
+/// Writes the report of the results folder `dir` to `report`, and its charts to `plots/*.svg`
+/// beside it.
+pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
+    let results = load(dir)?;
+    let charts = charts(&results)?;
+    let plots_dir = plots_dir(report);
+    let mut plots = Vec::new();
+    for chart in &charts {
+        let path = plots_dir.join(format!("{}.svg", chart.id));
+        write_atomic(&path, &chart.svg)?;
+        plots.push(path);
+    }
+    write_atomic(report, &render_html(&results, &charts))?;
+    Ok(Written {
+        report: report.to_path_buf(),
+        plots,
+    })
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PlotArgs {
+    /// Results folders written by `irn run` (one run, or a comparison).
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// Write the report here instead of DIR/report.html (one DIR only); the charts go to
+    /// `plots/` beside it.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+/// `irn plot`: a report for each results folder.
+pub fn plot(args: PlotArgs) -> Result<()> {
+    if args.out.is_some() && args.dirs.len() > 1 {
+        bail!("--out takes one results folder, not {}", args.dirs.len());
+    }
+    for dir in &args.dirs {
+        let (report, plots) = match &args.out {
+            Some(out) => {
+                let written = write_report_to(dir, out)?;
+                (written.report, written.plots)
+            }
+            None => {
+                let report = write_report(dir)?;
+                let plots = chart_paths(&report);
+                (report, plots)
+            }
+        };
+        println!("{}", report.display());
+        for p in plots {
+            println!("{}", p.display());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_html() {
+        assert_eq!(
+            escape(r#"<a href="x">R&D's</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;R&amp;D&#39;s&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn resolved_scenario_as_toml() {
+        let v: Value = serde_json::json!({
+            "name": "x", "seed": 1,
+            "transport": { "kind": "irn", "bdp_cap": null, "mtu": 1024 },
+            "run": { "warmup": "0ms" }
+        });
+        let text = resolved_text(&v);
+        assert!(text.contains("[transport]"), "{text}");
+        assert!(!text.contains("bdp_cap"), "{text}");
+    }
+
+    #[test]
+    fn svg_gets_an_accessible_name() {
+        let s = svg_with_label("<svg width=\"1\"></svg>".into(), "a \"b\"");
+        assert_eq!(
+            s,
+            "<svg role=\"img\" aria-label=\"a &quot;b&quot;\" width=\"1\"></svg>"
+        );
+    }
+}

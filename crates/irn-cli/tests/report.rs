@@ -1,0 +1,384 @@
+//! `irn plot` end to end: a real comparison results folder from `irn run`, its report and
+//! charts, errors for folders that are not results folders, and (where Chromium is installed) the
+//! report loaded in a headless browser.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn irn(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_irn"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("irn runs")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "irn failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("irn-report-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The second variant's name has every character HTML escapes.
+const ODD_NAME: &str = r#"RoCE+PFC <"go-back-N"> & 'co'"#;
+const ODD_NAME_ESCAPED: &str = "RoCE+PFC &lt;&quot;go-back-N&quot;&gt; &amp; &#39;co&#39;";
+
+const SCENARIO: &str = r#"
+name = "tiny <report> & co"
+seed = 3
+
+[topology]
+kind = "fat-tree"
+k = 4
+
+[switch]
+buffer = "60KB"
+
+[workload]
+kind = "poisson"
+load = 0.6
+duration = "300us"
+
+[[compare]]
+name = "IRN"
+set = { "transport.kind" = "irn" }
+
+[[compare]]
+name = "RoCE+PFC <\"go-back-N\"> & 'co'"
+set = { "transport.kind" = "roce", "switch.pfc" = true }
+"#;
+
+/// A comparison results folder, made once per test process with `irn run`.
+fn comparison() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = scratch("shared-run");
+        std::fs::write(dir.join("tiny.toml"), SCENARIO).unwrap();
+        ok(&irn(&["run", "tiny.toml", "--out", "results"], &dir));
+        dir.join("results")
+    })
+}
+
+/// `irn plot DIR` on a fresh copy of the comparison folder; returns the copy.
+fn plotted(name: &str) -> PathBuf {
+    let dir = scratch(name).join("results");
+    copy_dir(comparison(), &dir);
+    let stdout = ok(&irn(&["plot", dir.to_str().unwrap()], &dir));
+    let report = dir.join("report.html");
+    assert!(stdout.contains(report.to_str().unwrap()), "{stdout}");
+    assert!(stdout.contains("metrics.svg"), "{stdout}");
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+const CHARTS: [&str; 3] = ["metrics", "single_packet_fct_cdf", "slowdown_by_size"];
+
+/// Checks that hold for any report: closed SVGs, balanced sections, nothing external.
+fn check_html(html: &str, charts: usize) {
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.trim_end().ends_with("</html>"));
+    assert_eq!(html.matches("<svg").count(), charts, "one <svg per chart");
+    assert_eq!(html.matches("</svg>").count(), charts, "every <svg closed");
+    for tag in ["section", "table", "tr", "pre", "figure", "main", "style"] {
+        assert_eq!(
+            html.matches(&format!("<{tag}>")).count() + html.matches(&format!("<{tag} ")).count(),
+            html.matches(&format!("</{tag}>")).count(),
+            "<{tag}> balanced"
+        );
+    }
+    // Self-contained: no script, no stylesheet or image links, no URL but the SVG namespace.
+    assert!(!html.contains("<script"));
+    assert!(!html.contains("<link"));
+    assert!(!html.contains(" src="));
+    let urls = html.matches("http://").count() + html.matches("https://").count();
+    assert_eq!(urls, html.matches("http://www.w3.org/2000/svg").count());
+}
+
+#[test]
+fn report_for_a_comparison() {
+    let dir = plotted("comparison");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    check_html(&html, CHARTS.len());
+
+    // Scenario and variant names, escaped wherever they appear.
+    assert!(html.contains("tiny &lt;report&gt; &amp; co"));
+    assert!(html.contains("IRN"));
+    assert!(html.contains(ODD_NAME_ESCAPED));
+    assert!(!html.contains(ODD_NAME) && !html.contains("<report>"));
+    // The headline table, the ratios to the first variant, the resolved scenario.
+    for label in ["avg slowdown", "p99 FCT (µs)", "drop rate (%)", "1.00×"] {
+        assert!(html.contains(label), "{label}");
+    }
+    assert!(html.contains("[transport]") && html.contains("kind = &quot;irn&quot;"));
+    for id in CHARTS {
+        assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
+    }
+
+    for id in CHARTS {
+        let path = dir.join("plots").join(format!("{id}.svg"));
+        let svg = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        assert!(svg.starts_with("<svg"), "{path:?}");
+        assert!(svg.trim_end().ends_with("</svg>"), "{path:?}");
+        assert_eq!(svg.matches("<svg").count(), 1);
+        assert!(svg.contains("IRN"), "{path:?} has a legend");
+        // Lines for the line charts, one per variant.
+        if id != "metrics" {
+            assert!(svg.matches("<polyline").count() >= 2, "{path:?}");
+        }
+    }
+    // No temporary files left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .chain(std::fs::read_dir(dir.join("plots")).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // Plotting again (the folder given as `.`) replaces the files.
+    std::fs::write(dir.join("plots/metrics.svg"), "stale").unwrap();
+    ok(&irn(&["plot", "."], &dir));
+    check_html(
+        &std::fs::read_to_string(dir.join("report.html")).unwrap(),
+        CHARTS.len(),
+    );
+    assert!(std::fs::read_to_string(dir.join("plots/metrics.svg"))
+        .unwrap()
+        .starts_with("<svg"));
+}
+
+#[test]
+fn report_for_one_run_with_out() {
+    let dir = scratch("single");
+    let run = comparison().join("IRN");
+    let out = dir.join("nested").join("irn.html");
+    let stdout = ok(&irn(
+        &[
+            "plot",
+            run.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &dir,
+    ));
+    assert!(stdout.contains("irn.html"), "{stdout}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    // One run: no bars relative to a first variant, the two distribution charts.
+    check_html(&html, 2);
+    assert!(html.contains("one run"));
+    assert!(
+        !run.join("report.html").exists(),
+        "--out writes nothing into DIR"
+    );
+    assert!(dir.join("nested/plots/single_packet_fct_cdf.svg").is_file());
+    assert!(!dir.join("nested/plots/metrics.svg").exists());
+}
+
+#[test]
+fn several_folders_at_once() {
+    let a = plotted("several-a");
+    let b = scratch("several-b").join("results");
+    copy_dir(comparison(), &b);
+    std::fs::remove_file(a.join("report.html")).unwrap();
+    let stdout = ok(&irn(
+        &["plot", a.to_str().unwrap(), b.to_str().unwrap()],
+        &a,
+    ));
+    assert!(a.join("report.html").is_file() && b.join("report.html").is_file());
+    assert_eq!(stdout.matches("report.html").count(), 2, "{stdout}");
+    // --out with several folders is refused.
+    let out = irn(
+        &[
+            "plot",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            "x.html",
+        ],
+        &a,
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--out takes one results folder"));
+}
+
+#[test]
+fn errors_name_the_folder_or_file() {
+    let dir = scratch("errors");
+    let fail = |args: &[&str]| {
+        let out = irn(args, &dir);
+        assert!(!out.status.success(), "{args:?} should fail");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let err = fail(&["plot", "empty"]);
+    assert!(err.contains("empty is not an irn results folder"), "{err}");
+    assert!(!dir.join("empty/report.html").exists());
+
+    let err = fail(&["plot", "missing"]);
+    assert!(err.contains("missing: no such folder"), "{err}");
+
+    // A broken flows.csv in one variant: the error names that file; nothing is written.
+    let broken = dir.join("broken");
+    copy_dir(comparison(), &broken);
+    std::fs::write(broken.join("IRN/flows.csv"), "flow_id,size_bytes\n1,x\n").unwrap();
+    let err = fail(&["plot", "broken"]);
+    assert!(err.contains("flows.csv"), "{err}");
+    assert!(err.contains("IRN"), "{err}");
+    assert!(!broken.join("report.html").exists());
+
+    // A comparison.csv naming a variant with no folder.
+    let orphan = dir.join("orphan");
+    copy_dir(comparison(), &orphan);
+    std::fs::remove_dir_all(orphan.join("IRN")).unwrap();
+    let err = fail(&["plot", "orphan"]);
+    assert!(
+        err.contains("comparison.csv") && err.contains("`IRN`"),
+        "{err}"
+    );
+}
+
+/// Chromium, if installed (or installed here when IRN_INSTALL_CHROMIUM=1).
+fn chromium() -> Option<PathBuf> {
+    let find = || {
+        let fixed = PathBuf::from("/usr/bin/chromium");
+        if fixed.is_file() {
+            return Some(fixed);
+        }
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
+            .find(|p| p.is_file())
+    };
+    if let Some(p) = find() {
+        return Some(p);
+    }
+    if std::env::var("IRN_INSTALL_CHROMIUM").as_deref() == Ok("1") {
+        eprintln!("installing chromium (IRN_INSTALL_CHROMIUM=1)");
+        let install = || {
+            Command::new("apt-get")
+                .args(["install", "-y", "-q", "chromium"])
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !install() {
+            let _ = Command::new("apt-get").args(["update", "-q"]).status();
+            install();
+        }
+        return find();
+    }
+    None
+}
+
+/// Runs `cmd` with stdout and stderr in files (a DOM dump can overflow a pipe), killing it
+/// after `limit`.
+fn run_with_limit(mut cmd: Command, dir: &Path, limit: Duration) -> (String, String) {
+    let (out_path, err_path) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("chromium starts");
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+            let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+            assert!(status.success(), "chromium failed ({status}):\n{stderr}");
+            return (stdout, stderr);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+            panic!("chromium did not finish within {limit:?}:\n{stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn report_renders_in_headless_chromium() {
+    let Some(chromium) = chromium() else {
+        println!(
+            "skipped: chromium not installed (set IRN_INSTALL_CHROMIUM=1 to install it with \
+             apt-get)"
+        );
+        return;
+    };
+    let dir = plotted("chromium");
+    let report = dir.join("report.html");
+    let profile = scratch("chromium-profile");
+    let mut cmd = Command::new(&chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg("--dump-dom")
+    .arg(format!("file://{}", report.display()));
+    let (dom, stderr) = run_with_limit(cmd, &profile, Duration::from_secs(45));
+
+    // Chromium's stderr is noisy (D-Bus, GPU, ...): only the page's console messages fail the
+    // test. The report has no script, so any console message (an uncaught error, a resource
+    // that failed to load) is a fault; Chromium logs even console.error at INFO level.
+    let console_errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("Uncaught") || l.contains(":CONSOLE"))
+        .collect();
+    assert!(
+        console_errors.is_empty(),
+        "console errors:\n{console_errors:#?}"
+    );
+
+    assert_eq!(
+        dom.matches("<svg").count(),
+        CHARTS.len(),
+        "every chart in the DOM"
+    );
+    assert_eq!(dom.matches("</svg>").count(), CHARTS.len());
+    assert!(dom.contains("<table>"));
+    // Serialized text escapes only `&`, `<` and `>`.
+    assert!(dom.contains(r#"RoCE+PFC &lt;"go-back-N"&gt; &amp; 'co'"#));
+    for id in CHARTS {
+        assert!(dom.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    // The parser kept the SVG content: the charts' text and lines are in the DOM.
+    assert!(dom.contains("<polyline") && dom.contains("<text"));
+    println!("chromium: report rendered, {} bytes of DOM", dom.len());
+}
