@@ -28,15 +28,17 @@
 //! at the packet boundary.
 
 mod config;
+mod outbox;
 mod receiver;
 mod requester;
 mod sender;
 mod tcp;
 
 pub use config::{ConfigError, LossRecovery, RtoPolicy, TransportConfig};
+pub use outbox::{PostError, MAX_OUTSTANDING_PACKETS};
 pub use receiver::{Receiver, ReceiverStats};
 pub use requester::Requester;
-pub use sender::{PostError, Sender, SenderStats};
+pub use sender::{Sender, SenderStats};
 pub use tcp::TcpSender;
 
 /// A message's place in its queue pair's posting order: 0, 1, 2, … Messages on one QP complete in

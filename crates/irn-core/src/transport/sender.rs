@@ -1,18 +1,13 @@
 //! The requester: segments messages into packets, decides what to (re)send, runs the timer.
 
-use std::collections::VecDeque;
-
 use super::config::{LossRecovery, RtoPolicy, TransportConfig};
-use super::{packets_for, Completion, MessageId};
+use super::outbox::{Outbox, PostError};
+use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
 use crate::cc::{AckEvent, CongestionControl};
-use crate::packet::{since_timestamp, timestamp, Ecn, Packet, PacketKind, Qpn};
+use crate::packet::{since_timestamp, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
 use crate::time::Time;
-
-/// Most packets a sender may hold posted but unacknowledged. Keeping the outstanding span well
-/// under 2^23 keeps every PSN the peer sees unambiguous in serial order.
-pub const MAX_OUTSTANDING_PACKETS: u64 = 1 << 22;
 
 /// The requester half of a reliable-connected queue pair.
 ///
@@ -25,14 +20,13 @@ pub const MAX_OUTSTANDING_PACKETS: u64 = 1 << 22;
 ///   (*txFree*), then [`poll_timeout`](Self::poll_timeout) for the next deadline and
 ///   [`poll_completion`](Self::poll_completion) for acknowledged messages.
 ///
-/// Packet numbers are `u64` counts from the initial PSN; `una ≤ nxt ≤ high ≤ end` always holds.
+/// Packet numbers are `u64` counts from the initial PSN; `una ≤ nxt ≤ high ≤ outbox.end()`
+/// always holds.
 #[derive(Debug, Clone)]
 pub struct Sender {
     cfg: TransportConfig,
-    /// The receiver's queue pair, written in every data packet.
-    peer: Qpn,
-    /// PSN of packet number 0.
-    isn: Psn,
+    /// Posted messages: what each packet number carries, and completions.
+    outbox: Outbox,
     /// Oldest unacknowledged packet: the cumulative ACK.
     una: u64,
     /// Next packet the in-sequence path sends. Go-back-N rewinds it to `una`; selective repeat
@@ -41,8 +35,6 @@ pub struct Sender {
     /// One past the highest packet ever sent; packets below it that go out again are
     /// retransmissions.
     high: u64,
-    /// One past the last packet of the posted messages.
-    end: u64,
     /// Most packets allowed between `una` and a new packet: the BDP cap, or for selective
     /// repeat without BDP-FC the bitmap's tracking window; `None` for go-back-N without BDP-FC.
     flight_limit: Option<u64>,
@@ -56,9 +48,6 @@ pub struct Sender {
     retx_ready_at: Time,
     /// The latest `now` seen, so deadlines already past are not reported.
     last_now: Time,
-    messages: VecDeque<Outgoing>,
-    next_msg: u64,
-    completions: VecDeque<Completion>,
     stats: SenderStats,
 }
 
@@ -99,14 +88,6 @@ struct Timer {
     extended: bool,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Outgoing {
-    id: MessageId,
-    first: u64,
-    packets: u64,
-    bytes: u64,
-}
-
 /// Counters a sender keeps about itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -129,17 +110,6 @@ pub struct SenderStats {
     pub min_rate_bps: Option<u64>,
     /// Smallest window window-based congestion control allowed while packets were sent.
     pub min_window: Option<u32>,
-}
-
-/// Why a message could not be posted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum PostError {
-    #[error("{requested} more packets would leave {outstanding} + {requested} outstanding, over the limit of {limit}")]
-    Backlog {
-        outstanding: u64,
-        requested: u64,
-        limit: u64,
-    },
 }
 
 impl Sender {
@@ -171,19 +141,14 @@ impl Sender {
             next_tx_at: Time::ZERO,
             retx_ready_at: Time::ZERO,
             last_now: Time::ZERO,
+            outbox: Outbox::new(cfg.mtu, peer, isn),
             cfg,
-            peer,
-            isn,
             una: 0,
             nxt: 0,
             high: 0,
-            end: 0,
             flight_limit,
             loss,
             timer: None,
-            messages: VecDeque::new(),
-            next_msg: 0,
-            completions: VecDeque::new(),
             stats: SenderStats::default(),
         }
     }
@@ -232,32 +197,14 @@ impl Sender {
 
     /// Every posted message is fully acknowledged.
     pub fn is_idle(&self) -> bool {
-        self.messages.is_empty()
+        self.outbox.is_empty()
     }
 
     // ----- commands -----
 
     /// Queues a message of `bytes` bytes after those already posted.
     pub fn post(&mut self, bytes: u64) -> Result<MessageId, PostError> {
-        let packets = packets_for(bytes, self.cfg.mtu);
-        let outstanding = self.end - self.una;
-        if outstanding + packets > MAX_OUTSTANDING_PACKETS {
-            return Err(PostError::Backlog {
-                outstanding,
-                requested: packets,
-                limit: MAX_OUTSTANDING_PACKETS,
-            });
-        }
-        let id = MessageId(self.next_msg);
-        self.next_msg += 1;
-        self.messages.push_back(Outgoing {
-            id,
-            first: self.end,
-            packets,
-            bytes,
-        });
-        self.end += packets;
-        Ok(id)
+        self.outbox.post(bytes, self.una)
     }
 
     // ----- inputs -----
@@ -381,7 +328,7 @@ impl Sender {
         if self.timer.is_none() {
             self.arm_timer(now);
         }
-        let pkt = self.data_packet(now, n, retransmission);
+        let pkt = self.outbox.data_packet(now, n, retransmission);
         let bytes = u64::from(pkt.wire_len());
         self.cc.on_sent(now, bytes);
         if let Some(rate) = self.cc.rate() {
@@ -419,14 +366,13 @@ impl Sender {
 
     /// The next fully acknowledged message, in posting order.
     pub fn poll_completion(&mut self) -> Option<Completion> {
-        self.completions.pop_front()
+        self.outbox.poll_completion()
     }
 
     // ----- internals -----
 
     fn psn(&self, n: u64) -> Psn {
-        // Truncating first is exact: 2^24 divides 2^32.
-        self.isn.add(n as u32)
+        self.outbox.psn(n)
     }
 
     /// The packet number of `psn`, if it is not behind `una` in serial order.
@@ -439,7 +385,7 @@ impl Sender {
 
     /// Something is waiting to go: new data, or a retransmission in recovery.
     fn has_data_to_send(&self) -> bool {
-        self.nxt < self.end || self.in_recovery()
+        self.nxt < self.outbox.end() || self.in_recovery()
     }
 
     /// One past the highest selectively acknowledged packet (0 without SACK tracking).
@@ -481,7 +427,7 @@ impl Sender {
                 }
             }
         }
-        if self.nxt >= self.end {
+        if self.nxt >= self.outbox.end() {
             return None;
         }
         // BDP-FC (or the tracking window) and a window-based controller's window.
@@ -500,27 +446,6 @@ impl Sender {
         Some((n, retransmission))
     }
 
-    fn data_packet(&self, now: Time, n: u64, retransmission: bool) -> Packet {
-        let i = self.messages.partition_point(|m| m.first + m.packets <= n);
-        let m = &self.messages[i];
-        let offset = n - m.first;
-        let last = offset + 1 == m.packets;
-        let mtu = u64::from(self.cfg.mtu);
-        let payload_len = if last { m.bytes - offset * mtu } else { mtu };
-        Packet {
-            dest_qp: self.peer,
-            psn: self.psn(n),
-            kind: PacketKind::Data {
-                payload_len: payload_len as u16,
-                first: offset == 0,
-                last,
-                retransmission,
-                ecn: Ecn::Ect0,
-                ts: timestamp(now),
-            },
-        }
-    }
-
     /// The cumulative ACK moved forward to `c` (`una < c ≤ high`).
     fn advance(&mut self, now: Time, c: u64) {
         if let Loss::Selective(s) = &mut self.loss {
@@ -535,16 +460,7 @@ impl Sender {
         self.una = c;
         // Go-back-N: acknowledgements for packets sent before a rewind.
         self.nxt = self.nxt.max(c);
-        while let Some(m) = self.messages.front().copied() {
-            if m.first + m.packets > c {
-                break;
-            }
-            self.messages.pop_front();
-            self.completions.push_back(Completion {
-                msg: m.id,
-                bytes: m.bytes,
-            });
-        }
+        self.outbox.acknowledge(c);
         if self.una < self.high {
             self.arm_timer(now);
         } else {

@@ -62,13 +62,12 @@
 //!   receiver already holds; the first resent packet usually makes the cumulative ACK jump over
 //!   everything the receiver kept.
 
-use std::collections::VecDeque;
-
 use super::config::{RtoPolicy, TransportConfig};
-use super::sender::{PostError, SenderStats, MAX_OUTSTANDING_PACKETS};
-use super::{packets_for, Completion, MessageId};
+use super::outbox::{Outbox, PostError};
+use super::sender::SenderStats;
+use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
-use crate::packet::{since_timestamp, timestamp, Ecn, Packet, PacketKind, Qpn};
+use crate::packet::{since_timestamp, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
 use crate::time::{Bandwidth, Duration, Time};
 
@@ -100,16 +99,12 @@ const CLOCK_GRANULARITY: Duration = Duration::from_ns(1);
 #[derive(Debug, Clone)]
 pub struct TcpSender {
     cfg: TransportConfig,
-    /// The receiver's queue pair, written in every data packet.
-    peer: Qpn,
-    /// PSN of packet number 0.
-    isn: Psn,
+    /// Posted messages: what each packet number carries, and completions.
+    outbox: Outbox,
     /// Oldest unacknowledged packet (RFC 6675 `HighACK`, RFC 793 `SND.UNA`).
     una: u64,
     /// One past the highest packet sent (RFC 6675 `HighData` + 1, RFC 793 `SND.NXT`).
     high: u64,
-    /// One past the last packet of the posted messages.
-    end: u64,
     /// The receive window: the receiver's bitmap size (the BDP cap, or the tracking window).
     rwnd: u64,
     /// Congestion window in packets, `1..=rwnd`.
@@ -142,9 +137,6 @@ pub struct TcpSender {
     backoff: u32,
     /// The retransmission timer's deadline, running while packets are outstanding.
     timer: Option<Time>,
-    messages: VecDeque<Outgoing>,
-    next_msg: u64,
-    completions: VecDeque<Completion>,
     stats: SenderStats,
 }
 
@@ -168,14 +160,6 @@ struct RttEstimator {
     rttvar: Duration,
     /// Floor of the RTO, and the RTO before any sample.
     min_rto: Duration,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Outgoing {
-    id: MessageId,
-    first: u64,
-    packets: u64,
-    bytes: u64,
 }
 
 impl RttEstimator {
@@ -243,12 +227,10 @@ impl TcpSender {
         };
         let rwnd = cfg.window();
         TcpSender {
+            outbox: Outbox::new(cfg.mtu, peer, isn),
             cfg,
-            peer,
-            isn,
             una: 0,
             high: 0,
-            end: 0,
             rwnd: u64::from(rwnd),
             cwnd: INITIAL_WINDOW.min(rwnd),
             cwnd_cnt: 0,
@@ -265,9 +247,6 @@ impl TcpSender {
             rtt: RttEstimator::new(min_rto),
             backoff: 0,
             timer: None,
-            messages: VecDeque::new(),
-            next_msg: 0,
-            completions: VecDeque::new(),
             stats: SenderStats::default(),
         }
     }
@@ -334,32 +313,14 @@ impl TcpSender {
 
     /// Every posted message is fully acknowledged.
     pub fn is_idle(&self) -> bool {
-        self.messages.is_empty()
+        self.outbox.is_empty()
     }
 
     // ----- commands -----
 
     /// Queues a message of `bytes` bytes after those already posted.
     pub fn post(&mut self, bytes: u64) -> Result<MessageId, PostError> {
-        let packets = packets_for(bytes, self.cfg.mtu);
-        let outstanding = self.end - self.una;
-        if outstanding + packets > MAX_OUTSTANDING_PACKETS {
-            return Err(PostError::Backlog {
-                outstanding,
-                requested: packets,
-                limit: MAX_OUTSTANDING_PACKETS,
-            });
-        }
-        let id = MessageId(self.next_msg);
-        self.next_msg += 1;
-        self.messages.push_back(Outgoing {
-            id,
-            first: self.end,
-            packets,
-            bytes,
-        });
-        self.end += packets;
-        Ok(id)
+        self.outbox.post(bytes, self.una)
     }
 
     // ----- inputs -----
@@ -511,7 +472,7 @@ impl TcpSender {
             // RFC 6298 §5.1.
             self.timer = Some(now + self.rto());
         }
-        Some(self.data_packet(now, n, retransmission))
+        Some(self.outbox.data_packet(now, n, retransmission))
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) must next be called: the retransmission
@@ -522,14 +483,13 @@ impl TcpSender {
 
     /// The next fully acknowledged message, in posting order.
     pub fn poll_completion(&mut self) -> Option<Completion> {
-        self.completions.pop_front()
+        self.outbox.poll_completion()
     }
 
     // ----- internals -----
 
     fn psn(&self, n: u64) -> Psn {
-        // Truncating first is exact: 2^24 divides 2^32.
-        self.isn.add(n as u32)
+        self.outbox.psn(n)
     }
 
     /// The packet number of `psn`, if it is not behind `una` in serial order.
@@ -600,16 +560,7 @@ impl TcpSender {
         self.una = c;
         self.dupacks = 0;
         self.backoff = 0;
-        while let Some(m) = self.messages.front().copied() {
-            if m.first + m.packets > c {
-                break;
-            }
-            self.messages.pop_front();
-            self.completions.push_back(Completion {
-                msg: m.id,
-                bytes: m.bytes,
-            });
-        }
+        self.outbox.acknowledge(c);
     }
 
     /// RFC 5681 §3.1 with RFC 3465 packet counting: slow start adds one packet per packet
@@ -684,40 +635,20 @@ impl TcpSender {
         if force && self.pipe() >= u64::from(self.cwnd) {
             return None;
         }
-        if self.high >= self.end || self.high - self.una >= self.rwnd {
+        if self.high >= self.outbox.end() || self.high - self.una >= self.rwnd {
             return None;
         }
         let n = self.high;
         self.high += 1;
         Some((n, false))
     }
-
-    fn data_packet(&self, now: Time, n: u64, retransmission: bool) -> Packet {
-        let i = self.messages.partition_point(|m| m.first + m.packets <= n);
-        let m = &self.messages[i];
-        let offset = n - m.first;
-        let last = offset + 1 == m.packets;
-        let mtu = u64::from(self.cfg.mtu);
-        let payload_len = if last { m.bytes - offset * mtu } else { mtu };
-        Packet {
-            dest_qp: self.peer,
-            psn: self.psn(n),
-            kind: PacketKind::Data {
-                payload_len: payload_len as u16,
-                first: offset == 0,
-                last,
-                retransmission,
-                ecn: Ecn::Ect0,
-                ts: timestamp(now),
-            },
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Echo;
+    use crate::packet::{timestamp, Echo, Ecn};
+    use crate::transport::{packets_for, MAX_OUTSTANDING_PACKETS};
 
     /// The receiver's QP (data goes to it) and the sender's (ACKs go to it).
     const RECEIVER_QP: Qpn = Qpn::new(0x22);

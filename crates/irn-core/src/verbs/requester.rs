@@ -28,9 +28,9 @@ use crate::transport::{packets_for, PostError, Sender, SenderStats, TransportCon
 
 /// Longest message a WQE may describe: InfiniBand's 2^31 bytes.
 pub const MAX_MESSAGE_BYTES: u32 = 1 << 31;
-/// Most request (or response) packets a requester keeps posted and unfinished; well under 2^23,
-/// so every PSN and WQE sequence number either end sees is unambiguous.
-pub const MAX_OUTSTANDING_PACKETS: u64 = 1 << 22;
+/// Most request (or response) packets a requester keeps posted and unfinished: the transport's
+/// limit, well under 2^23, so every PSN and WQE sequence number either end sees is unambiguous.
+pub use crate::transport::MAX_OUTSTANDING_PACKETS;
 
 /// Counters about the requester half.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
