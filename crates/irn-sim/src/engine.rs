@@ -83,10 +83,14 @@ pub struct EventQueue {
     buckets: Box<[Vec<Entry>]>,
     /// Which buckets hold events, to skip empty stretches in one step.
     occupied: [u64; WORDS],
+    /// Which buckets had an event pushed out of order (earlier than the one before it). Most
+    /// events arrive in order, so most buckets need no sort at all.
+    disordered: [u64; WORDS],
     /// The absolute bucket being served.
     cur: u64,
-    /// The current bucket is sorted latest-first (so the next event is at its end).
+    /// The current bucket is in order, and its events before `cur_pos` are already popped.
     cur_sorted: bool,
+    cur_pos: usize,
     in_wheel: usize,
     /// Events beyond the wheel's horizon, earliest first.
     overflow: BinaryHeap<Reverse<Entry>>,
@@ -104,8 +108,10 @@ impl EventQueue {
             shift,
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             occupied: [0; WORDS],
+            disordered: [0; WORDS],
             cur: 0,
             cur_sorted: false,
+            cur_pos: 0,
             in_wheel: 0,
             overflow: BinaryHeap::new(),
             seq: 0,
@@ -136,11 +142,15 @@ impl EventQueue {
     fn put(&mut self, b: u64, e: Entry) {
         let i = (b % BUCKETS as u64) as usize;
         let bucket = &mut self.buckets[i];
-        if b == self.cur && self.cur_sorted {
-            // Keep the bucket being served sorted latest-first.
-            let at = bucket.partition_point(|x| x.key() > e.key());
+        let in_order = bucket.last().is_none_or(|last| last.key() <= e.key());
+        if b == self.cur && self.cur_sorted && !in_order {
+            // Keep the bucket being served in order (behind what is already popped).
+            let at = self.cur_pos + bucket[self.cur_pos..].partition_point(|x| x.key() < e.key());
             bucket.insert(at, e);
         } else {
+            if !in_order {
+                self.disordered[i / 64] |= 1 << (i % 64);
+            }
             bucket.push(e);
         }
         self.occupied[i / 64] |= 1 << (i % 64);
@@ -153,13 +163,19 @@ impl EventQueue {
             if self.in_wheel > 0 {
                 let i = (self.cur % BUCKETS as u64) as usize;
                 let bucket = &mut self.buckets[i];
-                if !bucket.is_empty() {
+                if self.cur_pos < bucket.len() {
                     if !self.cur_sorted {
-                        bucket.sort_unstable_by_key(|e| Reverse(e.key()));
+                        if self.disordered[i / 64] & (1 << (i % 64)) != 0 {
+                            bucket.sort_unstable_by_key(Entry::key);
+                            self.disordered[i / 64] &= !(1 << (i % 64));
+                        }
                         self.cur_sorted = true;
                     }
-                    let e = bucket.pop()?;
-                    if bucket.is_empty() {
+                    let e = bucket[self.cur_pos];
+                    self.cur_pos += 1;
+                    if self.cur_pos == bucket.len() {
+                        bucket.clear();
+                        self.cur_pos = 0;
                         self.occupied[i / 64] &= !(1 << (i % 64));
                     }
                     self.in_wheel -= 1;
@@ -172,6 +188,7 @@ impl EventQueue {
                 self.cur = self.bucket_of(first.time).max(self.cur);
             }
             self.cur_sorted = false;
+            self.cur_pos = 0;
             let horizon = self.cur + BUCKETS as u64;
             while let Some(Reverse(e)) = self.overflow.peek() {
                 let b = self.bucket_of(e.time);

@@ -39,6 +39,8 @@ pub struct SharedSwitch {
     ingress_shared: Vec<u64>,
     /// ...and to its headroom (PFC only).
     ingress_headroom: Vec<u64>,
+    /// Sum of `ingress_headroom`.
+    headroom_used: u64,
     /// Per input: headroom size; all zero without PFC.
     headroom: Vec<u64>,
     /// PFC's resume gap; `None` without PFC.
@@ -74,6 +76,7 @@ impl SharedSwitch {
             alpha,
             ingress_shared: vec![0; ports],
             ingress_headroom: vec![0; ports],
+            headroom_used: 0,
             headroom,
             resume_gap: pfc.map(|(_, gap)| gap),
             pausing: 0,
@@ -99,6 +102,7 @@ impl SharedSwitch {
                 self.shared_used += bytes;
             } else if self.ingress_headroom[input] + bytes <= self.headroom[input] {
                 self.ingress_headroom[input] += bytes;
+                self.headroom_used += bytes;
             } else {
                 return Admit::Dropped;
             }
@@ -118,8 +122,9 @@ impl SharedSwitch {
             self.shared_used += bytes;
         }
         self.egress[output] += bytes;
-        let occupied = self.shared_used + self.ingress_headroom.iter().sum::<u64>();
-        self.peak_occupancy = self.peak_occupancy.max(occupied);
+        self.peak_occupancy = self
+            .peak_occupancy
+            .max(self.shared_used + self.headroom_used);
         self.data[output].push_back((input as u8, p));
         admit
     }
@@ -145,11 +150,12 @@ impl SharedSwitch {
         // Headroom drains first, as in the ns-3 models.
         let from_headroom = bytes.min(self.ingress_headroom[input]);
         self.ingress_headroom[input] -= from_headroom;
+        self.headroom_used -= from_headroom;
         let from_shared = bytes - from_headroom;
         self.ingress_shared[input] -= from_shared;
         self.shared_used -= from_shared;
         let mut resume = 0;
-        if let Some(gap) = self.resume_gap {
+        if let Some(gap) = self.resume_gap.filter(|_| self.pausing != 0) {
             // Freeing shared buffer raises every input's threshold: any paused one may resume.
             let threshold = self.threshold();
             let mut paused_inputs = self.pausing;
