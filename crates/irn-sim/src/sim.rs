@@ -48,6 +48,18 @@ enum Slot {
     Switch(u32),
 }
 
+/// What the packet path needs to know about a port, gathered in one place (one lookup per hop
+/// instead of four into the topology's tables).
+#[derive(Debug, Clone, Copy)]
+struct PortInfo {
+    node: NodeId,
+    slot: Slot,
+    /// Global id of the node's port 0: local port numbers are `id - first`.
+    first: u32,
+    peer: PortId,
+    delay: Duration,
+}
+
 /// A host's NIC: one port, control packets first, then the flows that may send, round-robin.
 #[derive(Debug)]
 struct Nic {
@@ -87,9 +99,7 @@ pub struct Simulation<'a> {
     cfg: &'a SimConfig,
     now: Time,
     queue: EventQueue,
-    slots: Vec<Slot>,
-    /// Global port id of each node's port 0.
-    first_port: Vec<u32>,
+    info: Vec<PortInfo>,
     ports: Vec<PortState>,
     switches: Vec<Switch>,
     nics: Vec<Nic>,
@@ -210,8 +220,17 @@ impl<'a> Simulation<'a> {
             cfg,
             now: Time::ZERO,
             queue: EventQueue::new(bucket_width),
-            slots,
-            first_port,
+            info: topo
+                .ports()
+                .iter()
+                .map(|port| PortInfo {
+                    node: port.node,
+                    slot: slots[port.node.index()],
+                    first: first_port[port.node.index()],
+                    peer: port.peer,
+                    delay: port.delay,
+                })
+                .collect(),
             ports: topo
                 .ports()
                 .iter()
@@ -293,8 +312,8 @@ impl<'a> Simulation<'a> {
             }
             return;
         }
-        let node = self.cfg.topology.ports()[p.index()].node;
-        let (next, more) = match self.slots[node.index()] {
+        let info = self.info[p.index()];
+        let (next, more) = match info.slot {
             // A NIC with ready flows may have more; finding out costs a poll, so just wake.
             Slot::Host(h) => {
                 let next = self.nic_next(h);
@@ -302,7 +321,7 @@ impl<'a> Simulation<'a> {
                 (next, !nic.control.is_empty() || !nic.ready.is_empty())
             }
             Slot::Switch(s) => {
-                let local = (p.0 - self.first_port[node.index()]) as usize;
+                let local = (p.0 - info.first) as usize;
                 let paused = self.ports[p.index()].paused;
                 let switch = &mut self.switches[s as usize];
                 let next = switch.dequeue(local, paused);
@@ -312,7 +331,7 @@ impl<'a> Simulation<'a> {
                         while resume != 0 {
                             let input = resume.trailing_zeros();
                             resume &= resume - 1;
-                            self.send_pfc(PortId(self.first_port[node.index()] + input), false);
+                            self.send_pfc(PortId(info.first + input), false);
                         }
                         (Some(pkt), more)
                     }
@@ -326,7 +345,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn transmit(&mut self, p: PortId, pkt: SimPacket, more: bool) {
-        let delay = self.cfg.topology.ports()[p.index()].delay;
+        let delay = self.info[p.index()].delay;
         let port = &mut self.ports[p.index()];
         let done = self.now + port.serialization(pkt.wire_bytes);
         port.busy_until = done;
@@ -351,18 +370,18 @@ impl<'a> Simulation<'a> {
         if let Some(&(next, _)) = port.in_flight.front() {
             self.queue.schedule(next, Event::Arrive(p));
         }
-        let ingress = self.cfg.topology.ports()[p.index()].peer;
-        let node = self.cfg.topology.ports()[ingress.index()].node;
-        match self.slots[node.index()] {
+        let ingress = self.info[p.index()].peer;
+        let at = self.info[ingress.index()];
+        match at.slot {
             Slot::Host(h) => self.host_receive(h, pkt),
-            Slot::Switch(s) => self.switch_receive(node, s as usize, ingress, pkt),
+            Slot::Switch(s) => self.switch_receive(at, s as usize, ingress, pkt),
         }
     }
 
     /// A PFC frame from the switch port `from` to the port upstream of it. Pause frames do not
     /// queue behind data (they preempt) and take their own serialization plus the link delay.
     fn send_pfc(&mut self, from: PortId, pause: bool) {
-        let link = self.cfg.topology.ports()[from.index()];
+        let link = self.info[from.index()];
         let port = &mut self.ports[from.index()];
         let at = self.now + port.serialization(irn_core::packet::CONTROL_FRAME_BYTES) + link.delay;
         if pause {
@@ -382,14 +401,15 @@ impl<'a> Simulation<'a> {
 
     // ----- switches -----
 
-    fn switch_receive(&mut self, node: NodeId, s: usize, ingress: PortId, pkt: SimPacket) {
+    fn switch_receive(&mut self, at: PortInfo, s: usize, ingress: PortId, pkt: SimPacket) {
+        let node = at.node;
         let hops = self.cfg.topology.next_hops(node, pkt.dst);
         let out = if hops.len() == 1 {
             hops[0]
         } else {
             hops[mix32(pkt.hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % hops.len()]
         };
-        let first = self.first_port[node.index()];
+        let first = at.first;
         let (input, output) = ((ingress.0 - first) as usize, (out.0 - first) as usize);
         let switch = &mut self.switches[s];
         if pkt.is_data() {
