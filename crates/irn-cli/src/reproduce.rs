@@ -55,6 +55,9 @@ enum Metric {
     P99Fct,
     Rct,
     SingleP99,
+    BackgroundAvgSlowdown,
+    BackgroundAvgFct,
+    BackgroundP99Fct,
 }
 
 impl Metric {
@@ -65,6 +68,9 @@ impl Metric {
             Metric::P99Fct => s.p99_fct_us,
             Metric::Rct => s.rct_us,
             Metric::SingleP99 => s.single_packet_p99_fct_us,
+            Metric::BackgroundAvgSlowdown => s.background_avg_slowdown.unwrap_or(f64::NAN),
+            Metric::BackgroundAvgFct => s.background_avg_fct_us.unwrap_or(f64::NAN),
+            Metric::BackgroundP99Fct => s.background_p99_fct_us.unwrap_or(f64::NAN),
         }
     }
     fn name(self) -> &'static str {
@@ -74,6 +80,9 @@ impl Metric {
             Metric::P99Fct => "p99 FCT",
             Metric::Rct => "incast RCT",
             Metric::SingleP99 => "1-packet p99 FCT",
+            Metric::BackgroundAvgSlowdown => "background avg slowdown",
+            Metric::BackgroundAvgFct => "background avg FCT",
+            Metric::BackgroundP99Fct => "background p99 FCT",
         }
     }
 }
@@ -285,6 +294,31 @@ fn experiments() -> Vec<Experiment> {
                     "within 2.5 %",
                     Near(0.025),
                 )
+            })
+            .collect(),
+    });
+    out.push(Experiment {
+        id: "fig09_cross",
+        title: "§4.4.3: incast with cross traffic",
+        scenario: paper!("fig09_cross.toml"),
+        points: single(),
+        windowed: false,
+        checks: ["", "+Timely", "+DCQCN"]
+            .iter()
+            .flat_map(|cc| {
+                let (irn, roce) = (format!("IRN{cc}"), format!("RoCE+PFC{cc}"));
+                [
+                    check(&roce, &irn, Rct, "IRN 4–30 % lower", Above),
+                    check(
+                        &roce,
+                        &irn,
+                        BackgroundAvgSlowdown,
+                        "IRN 32–87 % better",
+                        Above,
+                    ),
+                    check(&roce, &irn, BackgroundAvgFct, "IRN 32–87 % better", Above),
+                    check(&roce, &irn, BackgroundP99Fct, "IRN 32–87 % better", Above),
+                ]
             })
             .collect(),
     });
@@ -572,13 +606,23 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
         }
         _ => {
             let variants: Vec<&str> = at(runs, point).map(|r| r.1.as_str()).collect();
+            let metrics: &[Metric] = if exp.id == "fig09_cross" {
+                &[
+                    Metric::Rct,
+                    Metric::BackgroundAvgSlowdown,
+                    Metric::BackgroundAvgFct,
+                    Metric::BackgroundP99Fct,
+                ]
+            } else {
+                &[Metric::AvgSlowdown, Metric::AvgFct, Metric::P99Fct]
+            };
             let get = |m: Metric| {
                 variants
                     .iter()
                     .map(|v| at(runs, point).find(|r| r.1 == *v).map(|r| m.get(&r.2)))
                     .collect()
             };
-            let groups: Vec<BarGroup> = [Metric::AvgSlowdown, Metric::AvgFct, Metric::P99Fct]
+            let groups: Vec<BarGroup> = metrics
                 .iter()
                 .map(|&m| BarGroup {
                     label: m.name(),

@@ -14,6 +14,7 @@ use crate::config::SimConfig;
 use crate::ids::HostIdx;
 use crate::topology::ns3::node_of_host;
 use crate::workload::ns3::{assign_ports, FctRecord, PortScheme};
+use crate::workload::FlowClass;
 
 /// Counters the network keeps during a run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,6 +56,7 @@ pub struct FlowRecord {
     pub min_rate_bps: Option<u64>,
     /// Smallest window window-based congestion control allowed the flow.
     pub min_window: Option<u32>,
+    pub class: FlowClass,
 }
 
 /// A row of `flows.csv`. Times are in microseconds (floats, exact to the picosecond).
@@ -79,6 +81,8 @@ pub struct FlowRow {
     pub min_rate_gbps: Option<f64>,
     /// Smallest window its congestion control allowed (window-based controllers only).
     pub min_window_packets: Option<u32>,
+    /// One of an incast's flows (as opposed to regular traffic).
+    pub incast: bool,
 }
 
 /// `summary.json`'s metrics. Field names carry their unit last.
@@ -95,9 +99,14 @@ pub struct Summary {
     pub avg_fct_us: f64,
     pub p50_fct_us: f64,
     pub p99_fct_us: f64,
-    /// Request completion time: from the first measured flow's start to the last one's
-    /// completion (IRN §4.4.3's incast metric; for other workloads, the measured span).
+    /// Request completion time: from the first measured incast flow's start to the last one's
+    /// completion (IRN §4.4.3); without incast flows, the same over all measured flows.
     pub rct_us: f64,
+    /// With incast and regular traffic together (IRN §4.4.3's cross traffic), the regular
+    /// flows' average slowdown, average FCT and p99 FCT; `null` otherwise.
+    pub background_avg_slowdown: Option<f64>,
+    pub background_avg_fct_us: Option<f64>,
+    pub background_p99_fct_us: Option<f64>,
     /// Flows of at most one MTU of payload.
     pub single_packet_flows: usize,
     pub single_packet_avg_fct_us: f64,
@@ -161,6 +170,30 @@ fn mean(values: &[f64]) -> f64 {
         0.0
     } else {
         values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+/// From the first measured incast flow's start to the last one's completion (all measured flows
+/// when there is no incast); 0 if none finished.
+fn rct_us(measured: &[&FlowRow]) -> f64 {
+    let incast: Vec<&FlowRow> = measured.iter().copied().filter(|r| r.incast).collect();
+    let flows = if incast.is_empty() {
+        measured
+    } else {
+        &incast[..]
+    };
+    let first = flows
+        .iter()
+        .map(|r| r.start_us)
+        .fold(f64::INFINITY, f64::min);
+    let last = flows
+        .iter()
+        .filter_map(|r| Some(r.start_us + r.fct_us?))
+        .fold(f64::NEG_INFINITY, f64::max);
+    if last.is_finite() {
+        last - first
+    } else {
+        0.0
     }
 }
 
@@ -243,6 +276,7 @@ impl RunResult {
                     measured: r.start >= warmup,
                     min_rate_gbps: r.min_rate_bps.map(|b| b as f64 / 1e9),
                     min_window_packets: r.min_window,
+                    incast: r.class == FlowClass::Incast,
                 }
             })
             .collect();
@@ -255,6 +289,9 @@ impl RunResult {
         let fcts = sorted(done.iter().filter_map(|r| r.fct_us).collect());
         let slowdowns = sorted(done.iter().filter_map(|r| r.slowdown).collect());
         let mtu = u64::from(cfg.transport.mtu);
+        let background: Vec<&FlowRow> = done.iter().copied().filter(|r| !r.incast).collect();
+        let mixed = measured.iter().any(|r| r.incast) && !background.is_empty();
+        let background_fcts = sorted(background.iter().filter_map(|r| r.fct_us).collect());
         let single = sorted(
             done.iter()
                 .filter(|r| r.size_bytes <= mtu)
@@ -271,21 +308,14 @@ impl RunResult {
             avg_fct_us: mean(&fcts),
             p50_fct_us: percentile(&fcts, 0.5),
             p99_fct_us: percentile(&fcts, 0.99),
-            rct_us: {
-                let first = measured
-                    .iter()
-                    .map(|r| r.start_us)
-                    .fold(f64::INFINITY, f64::min);
-                let last = done
-                    .iter()
-                    .filter_map(|r| Some(r.start_us + r.fct_us?))
-                    .fold(f64::NEG_INFINITY, f64::max);
-                if done.is_empty() {
-                    0.0
-                } else {
-                    last - first
-                }
-            },
+            rct_us: rct_us(&measured),
+            background_avg_slowdown: mixed.then(|| {
+                mean(&sorted(
+                    background.iter().filter_map(|r| r.slowdown).collect(),
+                ))
+            }),
+            background_avg_fct_us: mixed.then(|| mean(&background_fcts)),
+            background_p99_fct_us: mixed.then(|| percentile(&background_fcts, 0.99)),
             single_packet_flows: single.len(),
             single_packet_avg_fct_us: mean(&single),
             single_packet_p90_fct_us: percentile(&single, 0.9),

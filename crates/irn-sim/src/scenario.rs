@@ -420,6 +420,13 @@ pub struct WorkloadSection {
     /// incast: the receiving host's index (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receiver: Option<u32>,
+    /// incast: cross traffic — Poisson arrivals of the IRN sizes at this load around the incast
+    /// (IRN §4.4.3 uses 0.5); none by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_load: Option<f64>,
+    /// incast: how long the cross traffic's arrivals last (default 10ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_duration: Option<String>,
     /// trace: a CSV file with columns `src,dst,size_bytes,start_ns`; ns3: an ns-3 flow file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -450,6 +457,8 @@ impl Default for WorkloadSection {
             senders: None,
             total: None,
             receiver: None,
+            background_load: None,
+            background_duration: None,
             file: None,
         }
     }
@@ -476,6 +485,12 @@ impl WorkloadSection {
             ("senders", self.senders.is_some(), incast),
             ("total", self.total.is_some(), incast),
             ("receiver", self.receiver.is_some(), incast),
+            ("background_load", self.background_load.is_some(), incast),
+            (
+                "background_duration",
+                self.background_duration.is_some(),
+                incast && self.background_load.is_some(),
+            ),
             ("file", self.file.is_some(), trace),
         ];
         check_keys(file, "workload", kind, &keys)?;
@@ -489,6 +504,10 @@ impl WorkloadSection {
                 require(file, "workload.senders", kind, self.senders.is_some())?;
                 self.total.get_or_insert_with(|| "150MB".into());
                 self.receiver.get_or_insert(0);
+                if self.background_load.is_some() {
+                    self.background_duration
+                        .get_or_insert_with(|| "10ms".into());
+                }
             }
             WorkloadKind::Trace | WorkloadKind::Ns3 => {
                 require(file, "workload.file", kind, self.file.is_some())?
@@ -1027,7 +1046,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                     &format!("a host index below {hosts}"),
                 ));
             }
-            workload::incast(
+            let mut flows = workload::incast(
                 hosts,
                 HostIdx(receiver),
                 senders,
@@ -1042,7 +1061,25 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                     &senders.to_string(),
                     &e.to_string(),
                 )
-            })?
+            })?;
+            if let Some(load) = w.background_load {
+                if !(load > 0.0 && load <= 1.0) {
+                    return Err(invalid(
+                        file,
+                        "workload.background_load",
+                        &load.to_string(),
+                        "a fraction of line rate in (0, 1]",
+                    ));
+                }
+                let text = w.background_duration.as_deref().unwrap_or("10ms");
+                let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
+                let sizes = SizeDist::Cdf(Cdf::irn_default());
+                flows.extend(workload::poisson(
+                    hosts, host_rate, load, &sizes, duration, s.seed,
+                ));
+                flows.sort_by_key(|f| f.start);
+            }
+            flows
         }
         WorkloadKind::Trace => {
             let trace = w.file.as_deref().unwrap_or("");
@@ -1396,6 +1433,43 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn incast_with_cross_traffic() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 8\n[workload]\nkind = \"incast\"\nsenders = 3\ntotal = \"300KB\"\nbackground_load = 0.3\nbackground_duration = \"200us\"\n";
+        let run = parse(text, "t.toml", Path::new("."), &[])
+            .unwrap()
+            .runs
+            .remove(0);
+        let flows = &run.config.flows;
+        let incast = flows
+            .iter()
+            .filter(|f| f.class == crate::workload::FlowClass::Incast)
+            .count();
+        assert_eq!(incast, 3);
+        assert!(flows.len() > 10, "background flows too: {}", flows.len());
+        assert!(flows.windows(2).all(|w| w[0].start <= w[1].start));
+        let result = crate::run(&run.config, &mut |_| {});
+        let s = &result.summary;
+        assert!(
+            s.background_avg_slowdown.is_some() && s.background_p99_fct_us.is_some(),
+            "{s:?}"
+        );
+        // The RCT covers the incast flows only: at least 300 KB through one 40 Gb/s link.
+        assert!(s.rct_us >= 60.0, "{s:?}");
+        let err = parse(
+            "[workload]\nkind = \"incast\"\nsenders = 3\nbackground_duration = \"1ms\"\n",
+            "t.toml",
+            Path::new("."),
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("workload.background_duration = (set)"),
+            "{err}"
+        );
     }
 
     #[test]

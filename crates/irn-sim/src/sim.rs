@@ -629,6 +629,7 @@ impl<'a> Simulation<'a> {
                 timeouts: f.timeouts,
                 min_rate_bps: f.min_rate_bps,
                 min_window: f.min_window,
+                class: f.spec.class,
             })
             .collect();
         RunResult::new(self.cfg, records, self.counters)

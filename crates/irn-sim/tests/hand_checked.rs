@@ -6,7 +6,7 @@ use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::HostIdx;
 use irn_sim::topology::Topology;
-use irn_sim::workload::FlowSpec;
+use irn_sim::workload::{FlowClass, FlowSpec};
 use irn_sim::RunResult;
 
 const RATE: Bandwidth = Bandwidth::from_gbps(40);
@@ -45,6 +45,7 @@ fn flow(src: u32, dst: u32, size_bytes: u64) -> FlowSpec {
         dst: HostIdx(dst),
         size_bytes,
         start: Time::ZERO,
+        class: FlowClass::Regular,
     }
 }
 

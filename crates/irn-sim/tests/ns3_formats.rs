@@ -13,7 +13,7 @@ use irn_sim::workload::ns3::{
     assign_ports, generate, parse_fct, parse_flows, read_flows, write_fct, write_flows_conweave,
     write_flows_conweave_file, FctRecord, PortScheme,
 };
-use irn_sim::workload::{Cdf, FlowSpec};
+use irn_sim::workload::{Cdf, FlowClass, FlowSpec};
 
 fn topology_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/topology")
@@ -155,6 +155,7 @@ fn flow(src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> FlowSpec {
         dst: HostIdx(dst),
         size_bytes,
         start: Time::from_ps(start_ps),
+        class: FlowClass::Regular,
     }
 }
 

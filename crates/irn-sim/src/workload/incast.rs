@@ -8,7 +8,7 @@
 use irn_core::time::Time;
 use rand::Rng;
 
-use super::{FlowSpec, WorkloadError};
+use super::{FlowClass, FlowSpec, WorkloadError};
 use crate::ids::HostIdx;
 use crate::rng::{stream, Purpose};
 
@@ -72,6 +72,7 @@ pub fn incast(
             dst: receiver,
             size_bytes: base + u64::from((k as u64) < extra),
             start,
+            class: FlowClass::Incast,
         })
         .collect())
 }

@@ -47,4 +47,17 @@ pub struct FlowSpec {
     pub size_bytes: u64,
     /// When the message is posted at the sender.
     pub start: Time,
+    /// What the flow is part of: metrics report incast flows (their request completion time)
+    /// apart from the regular traffic around them.
+    pub class: FlowClass,
+}
+
+/// The part of a workload a flow belongs to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FlowClass {
+    /// Poisson arrivals, trace replay: the traffic whose FCTs and slowdowns are reported.
+    #[default]
+    Regular,
+    /// One of an incast's senders (IRN §4.4.3).
+    Incast,
 }

@@ -35,7 +35,7 @@ use std::path::Path;
 
 use irn_core::time::{Duration, Time};
 
-use super::{poisson, Cdf, FlowSpec, SizeDist};
+use super::{poisson, Cdf, FlowClass, FlowSpec, SizeDist};
 use crate::ids::HostIdx;
 use crate::topology::ns3::content_lines;
 pub use crate::topology::ns3::{host_of_node, node_of_host, Ns3Error};
@@ -198,6 +198,7 @@ pub fn parse_flows(text: &str, name: &str, topo: &Topology) -> Result<Vec<FlowSp
             dst,
             size_bytes,
             start: Time::from_ps(start_ps),
+            class: FlowClass::Regular,
         });
     }
     if (flows.len() as u64) < count {
@@ -542,6 +543,7 @@ mod tests {
             dst: HostIdx(d),
             size_bytes: 1,
             start: Time::ZERO,
+            class: FlowClass::Regular,
         };
         let flows = [f(0, 1), f(0, 2), f(2, 1), f(0, 1)];
         assert_eq!(

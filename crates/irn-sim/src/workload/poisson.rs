@@ -4,7 +4,7 @@ use irn_core::time::{Bandwidth, Duration, Time};
 use rand::Rng;
 use rand_distr::{Distribution, Exp};
 
-use super::{FlowSpec, SizeDist};
+use super::{FlowClass, FlowSpec, SizeDist};
 use crate::ids::HostIdx;
 use crate::rng::{stream, Purpose};
 
@@ -75,6 +75,7 @@ pub fn poisson(
                 dst: HostIdx(dst),
                 size_bytes: sizes.sample(&mut size_rng),
                 start: Time::from_ps(t),
+                class: FlowClass::Regular,
             });
         }
     }

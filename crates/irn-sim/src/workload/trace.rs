@@ -15,7 +15,7 @@ use std::path::Path;
 
 use irn_core::time::Time;
 
-use super::{FlowSpec, WorkloadError};
+use super::{FlowClass, FlowSpec, WorkloadError};
 use crate::ids::HostIdx;
 
 /// The columns a trace must have, in the order [`write_trace_csv`] writes them.
@@ -168,6 +168,7 @@ pub fn trace_csv(path: &Path, hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError
             dst,
             size_bytes,
             start: Time::from_ps(start_ps),
+            class: FlowClass::Regular,
         });
     }
     flows.sort_by_key(|f| f.start);
@@ -248,6 +249,7 @@ mod tests {
             dst: HostIdx(dst),
             size_bytes,
             start: Time::from_ps(start_ps),
+            class: FlowClass::Regular,
         }
     }
 
