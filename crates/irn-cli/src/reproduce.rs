@@ -30,10 +30,12 @@ use crate::report::escape;
 const MAX_DOUBLINGS: u32 = 2;
 /// Ratios that move less than this between a window and its double count as converged.
 const CONVERGED: f64 = 0.05;
+/// Seeds an incast experiment averages over.
+const INCAST_REPETITIONS: u64 = 3;
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
-    /// A figure (`fig01` … `fig12`, `robustness`) or `all`.
+    /// A figure (`fig01` … `fig12`, `fig09_cross`, `robustness`) or `all`.
     #[arg(default_value = "all")]
     figure: String,
     /// A reduced run (short windows, no convergence check) that finishes in minutes.
@@ -137,7 +139,8 @@ struct Experiment {
     scenario: &'static str,
     /// Grid points: (label, overrides); one unnamed point for plain figures.
     points: Vec<(String, Vec<String>)>,
-    /// Whether the workload has a window to converge (incast is one event).
+    /// Whether the workload has a window to converge. Incasts have none: each is one event,
+    /// repeated [`INCAST_REPETITIONS`] times with different seeds and averaged, as the paper does.
     windowed: bool,
     checks: Vec<Check>,
 }
@@ -466,30 +469,42 @@ fn run_window(
     pool: &rayon::ThreadPool,
 ) -> Result<Runs> {
     let mut jobs = Vec::new();
+    let seeds: Vec<Option<u64>> = if exp.windowed {
+        vec![None]
+    } else {
+        (1..=INCAST_REPETITIONS).map(Some).collect()
+    };
     for (label, point_overrides) in &exp.points {
-        let mut overrides = point_overrides.clone();
-        if let Some(w) = window {
-            overrides.push(format!("workload.duration={w}"));
-            overrides.push(format!("run.warmup={}", warmup_of(w)?));
-        }
-        let sc = scenario::parse(
-            exp.scenario,
-            &format!("scenarios/paper/{}.toml (embedded)", exp.id),
-            Path::new("."),
-            &overrides,
-        )?;
-        let name = sc.name.clone();
-        for run in sc.runs {
-            jobs.push((label.clone(), name.clone(), run));
+        for &seed in &seeds {
+            let mut overrides = point_overrides.clone();
+            if let Some(w) = window {
+                overrides.push(format!("workload.duration={w}"));
+                overrides.push(format!("run.warmup={}", warmup_of(w)?));
+            }
+            if let Some(seed) = seed {
+                overrides.push(format!("seed={seed}"));
+            }
+            let sc = scenario::parse(
+                exp.scenario,
+                &format!("scenarios/paper/{}.toml (embedded)", exp.id),
+                Path::new("."),
+                &overrides,
+            )?;
+            let name = sc.name.clone();
+            for run in sc.runs {
+                jobs.push((label.clone(), seed, name.clone(), run));
+            }
         }
     }
     let dir = out.join(exp.id).join(window.unwrap_or("incast"));
     pool.install(|| {
         jobs.par_iter()
-            .map(|(label, name, run)| {
-                let dest = dir
-                    .join(folder_name(if label.is_empty() { "all" } else { label }))
-                    .join(folder_name(&run.name));
+            .map(|(label, seed, name, run)| {
+                let mut dest = dir.join(folder_name(if label.is_empty() { "all" } else { label }));
+                if let Some(seed) = seed {
+                    dest = dest.join(format!("seed-{seed}"));
+                }
+                let dest = dest.join(folder_name(&run.name));
                 let started = Instant::now();
                 let result = irn_sim::run(&run.config, &mut |_| {});
                 let summary = result.summary.clone();
@@ -526,19 +541,27 @@ fn warmup_of(window: &str) -> Result<String> {
     Ok(format!("{}ps", d.as_ps() / 10))
 }
 
+/// The metric's mean over the runs of `variant` at `point` (several for repeated incasts).
+fn mean_metric(runs: &Runs, point: &str, variant: &str, metric: Metric) -> Option<f64> {
+    let values: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.0 == point && r.1 == variant)
+        .map(|r| metric.get(&r.2))
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
 fn outcomes(exp: &Experiment, runs: &Runs) -> Result<Vec<Outcome>> {
-    let find = |point: &str, variant: &str| {
-        runs.iter()
-            .find(|(p, v, ..)| p == point && v == variant)
-            .map(|r| &r.2)
-    };
     let mut out = Vec::new();
     for (point, _) in &exp.points {
         for c in &exp.checks {
-            let (Some(n), Some(d)) = (find(point, &c.num), find(point, &c.den)) else {
+            let (Some(n), Some(d)) = (
+                mean_metric(runs, point, &c.num, c.metric),
+                mean_metric(runs, point, &c.den, c.metric),
+            ) else {
                 bail!("{}: no variant `{}` or `{}`", exp.id, c.num, c.den);
             };
-            let ours = c.metric.get(n) / c.metric.get(d);
+            let ours = n / d;
             out.push(Outcome {
                 figure: exp.id,
                 point: point.clone(),
@@ -581,11 +604,7 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                         .iter()
                         .filter_map(|(label, _)| {
                             let m: f64 = label.trim_start_matches("M=").parse().ok()?;
-                            let get = |v: &str| {
-                                at(runs, label)
-                                    .find(|r| r.1 == v)
-                                    .map(|r| c.metric.get(&r.2))
-                            };
+                            let get = |v: &str| mean_metric(runs, label, v, c.metric);
                             Some((m, get(&c.num)? / get(&c.den)?))
                         })
                         .collect();
@@ -605,7 +624,13 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
             )
         }
         _ => {
-            let variants: Vec<&str> = at(runs, point).map(|r| r.1.as_str()).collect();
+            // Distinct variants in run order (repeated incasts list each variant once per seed).
+            let mut variants: Vec<&str> = Vec::new();
+            for r in at(runs, point) {
+                if !variants.contains(&r.1.as_str()) {
+                    variants.push(r.1.as_str());
+                }
+            }
             let metrics: &[Metric] = if exp.id == "fig09_cross" {
                 &[
                     Metric::Rct,
@@ -619,7 +644,7 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
             let get = |m: Metric| {
                 variants
                     .iter()
-                    .map(|v| at(runs, point).find(|r| r.1 == *v).map(|r| m.get(&r.2)))
+                    .map(|v| mean_metric(runs, point, v, m))
                     .collect()
             };
             let groups: Vec<BarGroup> = metrics
@@ -704,7 +729,7 @@ fn html(results: &[FigureResult], quick: bool) -> String {
     for r in results {
         let _ = write!(h, "<h2>{}</h2>", escape(r.title));
         let conv = match (r.window.is_empty(), r.converged) {
-            (true, _) => "incast: one event, no window".to_string(),
+            (true, _) => format!("incast: one event, no window; averaged over {INCAST_REPETITIONS} seeds"),
             (false, Some(true)) => format!("window {}: doubling it moved no ratio by more than 5 %", r.window),
             (false, Some(false)) => format!("window {}: <b>not converged</b> (a ratio still moved by more than 5 % when the window doubled)", r.window),
             (false, None) => format!("window {} (convergence not checked)", r.window),
