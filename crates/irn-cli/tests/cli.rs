@@ -274,3 +274,42 @@ fn sweeps_shard_resume_and_merge() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
+    let dir = scratch("reproduce");
+    let o = irn(
+        &["reproduce", "fig02", "--quick", "--out", "rq", "-j", "2"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("fig02") && stdout.contains("directions hold"),
+        "{stdout}"
+    );
+    let html = std::fs::read_to_string(dir.join("rq/report.html")).unwrap();
+    assert!(
+        html.contains("<svg")
+            && html.contains("Fig. 2: PFC makes IRN worse")
+            && html.contains("1.5–2×"),
+        "{html}"
+    );
+    assert!(html.contains("Quick run"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rq/reproduce.json")).unwrap())
+            .unwrap();
+    let outcomes = json[0]["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 3);
+    assert!(outcomes.iter().all(|o| o["ours"].as_f64().unwrap() > 0.0));
+    for variant in ["IRN", "IRN+PFC"] {
+        assert!(dir
+            .join("rq/fig02/4ms/all")
+            .join(variant)
+            .join("summary.json")
+            .exists());
+    }
+    let o = irn(&["reproduce", "fig99", "--quick"], &dir);
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("unknown figure `fig99`; choose one of: all, fig01"));
+}
