@@ -115,3 +115,29 @@ impl Switch {
         delegate!(self, s => s.peak_occupancy)
     }
 }
+
+/// A data packet of `flow` with `bytes` on the wire, for the switch models' tests.
+#[cfg(test)]
+pub(crate) fn test_packet(flow: u32, bytes: u32) -> SimPacket {
+    use crate::ids::{FlowId, HostIdx};
+    use irn_core::packet::Qpn;
+    use irn_core::{Packet, Psn};
+    SimPacket {
+        pkt: Packet {
+            dest_qp: Qpn::new(flow),
+            psn: Psn::ZERO,
+            kind: PacketKind::Data {
+                payload_len: 0,
+                first: true,
+                last: true,
+                retransmission: false,
+                ecn: Ecn::Ect0,
+                ts: 0,
+            },
+        },
+        flow: FlowId(flow),
+        dst: HostIdx(0),
+        hash: 0,
+        wire_bytes: bytes,
+    }
+}

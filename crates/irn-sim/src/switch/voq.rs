@@ -152,31 +152,9 @@ impl VoqSwitch {
 mod tests {
     use super::*;
     use crate::config::EcnConfig;
-    use crate::ids::{FlowId, HostIdx};
-    use irn_core::packet::Qpn;
+    use crate::switch::test_packet as pkt;
     use irn_core::packet::{Ecn, PacketKind};
-    use irn_core::{Packet, Psn};
-
-    fn pkt(flow: u32, bytes: u32) -> SimPacket {
-        SimPacket {
-            pkt: Packet {
-                dest_qp: Qpn::new(flow),
-                psn: Psn::ZERO,
-                kind: PacketKind::Data {
-                    payload_len: 0,
-                    first: true,
-                    last: true,
-                    retransmission: false,
-                    ecn: Ecn::Ect0,
-                    ts: 0,
-                },
-            },
-            flow: FlowId(flow),
-            dst: HostIdx(0),
-            hash: 0,
-            wire_bytes: bytes,
-        }
-    }
+    use irn_core::Packet;
 
     fn ack(flow: u32) -> SimPacket {
         SimPacket {
