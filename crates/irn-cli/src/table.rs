@@ -44,6 +44,17 @@ pub fn render(runs: &[Finished]) -> String {
         }
         out.push('\n');
     }
+    if runs
+        .iter()
+        .any(|r| r.result.summary.verbs_data_errors.is_some())
+    {
+        let _ = write!(out, "{:label_w$}", "verbs data errors");
+        for r in runs {
+            let errors = r.result.summary.verbs_data_errors.map(|e| e.to_string());
+            let _ = write!(out, " {:>col_w$}", errors.as_deref().unwrap_or("-"));
+        }
+        out.push('\n');
+    }
     let _ = write!(out, "{:label_w$}", "wall time (s)");
     for r in runs {
         let _ = write!(out, " {:>col_w$.1}", r.performance.wall_time_s);

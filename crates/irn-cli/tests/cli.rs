@@ -83,7 +83,7 @@ fn run_writes_results_and_reruns_are_identical() {
             std::fs::read(b.join("flows.csv")).unwrap(),
             "{variant}: flows.csv differs"
         );
-        assert!(flows.starts_with(b"flow_id,src,dst,size_bytes,start_us,fct_us,sender_fct_us,ideal_fct_us,slowdown,retransmissions,timeouts,measured,min_rate_gbps,min_window_packets,incast\n"));
+        assert!(flows.starts_with(b"flow_id,src,dst,size_bytes,start_us,fct_us,sender_fct_us,ideal_fct_us,slowdown,retransmissions,timeouts,measured,min_rate_gbps,min_window_packets,incast,verb\n"));
         assert!(flows.split(|&c| c == b'\n').count() > 50);
         let sa = summary_without_performance(&a.join("summary.json"));
         assert_eq!(
@@ -203,6 +203,28 @@ fn validate_describes_the_runs() {
             "{out}"
         );
     }
+}
+
+#[test]
+fn every_shipped_scenario_validates() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut checked = 0;
+    for dir in ["scenarios", "scenarios/paper", "scenarios/bench"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let o = irn(&["validate", path.to_str().unwrap()], &root);
+                assert!(
+                    o.status.success(),
+                    "{}: {}",
+                    path.display(),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 15, "{checked} scenarios");
 }
 
 #[test]

@@ -25,6 +25,27 @@ pub struct SimConfig {
     /// Extra header bytes on every data packet: 16 for IRN §6.3's worst case (a RETH in every
     /// Write packet), 0 otherwise.
     pub extra_header_bytes: u32,
+    /// Verbs packets carry IRN's extension headers (§5.3, §6.3: a RETH in every Write packet,
+    /// `recv_WQE_SN` and offset in every Send packet); `false` for RoCE, which has none.
+    pub verbs_irn_headers: bool,
+}
+
+impl SimConfig {
+    /// The largest frame any packet of this run puts on a link: a full MTU with framing, extra
+    /// headers and, in a verbs workload with IRN's headers, a RETH and a WQE sequence number.
+    pub fn max_frame_bytes(&self) -> u64 {
+        let verbs = if self.verbs_irn_headers && self.flows.iter().any(|f| f.verb.is_some()) {
+            irn_core::packet::RETH_BYTES + irn_core::verbs::WQE_SN_BYTES
+        } else {
+            0
+        };
+        u64::from(
+            self.transport.mtu
+                + irn_core::packet::DATA_FRAMING_BYTES
+                + self.extra_header_bytes
+                + verbs,
+        )
+    }
 }
 
 /// The IRN paper's switch (§4.1): input-queued with virtual output queues, round-robin output

@@ -30,6 +30,7 @@ pub mod sim;
 pub mod switch;
 pub mod topology;
 pub mod units;
+pub mod verbs_flow;
 pub mod workload;
 
 pub use config::SimConfig;

@@ -3,10 +3,13 @@
 //! FCT is from a flow's start until the receiver holds every byte. Slowdown divides it by the
 //! ideal FCT: the flow alone on its path at line rate — all its wire bytes serialized at the
 //! path's bottleneck, plus the path's propagation delay, plus one full packet's
-//! store-and-forward at every other hop.
+//! store-and-forward at every other hop. A verbs flow's wire bytes include its verb's headers,
+//! and a Read's ideal adds the one-way trip of its request (the data moves only once the
+//! request reaches the data's host) and the serialization of the responder's ACK of it.
 
-use irn_core::packet::DATA_FRAMING_BYTES;
+use irn_core::packet::{CONTROL_FRAME_BYTES, DATA_FRAMING_BYTES, RETH_BYTES};
 use irn_core::transport::packets_for;
+use irn_core::verbs::{SEND_EXT_BYTES, WQE_SN_BYTES};
 use irn_core::{Duration, Time};
 use serde::Serialize;
 
@@ -14,7 +17,7 @@ use crate::config::SimConfig;
 use crate::ids::HostIdx;
 use crate::topology::ns3::node_of_host;
 use crate::workload::ns3::{assign_ports, FctRecord, PortScheme};
-use crate::workload::FlowClass;
+use crate::workload::{FlowClass, Verb};
 
 /// Counters the network keeps during a run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,6 +39,9 @@ pub struct NetworkCounters {
     pub peak_buffer_bytes: u64,
     pub events: u64,
     pub sim_time: Duration,
+    /// Finished verbs flows whose destination memory differs from what the verb should have
+    /// put there (expected 0: out-of-order placement must be exact).
+    pub verbs_data_errors: u64,
 }
 
 /// One flow's outcome.
@@ -57,6 +63,7 @@ pub struct FlowRecord {
     /// Smallest window window-based congestion control allowed the flow.
     pub min_window: Option<u32>,
     pub class: FlowClass,
+    pub verb: Option<Verb>,
 }
 
 /// A row of `flows.csv`. Times are in microseconds (floats, exact to the picosecond).
@@ -83,6 +90,9 @@ pub struct FlowRow {
     pub min_window_packets: Option<u32>,
     /// One of an incast's flows (as opposed to regular traffic).
     pub incast: bool,
+    /// The RDMA verb (`write`, `write_imm`, `read`, `send`, `atomic`) in a verbs workload;
+    /// empty otherwise.
+    pub verb: Option<&'static str>,
 }
 
 /// `summary.json`'s metrics. Field names carry their unit last.
@@ -144,6 +154,10 @@ pub struct Summary {
     pub peak_buffer_bytes: u64,
     pub events: u64,
     pub sim_time_us: f64,
+    /// Verbs workloads only: finished flows whose destination memory was not byte-identical to
+    /// what the verb should have placed (0 unless something is broken).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verbs_data_errors: Option<u64>,
 }
 
 /// Everything a run produced.
@@ -208,13 +222,71 @@ fn sorted(mut v: Vec<f64>) -> Vec<f64> {
     v
 }
 
-/// The ideal FCT of a flow of `size_bytes` from `src` to `dst` (see the module doc).
+/// The ideal FCT of a message of `size_bytes` from `src` to `dst` (see the module doc).
 pub fn ideal_fct(cfg: &SimConfig, src: HostIdx, dst: HostIdx, size_bytes: u64) -> Duration {
-    let mtu = cfg.transport.mtu;
-    let framing = u64::from(DATA_FRAMING_BYTES + cfg.extra_header_bytes);
-    let packets = packets_for(size_bytes, mtu);
-    let wire_bytes = size_bytes + packets * framing;
-    let largest_packet = size_bytes.min(u64::from(mtu)) + framing;
+    transfer(
+        cfg,
+        src,
+        dst,
+        size_bytes,
+        DATA_FRAMING_BYTES + cfg.extra_header_bytes,
+        0,
+    )
+}
+
+/// A flow's ideal FCT, for its verb if it has one (see the module doc).
+fn ideal_fct_of(cfg: &SimConfig, r: &FlowRecord) -> Duration {
+    let Some(verb) = r.verb else {
+        return ideal_fct(cfg, r.src, r.dst, r.size_bytes);
+    };
+    let irn = |bytes: u32| if cfg.verbs_irn_headers { bytes } else { 0 };
+    let request = |from, to| transfer(cfg, from, to, 0, DATA_FRAMING_BYTES + irn(WQE_SN_BYTES), 0);
+    let (header, last_extra) = match verb {
+        Verb::Write => (irn(RETH_BYTES), 0),
+        // The last packet also names the receive WQE it consumes.
+        Verb::WriteImm => (irn(RETH_BYTES), irn(WQE_SN_BYTES)),
+        Verb::Send => (irn(SEND_EXT_BYTES), 0),
+        Verb::Read => (0, 0),
+        // The request, with its read_WQE_SN, is the whole transfer.
+        Verb::Atomic => return request(r.src, r.dst),
+    };
+    let data = transfer(
+        cfg,
+        r.src,
+        r.dst,
+        r.size_bytes,
+        DATA_FRAMING_BYTES + header,
+        last_extra,
+    );
+    if verb == Verb::Read {
+        // The responder ACKs the request (irn-core's verbs acknowledge every request packet)
+        // and its NIC sends control frames first.
+        let path = cfg.topology.path(r.src, r.dst);
+        let ack = path.rates.first().map_or(Duration::ZERO, |rate| {
+            rate.serialization(u64::from(CONTROL_FRAME_BYTES))
+        });
+        request(r.dst, r.src) + ack + data
+    } else {
+        data
+    }
+}
+
+/// `size_bytes` (at least one packet) from `src` to `dst` with `framing` bytes per packet and
+/// `last_extra` more on the last one, alone at line rate.
+fn transfer(
+    cfg: &SimConfig,
+    src: HostIdx,
+    dst: HostIdx,
+    size_bytes: u64,
+    framing: u32,
+    last_extra: u32,
+) -> Duration {
+    let mtu = u64::from(cfg.transport.mtu);
+    let (framing, last_extra) = (u64::from(framing), u64::from(last_extra));
+    let packets = packets_for(size_bytes, mtu as u32);
+    let wire_bytes = size_bytes + packets * framing + last_extra;
+    let last_payload = size_bytes - (packets - 1) * mtu;
+    let largest_packet = size_bytes.min(mtu).max(last_payload + last_extra) + framing;
     let path = cfg.topology.path(src, dst);
     let bottleneck_hop = path
         .rates
@@ -252,14 +324,14 @@ impl RunResult {
                     size_bytes: r.size_bytes,
                     start_ns: ns(r.start - Time::ZERO),
                     fct_ns: ns(done - r.start),
-                    ideal_fct_ns: ns(ideal_fct(cfg, r.src, r.dst, r.size_bytes)),
+                    ideal_fct_ns: ns(ideal_fct_of(cfg, r)),
                 })
             })
             .collect();
         let rows: Vec<FlowRow> = records
             .iter()
             .map(|r| {
-                let ideal = ideal_fct(cfg, r.src, r.dst, r.size_bytes);
+                let ideal = ideal_fct_of(cfg, r);
                 let fct = r.received_at.map(|t| t - r.start);
                 FlowRow {
                     flow_id: r.id,
@@ -277,6 +349,7 @@ impl RunResult {
                     min_rate_gbps: r.min_rate_bps.map(|b| b as f64 / 1e9),
                     min_window_packets: r.min_window,
                     incast: r.class == FlowClass::Incast,
+                    verb: r.verb.map(Verb::name),
                 }
             })
             .collect();
@@ -345,6 +418,10 @@ impl RunResult {
             peak_buffer_bytes: c.peak_buffer_bytes,
             events: c.events,
             sim_time_us: us(c.sim_time),
+            verbs_data_errors: records
+                .iter()
+                .any(|r| r.verb.is_some())
+                .then_some(c.verbs_data_errors),
         };
         RunResult {
             flows: rows,

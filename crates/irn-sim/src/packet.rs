@@ -3,17 +3,22 @@
 use irn_core::Packet;
 
 use crate::ids::{FlowId, HostIdx};
+use crate::verbs_flow::PacketSlot;
 
 /// Moved by value through every queue and link, so it stays small and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimPacket {
+    /// The transport's packet; for a verbs packet, its network view (class, PSN, flags) while
+    /// the packet itself waits in `verbs`.
     pub pkt: Packet,
-    /// The flow (queue pair) it belongs to: hosts index their flow table with it directly.
+    /// The flow (queue pair) it belongs to: hosts index their flow table with it directly, and
+    /// switches hash it for ECMP, so a flow keeps its path.
     pub flow: FlowId,
     /// The host it travels to: switches route on it.
     pub dst: HostIdx,
-    /// Per-flow hash for ECMP, fixed for the flow's lifetime so a flow keeps its path.
-    pub hash: u32,
+    /// Where a verbs packet waits (`crate::verbs_flow::VerbsPackets`); `None` for transport
+    /// packets.
+    pub verbs: Option<PacketSlot>,
     /// Bytes on the wire, including framing and any extra headers.
     pub wire_bytes: u32,
 }

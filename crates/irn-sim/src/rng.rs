@@ -34,6 +34,8 @@ pub enum Purpose {
     Faults,
     /// RED/ECN marking decisions (index: the switch).
     EcnMarking,
+    /// Which verb each flow is (index: 0, one stream for the whole workload).
+    Verbs,
 }
 
 impl Purpose {
@@ -48,6 +50,7 @@ impl Purpose {
             Purpose::Incast => *b"incast\0\0",
             Purpose::Faults => *b"faults\0\0",
             Purpose::EcnMarking => *b"ecnmark\0",
+            Purpose::Verbs => *b"verbs\0\0\0",
         })
     }
 }
@@ -85,13 +88,15 @@ mod tests {
     use super::*;
     use rand::Rng;
 
-    const ALL: [Purpose; 6] = [
+    const ALL: [Purpose; 8] = [
         Purpose::Arrivals,
         Purpose::Sizes,
         Purpose::Destinations,
         Purpose::EcmpSalt,
         Purpose::Incast,
         Purpose::Faults,
+        Purpose::EcnMarking,
+        Purpose::Verbs,
     ];
 
     fn first(seed: u64, purpose: Purpose, index: u64) -> Vec<u64> {

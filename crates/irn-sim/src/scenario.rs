@@ -22,7 +22,7 @@ use crate::config::{
 use crate::ids::HostIdx;
 use crate::topology::Topology;
 use crate::units::Bytes;
-use crate::workload::{self, Cdf, SizeDist};
+use crate::workload::{self, Cdf, SizeDist, VerbMix};
 
 /// A scenario as written, every key defaulted. Serialized back into `summary.json` as the
 /// resolved scenario.
@@ -430,6 +430,26 @@ pub struct WorkloadSection {
     /// trace: a CSV file with columns `src,dst,size_bytes,start_ns`; ns3: an ns-3 flow file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// Any kind: make every flow one RDMA verb on verbs queue pairs, drawn with these weights
+    /// (IRN §5); without it, every flow is one message on the transport alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verbs: Option<VerbsMixSection>,
+}
+
+/// `workload.verbs`: relative weights of the verbs; missing ones are 0.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerbsMixSection {
+    #[serde(default)]
+    pub write: f64,
+    #[serde(default)]
+    pub write_imm: f64,
+    #[serde(default)]
+    pub read: f64,
+    #[serde(default)]
+    pub send: f64,
+    #[serde(default)]
+    pub atomic: f64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -460,6 +480,7 @@ impl Default for WorkloadSection {
             background_load: None,
             background_duration: None,
             file: None,
+            verbs: None,
         }
     }
 }
@@ -835,7 +856,17 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         ));
     }
     let extra_header_bytes = extra_header_bytes as u32;
-    let max_frame = u64::from(t.mtu + irn_core::packet::DATA_FRAMING_BYTES + extra_header_bytes);
+    let verbs = verbs_mix(s, file, extra_header_bytes)?;
+    let verbs_irn_headers = t.kind != TransportKind::Roce;
+    // A Write-with-immediate's last packet carries the most verbs headers: RETH + recv_WQE_SN.
+    let verbs_header_bytes = if verbs.is_some() && verbs_irn_headers {
+        irn_core::packet::RETH_BYTES + irn_core::verbs::WQE_SN_BYTES
+    } else {
+        0
+    };
+    let max_frame = u64::from(
+        t.mtu + irn_core::packet::DATA_FRAMING_BYTES + extra_header_bytes + verbs_header_bytes,
+    );
     if buffer < max_frame {
         return Err(invalid(
             file,
@@ -1101,6 +1132,10 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             "flows are at most 2 GiB (the RDMA message limit)",
         ));
     }
+    let mut flows = flows;
+    if let Some(mix) = verbs {
+        mix.assign(&mut flows, s.seed);
+    }
 
     let warmup = parse_key::<Duration>(file, "run.warmup", &s.run.warmup)?;
     let drain_limit = parse_key::<Duration>(file, "run.drain_limit", &s.run.drain_limit)?;
@@ -1118,7 +1153,49 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         warmup,
         drain_limit,
         extra_header_bytes,
+        verbs_irn_headers,
     })
+}
+
+/// `workload.verbs`, checked against the rest of the scenario: verbs run on the RDMA transports
+/// without ECN (verbs packets carry no ECN field here) and count their real headers.
+fn verbs_mix(
+    s: &ScenarioFile,
+    file: &str,
+    extra_header_bytes: u32,
+) -> Result<Option<VerbMix>, ScenarioError> {
+    let Some(m) = s.workload.verbs else {
+        return Ok(None);
+    };
+    let t = &s.transport;
+    let key = "workload.verbs";
+    let shown = format!(
+        "{{ write = {}, write_imm = {}, read = {}, send = {}, atomic = {} }}",
+        m.write, m.write_imm, m.read, m.send, m.atomic
+    );
+    let mix = VerbMix::new([m.write, m.write_imm, m.read, m.send, m.atomic])
+        .map_err(|e| invalid(file, key, &shown, &e.to_string()))?;
+    if t.kind == TransportKind::Tcp {
+        return Err(invalid(file, "transport.kind", "\"tcp\"",
+            "workload.verbs needs an RDMA transport (irn, roce, irn-go-back-n, irn-without-bdp-fc, irn-without-sack)"));
+    }
+    if matches!(t.cc, CcKind::Dcqcn | CcKind::Dctcp) {
+        return Err(invalid(file, "transport.cc", &format!("{:?}", t.cc).to_lowercase(),
+            "with workload.verbs, one of \"none\", \"timely\" or \"aimd\" (verbs packets carry no ECN field in irn's model)"));
+    }
+    if !matches!(s.switch.ecn.as_str(), "auto" | "off") {
+        return Err(invalid(
+            file,
+            "switch.ecn",
+            &format!("{:?}", s.switch.ecn),
+            "\"off\" with workload.verbs (verbs packets are not ECN-capable in irn's model)",
+        ));
+    }
+    if extra_header_bytes != 0 {
+        return Err(invalid(file, "transport.header_overhead", &format!("{:?}", t.header_overhead),
+            "\"0B\" with workload.verbs, whose packets carry IRN's real headers (16 B RETH per Write packet, 6 B per Send packet)"));
+    }
+    Ok(Some(mix))
 }
 
 /// A parameter a `[transport.<cc>]` table may set, and where its value goes.

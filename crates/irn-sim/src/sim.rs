@@ -2,7 +2,8 @@
 //!
 //! Every packet hop is two events: the sending port's `TxDone` (serialization over) and the
 //! link's `Arrive` (propagation over, the last bit is in; store-and-forward). Hosts run one
-//! `irn-core` sender and receiver per flow; the simulator only moves their packets and timers.
+//! `irn-core` sender and receiver per flow — or, for a verbs workload, one verbs queue pair per
+//! flow on each host ([`crate::verbs_flow`]); the simulator only moves their packets and timers.
 
 use std::collections::VecDeque;
 
@@ -20,6 +21,7 @@ use crate::port::PortState;
 use crate::rng::{stream, Purpose};
 use crate::switch::{Admit, EcnMarker, SharedSwitch, Switch, VoqSwitch};
 use crate::topology::NodeKind;
+use crate::verbs_flow::{self, Side, VerbsFlow, VerbsPackets};
 use crate::workload::FlowSpec;
 
 use rand::Rng;
@@ -69,20 +71,28 @@ struct Nic {
     ready: VecDeque<FlowId>,
 }
 
-/// A flow's two queue pairs: the requester at the source, the responder at the destination.
+/// A flow's two ends while it runs. Always boxed (in [`Flow::qp`]), so the verbs variant's size
+/// costs nothing in the flow table.
 #[derive(Debug)]
-struct QueuePair {
-    sender: Requester,
-    receiver: Receiver,
+#[allow(clippy::large_enum_variant)]
+enum Endpoints {
+    /// One message on the transport alone: the sender at the source, the receiver at the
+    /// destination.
+    Message {
+        sender: Requester,
+        receiver: Receiver,
+    },
+    /// One verb between a verbs queue pair on each host.
+    Verbs(VerbsFlow),
 }
 
 #[derive(Debug)]
 struct Flow {
     spec: FlowSpec,
-    hash: u32,
     /// Live from the flow's start until both ends complete; then dropped to free its bitmaps.
-    qp: Option<Box<QueuePair>>,
-    in_ready: bool,
+    qp: Option<Box<Endpoints>>,
+    /// On its source's (index 0) and destination's (index 1) NIC ready list.
+    in_ready: [bool; 2],
     /// The time of the timer event scheduled for this flow, if any. Later events for the flow
     /// are stale and ignored; an early one re-reads the sender's deadline.
     timer_at: Option<Time>,
@@ -108,6 +118,9 @@ pub struct Simulation<'a> {
     flows_finished: usize,
     counters: NetworkCounters,
     horizon: Time,
+    /// Mixed with flow ids for ECMP.
+    salt: u32,
+    verbs_packets: VerbsPackets,
 }
 
 /// 32-bit finalizer of MurmurHash3: spreads flow ids and switch ids over ECMP choices.
@@ -126,9 +139,7 @@ impl<'a> Simulation<'a> {
         let mut first_port = Vec::with_capacity(topo.node_count());
         let mut switches = Vec::new();
         let mut nics = Vec::new();
-        let max_frame = u64::from(
-            cfg.transport.mtu + irn_core::packet::DATA_FRAMING_BYTES + cfg.extra_header_bytes,
-        );
+        let max_frame = cfg.max_frame_bytes();
         for n in 0..topo.node_count() {
             let node = NodeId(n as u32);
             let range = topo.node_ports(node);
@@ -192,12 +203,10 @@ impl<'a> Simulation<'a> {
         let flows = cfg
             .flows
             .iter()
-            .enumerate()
-            .map(|(i, &spec)| Flow {
+            .map(|&spec| Flow {
                 spec,
-                hash: mix32(i as u32 ^ salt),
                 qp: None,
-                in_ready: false,
+                in_ready: [false; 2],
                 timer_at: None,
                 received_at: None,
                 acked_at: None,
@@ -244,6 +253,8 @@ impl<'a> Simulation<'a> {
             flows_finished: 0,
             counters: NetworkCounters::default(),
             horizon: last_start + cfg.drain_limit,
+            salt,
+            verbs_packets: VerbsPackets::default(),
         }
     }
 
@@ -408,7 +419,8 @@ impl<'a> Simulation<'a> {
         let out = if hops.len() == 1 {
             hops[0]
         } else {
-            hops[mix32(pkt.hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % hops.len()]
+            let hash = mix32(pkt.flow.0 ^ self.salt);
+            hops[mix32(hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % hops.len()]
         };
         let first = at.first;
         let (input, output) = ((ingress.0 - first) as usize, (out.0 - first) as usize);
@@ -419,6 +431,9 @@ impl<'a> Simulation<'a> {
                 Admit::QueuedAndPause => self.send_pfc(ingress, true),
                 Admit::Dropped => {
                     self.counters.drops += 1;
+                    if let Some(slot) = pkt.verbs {
+                        self.verbs_packets.take(slot);
+                    }
                     return;
                 }
             }
@@ -439,76 +454,124 @@ impl<'a> Simulation<'a> {
         if self.ports[nic.port.index()].paused {
             return None;
         }
+        let now = self.now;
         for _ in 0..nic.ready.len() {
             let f = nic.ready.pop_front()?;
             let flow = &mut self.flows[f.index()];
-            let sent = flow
-                .qp
-                .as_mut()
-                .and_then(|qp| qp.sender.poll_transmit(self.now));
-            match sent {
-                Some(pkt) => {
-                    nic.ready.push_back(f);
-                    let sim = SimPacket {
+            let side = if flow.spec.src == h {
+                Side::Src
+            } else {
+                Side::Dst
+            };
+            let sent = match flow.qp.as_deref_mut() {
+                None => None,
+                Some(Endpoints::Message { sender, .. }) => {
+                    sender.poll_transmit(now).map(|pkt| SimPacket {
                         wire_bytes: pkt.wire_len() + self.cfg.extra_header_bytes,
                         pkt,
                         flow: f,
                         dst: flow.spec.dst,
-                        hash: flow.hash,
+                        verbs: None,
+                    })
+                }
+                Some(Endpoints::Verbs(v)) => v.qp_mut(side).poll_transmit(now).map(|pkt| {
+                    let to = if side == Side::Src {
+                        flow.spec.dst
+                    } else {
+                        flow.spec.src
                     };
-                    self.counters.data_packets_sent += 1;
+                    wrap_verbs(&mut self.verbs_packets, self.cfg, pkt, f, to)
+                }),
+            };
+            match sent {
+                Some(sim) => {
+                    nic.ready.push_back(f);
+                    if sim.is_data() {
+                        self.counters.data_packets_sent += 1;
+                    }
                     self.sync_timer(f);
                     return Some(sim);
                 }
-                None => flow.in_ready = false,
+                None => flow.in_ready[side as usize] = false,
             }
         }
         None
     }
 
-    /// Put a flow on its source NIC's ready list and kick the NIC.
-    fn make_ready(&mut self, f: FlowId) {
+    /// Put a flow on the NIC of its `side`'s host and kick the NIC.
+    fn make_ready(&mut self, f: FlowId, side: Side) {
         let flow = &mut self.flows[f.index()];
-        let src = flow.spec.src;
-        if !flow.in_ready {
-            flow.in_ready = true;
-            self.nics[src.index()].ready.push_back(f);
+        let host = match side {
+            Side::Src => flow.spec.src,
+            Side::Dst => flow.spec.dst,
+        };
+        if !flow.in_ready[side as usize] {
+            flow.in_ready[side as usize] = true;
+            self.nics[host.index()].ready.push_back(f);
         }
-        self.try_send(self.nics[src.index()].port);
+        self.try_send(self.nics[host.index()].port);
     }
 
     fn host_receive(&mut self, h: HostIdx, pkt: SimPacket) {
         let f = pkt.flow;
         let now = self.now;
         let flow = &mut self.flows[f.index()];
-        let Some(qp) = flow.qp.as_mut() else {
+        let verbs = pkt.verbs.and_then(|slot| self.verbs_packets.take(slot));
+        let Some(ends) = flow.qp.as_deref_mut() else {
             // The flow already finished: a late duplicate or spurious retransmission.
             return;
         };
-        if pkt.is_data() {
-            qp.receiver.handle_packet(now, &pkt.pkt);
-            let nic = &mut self.nics[h.index()];
-            while let Some(reply) = qp.receiver.poll_transmit(now) {
-                nic.control.push_back(SimPacket {
-                    wire_bytes: reply.wire_len(),
-                    pkt: reply,
-                    flow: f,
-                    dst: flow.spec.src,
-                    hash: flow.hash,
-                });
+        let nic = &mut self.nics[h.index()];
+        match ends {
+            Endpoints::Message { sender, receiver } => {
+                if pkt.is_data() {
+                    receiver.handle_packet(now, &pkt.pkt);
+                    while let Some(reply) = receiver.poll_transmit(now) {
+                        nic.control.push_back(SimPacket {
+                            wire_bytes: reply.wire_len(),
+                            pkt: reply,
+                            flow: f,
+                            dst: flow.spec.src,
+                            verbs: None,
+                        });
+                    }
+                    if receiver.poll_completion().is_some() {
+                        flow.received_at = Some(now);
+                    }
+                    let port = nic.port;
+                    self.try_send(port);
+                } else {
+                    sender.handle_packet(now, &pkt.pkt);
+                    if sender.poll_completion().is_some() {
+                        flow.acked_at = Some(now);
+                    }
+                    self.sync_timer(f);
+                    self.make_ready(f, Side::Src);
+                }
             }
-            if qp.receiver.poll_completion().is_some() {
-                flow.received_at = Some(now);
+            Endpoints::Verbs(v) => {
+                let Some(verbs) = verbs else { return };
+                let (side, peer) = if h == flow.spec.src {
+                    (Side::Src, flow.spec.dst)
+                } else {
+                    (Side::Dst, flow.spec.src)
+                };
+                let qp = v.qp_mut(side);
+                qp.handle_packet(now, &verbs);
+                while let Some(reply) = qp.poll_control() {
+                    let reply = wrap_verbs(&mut self.verbs_packets, self.cfg, reply, f, peer);
+                    nic.control.push_back(reply);
+                }
+                let (received, acked) = v.progress();
+                if received {
+                    flow.received_at.get_or_insert(now);
+                }
+                if acked {
+                    flow.acked_at.get_or_insert(now);
+                }
+                self.sync_timer(f);
+                self.make_ready(f, side);
             }
-            let port = nic.port;
-            self.try_send(port);
-        } else {
-            qp.sender.handle_packet(now, &pkt.pkt);
-            if qp.sender.poll_completion().is_some() {
-                flow.acked_at = Some(now);
-            }
-            self.sync_timer(f);
-            self.make_ready(f);
         }
         self.finish_if_done(f);
     }
@@ -519,16 +582,27 @@ impl<'a> Simulation<'a> {
             return; // superseded
         }
         flow.timer_at = None;
-        let Some(qp) = flow.qp.as_mut() else { return };
-        qp.sender.handle_timeout(self.now);
+        match flow.qp.as_deref_mut() {
+            None => return,
+            Some(Endpoints::Message { sender, .. }) => sender.handle_timeout(self.now),
+            Some(Endpoints::Verbs(v)) => {
+                v.handle_timeout(self.now);
+                self.make_ready(f, Side::Dst);
+            }
+        }
         self.sync_timer(f);
-        self.make_ready(f);
+        self.make_ready(f, Side::Src);
     }
 
-    /// Make sure a timer event is pending no later than the sender's deadline.
+    /// Make sure a timer event is pending no later than the flow's next deadline.
     fn sync_timer(&mut self, f: FlowId) {
         let flow = &mut self.flows[f.index()];
-        let Some(deadline) = flow.qp.as_ref().and_then(|qp| qp.sender.poll_timeout()) else {
+        let deadline = match flow.qp.as_deref() {
+            None => None,
+            Some(Endpoints::Message { sender, .. }) => sender.poll_timeout(),
+            Some(Endpoints::Verbs(v)) => v.poll_timeout(),
+        };
+        let Some(deadline) = deadline else {
             return;
         };
         let deadline = deadline.max(self.now);
@@ -546,17 +620,31 @@ impl<'a> Simulation<'a> {
         }
         let cfg = self.cfg.transport;
         let qpn = Qpn::new(i as u32);
-        let mut qp = Box::new(QueuePair {
-            sender: Requester::new(cfg, qpn, Psn::ZERO),
-            receiver: Receiver::new(cfg, qpn, Psn::ZERO),
-        });
-        let size = self.flows[i].spec.size_bytes;
-        // Sizes are validated against the posting limit when the configuration is built.
-        if qp.sender.post(size).is_err() {
-            return;
-        }
-        self.flows[i].qp = Some(qp);
-        self.make_ready(FlowId(i as u32));
+        let spec = self.flows[i].spec;
+        // Sizes (and verbs) are validated when the configuration is built.
+        let (ends, first) = match spec.verb {
+            None => {
+                let mut sender = Requester::new(cfg, qpn, Psn::ZERO);
+                if sender.post(spec.size_bytes).is_err() {
+                    return;
+                }
+                let receiver = Receiver::new(cfg, qpn, Psn::ZERO);
+                (Endpoints::Message { sender, receiver }, Side::Src)
+            }
+            Some(verb) => {
+                let Ok(flow) = VerbsFlow::new(cfg, qpn, &spec) else {
+                    return;
+                };
+                let requester = if verb.requester_at_dst() {
+                    Side::Dst
+                } else {
+                    Side::Src
+                };
+                (Endpoints::Verbs(flow), requester)
+            }
+        };
+        self.flows[i].qp = Some(Box::new(ends));
+        self.make_ready(FlowId(i as u32), first);
     }
 
     fn finish_if_done(&mut self, f: FlowId) {
@@ -564,31 +652,48 @@ impl<'a> Simulation<'a> {
         if flow.received_at.is_none() || flow.acked_at.is_none() {
             return;
         }
-        if let Some(qp) = flow.qp.take() {
-            self.absorb_stats(f, &qp);
+        if let Some(ends) = flow.qp.take() {
+            self.absorb_stats(f, &ends, true);
             self.flows_finished += 1;
         }
     }
 
-    fn absorb_stats(&mut self, f: FlowId, qp: &QueuePair) {
-        let s = qp.sender.stats();
-        let r = qp.receiver.stats();
+    /// Takes a flow's counters when its endpoints go away; a finished verbs flow also has its
+    /// data checked.
+    fn absorb_stats(&mut self, f: FlowId, ends: &Endpoints, finished: bool) {
         let flow = &mut self.flows[f.index()];
-        flow.retransmissions = s.retransmissions;
-        flow.timeouts = s.timeouts;
-        flow.min_rate_bps = s.min_rate_bps;
-        flow.min_window = s.min_window;
-        self.counters.retransmissions += s.retransmissions;
-        self.counters.timeouts += s.timeouts;
-        self.counters.duplicates += r.duplicates;
-        self.counters.cnps += r.cnps_sent;
+        let duplicates = match ends {
+            Endpoints::Message { sender, receiver } => {
+                let s = sender.stats();
+                flow.retransmissions = s.retransmissions;
+                flow.timeouts = s.timeouts;
+                flow.min_rate_bps = s.min_rate_bps;
+                flow.min_window = s.min_window;
+                self.counters.cnps += receiver.stats().cnps_sent;
+                receiver.stats().duplicates
+            }
+            Endpoints::Verbs(v) => {
+                let c = v.counts();
+                flow.retransmissions = c.retransmissions;
+                flow.timeouts = c.timeouts;
+                flow.min_rate_bps = c.min_rate_bps;
+                flow.min_window = c.min_window;
+                if finished && !v.data_ok() {
+                    self.counters.verbs_data_errors += 1;
+                }
+                c.duplicates
+            }
+        };
+        self.counters.retransmissions += flow.retransmissions;
+        self.counters.timeouts += flow.timeouts;
+        self.counters.duplicates += duplicates;
     }
 
     fn finish(mut self) -> RunResult {
         // Flows cut off by the drain limit still report what they did.
         for i in 0..self.flows.len() {
-            if let Some(qp) = self.flows[i].qp.take() {
-                self.absorb_stats(FlowId(i as u32), &qp);
+            if let Some(ends) = self.flows[i].qp.take() {
+                self.absorb_stats(FlowId(i as u32), &ends, false);
             }
         }
         let end = self.now;
@@ -630,8 +735,26 @@ impl<'a> Simulation<'a> {
                 min_rate_bps: f.min_rate_bps,
                 min_window: f.min_window,
                 class: f.spec.class,
+                verb: f.spec.verb,
             })
             .collect();
         RunResult::new(self.cfg, records, self.counters)
+    }
+}
+
+/// Parks a verbs packet in `slab` and wraps its network view for the trip to host `to`.
+fn wrap_verbs(
+    slab: &mut VerbsPackets,
+    cfg: &SimConfig,
+    pkt: irn_core::verbs::VerbsPacket,
+    flow: FlowId,
+    to: HostIdx,
+) -> SimPacket {
+    SimPacket {
+        wire_bytes: verbs_flow::wire_bytes(&pkt, cfg.verbs_irn_headers),
+        pkt: verbs_flow::network_view(&pkt),
+        flow,
+        dst: to,
+        verbs: Some(slab.insert(pkt)),
     }
 }

@@ -36,6 +36,7 @@ fn config(
         warmup: Duration::ZERO,
         drain_limit: Duration::from_ms(100),
         extra_header_bytes: 0,
+        verbs_irn_headers: true,
     }
 }
 
@@ -46,6 +47,7 @@ fn flow(src: u32, dst: u32, size_bytes: u64) -> FlowSpec {
         size_bytes,
         start: Time::ZERO,
         class: FlowClass::Regular,
+        verb: None,
     }
 }
 

@@ -156,6 +156,7 @@ fn flow(src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> FlowSpec {
         size_bytes,
         start: Time::from_ps(start_ps),
         class: FlowClass::Regular,
+        verb: None,
     }
 }
 

@@ -217,12 +217,19 @@ impl QueuePair {
 
     // ----- outputs -----
 
+    /// The next ACK, NACK, read ACK or read NACK waiting to go. A driver that sends control
+    /// packets ahead of data (as a NIC's separate priority class does) drains this after every
+    /// [`handle_packet`](Self::handle_packet); [`poll_transmit`](Self::poll_transmit) returns
+    /// them first anyway.
+    pub fn poll_control(&mut self) -> Option<VerbsPacket> {
+        self.responder
+            .poll_control()
+            .or_else(|| self.requester.poll_control())
+    }
+
     /// The next packet to send: ACKs and read ACKs first, then requests and responses in turn.
     pub fn poll_transmit(&mut self, now: Time) -> Option<VerbsPacket> {
-        if let Some(p) = self.responder.poll_control() {
-            return Some(p);
-        }
-        if let Some(p) = self.requester.poll_control() {
+        if let Some(p) = self.poll_control() {
             return Some(p);
         }
         for turn in 0..2 {

@@ -137,7 +137,7 @@ pub(crate) fn test_packet(flow: u32, bytes: u32) -> SimPacket {
         },
         flow: FlowId(flow),
         dst: HostIdx(0),
-        hash: 0,
+        verbs: None,
         wire_bytes: bytes,
     }
 }

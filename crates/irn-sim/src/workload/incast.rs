@@ -73,6 +73,7 @@ pub fn incast(
             size_bytes: base + u64::from((k as u64) < extra),
             start,
             class: FlowClass::Incast,
+            verb: None,
         })
         .collect())
 }

@@ -12,6 +12,7 @@
 //! | [`poisson`](mod@poisson) | Poisson arrivals at every host at a target load (MODEL §4) |
 //! | [`incast`](mod@incast) | many senders to one receiver at once (IRN §4.4.3) |
 //! | [`trace`] | flows read from (and written to) a CSV file, for exact replay |
+//! | [`verbs`](mod@verbs) | which RDMA operation each flow is, drawn from a mix (IRN §5) |
 //!
 //! Every random choice comes from [`crate::rng::stream`], one stream per purpose and host, so a
 //! workload is a pure function of its parameters and the scenario seed.
@@ -23,6 +24,7 @@ pub mod ns3;
 pub mod poisson;
 pub mod sizes;
 pub mod trace;
+pub mod verbs;
 
 pub use cdf::{Cdf, CdfFormat};
 pub use error::WorkloadError;
@@ -30,6 +32,7 @@ pub use incast::incast;
 pub use poisson::poisson;
 pub use sizes::SizeDist;
 pub use trace::{trace_csv, write_trace_csv};
+pub use verbs::{Verb, VerbMix};
 
 use crate::ids::HostIdx;
 use irn_core::time::Time;
@@ -50,6 +53,9 @@ pub struct FlowSpec {
     /// What the flow is part of: metrics report incast flows (their request completion time)
     /// apart from the regular traffic around them.
     pub class: FlowClass,
+    /// The RDMA operation, when the workload has a verbs mix; `None` runs the message on the
+    /// transport alone.
+    pub verb: Option<Verb>,
 }
 
 /// The part of a workload a flow belongs to.

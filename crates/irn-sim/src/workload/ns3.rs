@@ -199,6 +199,7 @@ pub fn parse_flows(text: &str, name: &str, topo: &Topology) -> Result<Vec<FlowSp
             size_bytes,
             start: Time::from_ps(start_ps),
             class: FlowClass::Regular,
+            verb: None,
         });
     }
     if (flows.len() as u64) < count {
@@ -544,6 +545,7 @@ mod tests {
             size_bytes: 1,
             start: Time::ZERO,
             class: FlowClass::Regular,
+            verb: None,
         };
         let flows = [f(0, 1), f(0, 2), f(2, 1), f(0, 1)];
         assert_eq!(

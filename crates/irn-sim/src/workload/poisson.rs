@@ -76,6 +76,7 @@ pub fn poisson(
                 size_bytes: sizes.sample(&mut size_rng),
                 start: Time::from_ps(t),
                 class: FlowClass::Regular,
+                verb: None,
             });
         }
     }

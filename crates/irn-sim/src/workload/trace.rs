@@ -169,6 +169,7 @@ pub fn trace_csv(path: &Path, hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError
             size_bytes,
             start: Time::from_ps(start_ps),
             class: FlowClass::Regular,
+            verb: None,
         });
     }
     flows.sort_by_key(|f| f.start);
@@ -250,6 +251,7 @@ mod tests {
             size_bytes,
             start: Time::from_ps(start_ps),
             class: FlowClass::Regular,
+            verb: None,
         }
     }
 
