@@ -825,12 +825,13 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         SwitchModelKind::InputQueued => SwitchModel::InputQueued,
         SwitchModelKind::SharedBuffer => {
             let alpha = s.switch.alpha.unwrap_or(DEFAULT_ALPHA);
-            if !(alpha > 0.0 && alpha.is_finite()) {
+            // Switches apply alpha in 16.16 fixed point.
+            if !((1.0 / 65536.0..=65536.0).contains(&alpha)) {
                 return Err(invalid(
                     file,
                     "switch.alpha",
                     &alpha.to_string(),
-                    "a positive number",
+                    "a number between 1/65536 and 65536",
                 ));
             }
             SwitchModel::SharedBuffer { alpha }

@@ -85,22 +85,26 @@ macro_rules! delegate {
 
 impl Switch {
     /// A data packet arrived on `input` and is routed to `output`.
+    #[inline]
     pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
         delegate!(self, s => s.admit_data(input, output, p))
     }
 
     /// A control packet to send on `output`.
+    #[inline]
     pub fn admit_control(&mut self, output: usize, p: SimPacket) {
         delegate!(self, s => s.admit_control(output, p))
     }
 
     /// The next packet `output` should send (control first; data unless `paused`), and a mask of
     /// the inputs whose upstream neighbours may now be resumed.
+    #[inline]
     pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
         delegate!(self, s => s.dequeue(output, paused))
     }
 
     /// Whether `output` has anything it could send (ignoring pause for data).
+    #[inline]
     pub fn has_work(&self, output: usize) -> bool {
         delegate!(self, s => s.has_work(output))
     }

@@ -34,7 +34,10 @@ pub struct SharedSwitch {
     shared_used: u64,
     /// The shared pool: the buffer minus every input's headroom.
     shared_size: u64,
-    alpha: f64,
+    /// `alpha` in 16.16 fixed point: the threshold is computed on every admission and on
+    /// dequeues while any input pauses, and integer arithmetic keeps float conversions off that
+    /// path.
+    alpha_q16: u64,
     /// Per input: bytes charged to the shared pool...
     ingress_shared: Vec<u64>,
     /// ...and to its headroom (PFC only).
@@ -73,7 +76,7 @@ impl SharedSwitch {
             egress: vec![0; ports],
             shared_used: 0,
             shared_size: buffer_bytes.saturating_sub(headroom.iter().sum()),
-            alpha,
+            alpha_q16: (alpha * 65536.0).round() as u64,
             ingress_shared: vec![0; ports],
             ingress_headroom: vec![0; ports],
             headroom_used: 0,
@@ -85,9 +88,10 @@ impl SharedSwitch {
         }
     }
 
-    /// The dynamic threshold: `alpha` times the free shared buffer.
+    /// The dynamic threshold: `alpha` times the free shared buffer (rounded down).
     fn threshold(&self) -> u64 {
-        (self.alpha * self.shared_size.saturating_sub(self.shared_used) as f64) as u64
+        let free = self.shared_size.saturating_sub(self.shared_used);
+        ((u128::from(free) * u128::from(self.alpha_q16)) >> 16) as u64
     }
 
     pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
@@ -171,6 +175,7 @@ impl SharedSwitch {
         Some((p, resume))
     }
 
+    #[inline]
     pub fn has_work(&self, output: usize) -> bool {
         !self.control[output].is_empty() || !self.data[output].is_empty()
     }

@@ -143,6 +143,7 @@ impl VoqSwitch {
     }
 
     /// Whether `output` has anything it could send (ignoring pause for data).
+    #[inline]
     pub fn has_work(&self, output: usize) -> bool {
         !self.control[output].is_empty() || self.waiting[output] != 0
     }
