@@ -152,7 +152,7 @@ impl EventQueue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, b: u64, e: Slot) {
         let i = (b % BUCKETS as u64) as usize;
         let bucket = &mut self.buckets[i];
