@@ -180,18 +180,25 @@ impl EventQueue {
         let i = (self.cur % BUCKETS as u64) as usize;
         let bucket = &mut self.buckets[i];
         if self.cur_sorted && self.cur_pos < bucket.len() {
-            let e = bucket[self.cur_pos];
-            self.cur_pos += 1;
-            if self.cur_pos == bucket.len() {
-                bucket.clear();
-                self.cur_pos = 0;
-                self.occupied[i / 64] &= !(1 << (i % 64));
-            }
-            self.in_wheel -= 1;
-            self.popped += 1;
-            return Some((e.time, e.event));
+            return Some(self.take(i));
         }
         self.pop_slow()
+    }
+
+    /// Takes the next event of the bucket being served (`i`, sorted, not exhausted).
+    #[inline(always)]
+    fn take(&mut self, i: usize) -> (Time, Event) {
+        let bucket = &mut self.buckets[i];
+        let e = bucket[self.cur_pos];
+        self.cur_pos += 1;
+        if self.cur_pos == bucket.len() {
+            bucket.clear();
+            self.cur_pos = 0;
+            self.occupied[i / 64] &= !(1 << (i % 64));
+        }
+        self.in_wheel -= 1;
+        self.popped += 1;
+        (e.time, e.event)
     }
 
     /// [`pop`](Self::pop) when the bucket being served is exhausted or not yet sorted.
@@ -210,16 +217,7 @@ impl EventQueue {
                         }
                         self.cur_sorted = true;
                     }
-                    let e = bucket[self.cur_pos];
-                    self.cur_pos += 1;
-                    if self.cur_pos == bucket.len() {
-                        bucket.clear();
-                        self.cur_pos = 0;
-                        self.occupied[i / 64] &= !(1 << (i % 64));
-                    }
-                    self.in_wheel -= 1;
-                    self.popped += 1;
-                    return Some((e.time, e.event));
+                    return Some(self.take(i));
                 }
                 self.cur += self.distance_to_next_occupied(i);
             } else {
