@@ -86,7 +86,7 @@ fn read_summary(dir: &Path) -> Result<SummaryFile> {
         .with_context(|| format!("{}: not an irn summary.json", path.display()))
 }
 
-fn read_flows(dir: &Path) -> Result<Vec<Flow>> {
+pub(crate) fn read_flows(dir: &Path) -> Result<Vec<Flow>> {
     let path = dir.join("flows.csv");
     let mut reader =
         csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;

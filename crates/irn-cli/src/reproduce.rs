@@ -11,9 +11,15 @@
 //! Output: `results/reproduce/<figure>/<window>/<variant>/…` (the files of `irn run`),
 //! `reproduce.json` (every check) and `report.html` (a section per figure: the chart, our
 //! numbers, the paper's, and whether each direction holds).
+//!
+//! Every run is written atomically into its own folder, so a rerun into the same results folder
+//! reads back each run whose folder holds the same resolved scenario instead of running it
+//! again: an interrupted reproduce resumes where it stopped (`--fresh` reruns everything, e.g.
+//! after changing irn itself).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -47,6 +53,10 @@ pub struct ReproduceArgs {
     /// Results folder. Default: results/reproduce (or results/reproduce-quick).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Rerun everything. By default a run whose folder already holds its results (same resolved
+    /// scenario) is read back instead of rerun, so an interrupted reproduce resumes.
+    #[arg(long)]
+    fresh: bool,
 }
 
 /// A metric of `summary.json`.
@@ -453,7 +463,10 @@ struct FigureResult {
     /// Whether doubling the window moved no ratio by more than 5 %; `None` when not checked.
     converged: Option<bool>,
     outcomes: Vec<Outcome>,
+    /// Wall time of this invocation's runs (runs read back from an earlier one cost nothing).
     wall_time_s: f64,
+    /// Runs read back from an earlier, interrupted or finished, reproduce.
+    reused_runs: usize,
     #[serde(skip)]
     chart: String,
 }
@@ -462,11 +475,36 @@ struct FigureResult {
 /// tail CDF of Fig. 8).
 type Runs = Vec<(String, String, Summary, Vec<f64>)>;
 
+/// A run finished earlier in `dir` for the same resolved scenario: its summary and single-packet
+/// FCTs. `None` (rerun it) when the folder is missing, unreadable or for another scenario.
+fn finished_run(dir: &Path, resolved: &scenario::ScenarioFile) -> Option<(Summary, Vec<f64>)> {
+    #[derive(serde::Deserialize)]
+    struct SummaryFile {
+        metrics: Summary,
+        resolved_scenario: serde_json::Value,
+    }
+    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
+    let file: SummaryFile = serde_json::from_str(&text).ok()?;
+    if file.resolved_scenario != serde_json::to_value(resolved).ok()? {
+        return None;
+    }
+    let mtu = u64::from(resolved.transport.mtu);
+    let single = crate::report::read_flows(dir)
+        .ok()?
+        .into_iter()
+        .filter(|f| f.measured && f.size_bytes <= mtu)
+        .filter_map(|f| f.fct_us)
+        .collect();
+    Some((file.metrics, single))
+}
+
 fn run_window(
     exp: &Experiment,
     window: Option<&str>,
     out: &Path,
     pool: &rayon::ThreadPool,
+    resume: bool,
+    reused: &AtomicUsize,
 ) -> Result<Runs> {
     let mut jobs = Vec::new();
     let seeds: Vec<Option<u64>> = if exp.windowed {
@@ -505,6 +543,12 @@ fn run_window(
                     dest = dest.join(format!("seed-{seed}"));
                 }
                 let dest = dest.join(folder_name(&run.name));
+                if let Some((summary, single)) =
+                    resume.then(|| finished_run(&dest, &run.resolved)).flatten()
+                {
+                    reused.fetch_add(1, Ordering::Relaxed);
+                    return Ok((label.clone(), run.name.clone(), summary, single));
+                }
                 let started = Instant::now();
                 let result = irn_sim::run(&run.config, &mut |_| {});
                 let summary = result.summary.clone();
@@ -670,16 +714,15 @@ fn reproduce_one(
     quick: bool,
     out: &Path,
     pool: &rayon::ThreadPool,
+    resume: bool,
 ) -> Result<FigureResult> {
     let started = Instant::now();
+    let reused = AtomicUsize::new(0);
+    let run_window = |window: Option<&str>| run_window(exp, window, out, pool, resume, &reused);
     let (window, converged, runs) = if !exp.windowed {
-        (String::new(), None, run_window(exp, None, out, pool)?)
+        (String::new(), None, run_window(None)?)
     } else if quick {
-        (
-            "4ms".to_string(),
-            None,
-            run_window(exp, Some("4ms"), out, pool)?,
-        )
+        ("4ms".to_string(), None, run_window(Some("4ms"))?)
     } else {
         let base: irn_core::Duration = scenario::parse(exp.scenario, exp.id, Path::new("."), &[])?
             .runs
@@ -688,11 +731,11 @@ fn reproduce_one(
             .transpose()?
             .unwrap_or(irn_core::Duration::from_ms(20));
         let mut window = base;
-        let mut runs = run_window(exp, Some(&window.to_string()), out, pool)?;
+        let mut runs = run_window(Some(&window.to_string()))?;
         let mut converged = false;
         for _ in 0..MAX_DOUBLINGS {
             let doubled = window * 2;
-            let next = run_window(exp, Some(&doubled.to_string()), out, pool)?;
+            let next = run_window(Some(&doubled.to_string()))?;
             let (a, b) = (outcomes(exp, &runs)?, outcomes(exp, &next)?);
             converged = a
                 .iter()
@@ -713,6 +756,7 @@ fn reproduce_one(
         converged,
         outcomes: outcomes(exp, &runs)?,
         wall_time_s: started.elapsed().as_secs_f64(),
+        reused_runs: reused.into_inner(),
         chart: chart(exp, &runs)?,
     })
 }
@@ -787,10 +831,15 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
     let started = Instant::now();
     let mut results = Vec::new();
     for exp in chosen {
-        let r = reproduce_one(exp, a.quick, &out, &pool)?;
+        let r = reproduce_one(exp, a.quick, &out, &pool, !a.fresh)?;
         let held = r.outcomes.iter().filter(|o| o.holds).count();
+        let reused = match r.reused_runs {
+            0 => String::new(),
+            1 => "  (1 run reused)".to_string(),
+            n => format!("  ({n} runs reused)"),
+        };
         println!(
-            "{:<11} {:>3}/{:<3} directions hold  {:>6.0} s  {}",
+            "{:<11} {:>3}/{:<3} directions hold  {:>6.0} s  {}{reused}",
             r.figure,
             held,
             r.outcomes.len(),

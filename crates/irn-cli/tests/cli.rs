@@ -331,6 +331,35 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
             .join("summary.json")
             .exists());
     }
+    // A second run reads every run back instead of simulating it, and reports the same.
+    let o = irn(
+        &["reproduce", "fig02", "--quick", "--out", "rq", "-j", "2"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("(2 runs reused)"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rq/reproduce.json")).unwrap())
+            .unwrap();
+    assert_eq!(again[0]["outcomes"], json[0]["outcomes"]);
+    // A run folder for another scenario is rerun; `--fresh` reruns everything.
+    let summary = dir.join("rq/fig02/4ms/all/IRN/summary.json");
+    let mut edited: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    edited["resolved_scenario"]["seed"] = 2.into();
+    std::fs::write(&summary, edited.to_string()).unwrap();
+    let o = irn(&["reproduce", "fig02", "--quick", "--out", "rq"], &dir);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(1 run reused)"));
+    let o = irn(
+        &["reproduce", "fig02", "--quick", "--out", "rq", "--fresh"],
+        &dir,
+    );
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("reused"));
     let o = irn(&["reproduce", "fig99", "--quick"], &dir);
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("unknown figure `fig99`; choose one of: all, fig01"));

@@ -11,7 +11,7 @@ use irn_core::packet::{CONTROL_FRAME_BYTES, DATA_FRAMING_BYTES, RETH_BYTES};
 use irn_core::transport::packets_for;
 use irn_core::verbs::{SEND_EXT_BYTES, WQE_SN_BYTES};
 use irn_core::{Duration, Time};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::SimConfig;
 use crate::ids::HostIdx;
@@ -96,7 +96,7 @@ pub struct FlowRow {
 }
 
 /// `summary.json`'s metrics. Field names carry their unit last.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub flows_total: usize,
     /// Flows that started after the warm-up and count in the statistics below.
@@ -156,7 +156,7 @@ pub struct Summary {
     pub sim_time_us: f64,
     /// Verbs workloads only: finished flows whose destination memory was not byte-identical to
     /// what the verb should have placed (0 unless something is broken).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verbs_data_errors: Option<u64>,
 }
 
