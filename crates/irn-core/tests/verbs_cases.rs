@@ -2,12 +2,13 @@
 //! (or dropping) exactly the packets it names, in the order it names, and checks what lands in
 //! memory, what each side sends back, and which completions appear when.
 
+use irn_core::cc::{CcConfig, DcqcnParams};
 use irn_core::transport::TransportConfig;
 use irn_core::verbs::{
     Cqe, Ext, Opcode, QpEndpoint, QueuePair, RecvCqe, RecvId, RecvStatus, RecvWqe, SendCqe,
     SendKind, SendWqe, Side, VerbsError, VerbsPacket, WqeId,
 };
-use irn_core::{Duration, Psn, Qpn, Time};
+use irn_core::{Duration, Ecn, Psn, Qpn, Time};
 
 const MEM: u64 = 64 * 1024;
 const MTU: u64 = 1024;
@@ -641,6 +642,7 @@ fn misaddressed_and_malformed_packets_are_counted_and_dropped() {
         psn: Psn::new(0xFF_FFFF),
         retransmission: false,
         ts: 0,
+        ecn: Ecn::NotEct,
         ext: Ext::ReadResponse,
         payload: vec![1, 2, 3],
     };
@@ -664,4 +666,74 @@ fn a_fenced_wqe_waits_for_every_earlier_one() {
     let q2 = drain(&mut a, us(2));
     assert_eq!(opcodes(&q2), [Opcode::ReadAck, Opcode::WriteOnly]);
     assert_eq!(q2[1].psn.value(), a_req(1));
+}
+
+#[test]
+fn ce_marks_are_echoed_and_dcqcn_sends_a_cnp_per_packet_space() {
+    let cfg = TransportConfig {
+        cc: CcConfig::Dcqcn(DcqcnParams::default()),
+        ..TransportConfig::irn()
+    };
+    let (mut a, mut b) = pair(cfg);
+    // A writes 2 packets to B and reads 1 packet from B.
+    a.post_send(SendWqe::write(0, 0x100, 2 * MTU as u32))
+        .unwrap();
+    a.post_send(SendWqe::read(0x4000, 0x200, 100)).unwrap();
+    let mut w = drain(&mut a, us(0));
+    assert_eq!(
+        opcodes(&w),
+        [Opcode::WriteFirst, Opcode::WriteLast, Opcode::ReadRequest]
+    );
+    assert!(w.iter().all(|p| p.ecn == Ecn::Ect0), "requests are ECT");
+    // A switch marks both Write packets: two ECN-echoes, one CNP (DCQCN paces them, 50 us).
+    w[0].ecn = Ecn::Ce;
+    w[1].ecn = Ecn::Ce;
+    deliver(&mut b, us(1), &[&w[0], &w[1], &w[2]]);
+    let back = drain(&mut b, us(1));
+    assert_eq!(
+        opcodes(&back),
+        [
+            Opcode::Cnp,
+            Opcode::Ack,
+            Opcode::Ack,
+            Opcode::Ack,
+            Opcode::ReadResponseOnly
+        ]
+    );
+    let eces: Vec<bool> = back[1..4]
+        .iter()
+        .map(|p| match p.ext {
+            Ext::Ack { echo, .. } => echo.ece,
+            _ => panic!("{p:?}"),
+        })
+        .collect();
+    assert_eq!(eces, [true, true, false]);
+    assert_eq!(b.stats().responder.ecn_marked, 2);
+    assert_eq!(b.stats().responder.cnps_sent, 1);
+    // A marked response: a read ACK with the echo and a read CNP for B's response sender.
+    let mut response = back[4].clone();
+    assert_eq!(response.ecn, Ecn::Ect0);
+    response.ecn = Ecn::Ce;
+    deliver(
+        &mut a,
+        us(2),
+        &[&back[0], &back[1], &back[2], &back[3], &response],
+    );
+    assert_eq!(a.stats().requests.cnps_received, 1);
+    let reply = drain(&mut a, us(2));
+    assert_eq!(opcodes(&reply), [Opcode::ReadCnp, Opcode::ReadAck]);
+    assert!(matches!(reply[1].ext, Ext::ReadAck { echo, .. } if echo.ece));
+    assert!(reply
+        .iter()
+        .all(|p| p.ecn == Ecn::NotEct && p.wire_len() == 64));
+    deliver(&mut b, us(3), &[&reply[0], &reply[1]]);
+    assert_eq!(b.stats().responses.cnps_received, 1);
+    assert_eq!(
+        cqes(&mut a),
+        [
+            send_cqe(0, SendKind::Write, 2048, None),
+            send_cqe(1, SendKind::Read, 100, None)
+        ]
+    );
+    assert_eq!(bytes(&a, 0x4000, 100), bytes(&b, 0x200, 100));
 }

@@ -23,12 +23,13 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use irn_core::cc::{CcConfig, DcqcnParams};
 use irn_core::transport::TransportConfig;
 use irn_core::verbs::{
     AtomicOp, Cqe, QpEndpoint, QueuePair, RecvStatus, RecvWqe, SendKind, SendOp, SendWqe,
     VerbsPacket,
 };
-use irn_core::{Duration, Psn, Qpn, Time};
+use irn_core::{Duration, Ecn, Psn, Qpn, Time};
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -336,6 +337,8 @@ struct Faults {
     /// Per-mille probabilities, for every packet in both directions.
     drop: u32,
     duplicate: u32,
+    /// Per mille of ECN-capable packets a switch would mark CE.
+    mark: u32,
     /// Extra random delay up to this much: reorders packets in flight.
     jitter: Duration,
     heal_at: Time,
@@ -448,6 +451,10 @@ impl Run {
                 self.sides[i].link_free = depart;
                 if self.chance(self.sc.faults.drop) {
                     continue;
+                }
+                let mut pkt = pkt;
+                if pkt.ecn != Ecn::NotEct && self.chance(self.sc.faults.mark) {
+                    pkt.ecn = Ecn::Ce;
                 }
                 let copies = if self.chance(self.sc.faults.duplicate) {
                     2
@@ -633,6 +640,7 @@ fn placeholder() -> VerbsPacket {
         psn: Psn::ZERO,
         retransmission: false,
         ts: 0,
+        ecn: Ecn::NotEct,
         ext: irn_core::verbs::Ext::ReadAck {
             sack: None,
             echo: Default::default(),
@@ -653,12 +661,15 @@ fn faults(lossy: bool) -> impl Strategy<Value = Faults> {
     } else {
         (0..=0, 0..=0, 0..=0)
     };
-    (drop, dup, jitter, 0u64..=2000).prop_map(|(drop, duplicate, jitter_us, heal_us)| Faults {
-        drop,
-        duplicate,
-        jitter: Duration::from_us(jitter_us),
-        heal_at: Time::ZERO + Duration::from_us(heal_us),
-    })
+    (drop, dup, 0u32..=500, jitter, 0u64..=2000).prop_map(
+        |(drop, duplicate, mark, jitter_us, heal_us)| Faults {
+            drop,
+            duplicate,
+            mark,
+            jitter: Duration::from_us(jitter_us),
+            heal_at: Time::ZERO + Duration::from_us(heal_us),
+        },
+    )
 }
 
 fn scenario(lossy: bool, max_ops: usize) -> impl Strategy<Value = Scenario> {
@@ -726,6 +737,28 @@ proptest! {
     #[test]
     fn irn_without_bdp_fc_verbs_survive_any_faults(sc in scenario(true, 10)) {
         Run::new(TransportConfig::irn_without_bdp_fc(), sc).run()?;
+    }
+
+    /// DCQCN over verbs: CE marks on requests and responses come back as ECN-echoes and CNPs
+    /// (for the request sender and the response sender), whose rate cuts must not break any
+    /// semantics.
+    #[test]
+    fn irn_verbs_with_dcqcn_survive_marks_and_faults(sc in scenario(true, 10)) {
+        let cfg = TransportConfig {
+            cc: CcConfig::Dcqcn(DcqcnParams::default()),
+            ..small(TransportConfig::irn())
+        };
+        let run = Run::new(cfg, sc).run()?;
+        let marked: u64 = run.sides.iter().map(|s| {
+            let st = s.qp.stats();
+            st.responder.ecn_marked + st.requester.ecn_marked
+        }).sum();
+        let cnps: u64 = run.sides.iter().map(|s| {
+            let st = s.qp.stats();
+            st.responder.cnps_sent + st.requester.cnps_sent
+        }).sum();
+        prop_assert!(cnps <= marked);
+        prop_assert_eq!(marked > 0, cnps > 0);
     }
 
     /// RoCE with PFC: go-back-N, no timeouts, over a lossless channel that keeps order.

@@ -1159,7 +1159,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
 }
 
 /// `workload.verbs`, checked against the rest of the scenario: verbs run on the RDMA transports
-/// without ECN (verbs packets carry no ECN field here) and count their real headers.
+/// and count their real headers.
 fn verbs_mix(
     s: &ScenarioFile,
     file: &str,
@@ -1179,18 +1179,6 @@ fn verbs_mix(
     if t.kind == TransportKind::Tcp {
         return Err(invalid(file, "transport.kind", "\"tcp\"",
             "workload.verbs needs an RDMA transport (irn, roce, irn-go-back-n, irn-without-bdp-fc, irn-without-sack)"));
-    }
-    if matches!(t.cc, CcKind::Dcqcn | CcKind::Dctcp) {
-        return Err(invalid(file, "transport.cc", &format!("{:?}", t.cc).to_lowercase(),
-            "with workload.verbs, one of \"none\", \"timely\" or \"aimd\" (verbs packets carry no ECN field in irn's model)"));
-    }
-    if !matches!(s.switch.ecn.as_str(), "auto" | "off") {
-        return Err(invalid(
-            file,
-            "switch.ecn",
-            &format!("{:?}", s.switch.ecn),
-            "\"off\" with workload.verbs (verbs packets are not ECN-capable in irn's model)",
-        ));
     }
     if extra_header_bytes != 0 {
         return Err(invalid(file, "transport.header_overhead", &format!("{:?}", t.header_overhead),

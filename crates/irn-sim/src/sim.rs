@@ -550,7 +550,8 @@ impl<'a> Simulation<'a> {
                 }
             }
             Endpoints::Verbs(v) => {
-                let Some(verbs) = verbs else { return };
+                let Some(mut verbs) = verbs else { return };
+                verbs_flow::take_marks(&pkt.pkt, &mut verbs);
                 let (side, peer) = if h == flow.spec.src {
                     (Side::Src, flow.spec.dst)
                 } else {
@@ -681,6 +682,7 @@ impl<'a> Simulation<'a> {
                 if finished && !v.data_ok() {
                     self.counters.verbs_data_errors += 1;
                 }
+                self.counters.cnps += c.cnps;
                 c.duplicates
             }
         };

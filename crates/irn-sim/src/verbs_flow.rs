@@ -12,7 +12,7 @@
 
 use std::num::NonZeroU32;
 
-use irn_core::packet::{Echo, Ecn, PacketKind, Qpn};
+use irn_core::packet::{Echo, PacketKind, Qpn};
 use irn_core::verbs::{
     Cqe, Flow as PacketFlow, QpEndpoint, QueuePair, RecvWqe, SendWqe, VerbsError, VerbsPacket,
 };
@@ -167,6 +167,7 @@ impl VerbsFlow {
         for qp in &self.qps {
             let s = qp.stats();
             c.duplicates += s.responder.duplicates + s.requester.response_duplicates;
+            c.cnps += s.responder.cnps_sent + s.requester.cnps_sent;
             for sender in [s.requests, s.responses] {
                 c.retransmissions += sender.retransmissions;
                 c.timeouts += sender.timeouts;
@@ -184,6 +185,8 @@ pub struct VerbsCounts {
     pub retransmissions: u64,
     pub timeouts: u64,
     pub duplicates: u64,
+    /// CNPs this flow's two receive halves sent (DCQCN).
+    pub cnps: u64,
     pub min_rate_bps: Option<u64>,
     pub min_window: Option<u32>,
 }
@@ -220,7 +223,8 @@ fn is_control(pkt: &VerbsPacket) -> bool {
 }
 
 /// What switches see of a verbs packet: its class (requests and responses are data, subject to
-/// buffers and PFC; (read) ACKs are control), PSN and flags. Verbs packets are not ECN-capable.
+/// buffers and PFC; (read) ACKs and CNPs are control), PSN, flags and ECN field. A switch's CE
+/// mark is copied back with [`take_marks`] on delivery.
 pub fn network_view(pkt: &VerbsPacket) -> Packet {
     let kind = if is_control(pkt) {
         PacketKind::Ack {
@@ -233,7 +237,7 @@ pub fn network_view(pkt: &VerbsPacket) -> Packet {
             first: pkt.opcode.is_first(),
             last: pkt.opcode.is_last(),
             retransmission: pkt.retransmission,
-            ecn: Ecn::NotEct,
+            ecn: pkt.ecn,
             ts: pkt.ts,
         }
     };
@@ -241,6 +245,13 @@ pub fn network_view(pkt: &VerbsPacket) -> Packet {
         dest_qp: pkt.dest_qp,
         psn: pkt.psn,
         kind,
+    }
+}
+
+/// Copies what the network did to `view` (a CE mark) into the packet it stood in for.
+pub fn take_marks(view: &Packet, pkt: &mut VerbsPacket) {
+    if let PacketKind::Data { ecn, .. } = view.kind {
+        pkt.ecn = ecn;
     }
 }
 

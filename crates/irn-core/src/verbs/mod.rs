@@ -59,11 +59,16 @@
 //!   (re)transmitted, as a NIC DMAs them; the application must not change them before the WQE
 //!   completes, and a Write that overwrites bytes an earlier Read or Atomic still needs must be
 //!   fenced (InfiniBand's rule, which out-of-order placement makes matter more).
+//! - Congestion control: both packet senders run the configured controller. Requests and
+//!   responses are ECN-capable; the half that receives them echoes CE marks in its (read) ACKs
+//!   and, under DCQCN, paces CNPs back — a CNP to the request sender, a read CNP to the response
+//!   sender (one notification point per PSN space).
 //! - A Send longer than its receive buffer places what fits and completes the receive WQE with
 //!   [`RecvStatus::LengthError`]; a Send with no receive WQE posted is dropped unanswered and
 //!   resent by the requester's recovery.
 
 mod arrivals;
+mod marks;
 mod memory;
 mod packet;
 mod queue_pair;

@@ -18,12 +18,17 @@
 //! | Atomic response | the original value (AtomicAckETH) | 0 |
 //! | ACK / NACK | MSN, cumulative PSN, (NACK) one-packet SACK | 0 |
 //! | read ACK / read NACK (new opcode, §5.2) | cumulative rPSN, (NACK) SACK | 0 |
+//! | CNP / read CNP | — (DCQCN's notification for the request or the response sender) | 0 |
+//!
+//! Requests and responses carry the sender's ECN codepoint ([`VerbsPacket::ecn`]), which
+//! switches may set to CE; the receiving half echoes the mark in its (read) ACK and, under
+//! DCQCN, paces CNPs back to the sender that sent the marked packet.
 //!
 //! §6.3 gives 16 B per Write packet, 6 B per Send packet and 0 for read responses; the WQE
 //! sequence numbers elsewhere are 3 B each, as §6.1 sizes them.
 
 use super::wqe::AtomicOp;
-use crate::packet::{Echo, Qpn, CONTROL_FRAME_BYTES, DATA_FRAMING_BYTES, RETH_BYTES};
+use crate::packet::{Echo, Ecn, Qpn, CONTROL_FRAME_BYTES, DATA_FRAMING_BYTES, RETH_BYTES};
 use crate::seq::Psn;
 
 /// Extra bytes on every Send packet: 3 B `recv_WQE_SN` + 3 B relative offset (IRN §6.3).
@@ -58,6 +63,10 @@ pub enum Opcode {
     /// IRN §5.2's new opcode: the requester acknowledges read-response packets (rPSN space).
     ReadAck,
     ReadNack,
+    /// DCQCN congestion notification for the request sender (a marked request arrived).
+    Cnp,
+    /// DCQCN congestion notification for the response sender (a marked response arrived).
+    ReadCnp,
 }
 
 /// Which half of the receiving queue pair handles a packet.
@@ -83,8 +92,8 @@ impl Opcode {
             }
             ReadResponseFirst | ReadResponseMiddle | ReadResponseLast | ReadResponseOnly
             | AtomicResponse => Flow::Response,
-            Ack | Nack => Flow::RequestAck,
-            ReadAck | ReadNack => Flow::ResponseAck,
+            Ack | Nack | Cnp => Flow::RequestAck,
+            ReadAck | ReadNack | ReadCnp => Flow::ResponseAck,
         }
     }
 
@@ -239,6 +248,8 @@ pub enum Ext {
         sack: Option<Psn>,
         echo: Echo,
     },
+    /// A CNP (either opcode).
+    Cnp,
 }
 
 /// One packet between two verbs queue pairs.
@@ -253,6 +264,9 @@ pub struct VerbsPacket {
     pub retransmission: bool,
     /// Requests and responses: the sender's clock in ns modulo 2^32, echoed by the ACK.
     pub ts: u32,
+    /// Requests and responses: the IP header's ECN field (ECT when the sender runs an
+    /// ECN-based controller; switches may set CE). Control packets: not ECT.
+    pub ecn: Ecn,
     pub ext: Ext,
     pub payload: Vec<u8>,
 }
@@ -271,6 +285,20 @@ pub enum Malformed {
 }
 
 impl VerbsPacket {
+    /// A CNP (`Opcode::Cnp` or `Opcode::ReadCnp`) to the queue pair `dest_qp`.
+    pub fn cnp(dest_qp: Qpn, opcode: Opcode) -> Self {
+        VerbsPacket {
+            dest_qp,
+            opcode,
+            psn: Psn::ZERO,
+            retransmission: false,
+            ts: 0,
+            ecn: Ecn::NotEct,
+            ext: Ext::Cnp,
+            payload: Vec::new(),
+        }
+    }
+
     /// IRN's extra header bytes on this packet over a RoCE packet of the same kind, as IRN §6.3
     /// counts them (16 B RETH on every Write packet, 6 B on every Send packet, nothing on read
     /// responses); see the module table.
@@ -283,7 +311,8 @@ impl VerbsPacket {
             Ext::ReadResponse
             | Ext::AtomicResponse { .. }
             | Ext::Ack { .. }
-            | Ext::ReadAck { .. } => 0,
+            | Ext::ReadAck { .. }
+            | Ext::Cnp => 0,
         }
     }
 
@@ -320,6 +349,7 @@ impl VerbsPacket {
             (AtomicResponse, Ext::AtomicResponse { .. }) => true,
             (Ack, Ext::Ack { sack, .. }) | (ReadAck, Ext::ReadAck { sack, .. }) => sack.is_none(),
             (Nack, Ext::Ack { sack, .. }) | (ReadNack, Ext::ReadAck { sack, .. }) => sack.is_some(),
+            (Cnp | ReadCnp, Ext::Cnp) => true,
             _ => false,
         };
         if !headers_ok {
@@ -368,6 +398,7 @@ mod tests {
             psn: Psn::ZERO,
             retransmission: false,
             ts: 0,
+            ecn: Ecn::NotEct,
             ext,
             payload: vec![0; payload],
         }

@@ -199,12 +199,12 @@ impl QueuePair {
         match pkt.opcode.flow() {
             Flow::Request => self
                 .responder
-                .on_request(pkt, &mut self.memory, &mut self.cq),
+                .on_request(now, pkt, &mut self.memory, &mut self.cq),
             Flow::ResponseAck => self.responder.on_read_ack(now, pkt),
             Flow::RequestAck => self.requester.on_ack(now, pkt, &mut self.cq),
             Flow::Response => self
                 .requester
-                .on_response(pkt, &mut self.memory, &mut self.cq),
+                .on_response(now, pkt, &mut self.memory, &mut self.cq),
         }
     }
 

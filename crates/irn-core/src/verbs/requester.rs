@@ -17,11 +17,12 @@
 use std::collections::VecDeque;
 
 use super::arrivals::{Arrivals, Verdict};
+use super::marks::MarkEcho;
 use super::memory::{fits, MemoryRegion};
 use super::packet::{wrap24, Ext, Imm, Opcode, Reth, VerbsPacket};
 use super::wqe::{SendCqe, SendOp, SendWqe, Side, VerbsError, WqeId};
 use super::Cqe;
-use crate::packet::{Echo, Packet, PacketKind, Qpn};
+use crate::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
 use crate::time::Time;
 use crate::transport::{packets_for, PostError, Sender, SenderStats, TransportConfig};
@@ -48,6 +49,10 @@ pub struct RequesterStats {
     pub invalid_packets: u64,
     /// Highest MSN an ACK reported (messages the responder has completed), modulo 2^24.
     pub peer_msn: u32,
+    /// Response packets that arrived CE-marked.
+    pub ecn_marked: u64,
+    /// CNPs sent to the peer's response sender (DCQCN).
+    pub cnps_sent: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -99,6 +104,7 @@ pub(super) struct RequestSide {
     /// The rPSN space.
     responses: Arrivals,
     control: VecDeque<VerbsPacket>,
+    marks: MarkEcho,
     stats: RequesterStats,
 }
 
@@ -129,6 +135,7 @@ impl RequestSide {
             queued_responses: 0,
             responses: Arrivals::new(cfg, response_isn, false),
             control: VecDeque::new(),
+            marks: MarkEcho::new(cfg),
             stats: RequesterStats::default(),
         }
     }
@@ -292,15 +299,18 @@ impl RequestSide {
 
     /// IRN §6.2 *receiveAck*: an ACK or NACK of request packets.
     pub fn on_ack(&mut self, now: Time, pkt: &VerbsPacket, cq: &mut VecDeque<Cqe>) {
-        let Ext::Ack { msn, sack, echo } = pkt.ext else {
-            return;
-        };
-        if msn.wrapping_sub(self.stats.peer_msn) & 0xFF_FFFF < 1 << 23 {
-            self.stats.peer_msn = msn;
-        }
-        let kind = match sack {
-            None => PacketKind::Ack { msn, echo },
-            Some(sack) => PacketKind::Nack { msn, sack, echo },
+        let kind = match pkt.ext {
+            Ext::Ack { msn, sack, echo } => {
+                if msn.wrapping_sub(self.stats.peer_msn) & 0xFF_FFFF < 1 << 23 {
+                    self.stats.peer_msn = msn;
+                }
+                match sack {
+                    None => PacketKind::Ack { msn, echo },
+                    Some(sack) => PacketKind::Nack { msn, sack, echo },
+                }
+            }
+            Ext::Cnp => PacketKind::Cnp,
+            _ => return,
         };
         self.sender.handle_packet(
             now,
@@ -327,15 +337,21 @@ impl RequestSide {
     /// A read or atomic response arrived: place it, and answer with a read ACK or NACK.
     pub fn on_response(
         &mut self,
+        now: Time,
         pkt: &VerbsPacket,
         memory: &mut MemoryRegion,
         cq: &mut VecDeque<Cqe>,
     ) {
         self.stats.responses_received += 1;
-        let echo = Echo {
-            ts: pkt.ts,
-            ece: false,
-        };
+        let (echo, cnp) = self.marks.on_arrival(now, pkt);
+        if echo.ece {
+            self.stats.ecn_marked += 1;
+        }
+        if cnp {
+            self.stats.cnps_sent += 1;
+            self.control
+                .push_back(VerbsPacket::cnp(self.peer, Opcode::ReadCnp));
+        }
         let (n, offset) = match self.responses.classify(pkt.psn) {
             Verdict::Stale => {
                 self.stats.response_duplicates += 1;
@@ -424,6 +440,7 @@ impl RequestSide {
             psn: self.responses.expected_psn(),
             retransmission: false,
             ts: 0,
+            ecn: Ecn::NotEct,
             ext: Ext::ReadAck { sack, echo },
             payload: Vec::new(),
         });
@@ -473,7 +490,7 @@ impl RequestSide {
             last,
             retransmission,
             ts,
-            ..
+            ecn,
         } = pkt.kind
         else {
             return None;
@@ -560,6 +577,7 @@ impl RequestSide {
             psn: pkt.psn,
             retransmission,
             ts,
+            ecn,
             ext,
             payload,
         })

@@ -26,11 +26,12 @@
 use std::collections::VecDeque;
 
 use super::arrivals::{Arrivals, Verdict};
+use super::marks::MarkEcho;
 use super::memory::MemoryRegion;
 use super::packet::{unwrap24, Ext, Opcode, VerbsPacket};
 use super::wqe::{AtomicOp, RecvCqe, RecvId, RecvStatus, RecvWqe};
 use super::Cqe;
-use crate::packet::{Echo, Packet, PacketKind, Qpn};
+use crate::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
 use crate::time::Time;
 use crate::transport::{packets_for, Sender, SenderStats, TransportConfig};
@@ -58,6 +59,10 @@ pub struct ResponderStats {
     /// requesters check bounds when a WQE is posted, so only a broken peer gets here.
     pub access_errors: u64,
     pub acks_sent: u64,
+    /// Request packets that arrived CE-marked.
+    pub ecn_marked: u64,
+    /// CNPs sent to the peer's request sender (DCQCN).
+    pub cnps_sent: u64,
     pub nacks_sent: u64,
     /// Read and Atomic requests that arrived ahead of earlier packets and waited in the Read
     /// WQE buffer.
@@ -141,6 +146,7 @@ pub(super) struct ResponseSide {
     executed: VecDeque<Executed>,
     r_end: u64,
     control: VecDeque<VerbsPacket>,
+    marks: MarkEcho,
     stats: ResponderStats,
 }
 
@@ -163,6 +169,7 @@ impl ResponseSide {
             executed: VecDeque::new(),
             r_end: 0,
             control: VecDeque::new(),
+            marks: MarkEcho::new(cfg),
             stats: ResponderStats::default(),
         }
     }
@@ -218,15 +225,21 @@ impl ResponseSide {
     /// IRN §6.2 *receiveData*: a request packet arrived (already checked well-formed).
     pub fn on_request(
         &mut self,
+        now: Time,
         pkt: &VerbsPacket,
         memory: &mut MemoryRegion,
         cq: &mut VecDeque<Cqe>,
     ) {
         self.stats.requests_received += 1;
-        let echo = Echo {
-            ts: pkt.ts,
-            ece: false,
-        };
+        let (echo, cnp) = self.marks.on_arrival(now, pkt);
+        if echo.ece {
+            self.stats.ecn_marked += 1;
+        }
+        if cnp {
+            self.stats.cnps_sent += 1;
+            self.control
+                .push_back(VerbsPacket::cnp(self.peer, Opcode::Cnp));
+        }
         let (n, offset) = match self.requests.classify(pkt.psn) {
             Verdict::Stale => {
                 // Never executed or placed again: a duplicate Atomic is only re-acknowledged.
@@ -328,7 +341,8 @@ impl ResponseSide {
             Ext::ReadResponse
             | Ext::AtomicResponse { .. }
             | Ext::Ack { .. }
-            | Ext::ReadAck { .. } => {
+            | Ext::ReadAck { .. }
+            | Ext::Cnp => {
                 self.stats.invalid_packets += 1;
                 return false;
             }
@@ -477,12 +491,14 @@ impl ResponseSide {
 
     /// A read ACK or NACK: feeds the response sender's receiveAck.
     pub fn on_read_ack(&mut self, now: Time, pkt: &VerbsPacket) {
-        let Ext::ReadAck { sack, echo } = pkt.ext else {
-            return;
-        };
-        let kind = match sack {
-            None => PacketKind::Ack { msn: 0, echo },
-            Some(sack) => PacketKind::Nack { msn: 0, sack, echo },
+        let kind = match pkt.ext {
+            Ext::ReadAck { sack: None, echo } => PacketKind::Ack { msn: 0, echo },
+            Ext::ReadAck {
+                sack: Some(sack),
+                echo,
+            } => PacketKind::Nack { msn: 0, sack, echo },
+            Ext::Cnp => PacketKind::Cnp,
+            _ => return,
         };
         self.responses.handle_packet(
             now,
@@ -512,6 +528,7 @@ impl ResponseSide {
             psn: self.requests.expected_psn(),
             retransmission: false,
             ts: 0,
+            ecn: Ecn::NotEct,
             ext: Ext::Ack {
                 msn: (self.stats.msn & 0xFF_FFFF) as u32,
                 sack,
@@ -532,7 +549,7 @@ impl ResponseSide {
             last,
             retransmission,
             ts,
-            ..
+            ecn,
         } = pkt.kind
         else {
             return None;
@@ -569,6 +586,7 @@ impl ResponseSide {
             psn: pkt.psn,
             retransmission,
             ts,
+            ecn,
             ext,
             payload,
         })
