@@ -16,18 +16,21 @@
 //!
 //! ECN marking watches each output queue, as on the input-queued switch.
 
-use std::collections::VecDeque;
-
+use super::fifo::{Fifo, Pool};
 use super::{Admit, EcnMarker};
 use crate::packet::SimPacket;
 
 /// One shared-buffer switch, ports numbered 0..ports.
 #[derive(Debug)]
 pub struct SharedSwitch {
-    /// Per output: (input it came from, packet).
-    data: Vec<VecDeque<(u8, SimPacket)>>,
-    /// Per output: control packets, served first.
-    control: Vec<VecDeque<SimPacket>>,
+    /// Every queued data packet, with the input it came from...
+    data_pool: Pool<(u8, SimPacket)>,
+    /// ...in a FIFO per output.
+    data: Vec<Fifo>,
+    /// Every queued control packet...
+    control_pool: Pool<SimPacket>,
+    /// ...in a FIFO per output, served first.
+    control: Vec<Fifo>,
     /// Per output: data bytes queued.
     egress: Vec<u64>,
     /// Bytes of the shared pool in use.
@@ -71,8 +74,10 @@ impl SharedSwitch {
         assert!(ports <= 64, "a switch has at most 64 ports");
         let headroom: Vec<u64> = (0..ports).map(|i| pfc.map_or(0, |(h, _)| h(i))).collect();
         SharedSwitch {
-            data: (0..ports).map(|_| VecDeque::new()).collect(),
-            control: (0..ports).map(|_| VecDeque::new()).collect(),
+            data_pool: Pool::default(),
+            data: vec![Fifo::default(); ports],
+            control_pool: Pool::default(),
+            control: vec![Fifo::default(); ports],
             egress: vec![0; ports],
             shared_used: 0,
             shared_size: buffer_bytes.saturating_sub(headroom.iter().sum()),
@@ -129,22 +134,23 @@ impl SharedSwitch {
         self.peak_occupancy = self
             .peak_occupancy
             .max(self.shared_used + self.headroom_used);
-        self.data[output].push_back((input as u8, p));
+        self.data_pool
+            .push(&mut self.data[output], (input as u8, p));
         admit
     }
 
     pub fn admit_control(&mut self, output: usize, p: SimPacket) {
-        self.control[output].push_back(p);
+        self.control_pool.push(&mut self.control[output], p);
     }
 
     pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
-        if let Some(p) = self.control[output].pop_front() {
+        if let Some(p) = self.control_pool.pop(&mut self.control[output]) {
             return Some((p, 0));
         }
         if paused {
             return None;
         }
-        let (input, mut p) = self.data[output].pop_front()?;
+        let (input, mut p) = self.data_pool.pop(&mut self.data[output])?;
         let input = usize::from(input);
         if let Some(marker) = &mut self.ecn {
             marker.mark(self.egress[output], &mut p);

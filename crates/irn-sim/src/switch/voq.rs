@@ -10,8 +10,7 @@
 //! This module holds the queues and counters and makes the admission and arbitration decisions;
 //! the simulation moves packets in and out and sends the PFC frames it asks for.
 
-use std::collections::VecDeque;
-
+use super::fifo::{Fifo, Pool};
 use super::{Admit, EcnMarker};
 use crate::packet::SimPacket;
 
@@ -19,14 +18,16 @@ use crate::packet::SimPacket;
 #[derive(Debug)]
 pub struct VoqSwitch {
     ports: usize,
+    /// Every queued packet, data and control.
+    pool: Pool<SimPacket>,
     /// `voq[input * ports + output]`.
-    voq: Vec<VecDeque<SimPacket>>,
+    voq: Vec<Fifo>,
     /// Per output: bit `i` set while `voq[i][output]` holds packets.
     waiting: Vec<u64>,
     /// Per output: the input to consider first next time.
     next_input: Vec<u32>,
     /// Per output: control packets, served before data.
-    control: Vec<VecDeque<SimPacket>>,
+    control: Vec<Fifo>,
     /// Per input: bytes buffered.
     occupancy: Vec<u64>,
     /// Per input: PAUSE sent and not yet resumed.
@@ -62,10 +63,11 @@ impl VoqSwitch {
             .collect();
         VoqSwitch {
             ports,
-            voq: (0..ports * ports).map(|_| VecDeque::new()).collect(),
+            pool: Pool::default(),
+            voq: vec![Fifo::default(); ports * ports],
             waiting: vec![0; ports],
             next_input: vec![0; ports],
-            control: (0..ports).map(|_| VecDeque::new()).collect(),
+            control: vec![Fifo::default(); ports],
             occupancy: vec![0; ports],
             queued: vec![0; ports],
             ecn,
@@ -87,7 +89,8 @@ impl VoqSwitch {
         self.occupancy[input] = occ;
         self.queued[output] += bytes;
         self.peak_occupancy = self.peak_occupancy.max(occ);
-        self.voq[input * self.ports + output].push_back(p);
+        self.pool
+            .push(&mut self.voq[input * self.ports + output], p);
         self.waiting[output] |= 1 << input;
         if !self.pausing[input] && occ > self.pause_at[input] {
             self.pausing[input] = true;
@@ -99,14 +102,14 @@ impl VoqSwitch {
 
     /// A control packet to send on `output`.
     pub fn admit_control(&mut self, output: usize, p: SimPacket) {
-        self.control[output].push_back(p);
+        self.pool.push(&mut self.control[output], p);
     }
 
     /// The next packet `output` should send, if any: control first; then, unless the output is
     /// paused, the next input in round-robin order. The second value has a bit set for the input
     /// to RESUME upstream of, if taking the packet drained it below its resume threshold.
     pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
-        if let Some(p) = self.control[output].pop_front() {
+        if let Some(p) = self.pool.pop(&mut self.control[output]) {
             return Some((p, 0));
         }
         let waiting = self.waiting[output];
@@ -125,7 +128,7 @@ impl VoqSwitch {
             waiting.trailing_zeros()
         } as usize;
         let queue = &mut self.voq[input * self.ports + output];
-        let mut p = queue.pop_front()?;
+        let mut p = self.pool.pop(queue)?;
         if queue.is_empty() {
             self.waiting[output] &= !(1 << input);
         }
