@@ -20,6 +20,7 @@
 
 pub mod config;
 pub mod engine;
+mod fifo;
 pub mod ids;
 pub mod metrics;
 pub mod packet;

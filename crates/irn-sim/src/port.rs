@@ -1,14 +1,12 @@
 //! An egress port and the link leaving it.
 //!
 //! A port serializes one packet at a time; the packet then propagates along the link. Packets
-//! on a link arrive in the order they left, so the link is a FIFO ring and only its head's
-//! arrival is ever scheduled.
-
-use std::collections::VecDeque;
+//! on a link arrive in the order they left, so the link is a FIFO and only its head's arrival
+//! is ever scheduled.
 
 use irn_core::{Bandwidth, Duration, Time};
 
-use crate::packet::SimPacket;
+use crate::fifo::Fifo;
 
 /// Dynamic state of one port (its static description is `topology::Port`).
 #[derive(Debug)]
@@ -23,8 +21,9 @@ pub struct PortState {
     pub paused: bool,
     pub paused_since: Time,
     pub paused_total: Duration,
-    /// Packets propagating on the link, with their arrival times (non-decreasing).
-    pub in_flight: VecDeque<(Time, SimPacket)>,
+    /// Packets propagating on the link, with their arrival times (non-decreasing), in the
+    /// simulation's pool of link nodes.
+    pub in_flight: Fifo,
     /// Picoseconds per byte when the rate divides 8 Tb/s evenly (every common rate does); saves
     /// a 128-bit division per packet.
     ps_per_byte: Option<u64>,
@@ -44,7 +43,7 @@ impl PortState {
             paused: false,
             paused_since: Time::ZERO,
             paused_total: Duration::ZERO,
-            in_flight: VecDeque::new(),
+            in_flight: Fifo::default(),
             ps_per_byte,
             rate,
             bytes_sent: 0,

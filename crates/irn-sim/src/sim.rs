@@ -14,6 +14,7 @@ use irn_core::{Duration, Psn, Receiver, Time};
 use crate::config::SimConfig;
 use crate::config::SwitchModel;
 use crate::engine::{Event, EventQueue};
+use crate::fifo::Pool;
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packet::SimPacket;
@@ -111,6 +112,8 @@ pub struct Simulation<'a> {
     queue: EventQueue,
     info: Vec<PortInfo>,
     ports: Vec<PortState>,
+    /// The packets on every link, with their arrival times (`PortState::in_flight`).
+    links: Pool<(Time, SimPacket)>,
     switches: Vec<Switch>,
     nics: Vec<Nic>,
     flows: Vec<Flow>,
@@ -246,6 +249,7 @@ impl<'a> Simulation<'a> {
                 .iter()
                 .map(|p| PortState::new(p.rate))
                 .collect(),
+            links: Pool::default(),
             switches,
             nics,
             flows,
@@ -362,8 +366,8 @@ impl<'a> Simulation<'a> {
         let done = self.now + port.serialization(pkt.wire_bytes);
         port.busy_until = done;
         port.bytes_sent += u64::from(pkt.wire_bytes);
-        port.in_flight.push_back((done + delay, pkt));
-        let first_on_link = port.in_flight.len() == 1;
+        let first_on_link = port.in_flight.is_empty();
+        self.links.push(&mut port.in_flight, (done + delay, pkt));
         if more && port.wake_at != Some(done) {
             port.wake_at = Some(done);
             self.queue.schedule(done, Event::TxDone(p));
@@ -376,10 +380,10 @@ impl<'a> Simulation<'a> {
     /// The head packet of the link leaving `p` reaches the other end.
     fn arrive(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
-        let Some((_, pkt)) = port.in_flight.pop_front() else {
+        let Some((_, pkt)) = self.links.pop(&mut port.in_flight) else {
             return;
         };
-        if let Some(&(next, _)) = port.in_flight.front() {
+        if let Some(&(next, _)) = self.links.front(&port.in_flight) {
             self.queue.schedule(next, Event::Arrive(p));
         }
         let ingress = self.info[p.index()].peer;

@@ -9,7 +9,6 @@
 //! and both mark ECN on the output's queue as a packet leaves. The simulation moves packets in
 //! and out and sends the PFC frames they ask for.
 
-mod fifo;
 pub mod shared;
 pub mod voq;
 

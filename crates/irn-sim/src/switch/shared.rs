@@ -16,8 +16,8 @@
 //!
 //! ECN marking watches each output queue, as on the input-queued switch.
 
-use super::fifo::{Fifo, Pool};
 use super::{Admit, EcnMarker};
+use crate::fifo::{Fifo, Pool};
 use crate::packet::SimPacket;
 
 /// One shared-buffer switch, ports numbered 0..ports.

@@ -10,8 +10,8 @@
 //! This module holds the queues and counters and makes the admission and arbitration decisions;
 //! the simulation moves packets in and out and sends the PFC frames it asks for.
 
-use super::fifo::{Fifo, Pool};
 use super::{Admit, EcnMarker};
+use crate::fifo::{Fifo, Pool};
 use crate::packet::SimPacket;
 
 /// One switch's queues, indexed by local port number (0..ports).

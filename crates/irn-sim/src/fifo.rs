@@ -1,11 +1,11 @@
-//! Packet FIFOs threaded through one pool per switch.
+//! Packet FIFOs threaded through a shared pool of nodes.
 //!
-//! A switch has a queue per (input, output) pair — 256 of them at 16 ports — and most are
-//! empty or short at any moment. A `VecDeque` each scatters their buffers over the heap, so on a
-//! large topology nearly every enqueue touches a cold cache line. Here every queue is a
-//! (head, tail) pair of indices into the switch's one pool of nodes, and freed nodes are reused
-//! last-in first-out, so the packets a switch is holding sit in a few hot cache lines and
-//! nothing is allocated once the pool has grown to the switch's peak occupancy.
+//! A switch has a queue per (input, output) pair — 256 of them at 16 ports — and a network has
+//! a link FIFO per port; most are empty or short at any moment. A `VecDeque` each scatters their
+//! buffers over the heap, so on a large topology nearly every enqueue touches a cold cache line.
+//! Here every queue is a (head, tail) pair of indices into one pool of nodes (per switch, and one
+//! for all links), and freed nodes are reused last-in first-out, so the packets in flight sit in
+//! a few hot cache lines and nothing is allocated once a pool has grown to its peak.
 
 /// No node: the end of a list.
 const NIL: u32 = u32::MAX;
@@ -77,6 +77,12 @@ impl<T: Copy> Pool<T> {
         q.tail = i;
     }
 
+    /// The front of `q`.
+    #[inline]
+    pub fn front(&self, q: &Fifo) -> Option<&T> {
+        (q.head != NIL).then(|| &self.nodes[q.head as usize].item)
+    }
+
     /// Removes and returns the front of `q`.
     #[inline]
     pub fn pop(&mut self, q: &mut Fifo) -> Option<T> {
@@ -117,6 +123,7 @@ mod tests {
                     prop_assert_eq!(pool.pop(&mut fifos[q]), reference[q].pop_front());
                 }
                 prop_assert_eq!(fifos[q].is_empty(), reference[q].is_empty());
+                prop_assert_eq!(pool.front(&fifos[q]), reference[q].front());
                 peak = peak.max(reference.iter().map(VecDeque::len).sum::<usize>());
             }
             // Freed nodes are reused: the pool grows only to the most items held at once.
