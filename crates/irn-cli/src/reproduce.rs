@@ -9,8 +9,9 @@
 //! converged. `--quick` runs one short window and says so.
 //!
 //! Output: `results/reproduce/<figure>/<window>/<variant>/…` (the files of `irn run`),
-//! `reproduce.json` (every check) and `report.html` (a section per figure: the chart, our
-//! numbers, the paper's, and whether each direction holds).
+//! `reproduce.json` (every check), `report.md` (every check in one Markdown table) and
+//! `report.html` (a section per figure: the chart, our numbers, the paper's, and whether each
+//! direction holds).
 //!
 //! Every run is written atomically into its own folder, so a rerun into the same results folder
 //! reads back each run whose folder holds the same resolved scenario instead of running it
@@ -761,6 +762,59 @@ fn reproduce_one(
     })
 }
 
+/// How a figure's window was chosen, in words.
+fn window_note(r: &FigureResult) -> String {
+    match (r.window.is_empty(), r.converged) {
+        (true, _) => format!("incast: one event, no window; averaged over {INCAST_REPETITIONS} seeds"),
+        (false, Some(true)) => format!("window {}: doubling it moved no ratio by more than 5 %", r.window),
+        (false, Some(false)) => format!("window {}: not converged (a ratio still moved by more than 5 % when the window doubled)", r.window),
+        (false, None) => format!("window {} (convergence not checked)", r.window),
+    }
+}
+
+/// `report.md`: every check in one Markdown table, for a README or a paper's appendix.
+fn markdown(results: &[FigureResult], quick: bool) -> String {
+    let mut m = String::from("# IRN (SIGCOMM 2018): the paper's results against irn's\n\n");
+    let (held, all) = results
+        .iter()
+        .flat_map(|r| &r.outcomes)
+        .fold((0, 0), |(h, a), o| (h + usize::from(o.holds), a + 1));
+    let _ = writeln!(
+        m,
+        "`irn reproduce{}`: {held} of {all} directions hold.\n",
+        if quick { " --quick" } else { "" }
+    );
+    for r in results {
+        let _ = writeln!(m, "**{}** — {}.\n", r.title, window_note(r));
+        // A point column only for experiments with several grid points.
+        let points = r.outcomes.iter().any(|o| !o.point.is_empty());
+        if points {
+            m.push_str("| point ");
+        }
+        m.push_str("| ratio | metric | paper | irn | direction |\n");
+        if points {
+            m.push_str("| --- ");
+        }
+        m.push_str("| --- | --- | --- | --- | --- |\n");
+        for o in &r.outcomes {
+            if points {
+                let _ = write!(m, "| {} ", o.point);
+            }
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {:.2}× | {} |",
+                o.ratio,
+                o.metric,
+                o.paper,
+                o.ours,
+                if o.holds { "holds" } else { "**differs**" }
+            );
+        }
+        m.push('\n');
+    }
+    m
+}
+
 fn html(results: &[FigureResult], quick: bool) -> String {
     let mut h = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>irn reproduce</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.ok{color:#070}.no{color:#b00}</style></head><body>");
     let _ = write!(
@@ -772,13 +826,12 @@ fn html(results: &[FigureResult], quick: bool) -> String {
     }
     for r in results {
         let _ = write!(h, "<h2>{}</h2>", escape(r.title));
-        let conv = match (r.window.is_empty(), r.converged) {
-            (true, _) => format!("incast: one event, no window; averaged over {INCAST_REPETITIONS} seeds"),
-            (false, Some(true)) => format!("window {}: doubling it moved no ratio by more than 5 %", r.window),
-            (false, Some(false)) => format!("window {}: <b>not converged</b> (a ratio still moved by more than 5 % when the window doubled)", r.window),
-            (false, None) => format!("window {} (convergence not checked)", r.window),
-        };
-        let _ = write!(h, "<p>{conv}; {:.0} s.</p>", r.wall_time_s);
+        let _ = write!(
+            h,
+            "<p>{}; {:.0} s.</p>",
+            escape(&window_note(r)),
+            r.wall_time_s
+        );
         h.push_str(&r.chart);
         h.push_str("<table><tr><th>point</th><th>ratio</th><th>metric</th><th>paper</th><th>irn</th><th>direction</th></tr>");
         for o in &r.outcomes {
@@ -850,9 +903,14 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
     }
     let json = serde_json::to_string_pretty(&results)?;
     std::fs::write(out.join("reproduce.json"), json + "\n")?;
-    let tmp = out.join(".report.html.tmp");
-    std::fs::write(&tmp, html(&results, a.quick))?;
-    std::fs::rename(&tmp, out.join("report.html"))?;
+    for (name, text) in [
+        ("report.html", html(&results, a.quick)),
+        ("report.md", markdown(&results, a.quick)),
+    ] {
+        let tmp = out.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, out.join(name))?;
+    }
     println!(
         "total {:.0} s; report: {}",
         started.elapsed().as_secs_f64(),

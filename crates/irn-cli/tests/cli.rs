@@ -318,6 +318,13 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
         "{html}"
     );
     assert!(html.contains("Quick run"));
+    let md = std::fs::read_to_string(dir.join("rq/report.md")).unwrap();
+    assert!(
+        md.contains("`irn reproduce --quick`: ")
+            && md.contains("| ratio | metric | paper | irn | direction |")
+            && md.contains("| IRN+PFC / IRN | avg slowdown | 1.5–2× |"),
+        "{md}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("rq/reproduce.json")).unwrap())
             .unwrap();
