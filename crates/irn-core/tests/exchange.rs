@@ -1,15 +1,23 @@
-//! Property tests: a sender and a receiver joined by a seeded channel that drops, duplicates and
-//! reorders any packet in either direction (data, retransmissions, ACKs, NACKs, last packets).
+//! Property tests: a requester and a receiver joined by a seeded channel that drops, duplicates
+//! and reorders any packet in either direction (data, retransmissions, ACKs, NACKs, last packets).
 //!
-//! For every transport and variant, each random exchange checks, TigerBeetle-style, safety while
-//! faults are on and liveness once the channel heals:
+//! The requester is an [`irn_core::transport::Requester`], so one harness runs every transport:
+//! RoCE and IRN with their variants (the RDMA `Sender`) and TCP (the `TcpSender`). For each, every
+//! random exchange checks, TigerBeetle-style, safety while faults are on and liveness once the
+//! channel heals:
 //! - every message completes exactly once on each side, in posting order, with its own size;
 //! - the receiver completes a message only after every packet of it and of all earlier messages
 //!   has reached it (no out-of-order delivery to the application), and the sender only after
 //!   the receiver did (no spurious completion);
-//! - BDP-FC: no new packet leaves more than the cap ahead of the cumulative ACK;
+//! - BDP-FC: no packet leaves as far as the cap (if one is set) ahead of the cumulative ACK, and
+//!   no more than the cap are in flight;
+//! - TCP only: the same holds for the receive window (the receiver's bitmap: the cap, else the
+//!   tracking window) even without a cap; `cwnd` stays within `1..=` that window; and a new
+//!   (not resent) packet leaves only while RFC 6675's `pipe` is at most `cwnd`;
 //! - once faults stop, everything completes within a bound — a lost tail (last packet or last
-//!   ACK) is recovered by the timeout, since no NACK can report it.
+//!   ACK) is recovered by the timeout, since no NACK can report it;
+//! - at the end the sender is idle with its timer stopped, and the receiver never had to drop a
+//!   packet beyond its bitmap.
 //!
 //! A failure prints the proptest seed and the scenario; rerun it with `PROPTEST_CASES=1` and
 //! the persisted regression file.
@@ -20,8 +28,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use common::*;
-use irn_core::transport::{packets_for, TransportConfig};
-use irn_core::{Duration, Packet, Psn, Receiver, Sender, Time};
+use irn_core::transport::{packets_for, LossRecovery, Requester, RtoPolicy, TransportConfig};
+use irn_core::{Duration, Packet, PacketKind, Psn, Receiver, Time};
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -36,6 +44,17 @@ struct Faults {
     /// Extra random delay up to this much: reorders packets in flight.
     jitter: Duration,
     heal_at: Time,
+}
+
+impl Faults {
+    /// A perfect channel from the start.
+    const NONE: Faults = Faults {
+        drop_data: 0,
+        drop_control: 0,
+        duplicate: 0,
+        jitter: Duration::ZERO,
+        heal_at: Time::ZERO,
+    };
 }
 
 #[derive(Debug, Clone)]
@@ -56,11 +75,21 @@ enum Dir {
 /// Per-packet serialization on the simulated link (1 KB at ~40 Gb/s) and one-way latency.
 const SERIALIZATION: Duration = Duration::from_ps(200_000);
 const LATENCY: Duration = Duration::from_us(2);
+
 /// After the channel heals, everything must finish within this.
-const SETTLE: Duration = Duration::from_ms(5);
+///
+/// TCP gets longer: its timer may have backed off to 64 × an RTO of a few hundred µs, and then
+/// slow start from `cwnd = 1` goes through at most ~1100 packets (over 20 000 random cases the
+/// worst seen was 3.3 ms). RoCE and IRN resend at RTO_high at worst and never back off.
+fn settle(cfg: &TransportConfig) -> Duration {
+    match cfg.recovery {
+        LossRecovery::Tcp => Duration::from_ms(20),
+        LossRecovery::GoBackN | LossRecovery::SelectiveRepeat { .. } => Duration::from_ms(5),
+    }
+}
 
 struct Pair {
-    s: Sender,
+    s: Requester,
     r: Receiver,
     cfg: TransportConfig,
     sc: Scenario,
@@ -78,6 +107,9 @@ struct Pair {
     bounds: Vec<u64>,
     recv_done: usize,
     send_done: usize,
+    /// The first packet sent this way with this PSN is lost, whatever the faults (and only it):
+    /// how the lost-tail test aims at one packet. Cleared once dropped.
+    victim: Option<(Dir, Psn)>,
 }
 
 /// Index into `Pair::packets` (packets themselves are not `Ord`).
@@ -85,7 +117,7 @@ type PacketKey = usize;
 
 impl Pair {
     fn new(cfg: TransportConfig, sc: Scenario) -> Self {
-        let mut s = sender(cfg, sc.isn);
+        let mut s = requester(cfg, sc.isn);
         let r = receiver(cfg, sc.isn);
         let mut bounds = vec![0];
         for &bytes in &sc.messages {
@@ -108,14 +140,23 @@ impl Pair {
             bounds,
             recv_done: 0,
             send_done: 0,
+            victim: None,
         }
     }
 
+    fn faulty(&self) -> bool {
+        self.now < self.sc.faults.heal_at
+    }
+
     fn chance(&mut self, per_mille: u32) -> bool {
-        self.now < self.sc.faults.heal_at && self.rng.random_range(0..1000) < per_mille
+        self.faulty() && self.rng.random_range(0..1000) < per_mille
     }
 
     fn put_on_wire(&mut self, depart: Time, dir: Dir, pkt: Packet) {
+        if self.victim == Some((dir, pkt.psn)) {
+            self.victim = None;
+            return;
+        }
         let drop = match dir {
             Dir::ToReceiver => self.sc.faults.drop_data,
             Dir::ToSender => self.sc.faults.drop_control,
@@ -129,12 +170,12 @@ impl Pair {
             1
         };
         for _ in 0..copies {
-            let jitter =
-                if self.now < self.sc.faults.heal_at && self.sc.faults.jitter > Duration::ZERO {
-                    Duration::from_ps(self.rng.random_range(0..=self.sc.faults.jitter.as_ps()))
-                } else {
-                    Duration::ZERO
-                };
+            let max = self.sc.faults.jitter.as_ps();
+            let jitter = if self.faulty() && max > 0 {
+                Duration::from_ps(self.rng.random_range(0..=max))
+            } else {
+                Duration::ZERO
+            };
             self.packets.push(pkt);
             self.seq += 1;
             self.wire.push(Reverse((
@@ -146,18 +187,52 @@ impl Pair {
         }
     }
 
-    /// Let both ends send whatever they have now, checking BDP-FC on every data packet.
+    /// The window rules, checked on every data packet the sender emits.
+    fn check_window(&self, pkt: &Packet) -> Result<(), TestCaseError> {
+        // How far past the cumulative ACK packets may go: the BDP cap for RoCE and IRN (BDP-FC,
+        // if on); for TCP the receive window, which is the cap or else the tracking window.
+        let (una, in_flight, limit) = match &self.s {
+            Requester::Rdma(s) => (s.cumulative_ack(), s.in_flight(), self.cfg.bdp_cap),
+            Requester::Tcp(s) => (s.cumulative_ack(), s.in_flight(), Some(self.cfg.window())),
+        };
+        if let Some(limit) = limit {
+            let ahead = pkt.psn.since(una);
+            prop_assert!(
+                ahead < limit,
+                "window: PSN {} is {ahead} ahead of the cumulative ACK (limit {limit})",
+                pkt.psn
+            );
+            prop_assert!(
+                in_flight <= u64::from(limit),
+                "window: {in_flight} in flight (limit {limit})"
+            );
+        }
+        // TCP only: the congestion window stays within the receive window, and new data goes
+        // only while pipe ≤ cwnd (retransmissions may be forced past it, RFC 6675 step 4.3).
+        if let Requester::Tcp(s) = &self.s {
+            let rwnd = self.cfg.window();
+            let cwnd = s.window().expect("TCP always has a window");
+            prop_assert!((1..=rwnd).contains(&cwnd), "cwnd {cwnd} outside 1..={rwnd}");
+            if let PacketKind::Data {
+                retransmission: false,
+                ..
+            } = pkt.kind
+            {
+                prop_assert!(
+                    s.pipe() <= u64::from(cwnd),
+                    "new packet {} with pipe {} over cwnd {cwnd}",
+                    pkt.psn,
+                    s.pipe()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Let both ends send whatever they have now, checking the window rules on every data packet.
     fn transmit(&mut self) -> Result<(), TestCaseError> {
         while let Some(pkt) = self.s.poll_transmit(self.now) {
-            if let Some(cap) = self.cfg.bdp_cap {
-                let ahead = pkt.psn.since(self.s.cumulative_ack());
-                prop_assert!(
-                    ahead < cap,
-                    "BDP-FC: PSN {} is {ahead} ahead of the cumulative ACK (cap {cap})",
-                    pkt.psn
-                );
-                prop_assert!(self.s.in_flight() <= u64::from(cap));
-            }
+            self.check_window(&pkt)?;
             let depart = self.link_free.max(self.now) + SERIALIZATION;
             self.link_free = depart;
             self.put_on_wire(depart, Dir::ToReceiver, pkt);
@@ -213,11 +288,18 @@ impl Pair {
 
     /// Run until both sides complete everything, or fail if that does not happen in time.
     fn run(mut self) -> Result<Self, TestCaseError> {
-        let deadline = self.sc.faults.heal_at + SETTLE;
+        let deadline = self.sc.faults.heal_at + settle(&self.cfg);
         loop {
             self.transmit()?;
             self.collect()?;
             if self.finished() {
+                let idle = match &self.s {
+                    Requester::Rdma(s) => s.is_idle(),
+                    Requester::Tcp(s) => s.is_idle(),
+                };
+                prop_assert!(idle, "sender not idle after every completion");
+                prop_assert_eq!(self.s.poll_timeout(), None, "timer left running");
+                prop_assert_eq!(self.r.stats().window_drops, 0);
                 return Ok(self);
             }
             let next_packet = self.wire.peek().map(|Reverse((t, ..))| *t);
@@ -241,6 +323,14 @@ impl Pair {
             self.now = next;
             if self.s.poll_timeout().is_some_and(|t| t <= self.now) {
                 self.s.handle_timeout(self.now);
+                // A handled timeout stops the timer or re-arms it later; else this loop would
+                // spin at `now` forever instead of failing.
+                prop_assert!(
+                    self.s.poll_timeout().is_none_or(|t| t > self.now),
+                    "timer still due at {} after handle_timeout; sender {:?}",
+                    self.now,
+                    self.s.stats()
+                );
             }
             while let Some(Reverse((t, _, dir, key))) = self.wire.peek().copied() {
                 if t > self.now {
@@ -313,7 +403,33 @@ fn small_cap(cfg: TransportConfig) -> TransportConfig {
     }
 }
 
+/// TCP with any receive window — no cap, a tiny cap that clamps `cwnd` below the initial
+/// window, or a cap around the default BDP — and any RTO policy, which sets its minimum RTO.
+fn tcp_config() -> impl Strategy<Value = TransportConfig> {
+    let bdp_cap = prop_oneof![
+        1 => Just(None),
+        1 => (1u32..=8).prop_map(Some),
+        2 => (9u32..=130).prop_map(Some),
+    ];
+    let rto = prop_oneof![
+        2 => Just(TransportConfig::tcp().rto),
+        1 => Just(RtoPolicy::Fixed(TransportConfig::DEFAULT_RTO_HIGH)),
+        1 => Just(RtoPolicy::Fixed(Duration::from_us(10))),
+        1 => Just(RtoPolicy::Disabled),
+    ];
+    (bdp_cap, rto).prop_map(|(bdp_cap, rto)| TransportConfig {
+        bdp_cap,
+        rto,
+        ..TransportConfig::tcp()
+    })
+}
+
+/// Cases per RoCE/IRN property.
 const CASES: u32 = 1500;
+/// Cases for TCP on a faulty channel: its configuration is random too.
+const TCP_CASES: u32 = 5000;
+/// Cases for TCP on a clean channel.
+const TCP_CLEAN_CASES: u32 = 500;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(CASES))]
@@ -363,82 +479,50 @@ proptest! {
     }
 }
 
-/// Drop exactly the first transmission of one chosen packet (data or control) and nothing
-/// else. When it is the last packet of the exchange, or the ACK for it, no later arrival can
-/// report the loss: only the timeout can recover it.
-fn drop_one(cfg: TransportConfig, messages: Vec<u64>, victim: Dir) -> (Sender, Receiver) {
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(TCP_CASES))]
+
+    #[test]
+    fn tcp_survives_any_faults(cfg in tcp_config(), sc in scenario(true)) {
+        Pair::new(cfg, sc).run()?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(TCP_CLEAN_CASES))]
+
+    /// Without faults TCP never resends anything and no loss episode starts.
+    #[test]
+    fn tcp_is_clean_on_a_clean_channel(cfg in tcp_config(), sc in scenario(false)) {
+        let pair = Pair::new(cfg, sc).run()?;
+        let st = pair.s.stats();
+        prop_assert_eq!((st.retransmissions, st.recoveries, st.timeouts), (0, 0, 0));
+    }
+}
+
+/// Runs `messages` over a perfect channel except that the first transmission of one packet is
+/// lost: the exchange's last data packet (`Dir::ToReceiver`) or the ACK for it
+/// (`Dir::ToSender`). No later arrival can report such a loss: only the timeout can recover it.
+fn drop_tail(cfg: TransportConfig, messages: Vec<u64>, victim: Dir) -> Pair {
+    let isn = Psn::new(0);
     let total: u64 = messages.iter().map(|&b| packets_for(b, cfg.mtu)).sum();
+    let psn = match victim {
+        Dir::ToReceiver => isn.add(total as u32 - 1),
+        Dir::ToSender => isn.add(total as u32),
+    };
     let mut pair = Pair::new(
         cfg,
         Scenario {
             messages,
-            isn: 0,
-            faults: Faults {
-                drop_data: 0,
-                drop_control: 0,
-                duplicate: 0,
-                jitter: Duration::ZERO,
-                heal_at: Time::ZERO,
-            },
+            isn: isn.value(),
+            faults: Faults::NONE,
             seed: 0,
         },
     );
-    let mut dropped = false;
-    let deadline = Time::ZERO + SETTLE;
-    loop {
-        while let Some(pkt) = pair.s.poll_transmit(pair.now) {
-            let last = u64::from(pkt.psn.value()) + 1 == total;
-            if victim == Dir::ToReceiver && last && !dropped {
-                dropped = true;
-                continue;
-            }
-            pair.put_on_wire(pair.now, Dir::ToReceiver, pkt);
-        }
-        while let Some(pkt) = pair.r.poll_transmit(pair.now) {
-            let last = u64::from(pkt.psn.value()) == total;
-            if victim == Dir::ToSender && last && !dropped {
-                dropped = true;
-                continue;
-            }
-            pair.put_on_wire(pair.now, Dir::ToSender, pkt);
-        }
-        pair.collect().unwrap();
-        if pair.finished() {
-            assert!(dropped);
-            return (pair.s, pair.r);
-        }
-        let next = [
-            pair.wire.peek().map(|Reverse((t, ..))| *t),
-            pair.s.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let next = next.unwrap_or(Time::MAX);
-        assert!(
-            next <= deadline,
-            "lost tail never recovered: {:?}",
-            pair.s.stats()
-        );
-        pair.now = next;
-        if pair.s.poll_timeout().is_some_and(|t| t <= pair.now) {
-            pair.s.handle_timeout(pair.now);
-        }
-        while let Some(Reverse((t, _, dir, key))) = pair.wire.peek().copied() {
-            if t > pair.now {
-                break;
-            }
-            pair.wire.pop();
-            let pkt = pair.packets[key];
-            match dir {
-                Dir::ToReceiver => {
-                    pair.arrived[pkt.psn.value() as usize] = true;
-                    pair.r.handle_packet(pair.now, &pkt);
-                }
-                Dir::ToSender => pair.s.handle_packet(pair.now, &pkt),
-            }
-        }
-    }
+    pair.victim = Some((victim, psn));
+    let pair = pair.run().unwrap_or_else(|e| panic!("lost tail: {e}"));
+    assert_eq!(pair.victim, None, "the tail was never sent");
+    pair
 }
 
 #[test]
@@ -449,28 +533,42 @@ fn a_lost_tail_is_recovered_by_the_timeout() {
         ("IRN go-back-N", TransportConfig::irn_go_back_n()),
         ("IRN without BDP-FC", TransportConfig::irn_without_bdp_fc()),
         ("IRN without SACK", TransportConfig::irn_without_sack()),
+        ("TCP", TransportConfig::tcp()),
+        (
+            "TCP with the BDP cap",
+            TransportConfig {
+                bdp_cap: Some(TransportConfig::DEFAULT_BDP_CAP),
+                ..TransportConfig::tcp()
+            },
+        ),
     ];
     for (name, cfg) in lossy {
         for victim in [Dir::ToReceiver, Dir::ToSender] {
             for messages in [vec![100], vec![5000, 20_000]] {
-                let (s, _) = drop_one(cfg, messages.clone(), victim);
-                assert!(
-                    s.stats().timeouts >= 1,
-                    "{name}, {victim:?}, {messages:?}: {:?}",
-                    s.stats()
-                );
+                let pair = drop_tail(cfg, messages.clone(), victim);
+                let st = pair.s.stats();
+                assert!(st.timeouts >= 1, "{name}, {victim:?}, {messages:?}: {st:?}");
+                // TCP: one timeout, which resends from the cumulative ACK — just the tail.
+                if cfg.recovery == LossRecovery::Tcp {
+                    assert_eq!(
+                        (st.timeouts, st.retransmissions),
+                        (1, 1),
+                        "{name}, {victim:?}, {messages:?}: {st:?}"
+                    );
+                }
             }
         }
     }
 }
 
 #[test]
-fn a_lost_single_packet_message_waits_rto_low_for_irn_and_rto_high_for_roce() {
+fn a_lost_single_packet_message_waits_rto_low_for_irn_and_tcp_and_rto_high_for_roce() {
     for (cfg, rto) in [
         (TransportConfig::irn(), 100),
+        (TransportConfig::tcp(), 100),
         (TransportConfig::roce(false), 320),
     ] {
-        let mut s = sender(cfg, 0);
+        let mut s = requester(cfg, 0);
         s.post(64).unwrap();
         assert!(s.poll_transmit(us(0)).is_some());
         assert_eq!(s.poll_timeout(), Some(us(rto)));

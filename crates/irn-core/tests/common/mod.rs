@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use irn_core::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
+use irn_core::transport::Requester;
 use irn_core::{Psn, Receiver, Sender, Time, TransportConfig};
 
 /// The sender's QP (ACKs are addressed to it) and the receiver's (data is addressed to it).
@@ -13,6 +14,11 @@ pub const MTU: u32 = 1024;
 
 pub fn sender(cfg: TransportConfig, isn: u32) -> Sender {
     Sender::new(cfg, RECEIVER_QP, Psn::new(isn))
+}
+
+/// The requester for any transport: the RDMA [`Sender`] or, for TCP, the `TcpSender`.
+pub fn requester(cfg: TransportConfig, isn: u32) -> Requester {
+    Requester::new(cfg, RECEIVER_QP, Psn::new(isn))
 }
 
 pub fn receiver(cfg: TransportConfig, isn: u32) -> Receiver {
