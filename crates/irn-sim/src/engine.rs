@@ -137,7 +137,7 @@ impl EventQueue {
     }
 
     /// Schedules `event` at `time`, which must not be before the last popped event.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.seq += 1;
         let b = self.bucket_of(time).max(self.cur);
