@@ -4,7 +4,7 @@
 //! Each experiment is a shipped scenario (`scenarios/paper/`, embedded in the binary) and a list
 //! of checks: a ratio of one variant's metric to another's, the paper's figure for it, and the
 //! direction the paper found. A full run checks convergence (MODEL.md §4): it runs the window the
-//! scenario names, then twice that, and keeps doubling (up to [`MAX_DOUBLINGS`] times) until no
+//! scenario names, then twice that, and keeps doubling (up to `--max-window`, 80 ms) until no
 //! reported ratio moves by more than 5 %; the report states the window used and whether it
 //! converged. `--quick` runs one short window and says so.
 //!
@@ -33,8 +33,6 @@ use crate::output::{folder_name, Finished, Performance, Staging};
 use crate::plot::{self, BarGroup};
 use crate::report::escape;
 
-/// How far a full run may double its window looking for convergence.
-const MAX_DOUBLINGS: u32 = 2;
 /// Ratios that move less than this between a window and its double count as converged.
 const CONVERGED: f64 = 0.05;
 /// Seeds an incast experiment averages over.
@@ -54,6 +52,10 @@ pub struct ReproduceArgs {
     /// Results folder. Default: results/reproduce (or results/reproduce-quick).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// The longest window a full run doubles up to while looking for convergence (each
+    /// doubling costs as much as everything before it).
+    #[arg(long, value_name = "DURATION", default_value = "80ms")]
+    max_window: irn_core::Duration,
     /// Rerun everything. By default a run whose folder already holds its results (same resolved
     /// scenario) is read back instead of rerun, so an interrupted reproduce resumes.
     #[arg(long)]
@@ -713,6 +715,7 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
 fn reproduce_one(
     exp: &Experiment,
     quick: bool,
+    max_window: irn_core::Duration,
     out: &Path,
     pool: &rayon::ThreadPool,
     resume: bool,
@@ -733,22 +736,21 @@ fn reproduce_one(
             .unwrap_or(irn_core::Duration::from_ms(20));
         let mut window = base;
         let mut runs = run_window(Some(&window.to_string()))?;
-        let mut converged = false;
-        for _ in 0..MAX_DOUBLINGS {
+        // `None` when --max-window leaves no room to double even once.
+        let mut converged = None;
+        while window * 2 <= max_window && converged != Some(true) {
             let doubled = window * 2;
             let next = run_window(Some(&doubled.to_string()))?;
             let (a, b) = (outcomes(exp, &runs)?, outcomes(exp, &next)?);
-            converged = a
-                .iter()
-                .zip(&b)
-                .all(|(x, y)| (y.ours / x.ours - 1.0).abs() <= CONVERGED);
+            converged = Some(
+                a.iter()
+                    .zip(&b)
+                    .all(|(x, y)| (y.ours / x.ours - 1.0).abs() <= CONVERGED),
+            );
             window = doubled;
             runs = next;
-            if converged {
-                break;
-            }
         }
-        (window.to_string(), Some(converged), runs)
+        (window.to_string(), converged, runs)
     };
     Ok(FigureResult {
         figure: exp.id,
@@ -884,7 +886,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
     let started = Instant::now();
     let mut results = Vec::new();
     for exp in chosen {
-        let r = reproduce_one(exp, a.quick, &out, &pool, !a.fresh)?;
+        let r = reproduce_one(exp, a.quick, a.max_window, &out, &pool, !a.fresh)?;
         let held = r.outcomes.iter().filter(|o| o.holds).count();
         let reused = match r.reused_runs {
             0 => String::new(),
