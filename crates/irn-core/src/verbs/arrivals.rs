@@ -25,6 +25,40 @@ pub(super) enum Verdict {
     Fresh { n: u64, offset: u32 },
 }
 
+/// Why a packet is not fresh, for the receive half's counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NotFresh {
+    /// Arrived before ([`Verdict::Stale`], [`Verdict::Repeat`]).
+    Duplicate,
+    /// Ahead of the expected PSN under go-back-N ([`Verdict::Discard`]).
+    OutOfOrder,
+    /// Beyond the bitmap ([`Verdict::OutOfWindow`]).
+    OutOfWindow,
+}
+
+/// A packet that is not fresh: why, and how the receive half answers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Rejected {
+    pub why: NotFresh,
+    /// `Some(None)`: a cumulative ACK; `Some(Some(psn))`: a NACK with `psn` as its SACK; `None`:
+    /// no answer.
+    pub reply: Option<Option<Psn>>,
+}
+
+impl Verdict {
+    /// A fresh packet's (packet number, offset), or how to answer the packet `psn` instead.
+    pub fn fresh(self, psn: Psn) -> Result<(u64, u32), Rejected> {
+        let (why, reply) = match self {
+            Verdict::Fresh { n, offset } => return Ok((n, offset)),
+            Verdict::Stale => (NotFresh::Duplicate, Some(None)),
+            Verdict::Repeat => (NotFresh::Duplicate, Some(Some(psn))),
+            Verdict::Discard { nack } => (NotFresh::OutOfOrder, nack.then_some(Some(psn))),
+            Verdict::OutOfWindow => (NotFresh::OutOfWindow, None),
+        };
+        Err(Rejected { why, reply })
+    }
+}
+
 /// What accepting a packet did to the expected PSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Advance {

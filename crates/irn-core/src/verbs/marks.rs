@@ -3,9 +3,9 @@
 //! pace CNPs back to the sender of marked packets — the notification point of a RoCE NIC, one
 //! per packet space.
 
-use super::packet::VerbsPacket;
+use super::packet::{Opcode, VerbsPacket};
 use crate::cc::{CcConfig, CnpPacer};
-use crate::packet::{Echo, Ecn};
+use crate::packet::{Echo, Ecn, Qpn};
 use crate::time::Time;
 use crate::transport::TransportConfig;
 
@@ -24,10 +24,21 @@ impl MarkEcho {
         }
     }
 
-    /// The echo for a request or response arriving at `now`, and whether a CNP must go back now.
-    pub fn on_arrival(&mut self, now: Time, pkt: &VerbsPacket) -> (Echo, bool) {
+    /// The echo for a request or response arriving at `now`, and the CNP (`opcode`, to `peer`)
+    /// to send now if one is due; counts marks in `marked` and CNPs in `cnps`.
+    pub fn on_arrival(
+        &mut self,
+        now: Time,
+        pkt: &VerbsPacket,
+        (peer, opcode): (Qpn, Opcode),
+        marked: &mut u64,
+        cnps: &mut u64,
+    ) -> (Echo, Option<VerbsPacket>) {
         let ece = pkt.ecn == Ecn::Ce;
+        *marked += u64::from(ece);
         let cnp = ece && self.cnp.as_mut().is_some_and(|c| c.on_marked(now));
-        (Echo { ts: pkt.ts, ece }, cnp)
+        *cnps += u64::from(cnp);
+        let echo = Echo { ts: pkt.ts, ece };
+        (echo, cnp.then(|| VerbsPacket::cnp(peer, opcode)))
     }
 }

@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use super::arrivals::{Arrivals, Verdict};
+use super::arrivals::{Arrivals, NotFresh, Rejected};
 use super::marks::MarkEcho;
 use super::memory::{fits, MemoryRegion};
 use super::packet::{wrap24, Ext, Imm, Opcode, Reth, VerbsPacket};
@@ -343,38 +343,27 @@ impl RequestSide {
         cq: &mut VecDeque<Cqe>,
     ) {
         self.stats.responses_received += 1;
-        let (echo, cnp) = self.marks.on_arrival(now, pkt);
-        if echo.ece {
-            self.stats.ecn_marked += 1;
-        }
-        if cnp {
-            self.stats.cnps_sent += 1;
-            self.control
-                .push_back(VerbsPacket::cnp(self.peer, Opcode::ReadCnp));
-        }
-        let (n, offset) = match self.responses.classify(pkt.psn) {
-            Verdict::Stale => {
-                self.stats.response_duplicates += 1;
-                self.read_ack(None, echo);
-                return;
-            }
-            Verdict::Repeat => {
-                self.stats.response_duplicates += 1;
-                self.read_ack(Some(pkt.psn), echo);
-                return;
-            }
-            Verdict::Discard { nack } => {
-                self.stats.responses_out_of_order += 1;
-                if nack {
-                    self.read_ack(Some(pkt.psn), echo);
+        let (echo, cnp) = self.marks.on_arrival(
+            now,
+            pkt,
+            (self.peer, Opcode::ReadCnp),
+            &mut self.stats.ecn_marked,
+            &mut self.stats.cnps_sent,
+        );
+        self.control.extend(cnp);
+        let (n, offset) = match self.responses.classify(pkt.psn).fresh(pkt.psn) {
+            Ok(fresh) => fresh,
+            Err(Rejected { why, reply }) => {
+                *match why {
+                    NotFresh::Duplicate => &mut self.stats.response_duplicates,
+                    NotFresh::OutOfOrder => &mut self.stats.responses_out_of_order,
+                    NotFresh::OutOfWindow => &mut self.stats.invalid_packets,
+                } += 1;
+                if let Some(sack) = reply {
+                    self.read_ack(sack, echo);
                 }
                 return;
             }
-            Verdict::OutOfWindow => {
-                self.stats.invalid_packets += 1;
-                return;
-            }
-            Verdict::Fresh { n, offset } => (n, offset),
         };
         if !self.place_response(n, pkt, memory) {
             self.stats.invalid_packets += 1;

@@ -25,7 +25,7 @@
 
 use std::collections::VecDeque;
 
-use super::arrivals::{Arrivals, Verdict};
+use super::arrivals::{Arrivals, NotFresh, Rejected};
 use super::marks::MarkEcho;
 use super::memory::MemoryRegion;
 use super::packet::{unwrap24, Ext, Opcode, VerbsPacket};
@@ -231,39 +231,28 @@ impl ResponseSide {
         cq: &mut VecDeque<Cqe>,
     ) {
         self.stats.requests_received += 1;
-        let (echo, cnp) = self.marks.on_arrival(now, pkt);
-        if echo.ece {
-            self.stats.ecn_marked += 1;
-        }
-        if cnp {
-            self.stats.cnps_sent += 1;
-            self.control
-                .push_back(VerbsPacket::cnp(self.peer, Opcode::Cnp));
-        }
-        let (n, offset) = match self.requests.classify(pkt.psn) {
-            Verdict::Stale => {
-                // Never executed or placed again: a duplicate Atomic is only re-acknowledged.
-                self.stats.duplicates += 1;
-                self.ack(None, echo);
-                return;
-            }
-            Verdict::Repeat => {
-                self.stats.duplicates += 1;
-                self.ack(Some(pkt.psn), echo);
-                return;
-            }
-            Verdict::Discard { nack } => {
-                self.stats.out_of_order += 1;
-                if nack {
-                    self.ack(Some(pkt.psn), echo);
+        let (echo, cnp) = self.marks.on_arrival(
+            now,
+            pkt,
+            (self.peer, Opcode::Cnp),
+            &mut self.stats.ecn_marked,
+            &mut self.stats.cnps_sent,
+        );
+        self.control.extend(cnp);
+        let (n, offset) = match self.requests.classify(pkt.psn).fresh(pkt.psn) {
+            Ok(fresh) => fresh,
+            // A duplicate is never executed or placed again (an Atomic is only re-acknowledged).
+            Err(Rejected { why, reply }) => {
+                *match why {
+                    NotFresh::Duplicate => &mut self.stats.duplicates,
+                    NotFresh::OutOfOrder => &mut self.stats.out_of_order,
+                    NotFresh::OutOfWindow => &mut self.stats.window_drops,
+                } += 1;
+                if let Some(sack) = reply {
+                    self.ack(sack, echo);
                 }
                 return;
             }
-            Verdict::OutOfWindow => {
-                self.stats.window_drops += 1;
-                return;
-            }
-            Verdict::Fresh { n, offset } => (n, offset),
         };
         if !self.take(n, offset, pkt, memory) {
             return;
