@@ -31,21 +31,22 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
-    /// The largest frame any packet of this run puts on a link: a full MTU with framing, extra
-    /// headers and, in a verbs workload with IRN's headers, a RETH and a WQE sequence number.
+    /// The largest frame any packet of this run puts on a link (see [`max_frame_bytes`]).
     pub fn max_frame_bytes(&self) -> u64 {
-        let verbs = if self.verbs_irn_headers && self.flows.iter().any(|f| f.verb.is_some()) {
-            irn_core::packet::RETH_BYTES + irn_core::verbs::WQE_SN_BYTES
-        } else {
-            0
-        };
-        u64::from(
-            self.transport.mtu
-                + irn_core::packet::DATA_FRAMING_BYTES
-                + self.extra_header_bytes
-                + verbs,
-        )
+        let verbs = self.verbs_irn_headers && self.flows.iter().any(|f| f.verb.is_some());
+        max_frame_bytes(self.transport.mtu, self.extra_header_bytes, verbs)
     }
+}
+
+/// The largest frame on a link: a full MTU with framing, extra headers and, when verbs packets
+/// carry IRN's headers, a RETH and a WQE sequence number (a Write-with-immediate's last packet).
+pub fn max_frame_bytes(mtu: u32, extra_header_bytes: u32, verbs_irn_headers: bool) -> u64 {
+    let verbs = if verbs_irn_headers {
+        irn_core::packet::RETH_BYTES + irn_core::verbs::WQE_SN_BYTES
+    } else {
+        0
+    };
+    u64::from(mtu + irn_core::packet::DATA_FRAMING_BYTES + extra_header_bytes + verbs)
 }
 
 /// The IRN paper's switch (§4.1): input-queued with virtual output queues, round-robin output

@@ -859,14 +859,10 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     let extra_header_bytes = extra_header_bytes as u32;
     let verbs = verbs_mix(s, file, extra_header_bytes)?;
     let verbs_irn_headers = t.kind != TransportKind::Roce;
-    // A Write-with-immediate's last packet carries the most verbs headers: RETH + recv_WQE_SN.
-    let verbs_header_bytes = if verbs.is_some() && verbs_irn_headers {
-        irn_core::packet::RETH_BYTES + irn_core::verbs::WQE_SN_BYTES
-    } else {
-        0
-    };
-    let max_frame = u64::from(
-        t.mtu + irn_core::packet::DATA_FRAMING_BYTES + extra_header_bytes + verbs_header_bytes,
+    let max_frame = crate::config::max_frame_bytes(
+        t.mtu,
+        extra_header_bytes,
+        verbs.is_some() && verbs_irn_headers,
     );
     if buffer < max_frame {
         return Err(invalid(
