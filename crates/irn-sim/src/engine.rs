@@ -7,17 +7,19 @@
 //! queue holds a few events per port, not one per packet in flight.
 //!
 //! The queue is a calendar queue (a timing wheel): nearly every event lands a serialization
-//! time or a link delay ahead, so events are dropped into fixed-width time buckets with a push,
-//! and a bucket is sorted once when the clock reaches it. Popping is then a `Vec::pop`. A binary
-//! heap spent most of its time on mispredicted branches sifting through ~1000 entries (41 % of
-//! a default-scenario profile); the wheel turns that into a small sort per bucket. Events beyond
-//! the wheel's horizon (retransmission timers, far-off flow arrivals) wait in a heap and move
-//! into the wheel as it turns.
+//! time or a link delay ahead, so events are dropped into fixed-width time buckets, and popping
+//! walks the buckets in order. A binary heap spent most of its time on mispredicted branches
+//! sifting through ~1000 entries (41 % of a default-scenario profile). Events beyond the wheel's
+//! horizon (retransmission timers, far-off flow arrivals) wait in a heap and move into the wheel
+//! as it turns.
 //!
-//! Wheel entries carry no sequence number: a bucket receives its events in scheduling order
-//! (events from the heap move in before any later event can land in their bucket, because the
-//! bucket was beyond the horizon until that move), and a stable sort by time keeps that order
-//! among equal times. That halves the entry (16 bytes) and makes every comparison one `u64`.
+//! Buckets are narrow (a few events each) and kept in order as events are inserted: an event
+//! goes behind every event of its bucket with the same or an earlier time, which is a plain push
+//! for most events and a short shift for the rest. That keeps FIFO order among equal times with
+//! no sequence numbers in the wheel (16-byte entries, one `u64` comparison) and no sorting when
+//! a bucket is served. Events from the heap move in before any later-scheduled event can land
+//! in their bucket (the bucket was beyond the horizon until that move), so they keep their
+//! place too.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -92,21 +94,20 @@ pub struct EventQueue {
     /// Bucket width is `2^shift` picoseconds.
     shift: u32,
     /// `buckets[b % BUCKETS]` holds the events of absolute bucket `b`, for `b` within
-    /// `cur..cur + BUCKETS`, in scheduling order (or, once served, in time order).
+    /// `cur..cur + BUCKETS`, in (time, scheduling) order.
     buckets: Box<[Vec<Slot>]>,
     /// Which buckets hold events, to skip empty stretches in one step.
     occupied: [u64; WORDS],
-    /// Which buckets had an event pushed out of order (earlier than the one before it). Most
-    /// events arrive in order, so most buckets need no sort at all.
-    disordered: [u64; WORDS],
-    /// The absolute bucket being served.
+    /// The absolute bucket being served; its events before `cur_pos` are already popped.
     cur: u64,
-    /// The current bucket is in order, and its events before `cur_pos` are already popped.
-    cur_sorted: bool,
     cur_pos: usize,
     in_wheel: usize,
-    /// Events beyond the wheel's horizon, earliest first.
+    /// Events beyond the wheel's horizon, earliest first...
     overflow: BinaryHeap<Reverse<Entry>>,
+    /// ...and the absolute bucket of the earliest (`u64::MAX` when there is none), so turning
+    /// the wheel checks the heap with one comparison.
+    overflow_next: u64,
+    /// Scheduling order of the heap's events.
     seq: u64,
     popped: u64,
 }
@@ -121,12 +122,11 @@ impl EventQueue {
             shift,
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             occupied: [0; WORDS],
-            disordered: [0; WORDS],
             cur: 0,
-            cur_sorted: false,
             cur_pos: 0,
             in_wheel: 0,
             overflow: BinaryHeap::new(),
+            overflow_next: u64::MAX,
             seq: 0,
             popped: 0,
         }
@@ -139,34 +139,32 @@ impl EventQueue {
     /// Schedules `event` at `time`, which must not be before the last popped event.
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
-        self.seq += 1;
         let b = self.bucket_of(time).max(self.cur);
         if b >= self.cur + BUCKETS as u64 {
+            self.seq += 1;
             self.overflow.push(Reverse(Entry {
                 time,
                 seq: self.seq,
                 event,
             }));
+            self.overflow_next = self.overflow_next.min(b);
         } else {
             self.put(b, Slot { time, event });
         }
     }
 
+    /// Inserts into bucket `b` behind every event of the same or an earlier time. Events already
+    /// popped from the bucket being served are no later than `e` (time never goes back), so the
+    /// insertion point is always behind them.
     #[inline(always)]
     fn put(&mut self, b: u64, e: Slot) {
         let i = (b % BUCKETS as u64) as usize;
         let bucket = &mut self.buckets[i];
-        let in_order = bucket.last().is_none_or(|last| last.time <= e.time);
-        if b == self.cur && self.cur_sorted && !in_order {
-            // Keep the bucket being served in order (behind what is already popped, and behind
-            // events of the same time, which were scheduled earlier).
-            let at = self.cur_pos + bucket[self.cur_pos..].partition_point(|x| x.time <= e.time);
-            bucket.insert(at, e);
-        } else {
-            if !in_order {
-                self.disordered[i / 64] |= 1 << (i % 64);
-            }
+        if bucket.last().is_none_or(|last| last.time <= e.time) {
             bucket.push(e);
+        } else {
+            let at = bucket.partition_point(|x| x.time <= e.time);
+            bucket.insert(at, e);
         }
         self.occupied[i / 64] |= 1 << (i % 64);
         self.in_wheel += 1;
@@ -175,17 +173,16 @@ impl EventQueue {
     /// The earliest event, removed from the queue.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        // The common case, inlined into the event loop: the bucket being served, already in
-        // order, has another event.
+        // The common case, inlined into the event loop: the bucket being served has another
+        // event.
         let i = (self.cur % BUCKETS as u64) as usize;
-        let bucket = &mut self.buckets[i];
-        if self.cur_sorted && self.cur_pos < bucket.len() {
+        if self.cur_pos < self.buckets[i].len() {
             return Some(self.take(i));
         }
         self.pop_slow()
     }
 
-    /// Takes the next event of the bucket being served (`i`, sorted, not exhausted).
+    /// Takes the next event of the bucket being served (`i`, not exhausted).
     #[inline(always)]
     fn take(&mut self, i: usize) -> (Time, Event) {
         let bucket = &mut self.buckets[i];
@@ -201,49 +198,39 @@ impl EventQueue {
         (e.time, e.event)
     }
 
-    /// [`pop`](Self::pop) when the bucket being served is exhausted or not yet sorted.
+    /// [`pop`](Self::pop) when the bucket being served is exhausted: turn the wheel to the next
+    /// occupied bucket, moving heap events that come within the horizon into the wheel.
     #[inline(never)]
     fn pop_slow(&mut self) -> Option<(Time, Event)> {
-        loop {
-            if self.in_wheel > 0 {
-                let i = (self.cur % BUCKETS as u64) as usize;
-                let bucket = &mut self.buckets[i];
-                if self.cur_pos < bucket.len() {
-                    if !self.cur_sorted {
-                        if self.disordered[i / 64] & (1 << (i % 64)) != 0 {
-                            // Stable: equal times stay in scheduling order.
-                            bucket.sort_by_key(|e| e.time);
-                            self.disordered[i / 64] &= !(1 << (i % 64));
-                        }
-                        self.cur_sorted = true;
-                    }
-                    return Some(self.take(i));
-                }
-                self.cur += self.distance_to_next_occupied(i);
-            } else {
-                let Reverse(first) = self.overflow.peek()?;
-                self.cur = self.bucket_of(first.time).max(self.cur);
-            }
-            self.cur_sorted = false;
-            self.cur_pos = 0;
-            let horizon = self.cur + BUCKETS as u64;
-            while let Some(Reverse(e)) = self.overflow.peek() {
-                let b = self.bucket_of(e.time);
-                if b >= horizon {
-                    break;
-                }
-                let Some(Reverse(e)) = self.overflow.pop() else {
-                    break;
-                };
-                self.put(
-                    b.max(self.cur),
-                    Slot {
-                        time: e.time,
-                        event: e.event,
-                    },
-                );
-            }
+        if self.in_wheel > 0 {
+            let i = (self.cur % BUCKETS as u64) as usize;
+            self.cur += self.distance_to_next_occupied(i);
+        } else if self.overflow_next != u64::MAX {
+            self.cur = self.overflow_next.max(self.cur);
+        } else {
+            return None;
         }
+        self.cur_pos = 0;
+        // Every heap event lay beyond the old horizon, so at or after the new `cur`.
+        let horizon = self.cur + BUCKETS as u64;
+        while self.overflow_next < horizon {
+            let Some(Reverse(e)) = self.overflow.pop() else {
+                break;
+            };
+            self.put(
+                self.bucket_of(e.time).max(self.cur),
+                Slot {
+                    time: e.time,
+                    event: e.event,
+                },
+            );
+            self.overflow_next = self
+                .overflow
+                .peek()
+                .map_or(u64::MAX, |Reverse(next)| self.bucket_of(next.time));
+        }
+        let i = (self.cur % BUCKETS as u64) as usize;
+        Some(self.take(i))
     }
 
     /// Buckets from the (empty) bucket `i` to the next occupied one, cyclically; the wheel is

@@ -20,10 +20,10 @@
 
 pub mod config;
 pub mod engine;
-mod fifo;
 pub mod ids;
 pub mod metrics;
 pub mod packet;
+pub mod packets;
 pub mod port;
 pub mod rng;
 pub mod scenario;

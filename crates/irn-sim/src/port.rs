@@ -6,7 +6,7 @@
 
 use irn_core::{Bandwidth, Duration, Time};
 
-use crate::fifo::Fifo;
+use crate::packets::Fifo;
 
 /// Dynamic state of one port (its static description is `topology::Port`).
 #[derive(Debug)]

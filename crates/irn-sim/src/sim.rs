@@ -14,13 +14,13 @@ use irn_core::{Duration, Psn, Receiver, Time};
 use crate::config::SimConfig;
 use crate::config::SwitchModel;
 use crate::engine::{Event, EventQueue};
-use crate::fifo::Pool;
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packet::SimPacket;
+use crate::packets::{PacketId, Packets};
 use crate::port::PortState;
 use crate::rng::{stream, Purpose};
-use crate::switch::{Admit, EcnMarker, SharedSwitch, Switch, VoqSwitch};
+use crate::switch::{Admit, EcnMarker, Queues, SharedSwitch, Switch, VoqSwitch};
 use crate::topology::NodeKind;
 use crate::verbs_flow::{self, Side, VerbsFlow, VerbsPackets};
 use crate::workload::FlowSpec;
@@ -112,8 +112,8 @@ pub struct Simulation<'a> {
     queue: EventQueue,
     info: Vec<PortInfo>,
     ports: Vec<PortState>,
-    /// The packets on every link, with their arrival times (`PortState::in_flight`).
-    links: Pool<(Time, SimPacket)>,
+    /// Every packet on a link or in a switch queue.
+    packets: Packets,
     switches: Vec<Switch>,
     nics: Vec<Nic>,
     flows: Vec<Flow>,
@@ -249,7 +249,7 @@ impl<'a> Simulation<'a> {
                 .iter()
                 .map(|p| PortState::new(p.rate))
                 .collect(),
-            links: Pool::default(),
+            packets: Packets::default(),
             switches,
             nics,
             flows,
@@ -332,7 +332,7 @@ impl<'a> Simulation<'a> {
         let (next, more) = match info.slot {
             // A NIC with ready flows may have more; finding out costs a poll, so just wake.
             Slot::Host(h) => {
-                let next = self.nic_next(h);
+                let next = self.nic_next(h).map(|pkt| self.packets.alloc(pkt));
                 let nic = &self.nics[h.index()];
                 (next, !nic.control.is_empty() || !nic.ready.is_empty())
             }
@@ -340,7 +340,7 @@ impl<'a> Simulation<'a> {
                 let local = (p.0 - info.first) as usize;
                 let paused = self.ports[p.index()].paused;
                 let switch = &mut self.switches[s as usize];
-                let next = switch.dequeue(local, paused);
+                let next = switch.dequeue(&mut self.packets, local, paused);
                 let more = switch.has_work(local);
                 match next {
                     Some((pkt, mut resume)) => {
@@ -360,14 +360,16 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn transmit(&mut self, p: PortId, pkt: SimPacket, more: bool) {
+    fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
         let delay = self.info[p.index()].delay;
         let port = &mut self.ports[p.index()];
-        let done = self.now + port.serialization(pkt.wire_bytes);
+        let wire_bytes = self.packets.get(pkt).wire_bytes;
+        let done = self.now + port.serialization(wire_bytes);
         port.busy_until = done;
-        port.bytes_sent += u64::from(pkt.wire_bytes);
+        port.bytes_sent += u64::from(wire_bytes);
         let first_on_link = port.in_flight.is_empty();
-        self.links.push(&mut port.in_flight, (done + delay, pkt));
+        self.packets.set_arrives_at(pkt, done + delay);
+        self.packets.push(&mut port.in_flight, pkt);
         if more && port.wake_at != Some(done) {
             port.wake_at = Some(done);
             self.queue.schedule(done, Event::TxDone(p));
@@ -380,16 +382,20 @@ impl<'a> Simulation<'a> {
     /// The head packet of the link leaving `p` reaches the other end.
     fn arrive(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
-        let Some((_, pkt)) = self.links.pop(&mut port.in_flight) else {
+        let Some(pkt) = self.packets.pop(&mut port.in_flight) else {
             return;
         };
-        if let Some(&(next, _)) = self.links.front(&port.in_flight) {
-            self.queue.schedule(next, Event::Arrive(p));
+        if let Some(next) = self.packets.front(&port.in_flight) {
+            self.queue
+                .schedule(self.packets.arrives_at(next), Event::Arrive(p));
         }
         let ingress = self.info[p.index()].peer;
         let at = self.info[ingress.index()];
         match at.slot {
-            Slot::Host(h) => self.host_receive(h, pkt),
+            Slot::Host(h) => {
+                let pkt = self.packets.free(pkt);
+                self.host_receive(h, pkt)
+            }
             Slot::Switch(s) => self.switch_receive(at, s as usize, ingress, pkt),
         }
     }
@@ -417,8 +423,9 @@ impl<'a> Simulation<'a> {
 
     // ----- switches -----
 
-    fn switch_receive(&mut self, at: PortInfo, s: usize, ingress: PortId, pkt: SimPacket) {
+    fn switch_receive(&mut self, at: PortInfo, s: usize, ingress: PortId, id: PacketId) {
         let node = at.node;
+        let pkt = self.packets.get(id);
         let hops = self.cfg.topology.next_hops(node, pkt.dst);
         let out = if hops.len() == 1 {
             hops[0]
@@ -430,19 +437,19 @@ impl<'a> Simulation<'a> {
         let (input, output) = ((ingress.0 - first) as usize, (out.0 - first) as usize);
         let switch = &mut self.switches[s];
         if pkt.is_data() {
-            match switch.admit_data(input, output, pkt) {
+            match switch.admit_data(&mut self.packets, input, output, id) {
                 Admit::Queued => {}
                 Admit::QueuedAndPause => self.send_pfc(ingress, true),
                 Admit::Dropped => {
                     self.counters.drops += 1;
-                    if let Some(slot) = pkt.verbs {
+                    if let Some(slot) = self.packets.free(id).verbs {
                         self.verbs_packets.take(slot);
                     }
                     return;
                 }
             }
         } else {
-            switch.admit_control(output, pkt);
+            switch.admit_control(&mut self.packets, output, id);
         }
         self.try_send(out);
     }

@@ -18,6 +18,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::config::EcnConfig;
 use crate::packet::SimPacket;
+use crate::packets::{PacketId, Packets};
 
 pub use shared::SharedSwitch;
 pub use voq::VoqSwitch;
@@ -67,7 +68,36 @@ impl EcnMarker {
     }
 }
 
-/// One switch, of either model; ports are local numbers (0..ports).
+/// What a switch model does with packets; ports are local numbers (0..ports). Packets stay in
+/// the simulation's slab and the model threads them into its queues.
+pub trait Queues {
+    /// A data packet arrived on `input` and is routed to `output`. A dropped packet is left for
+    /// the caller to free.
+    fn admit_data(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> Admit;
+
+    /// A control packet to send on `output`: never dropped or paused.
+    fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId);
+
+    /// The next packet `output` should send (control first; data unless `paused`), and a mask of
+    /// the inputs whose upstream neighbours may now be resumed.
+    fn dequeue(
+        &mut self,
+        packets: &mut Packets,
+        output: usize,
+        paused: bool,
+    ) -> Option<(PacketId, u64)>;
+
+    /// Whether `output` has anything it could send (ignoring pause for data).
+    fn has_work(&self, output: usize) -> bool;
+}
+
+/// One switch, of either model.
 #[derive(Debug)]
 pub enum Switch {
     Voq(VoqSwitch),
@@ -83,32 +113,40 @@ macro_rules! delegate {
     };
 }
 
-impl Switch {
-    /// A data packet arrived on `input` and is routed to `output`.
+impl Queues for Switch {
     #[inline]
-    pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
-        delegate!(self, s => s.admit_data(input, output, p))
+    fn admit_data(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> Admit {
+        delegate!(self, s => s.admit_data(packets, input, output, p))
     }
 
-    /// A control packet to send on `output`.
     #[inline]
-    pub fn admit_control(&mut self, output: usize, p: SimPacket) {
-        delegate!(self, s => s.admit_control(output, p))
+    fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
+        delegate!(self, s => s.admit_control(packets, output, p))
     }
 
-    /// The next packet `output` should send (control first; data unless `paused`), and a mask of
-    /// the inputs whose upstream neighbours may now be resumed.
     #[inline]
-    pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
-        delegate!(self, s => s.dequeue(output, paused))
+    fn dequeue(
+        &mut self,
+        packets: &mut Packets,
+        output: usize,
+        paused: bool,
+    ) -> Option<(PacketId, u64)> {
+        delegate!(self, s => s.dequeue(packets, output, paused))
     }
 
-    /// Whether `output` has anything it could send (ignoring pause for data).
     #[inline]
-    pub fn has_work(&self, output: usize) -> bool {
+    fn has_work(&self, output: usize) -> bool {
         delegate!(self, s => s.has_work(output))
     }
+}
 
+impl Switch {
     /// Data packets marked CE here.
     pub fn ecn_marks(&self) -> u64 {
         delegate!(self, s => s.ecn.as_ref().map_or(0, |m| m.marks))
@@ -117,6 +155,46 @@ impl Switch {
     /// The most bytes one buffer held at once (an input's, or the shared one).
     pub fn peak_occupancy(&self) -> u64 {
         delegate!(self, s => s.peak_occupancy)
+    }
+}
+
+/// A switch model with its own packet slab, moving packets by value: the models' tests.
+#[cfg(test)]
+pub(crate) struct Harness<S> {
+    pub switch: S,
+    packets: Packets,
+}
+
+#[cfg(test)]
+impl<S: Queues> Harness<S> {
+    pub fn new(switch: S) -> Self {
+        Harness {
+            switch,
+            packets: Packets::default(),
+        }
+    }
+
+    pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
+        let id = self.packets.alloc(p);
+        let admit = self.switch.admit_data(&mut self.packets, input, output, id);
+        if admit == Admit::Dropped {
+            self.packets.free(id);
+        }
+        admit
+    }
+
+    pub fn admit_control(&mut self, output: usize, p: SimPacket) {
+        let id = self.packets.alloc(p);
+        self.switch.admit_control(&mut self.packets, output, id);
+    }
+
+    pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
+        let (id, resume) = self.switch.dequeue(&mut self.packets, output, paused)?;
+        Some((self.packets.free(id), resume))
+    }
+
+    pub fn has_work(&self, output: usize) -> bool {
+        self.switch.has_work(output)
     }
 }
 

@@ -16,20 +16,15 @@
 //!
 //! ECN marking watches each output queue, as on the input-queued switch.
 
-use super::{Admit, EcnMarker};
-use crate::fifo::{Fifo, Pool};
-use crate::packet::SimPacket;
+use super::{Admit, EcnMarker, Queues};
+use crate::packets::{Fifo, PacketId, Packets};
 
 /// One shared-buffer switch, ports numbered 0..ports.
 #[derive(Debug)]
 pub struct SharedSwitch {
-    /// Every queued data packet, with the input it came from...
-    data_pool: Pool<(u8, SimPacket)>,
-    /// ...in a FIFO per output.
+    /// Per output: data packets waiting (each remembers its input)...
     data: Vec<Fifo>,
-    /// Every queued control packet...
-    control_pool: Pool<SimPacket>,
-    /// ...in a FIFO per output, served first.
+    /// ...and control packets, served first.
     control: Vec<Fifo>,
     /// Per output: data bytes queued.
     egress: Vec<u64>,
@@ -74,9 +69,7 @@ impl SharedSwitch {
         assert!(ports <= 64, "a switch has at most 64 ports");
         let headroom: Vec<u64> = (0..ports).map(|i| pfc.map_or(0, |(h, _)| h(i))).collect();
         SharedSwitch {
-            data_pool: Pool::default(),
             data: vec![Fifo::default(); ports],
-            control_pool: Pool::default(),
             control: vec![Fifo::default(); ports],
             egress: vec![0; ports],
             shared_used: 0,
@@ -98,9 +91,17 @@ impl SharedSwitch {
         let free = self.shared_size.saturating_sub(self.shared_used);
         ((u128::from(free) * u128::from(self.alpha_q16)) >> 16) as u64
     }
+}
 
-    pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
-        let bytes = u64::from(p.wire_bytes);
+impl Queues for SharedSwitch {
+    fn admit_data(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> Admit {
+        let bytes = u64::from(packets.get(p).wire_bytes);
         let threshold = self.threshold();
         let mut admit = Admit::Queued;
         if self.resume_gap.is_some() {
@@ -134,28 +135,33 @@ impl SharedSwitch {
         self.peak_occupancy = self
             .peak_occupancy
             .max(self.shared_used + self.headroom_used);
-        self.data_pool
-            .push(&mut self.data[output], (input as u8, p));
+        packets.set_input(p, input);
+        packets.push(&mut self.data[output], p);
         admit
     }
 
-    pub fn admit_control(&mut self, output: usize, p: SimPacket) {
-        self.control_pool.push(&mut self.control[output], p);
+    fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
+        packets.push(&mut self.control[output], p);
     }
 
-    pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
-        if let Some(p) = self.control_pool.pop(&mut self.control[output]) {
+    fn dequeue(
+        &mut self,
+        packets: &mut Packets,
+        output: usize,
+        paused: bool,
+    ) -> Option<(PacketId, u64)> {
+        if let Some(p) = packets.pop(&mut self.control[output]) {
             return Some((p, 0));
         }
         if paused {
             return None;
         }
-        let (input, mut p) = self.data_pool.pop(&mut self.data[output])?;
-        let input = usize::from(input);
+        let p = packets.pop(&mut self.data[output])?;
+        let input = packets.input(p);
         if let Some(marker) = &mut self.ecn {
-            marker.mark(self.egress[output], &mut p);
+            marker.mark(self.egress[output], packets.get_mut(p));
         }
-        let bytes = u64::from(p.wire_bytes);
+        let bytes = u64::from(packets.get(p).wire_bytes);
         self.egress[output] -= bytes;
         // Headroom drains first, as in the ns-3 models.
         let from_headroom = bytes.min(self.ingress_headroom[input]);
@@ -182,7 +188,7 @@ impl SharedSwitch {
     }
 
     #[inline]
-    pub fn has_work(&self, output: usize) -> bool {
+    fn has_work(&self, output: usize) -> bool {
         !self.control[output].is_empty() || !self.data[output].is_empty()
     }
 }
@@ -191,12 +197,13 @@ impl SharedSwitch {
 mod tests {
     use super::*;
     use crate::switch::test_packet as pkt;
+    use crate::switch::Harness;
     use irn_core::packet::PacketKind;
 
     #[test]
     fn lossy_dynamic_threshold_on_the_output_queue() {
         // 1000 B shared, alpha 1: a queue may grow while it stays below the free space.
-        let mut s = SharedSwitch::new(3, 1000, 1.0, None, None);
+        let mut s = Harness::new(SharedSwitch::new(3, 1000, 1.0, None, None));
         let admits: Vec<Admit> = (0..6)
             .map(|i| s.admit_data(i % 2, 2, pkt(i as u32, 100)))
             .collect();
@@ -210,17 +217,17 @@ mod tests {
             .map(|(p, _)| p.flow.0)
             .collect();
         assert_eq!(order, [0, 1, 2, 3, 4]);
-        assert_eq!(s.shared_used, 100);
+        assert_eq!(s.switch.shared_used, 100);
     }
 
     #[test]
     fn pfc_pauses_on_the_ingress_share_and_absorbs_into_headroom() {
         // 2 inputs, each with 300 B headroom; 1000 B buffer → 400 B shared pool; alpha 1.
         let headroom = |_| 300;
-        let s = SharedSwitch::new(3, 1000, 1.0, Some((&headroom, 50)), None);
-        assert_eq!(s.shared_size, 100);
-        let mut s = SharedSwitch::new(2, 1600, 1.0, Some((&headroom, 50)), None);
-        assert_eq!(s.shared_size, 1000);
+        let s = Harness::new(SharedSwitch::new(3, 1000, 1.0, Some((&headroom, 50)), None));
+        assert_eq!(s.switch.shared_size, 100);
+        let mut s = Harness::new(SharedSwitch::new(2, 1600, 1.0, Some((&headroom, 50)), None));
+        assert_eq!(s.switch.shared_size, 1000);
         // Input 0 into output 1: shared 100 (thr 1000), 200 (thr 900), 300 (thr 800), 400 (thr 700),
         // 500 (thr 600 → 500 ≥ 500 after: pause)...
         let mut outcomes = vec![];
@@ -236,7 +243,7 @@ mod tests {
             outcomes.iter().all(|a| *a != Admit::Dropped),
             "headroom absorbs what arrives after PAUSE: {outcomes:?}"
         );
-        assert!(s.ingress_headroom[0] > 0);
+        assert!(s.switch.ingress_headroom[0] > 0);
         // Drain: headroom first, then the share; resume once below threshold by the gap.
         let mut resumed_at = None;
         for n in 0.. {
@@ -250,14 +257,18 @@ mod tests {
         }
         assert!(resumed_at.is_some());
         assert_eq!(
-            (s.shared_used, s.ingress_headroom[0], s.ingress_shared[0]),
+            (
+                s.switch.shared_used,
+                s.switch.ingress_headroom[0],
+                s.switch.ingress_shared[0]
+            ),
             (0, 0, 0)
         );
     }
 
     #[test]
     fn paused_outputs_still_send_control() {
-        let mut s = SharedSwitch::new(2, 1000, 1.0, None, None);
+        let mut s = Harness::new(SharedSwitch::new(2, 1000, 1.0, None, None));
         s.admit_data(0, 1, pkt(1, 100));
         let mut ack = pkt(2, 64);
         ack.pkt.kind = PacketKind::Ack {

@@ -10,16 +10,13 @@
 //! This module holds the queues and counters and makes the admission and arbitration decisions;
 //! the simulation moves packets in and out and sends the PFC frames it asks for.
 
-use super::{Admit, EcnMarker};
-use crate::fifo::{Fifo, Pool};
-use crate::packet::SimPacket;
+use super::{Admit, EcnMarker, Queues};
+use crate::packets::{Fifo, PacketId, Packets};
 
 /// One switch's queues, indexed by local port number (0..ports).
 #[derive(Debug)]
 pub struct VoqSwitch {
     ports: usize,
-    /// Every queued packet, data and control.
-    pool: Pool<SimPacket>,
     /// `voq[input * ports + output]`.
     voq: Vec<Fifo>,
     /// Per output: bit `i` set while `voq[i][output]` holds packets.
@@ -63,7 +60,6 @@ impl VoqSwitch {
             .collect();
         VoqSwitch {
             ports,
-            pool: Pool::default(),
             voq: vec![Fifo::default(); ports * ports],
             waiting: vec![0; ports],
             next_input: vec![0; ports],
@@ -78,10 +74,17 @@ impl VoqSwitch {
             peak_occupancy: 0,
         }
     }
+}
 
-    /// A data packet arrived on `input` and is routed to `output`.
-    pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
-        let bytes = u64::from(p.wire_bytes);
+impl Queues for VoqSwitch {
+    fn admit_data(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> Admit {
+        let bytes = u64::from(packets.get(p).wire_bytes);
         let occ = self.occupancy[input] + bytes;
         if occ > self.buffer_bytes {
             return Admit::Dropped;
@@ -89,8 +92,7 @@ impl VoqSwitch {
         self.occupancy[input] = occ;
         self.queued[output] += bytes;
         self.peak_occupancy = self.peak_occupancy.max(occ);
-        self.pool
-            .push(&mut self.voq[input * self.ports + output], p);
+        packets.push(&mut self.voq[input * self.ports + output], p);
         self.waiting[output] |= 1 << input;
         if !self.pausing[input] && occ > self.pause_at[input] {
             self.pausing[input] = true;
@@ -100,16 +102,20 @@ impl VoqSwitch {
         }
     }
 
-    /// A control packet to send on `output`.
-    pub fn admit_control(&mut self, output: usize, p: SimPacket) {
-        self.pool.push(&mut self.control[output], p);
+    fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
+        packets.push(&mut self.control[output], p);
     }
 
-    /// The next packet `output` should send, if any: control first; then, unless the output is
-    /// paused, the next input in round-robin order. The second value has a bit set for the input
-    /// to RESUME upstream of, if taking the packet drained it below its resume threshold.
-    pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
-        if let Some(p) = self.pool.pop(&mut self.control[output]) {
+    /// Control first; then, unless the output is paused, the next input in round-robin order.
+    /// The resume mask has the input's bit set if taking the packet drained it below its resume
+    /// threshold.
+    fn dequeue(
+        &mut self,
+        packets: &mut Packets,
+        output: usize,
+        paused: bool,
+    ) -> Option<(PacketId, u64)> {
+        if let Some(p) = packets.pop(&mut self.control[output]) {
             return Some((p, 0));
         }
         let waiting = self.waiting[output];
@@ -128,16 +134,17 @@ impl VoqSwitch {
             waiting.trailing_zeros()
         } as usize;
         let queue = &mut self.voq[input * self.ports + output];
-        let mut p = self.pool.pop(queue)?;
+        let p = packets.pop(queue)?;
         if queue.is_empty() {
             self.waiting[output] &= !(1 << input);
         }
         self.next_input[output] = (input as u32 + 1) % self.ports as u32;
         if let Some(marker) = &mut self.ecn {
-            marker.mark(self.queued[output], &mut p);
+            marker.mark(self.queued[output], packets.get_mut(p));
         }
-        self.queued[output] -= u64::from(p.wire_bytes);
-        self.occupancy[input] -= u64::from(p.wire_bytes);
+        let bytes = u64::from(packets.get(p).wire_bytes);
+        self.queued[output] -= bytes;
+        self.occupancy[input] -= bytes;
         let resume = self.pausing[input] && self.occupancy[input] < self.resume_below[input];
         if resume {
             self.pausing[input] = false;
@@ -145,9 +152,8 @@ impl VoqSwitch {
         Some((p, u64::from(resume) << input))
     }
 
-    /// Whether `output` has anything it could send (ignoring pause for data).
     #[inline]
-    pub fn has_work(&self, output: usize) -> bool {
+    fn has_work(&self, output: usize) -> bool {
         !self.control[output].is_empty() || self.waiting[output] != 0
     }
 }
@@ -156,7 +162,9 @@ impl VoqSwitch {
 mod tests {
     use super::*;
     use crate::config::EcnConfig;
+    use crate::packet::SimPacket;
     use crate::switch::test_packet as pkt;
+    use crate::switch::Harness;
     use irn_core::packet::{Ecn, PacketKind};
     use irn_core::Packet;
 
@@ -175,7 +183,7 @@ mod tests {
 
     #[test]
     fn outputs_serve_inputs_round_robin() {
-        let mut s = VoqSwitch::new(4, 10_000, |_| None, None);
+        let mut s = Harness::new(VoqSwitch::new(4, 10_000, |_| None, None));
         for input in [0, 0, 0, 2, 2, 3] {
             assert_eq!(
                 s.admit_data(input, 1, pkt(input as u32, 100)),
@@ -191,7 +199,7 @@ mod tests {
 
     #[test]
     fn tail_drop_per_input_buffer() {
-        let mut s = VoqSwitch::new(2, 250, |_| None, None);
+        let mut s = Harness::new(VoqSwitch::new(2, 250, |_| None, None));
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Dropped);
@@ -201,7 +209,7 @@ mod tests {
 
     #[test]
     fn pause_above_threshold_resume_below_gap() {
-        let mut s = VoqSwitch::new(2, 1000, |_| Some((250, 150)), None);
+        let mut s = Harness::new(VoqSwitch::new(2, 1000, |_| Some((250, 150)), None));
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::QueuedAndPause); // 300 > 250
@@ -218,7 +226,12 @@ mod tests {
             kmax_bytes: 150,
             pmax: 1.0,
         };
-        let mut s = VoqSwitch::new(3, 10_000, |_| None, Some(EcnMarker::new(step, 1)));
+        let mut s = Harness::new(VoqSwitch::new(
+            3,
+            10_000,
+            |_| None,
+            Some(EcnMarker::new(step, 1)),
+        ));
         // Two inputs feed output 2: 200 B queued for it, above K = 150.
         s.admit_data(0, 2, pkt(0, 100));
         s.admit_data(1, 2, pkt(1, 100));
@@ -235,12 +248,12 @@ mod tests {
             .collect();
         // 300 B queued: mark; 200 B: mark; 100 B: at or below K; and never a non-ECT packet.
         assert_eq!(marks, vec![Ecn::Ce, Ecn::Ce, Ecn::NotEct]);
-        assert_eq!(s.ecn.as_ref().map(|m| m.marks), Some(2));
+        assert_eq!(s.switch.ecn.as_ref().map(|m| m.marks), Some(2));
     }
 
     #[test]
     fn control_goes_first_and_ignores_pause() {
-        let mut s = VoqSwitch::new(2, 1000, |_| None, None);
+        let mut s = Harness::new(VoqSwitch::new(2, 1000, |_| None, None));
         s.admit_data(0, 1, pkt(7, 100));
         s.admit_control(1, ack(9));
         assert_eq!(s.dequeue(1, true).map(|(p, _)| p.flow.0), Some(9));

@@ -1,0 +1,241 @@
+//! Every packet in the network, in one slab, threaded into FIFOs by index.
+//!
+//! A packet is written once, when its NIC sends it, and stays in its slot until it reaches its
+//! destination host or is dropped. Links and switch queues hold only its index: a [`Fifo`] is a
+//! (head, tail) pair, and the link to the next packet lives in the slot itself, since a packet is
+//! in at most one queue or link at a time (htsim's packet pool). So a hop moves a 4-byte index,
+//! not the 40-byte packet, nothing is allocated once the slab has grown to the most packets in
+//! flight at once, and freed slots are reused last-in first-out so the packets in flight stay in
+//! few cache lines.
+
+use irn_core::Time;
+
+use crate::packet::SimPacket;
+
+/// No packet: the end of a list.
+const NIL: u32 = u32::MAX;
+
+/// A packet's slot in [`Packets`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketId(u32);
+
+/// A FIFO of packets in a [`Packets`] slab; empty by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fifo {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo {
+            head: NIL,
+            tail: NIL,
+        }
+    }
+}
+
+impl Fifo {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    pkt: SimPacket,
+    /// On a link: when it reaches the far end.
+    arrives_at: Time,
+    /// The next packet of its FIFO, or the next free slot.
+    next: u32,
+    /// In a switch queue: the local input port it came in on (buffers are accounted per input).
+    input: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<Slot>() <= 56);
+
+/// The slab of packets in flight.
+#[derive(Debug)]
+pub struct Packets {
+    slots: Vec<Slot>,
+    /// Head of the list of free slots.
+    free: u32,
+}
+
+impl Default for Packets {
+    fn default() -> Self {
+        Packets {
+            slots: Vec::new(),
+            free: NIL,
+        }
+    }
+}
+
+impl Packets {
+    /// Stores a new packet.
+    #[inline]
+    pub fn alloc(&mut self, pkt: SimPacket) -> PacketId {
+        let slot = Slot {
+            pkt,
+            arrives_at: Time::ZERO,
+            next: NIL,
+            input: 0,
+        };
+        if self.free != NIL {
+            let i = self.free;
+            self.free = self.slots[i as usize].next;
+            self.slots[i as usize] = slot;
+            PacketId(i)
+        } else {
+            self.slots.push(slot);
+            PacketId((self.slots.len() - 1) as u32)
+        }
+    }
+
+    /// Removes a packet that left the network (delivered or dropped), returning it.
+    #[inline]
+    pub fn free(&mut self, id: PacketId) -> SimPacket {
+        let slot = &mut self.slots[id.0 as usize];
+        slot.next = self.free;
+        self.free = id.0;
+        slot.pkt
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &SimPacket {
+        &self.slots[id.0 as usize].pkt
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut SimPacket {
+        &mut self.slots[id.0 as usize].pkt
+    }
+
+    /// When the packet, on a link, reaches the far end.
+    #[inline]
+    pub fn arrives_at(&self, id: PacketId) -> Time {
+        self.slots[id.0 as usize].arrives_at
+    }
+
+    #[inline]
+    pub fn set_arrives_at(&mut self, id: PacketId, at: Time) {
+        self.slots[id.0 as usize].arrives_at = at;
+    }
+
+    /// The local input port the packet came in on, in a switch queue.
+    #[inline]
+    pub fn input(&self, id: PacketId) -> usize {
+        usize::from(self.slots[id.0 as usize].input)
+    }
+
+    #[inline]
+    pub fn set_input(&mut self, id: PacketId, input: usize) {
+        debug_assert!(input < 64, "switches have at most 64 ports");
+        self.slots[id.0 as usize].input = input as u8;
+    }
+
+    /// Appends packet `id` (in no other FIFO) to `q`.
+    #[inline]
+    pub fn push(&mut self, q: &mut Fifo, id: PacketId) {
+        self.slots[id.0 as usize].next = NIL;
+        if q.tail == NIL {
+            q.head = id.0;
+        } else {
+            self.slots[q.tail as usize].next = id.0;
+        }
+        q.tail = id.0;
+    }
+
+    /// The front of `q`.
+    #[inline]
+    pub fn front(&self, q: &Fifo) -> Option<PacketId> {
+        (q.head != NIL).then_some(PacketId(q.head))
+    }
+
+    /// Removes and returns the front of `q`; the packet stays in the slab.
+    #[inline]
+    pub fn pop(&mut self, q: &mut Fifo) -> Option<PacketId> {
+        if q.head == NIL {
+            return None;
+        }
+        let i = q.head;
+        q.head = self.slots[i as usize].next;
+        if q.head == NIL {
+            q.tail = NIL;
+        }
+        Some(PacketId(i))
+    }
+
+    /// Packets stored (in flight or queued).
+    #[cfg(test)]
+    fn live(&self) -> usize {
+        let mut free = 0;
+        let mut i = self.free;
+        while i != NIL {
+            free += 1;
+            i = self.slots[i as usize].next;
+        }
+        self.slots.len() - free
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::switch::test_packet;
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+
+    proptest! {
+        /// Many FIFOs over one slab behave like as many `VecDeque`s, and the slab grows only to
+        /// the most packets held at once.
+        #[test]
+        fn matches_vecdeques(ops in prop::collection::vec((0usize..4, any::<bool>(), any::<u16>()), 0..300)) {
+            let mut packets = Packets::default();
+            let mut fifos = [Fifo::default(); 4];
+            let mut reference: [VecDeque<u16>; 4] = Default::default();
+            let mut peak = 0;
+            for (q, push, item) in ops {
+                if push {
+                    let id = packets.alloc(test_packet(u32::from(item), 100));
+                    packets.push(&mut fifos[q], id);
+                    reference[q].push_back(item);
+                } else {
+                    let got = packets.pop(&mut fifos[q]).map(|id| packets.free(id).flow.0);
+                    prop_assert_eq!(got, reference[q].pop_front().map(u32::from));
+                }
+                prop_assert_eq!(fifos[q].is_empty(), reference[q].is_empty());
+                let front = packets.front(&fifos[q]).map(|id| packets.get(id).flow.0);
+                prop_assert_eq!(front, reference[q].front().map(|&i| u32::from(i)));
+                let held = reference.iter().map(VecDeque::len).sum::<usize>();
+                prop_assert_eq!(packets.live(), held);
+                peak = peak.max(held);
+            }
+            prop_assert_eq!(packets.slots.len(), peak);
+        }
+    }
+
+    #[test]
+    fn a_packet_moves_between_fifos_without_copying_its_slot() {
+        let mut packets = Packets::default();
+        let (mut link, mut queue) = (Fifo::default(), Fifo::default());
+        let id = packets.alloc(test_packet(7, 100));
+        packets.set_arrives_at(id, Time::from_ps(42));
+        packets.push(&mut link, id);
+        let popped = packets.pop(&mut link).unwrap();
+        assert_eq!(popped, id);
+        assert_eq!(packets.arrives_at(id), Time::from_ps(42));
+        packets.set_input(id, 3);
+        packets.push(&mut queue, id);
+        assert!(link.is_empty());
+        assert_eq!(packets.pop(&mut queue), Some(id));
+        assert_eq!(packets.input(id), 3);
+        assert_eq!(packets.free(id).flow.0, 7);
+        assert_eq!(
+            packets.alloc(test_packet(8, 100)),
+            id,
+            "freed slots are reused"
+        );
+    }
+}
