@@ -320,46 +320,63 @@ impl<'a> Simulation<'a> {
     /// If the port is idle, start sending whatever its node has for it; if it is busy, make sure
     /// it wakes up when it is done.
     fn try_send(&mut self, p: PortId) {
-        let port = &mut self.ports[p.index()];
-        if self.now < port.busy_until {
-            if port.wake_at != Some(port.busy_until) {
-                port.wake_at = Some(port.busy_until);
-                self.queue.schedule(port.busy_until, Event::TxDone(p));
-            }
-            return;
-        }
-        let info = self.info[p.index()];
-        let (next, more) = match info.slot {
-            // A NIC with ready flows may have more; finding out costs a poll, so just wake.
-            Slot::Host(h) => {
-                let next = self.nic_next(h).map(|pkt| self.packets.alloc(pkt));
-                let nic = &self.nics[h.index()];
-                (next, !nic.control.is_empty() || !nic.ready.is_empty())
-            }
+        let info = &self.info[p.index()];
+        match info.slot {
+            Slot::Host(h) => self.nic_send(p, h),
             Slot::Switch(s) => {
                 let local = (p.0 - info.first) as usize;
-                let paused = self.ports[p.index()].paused;
-                let switch = &mut self.switches[s as usize];
-                let next = switch.dequeue(&mut self.packets, local, paused);
-                let more = switch.has_work(local);
-                match next {
-                    Some((pkt, mut resume)) => {
-                        while resume != 0 {
-                            let input = resume.trailing_zeros();
-                            resume &= resume - 1;
-                            self.send_pfc(PortId(info.first + input), false);
-                        }
-                        (Some(pkt), more)
-                    }
-                    None => (None, false),
-                }
+                self.switch_send(p, s as usize, local)
             }
-        };
-        if let Some(pkt) = next {
+        }
+    }
+
+    /// Makes a busy port wake up when its current packet is out.
+    #[inline]
+    fn wake_when_done(&mut self, p: PortId) {
+        let port = &mut self.ports[p.index()];
+        if port.wake_at != Some(port.busy_until) {
+            port.wake_at = Some(port.busy_until);
+            self.queue.schedule(port.busy_until, Event::TxDone(p));
+        }
+    }
+
+    /// [`try_send`](Self::try_send) for host `h`'s NIC port `p`.
+    fn nic_send(&mut self, p: PortId, h: HostIdx) {
+        if self.now < self.ports[p.index()].busy_until {
+            return self.wake_when_done(p);
+        }
+        if let Some(pkt) = self.nic_next(h) {
+            let nic = &self.nics[h.index()];
+            // A NIC with ready flows may have more; finding out costs a poll, so just wake.
+            let more = !nic.control.is_empty() || !nic.ready.is_empty();
+            let pkt = self.packets.alloc(pkt);
             self.transmit(p, pkt, more);
         }
     }
 
+    /// [`try_send`](Self::try_send) for port `p`, local port `local` of switch `s`.
+    #[inline(always)]
+    fn switch_send(&mut self, p: PortId, s: usize, local: usize) {
+        let port = &self.ports[p.index()];
+        if self.now < port.busy_until {
+            return self.wake_when_done(p);
+        }
+        let paused = port.paused;
+        let Some((pkt, mut resume, more)) =
+            self.switches[s].dequeue_more(&mut self.packets, local, paused)
+        else {
+            return;
+        };
+        let first = p.0 - local as u32;
+        while resume != 0 {
+            let input = resume.trailing_zeros();
+            resume &= resume - 1;
+            self.send_pfc(PortId(first + input), false);
+        }
+        self.transmit(p, pkt, more);
+    }
+
+    #[inline(always)]
     fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
         let delay = self.info[p.index()].delay;
         let port = &mut self.ports[p.index()];
@@ -451,7 +468,7 @@ impl<'a> Simulation<'a> {
         } else {
             switch.admit_control(&mut self.packets, output, id);
         }
-        self.try_send(out);
+        self.switch_send(out, s, output);
     }
 
     // ----- hosts -----

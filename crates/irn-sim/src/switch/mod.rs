@@ -95,6 +95,19 @@ pub trait Queues {
 
     /// Whether `output` has anything it could send (ignoring pause for data).
     fn has_work(&self, output: usize) -> bool;
+
+    /// [`dequeue`](Self::dequeue), and whether `output` has more to send after this packet: the
+    /// port's one call per packet.
+    #[inline(always)]
+    fn dequeue_more(
+        &mut self,
+        packets: &mut Packets,
+        output: usize,
+        paused: bool,
+    ) -> Option<(PacketId, u64, bool)> {
+        let (p, resume) = self.dequeue(packets, output, paused)?;
+        Some((p, resume, self.has_work(output)))
+    }
 }
 
 /// One switch, of either model.
@@ -143,6 +156,16 @@ impl Queues for Switch {
     #[inline]
     fn has_work(&self, output: usize) -> bool {
         delegate!(self, s => s.has_work(output))
+    }
+
+    #[inline]
+    fn dequeue_more(
+        &mut self,
+        packets: &mut Packets,
+        output: usize,
+        paused: bool,
+    ) -> Option<(PacketId, u64, bool)> {
+        delegate!(self, s => s.dequeue_more(packets, output, paused))
     }
 }
 

@@ -306,7 +306,7 @@ impl Topology {
     ///
     /// # Panics
     /// If `switch` is not a switch or `dst` is out of range.
-    #[inline]
+    #[inline(always)]
     pub fn next_hops(&self, switch: NodeId, dst: HostIdx) -> &[PortId] {
         self.routing.next_hops(switch, dst)
     }

@@ -164,7 +164,7 @@ impl RoutingTable {
     ///
     /// # Panics
     /// If `switch` is not a switch or `dst` is not a host of this topology.
-    #[inline]
+    #[inline(always)]
     pub(super) fn next_hops(&self, switch: NodeId, dst: HostIdx) -> &[PortId] {
         let row = self.switch_row[switch.index()];
         assert!(row != NONE, "next_hops: node {switch} is not a switch");
