@@ -15,9 +15,11 @@
 //! | [`wire`] | a RoCEv2-style byte encoding of packets (BTH, AETH, IRN SACK extension) |
 //! | [`transport`] | the [`Sender`] and [`Receiver`] state machines and their configuration |
 //! | [`verbs`] | RDMA verbs (Write, Read, Send, Atomic) over IRN's out-of-order transport (§5) |
+//! | [`ordering`] | Eunomia's ordering layer: the hybrid-dynamic bitmap, its memory controller, the receiver agent (ACK/SACK/NACK) and the sender's reaction rules |
 
 pub mod bitmap;
 pub mod cc;
+pub mod ordering;
 pub mod packet;
 pub mod seq;
 pub mod time;
