@@ -129,6 +129,7 @@ impl Conn {
                     ahead >= cfg.block_bits || !room,
                     "NACK for {psn}, only {ahead} ahead of {expected}"
                 );
+                prop_assert_eq!(self.agent.blocks(), blocks, "a refused packet kept blocks");
                 // The sender's recovery resends it later, behind at least a window of arrivals.
                 let len = self.in_flight.len();
                 let at = rng.random_range(len.min(window as usize)..=len);

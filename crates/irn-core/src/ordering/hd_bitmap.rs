@@ -522,7 +522,11 @@ mod tests {
             for off in arrivals {
                 let psn = start.add(off);
                 let (reach, free, blocks) = (bm.reach().since(start), pool.free_blocks(), bm.blocks());
+                let before = bm.clone();
                 let got = bm.insert(psn, &mut pool);
+                if got.is_err() {
+                    prop_assert_eq!(&bm, &before, "a refusal changed the bitmap");
+                }
                 if off < head || received.contains(&off) {
                     prop_assert_eq!(got, Ok(Placement::Duplicate));
                 } else if off == head {
