@@ -95,7 +95,8 @@ pub struct EventQueue {
     shift: u32,
     /// `buckets[b % BUCKETS]` holds the events of absolute bucket `b`, for `b` within
     /// `cur..cur + BUCKETS`, in (time, scheduling) order.
-    buckets: Box<[Vec<Slot>]>,
+    /// (A fixed-size array, so indexing by `b % BUCKETS` needs no bounds check.)
+    buckets: Box<[Vec<Slot>; BUCKETS]>,
     /// Which buckets hold events, to skip empty stretches in one step.
     occupied: [u64; WORDS],
     /// The absolute bucket being served; its events before `cur_pos` are already popped.
@@ -120,7 +121,7 @@ impl EventQueue {
         let shift = 63 - width.as_ps().max(1).leading_zeros();
         EventQueue {
             shift,
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             occupied: [0; WORDS],
             cur: 0,
             cur_pos: 0,

@@ -348,20 +348,19 @@ impl Sender {
     /// timer, the congestion controller's timers, and the time a packet held back (by pacing,
     /// or by a retransmission being fetched again) may leave, whichever is first.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let pacing =
-            (self.next_tx_at > self.last_now && self.has_data_to_send()).then_some(self.next_tx_at);
-        let refetch = (self.retx_ready_at > self.last_now
-            && (self.in_recovery() || self.nxt < self.high))
-            .then_some(self.retx_ready_at);
-        [
-            self.timer.map(|t| t.deadline),
-            self.cc.poll_timeout(),
-            pacing,
-            refetch,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Called after every packet in and out, so each candidate is checked in place rather
+        // than collected.
+        let mut next = self.timer.map(|t| t.deadline);
+        if let Some(t) = self.cc.poll_timeout() {
+            next = Some(earliest(next, t));
+        }
+        if self.next_tx_at > self.last_now && self.has_data_to_send() {
+            next = Some(earliest(next, self.next_tx_at));
+        }
+        if self.retx_ready_at > self.last_now && (self.in_recovery() || self.nxt < self.high) {
+            next = Some(earliest(next, self.retx_ready_at));
+        }
+        next
     }
 
     /// The next fully acknowledged message, in posting order.
@@ -531,4 +530,9 @@ impl Recovery {
             pending: Some(una),
         }
     }
+}
+
+/// The earlier of a deadline, if any, and `t`.
+fn earliest(deadline: Option<Time>, t: Time) -> Time {
+    deadline.map_or(t, |d| d.min(t))
 }
