@@ -17,7 +17,7 @@ use crate::engine::{Event, EventQueue};
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packet::SimPacket;
-use crate::packets::{PacketId, Packets};
+use crate::packets::{Fifo, PacketId, Packets};
 use crate::port::PortState;
 use crate::rng::{stream, Purpose};
 use crate::switch::{Admit, EcnMarker, Queues, SharedSwitch, Switch, VoqSwitch};
@@ -67,7 +67,8 @@ struct PortInfo {
 #[derive(Debug)]
 struct Nic {
     port: PortId,
-    control: VecDeque<SimPacket>,
+    /// ACKs, NACKs and CNPs waiting in the packet slab.
+    control: Fifo,
     /// Flows that may have a packet to send, in round-robin order.
     ready: VecDeque<FlowId>,
 }
@@ -155,7 +156,7 @@ impl<'a> Simulation<'a> {
                     slots.push(Slot::Host(h));
                     nics.push(Nic {
                         port: PortId(range.start),
-                        control: VecDeque::new(),
+                        control: Fifo::default(),
                         ready: VecDeque::new(),
                     });
                 }
@@ -349,7 +350,6 @@ impl<'a> Simulation<'a> {
             let nic = &self.nics[h.index()];
             // A NIC with ready flows may have more; finding out costs a poll, so just wake.
             let more = !nic.control.is_empty() || !nic.ready.is_empty();
-            let pkt = self.packets.alloc(pkt);
             self.transmit(p, pkt, more);
         }
     }
@@ -474,9 +474,9 @@ impl<'a> Simulation<'a> {
     // ----- hosts -----
 
     /// The NIC's next packet: control first, then (unless paused) the ready flows round-robin.
-    fn nic_next(&mut self, h: HostIdx) -> Option<SimPacket> {
+    fn nic_next(&mut self, h: HostIdx) -> Option<PacketId> {
         let nic = &mut self.nics[h.index()];
-        if let Some(p) = nic.control.pop_front() {
+        if let Some(p) = self.packets.pop(&mut nic.control) {
             return Some(p);
         }
         if self.ports[nic.port.index()].paused {
@@ -518,7 +518,7 @@ impl<'a> Simulation<'a> {
                         self.counters.data_packets_sent += 1;
                     }
                     self.sync_timer(f);
-                    return Some(sim);
+                    return Some(self.packets.alloc(sim));
                 }
                 None => flow.in_ready[side as usize] = false,
             }
@@ -555,13 +555,14 @@ impl<'a> Simulation<'a> {
                 if pkt.is_data() {
                     receiver.handle_packet(now, &pkt.pkt);
                     while let Some(reply) = receiver.poll_transmit(now) {
-                        nic.control.push_back(SimPacket {
+                        let id = self.packets.alloc(SimPacket {
                             wire_bytes: reply.wire_len(),
                             pkt: reply,
                             flow: f,
                             dst: flow.spec.src,
                             verbs: None,
                         });
+                        self.packets.push(&mut nic.control, id);
                     }
                     if receiver.poll_completion().is_some() {
                         flow.received_at = Some(now);
@@ -589,7 +590,8 @@ impl<'a> Simulation<'a> {
                 qp.handle_packet(now, &verbs);
                 while let Some(reply) = qp.poll_control() {
                     let reply = wrap_verbs(&mut self.verbs_packets, self.cfg, reply, f, peer);
-                    nic.control.push_back(reply);
+                    let id = self.packets.alloc(reply);
+                    self.packets.push(&mut nic.control, id);
                 }
                 let (received, acked) = v.progress();
                 if received {
