@@ -42,7 +42,9 @@ impl Fifo {
     }
 }
 
+/// One cache line: a packet touches one line per hop, never two.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Slot {
     pkt: SimPacket,
     /// On a link: when it reaches the far end.
@@ -53,7 +55,7 @@ struct Slot {
     input: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<Slot>() <= 56);
+const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 /// The slab of packets in flight.
 #[derive(Debug)]
