@@ -94,6 +94,7 @@ impl SharedSwitch {
 }
 
 impl Queues for SharedSwitch {
+    #[inline]
     fn admit_data(
         &mut self,
         packets: &mut Packets,
@@ -140,10 +141,12 @@ impl Queues for SharedSwitch {
         admit
     }
 
+    #[inline]
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
         packets.push(&mut self.control[output], p);
     }
 
+    #[inline]
     fn dequeue(
         &mut self,
         packets: &mut Packets,

@@ -77,6 +77,7 @@ impl VoqSwitch {
 }
 
 impl Queues for VoqSwitch {
+    #[inline]
     fn admit_data(
         &mut self,
         packets: &mut Packets,
@@ -102,6 +103,7 @@ impl Queues for VoqSwitch {
         }
     }
 
+    #[inline]
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
         packets.push(&mut self.control[output], p);
     }
@@ -109,6 +111,7 @@ impl Queues for VoqSwitch {
     /// Control first; then, unless the output is paused, the next input in round-robin order.
     /// The resume mask has the input's bit set if taking the packet drained it below its resume
     /// threshold.
+    #[inline]
     fn dequeue(
         &mut self,
         packets: &mut Packets,
