@@ -113,7 +113,7 @@ pub struct Simulation<'a> {
     queue: EventQueue,
     info: Vec<PortInfo>,
     ports: Vec<PortState>,
-    /// Every packet on a link or in a switch queue.
+    /// Every packet waiting in a NIC control queue, on a link or in a switch queue.
     packets: Packets,
     switches: Vec<Switch>,
     nics: Vec<Nic>,
