@@ -1,7 +1,8 @@
 //! Every packet in the network, in one slab, threaded into FIFOs by index.
 //!
-//! A packet is written once, when its NIC sends or queues it, and stays in its slot until it reaches its
-//! destination host or is dropped. Links and switch queues hold only its index: a [`Fifo`] is a
+//! A packet is written once, when its NIC sends or queues it, and stays in its slot until it
+//! reaches its destination host or is dropped. NIC control queues, links and switch queues hold
+//! only its index: a [`Fifo`] is a
 //! (head, tail) pair, and the link to the next packet lives in the slot itself, since a packet is
 //! in at most one queue or link at a time (htsim's packet pool). So a hop moves a 4-byte index,
 //! not the 40-byte packet, nothing is allocated once the slab has grown to the most packets in
