@@ -1,16 +1,15 @@
 //! Every packet in the network, in one slab, threaded into FIFOs by index.
 //!
 //! A packet is written once, when its NIC sends or queues it, and stays in its slot until it
-//! reaches its destination host or is dropped. NIC control queues, links and switch queues hold
-//! only its index: a [`Fifo`] is a
-//! (head, tail) pair, and the link to the next packet lives in the slot itself, since a packet is
-//! in at most one queue or link at a time (htsim's packet pool). So a hop moves a 4-byte index,
-//! not the 40-byte packet, nothing is allocated once the slab has grown to the most packets in
-//! flight at once, and freed slots are reused last-in first-out so the packets in flight stay in
-//! few cache lines.
+//! reaches its destination host or is dropped. NIC control queues and switch queues hold only
+//! its index, and a packet on a link is named by its arrival event: a [`Fifo`] is a (head, tail)
+//! pair, and the link to the next packet lives in the slot itself, since a packet is in at most
+//! one queue at a time (htsim's packet pool). So a hop moves a 4-byte index, not the 40-byte
+//! packet, nothing is allocated once the slab has grown to the most packets in flight at once,
+//! and freed slots are reused last-in first-out so the packets in flight stay in few cache
+//! lines.
 
-use irn_core::Time;
-
+use crate::ids::PortId;
 use crate::packet::SimPacket;
 
 /// No packet: the end of a list.
@@ -48,8 +47,8 @@ impl Fifo {
 #[repr(align(64))]
 struct Slot {
     pkt: SimPacket,
-    /// On a link: when it reaches the far end.
-    arrives_at: Time,
+    /// On a link: the port at its far end, where the packet arrives.
+    link_end: PortId,
     /// The next packet of its FIFO, or the next free slot.
     next: u32,
     /// In a switch queue: the local input port it came in on (buffers are accounted per input).
@@ -81,7 +80,7 @@ impl Packets {
     pub fn alloc(&mut self, pkt: SimPacket) -> PacketId {
         let slot = Slot {
             pkt,
-            arrives_at: Time::ZERO,
+            link_end: PortId(NIL),
             next: NIL,
             input: 0,
         };
@@ -115,15 +114,15 @@ impl Packets {
         &mut self.slots[id.0 as usize].pkt
     }
 
-    /// When the packet, on a link, reaches the far end.
+    /// The port the packet, on a link, arrives at.
     #[inline]
-    pub fn arrives_at(&self, id: PacketId) -> Time {
-        self.slots[id.0 as usize].arrives_at
+    pub fn link_end(&self, id: PacketId) -> PortId {
+        self.slots[id.0 as usize].link_end
     }
 
     #[inline]
-    pub fn set_arrives_at(&mut self, id: PacketId, at: Time) {
-        self.slots[id.0 as usize].arrives_at = at;
+    pub fn set_link_end(&mut self, id: PacketId, to: PortId) {
+        self.slots[id.0 as usize].link_end = to;
     }
 
     /// The local input port the packet came in on, in a switch queue.
@@ -222,16 +221,16 @@ mod tests {
     #[test]
     fn a_packet_moves_between_fifos_without_copying_its_slot() {
         let mut packets = Packets::default();
-        let (mut link, mut queue) = (Fifo::default(), Fifo::default());
+        let (mut control, mut queue) = (Fifo::default(), Fifo::default());
         let id = packets.alloc(test_packet(7, 100));
-        packets.set_arrives_at(id, Time::from_ps(42));
-        packets.push(&mut link, id);
-        let popped = packets.pop(&mut link).unwrap();
+        packets.set_link_end(id, PortId(42));
+        packets.push(&mut control, id);
+        let popped = packets.pop(&mut control).unwrap();
         assert_eq!(popped, id);
-        assert_eq!(packets.arrives_at(id), Time::from_ps(42));
+        assert_eq!(packets.link_end(id), PortId(42));
         packets.set_input(id, 3);
         packets.push(&mut queue, id);
-        assert!(link.is_empty());
+        assert!(control.is_empty());
         assert_eq!(packets.pop(&mut queue), Some(id));
         assert_eq!(packets.input(id), 3);
         assert_eq!(packets.free(id).flow.0, 7);

@@ -1,80 +1,148 @@
 //! An egress port and the link leaving it.
 //!
-//! A port serializes one packet at a time; the packet then propagates along the link. Packets
-//! on a link arrive in the order they left, so the link is a FIFO and only its head's arrival
-//! is ever scheduled.
+//! A port serializes one packet at a time; the packet then propagates along the link. Each
+//! packet's arrival at the far end is its own event, scheduled when the packet leaves, so the
+//! link itself keeps no state.
+//!
+//! Everything the packet path reads or writes about a port sits in one cache line ([`Port`]):
+//! where it is, where its link goes, its rate and delay, and whether it is busy or paused. The
+//! pause statistics, touched only by PFC frames, live apart ([`PauseLog`]).
 
 use irn_core::{Bandwidth, Duration, Time};
 
-use crate::packets::Fifo;
+use crate::ids::{HostIdx, NodeId, PortId};
 
-/// Dynamic state of one port (its static description is `topology::Port`).
-#[derive(Debug)]
-pub struct PortState {
-    /// Serializing a packet until then.
-    pub busy_until: Time,
-    /// When the pending `TxDone` is due, if one is: set while the port has more to send after
-    /// its current packet. Ports that go idle after a packet schedule nothing, which saves an
-    /// event per packet on every uncongested port. A `TxDone` at another time is stale.
-    pub wake_at: Option<Time>,
-    /// Data is paused by the peer's PFC (control packets still go).
-    pub paused: bool,
-    pub paused_since: Time,
-    pub paused_total: Duration,
-    /// Packets propagating on the link, with their arrival times (non-decreasing), in the
-    /// simulation's pool of link nodes.
-    pub in_flight: Fifo,
-    /// Picoseconds per byte when the rate divides 8 Tb/s evenly (every common rate does); saves
-    /// a 128-bit division per packet.
-    ps_per_byte: Option<u64>,
-    rate: Bandwidth,
-    pub bytes_sent: u64,
-    pub pause_frames_sent: u64,
+/// The node a port belongs to, as its index among hosts or among switches, in four bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner(u32);
+
+/// [`Owner`], unpacked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerKind {
+    Host(HostIdx),
+    Switch(usize),
 }
 
-impl PortState {
-    pub fn new(rate: Bandwidth) -> Self {
-        let ps_per_bit_x8 = 8 * 1_000_000_000_000u64;
-        let ps_per_byte =
-            (ps_per_bit_x8 % rate.as_bps() == 0).then(|| ps_per_bit_x8 / rate.as_bps());
-        PortState {
+impl Owner {
+    const SWITCH: u32 = 1 << 31;
+
+    pub fn host(h: HostIdx) -> Self {
+        debug_assert!(h.0 < Self::SWITCH);
+        Owner(h.0)
+    }
+
+    pub fn switch(s: usize) -> Self {
+        debug_assert!((s as u32) < Self::SWITCH);
+        Owner(s as u32 | Self::SWITCH)
+    }
+
+    #[inline(always)]
+    pub fn kind(self) -> OwnerKind {
+        if self.0 & Self::SWITCH == 0 {
+            OwnerKind::Host(HostIdx(self.0))
+        } else {
+            OwnerKind::Switch((self.0 & !Self::SWITCH) as usize)
+        }
+    }
+}
+
+/// One egress port: its place in the topology and its dynamic state, in one cache line.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
+pub struct Port {
+    /// Serializing a packet until then.
+    pub busy_until: Time,
+    /// When the pending `TxDone` is due, or [`Port::NO_WAKE`]: set while the port has more to
+    /// send after its current packet. Ports that go idle after a packet schedule nothing, which
+    /// saves an event per packet on every uncongested port. A `TxDone` at another time is
+    /// stale.
+    pub wake_at: Time,
+    /// The link's propagation delay.
+    pub delay: Duration,
+    /// Picoseconds per byte when the rate divides 8 Tb/s evenly (every common rate does; 0
+    /// otherwise): saves a 128-bit division per packet.
+    ps_per_byte: u64,
+    rate: Bandwidth,
+    pub bytes_sent: u64,
+    /// The port at the other end of the link.
+    pub peer: PortId,
+    pub node: NodeId,
+    pub owner: Owner,
+    /// This port's number on its node (switches have at most 64 ports).
+    pub local: u8,
+    /// Data is paused by the peer's PFC (control packets still go).
+    pub paused: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Port>() == 64);
+
+impl Port {
+    /// No `TxDone` is pending.
+    pub const NO_WAKE: Time = Time::MAX;
+
+    pub fn new(
+        node: NodeId,
+        owner: Owner,
+        local: usize,
+        peer: PortId,
+        rate: Bandwidth,
+        delay: Duration,
+    ) -> Self {
+        const PS_PER_BYTE_AT_1BPS: u64 = 8 * 1_000_000_000_000;
+        let ps_per_byte = if PS_PER_BYTE_AT_1BPS % rate.as_bps() == 0 {
+            PS_PER_BYTE_AT_1BPS / rate.as_bps()
+        } else {
+            0
+        };
+        Port {
             busy_until: Time::ZERO,
-            wake_at: None,
-            paused: false,
-            paused_since: Time::ZERO,
-            paused_total: Duration::ZERO,
-            in_flight: Fifo::default(),
+            wake_at: Self::NO_WAKE,
+            delay,
             ps_per_byte,
             rate,
             bytes_sent: 0,
-            pause_frames_sent: 0,
+            peer,
+            node,
+            owner,
+            local: u8::try_from(local).expect("nodes have at most 64 ports"),
+            paused: false,
         }
     }
 
     /// Time to serialize `bytes` on this port.
+    #[inline(always)]
     pub fn serialization(&self, bytes: u32) -> Duration {
-        match self.ps_per_byte {
-            Some(ps) => Duration::from_ps(u64::from(bytes) * ps),
-            None => self.rate.serialization(u64::from(bytes)),
-        }
-    }
-
-    /// Record a pause or resume received from the peer at `now`.
-    pub fn set_paused(&mut self, now: Time, pause: bool) {
-        if pause && !self.paused {
-            self.paused_since = now;
-        } else if !pause && self.paused {
-            self.paused_total = self.paused_total + (now - self.paused_since);
-        }
-        self.paused = pause;
-    }
-
-    /// Paused time including a pause still in force at `now`.
-    pub fn paused_until(&self, now: Time) -> Duration {
-        if self.paused {
-            self.paused_total + now.saturating_since(self.paused_since)
+        if self.ps_per_byte != 0 {
+            Duration::from_ps(u64::from(bytes) * self.ps_per_byte)
         } else {
-            self.paused_total
+            self.rate.serialization(u64::from(bytes))
+        }
+    }
+}
+
+/// How long a port has been paused: touched only when PFC frames arrive.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PauseLog {
+    since: Time,
+    total: Duration,
+}
+
+impl PauseLog {
+    /// Record a pause or resume received at `now` by a port that was `paused` before it.
+    pub fn record(&mut self, now: Time, paused: bool, pause: bool) {
+        if pause && !paused {
+            self.since = now;
+        } else if !pause && paused {
+            self.total = self.total + (now - self.since);
+        }
+    }
+
+    /// Paused time including a pause still in force (`paused`) at `now`.
+    pub fn until(&self, now: Time, paused: bool) -> Duration {
+        if paused {
+            self.total + now.saturating_since(self.since)
+        } else {
+            self.total
         }
     }
 }
@@ -83,11 +151,22 @@ impl PortState {
 mod tests {
     use super::*;
 
+    fn port(rate: Bandwidth) -> Port {
+        Port::new(
+            NodeId(0),
+            Owner::switch(3),
+            2,
+            PortId(1),
+            rate,
+            Duration::from_us(1),
+        )
+    }
+
     #[test]
     fn fast_path_serialization_matches_the_exact_one() {
         for gbps in [10, 25, 40, 100, 400] {
-            let p = PortState::new(Bandwidth::from_gbps(gbps));
-            assert!(p.ps_per_byte.is_some());
+            let p = port(Bandwidth::from_gbps(gbps));
+            assert!(p.ps_per_byte != 0);
             for bytes in [64, 1086, 1102] {
                 assert_eq!(
                     p.serialization(bytes),
@@ -95,7 +174,8 @@ mod tests {
                 );
             }
         }
-        let odd = PortState::new(Bandwidth::from_bps(3));
+        let odd = port(Bandwidth::from_bps(3));
+        assert_eq!(odd.ps_per_byte, 0);
         assert_eq!(
             odd.serialization(1),
             Bandwidth::from_bps(3).serialization(1)
@@ -103,13 +183,25 @@ mod tests {
     }
 
     #[test]
+    fn owners_pack_into_four_bytes() {
+        assert_eq!(Owner::host(HostIdx(7)).kind(), OwnerKind::Host(HostIdx(7)));
+        assert_eq!(Owner::switch(0).kind(), OwnerKind::Switch(0));
+        assert_eq!(Owner::switch(12345).kind(), OwnerKind::Switch(12345));
+    }
+
+    #[test]
     fn paused_time_accumulates() {
-        let mut p = PortState::new(Bandwidth::from_gbps(40));
-        p.set_paused(Time::from_ps(10), true);
-        p.set_paused(Time::from_ps(15), true); // repeated pause: no restart
-        assert_eq!(p.paused_until(Time::from_ps(20)), Duration::from_ps(10));
-        p.set_paused(Time::from_ps(30), false);
-        p.set_paused(Time::from_ps(40), false);
-        assert_eq!(p.paused_until(Time::from_ps(100)), Duration::from_ps(20));
+        let mut log = PauseLog::default();
+        let mut paused = false;
+        let mut set = |log: &mut PauseLog, at: u64, pause: bool| {
+            log.record(Time::from_ps(at), paused, pause);
+            paused = pause;
+        };
+        set(&mut log, 10, true);
+        set(&mut log, 15, true); // repeated pause: no restart
+        assert_eq!(log.until(Time::from_ps(20), true), Duration::from_ps(10));
+        set(&mut log, 30, false);
+        set(&mut log, 40, false);
+        assert_eq!(log.until(Time::from_ps(100), false), Duration::from_ps(20));
     }
 }

@@ -1,7 +1,8 @@
 //! The simulated world: hosts, switches and links wired by a topology, driven by the event queue.
 //!
-//! Every packet hop is two events: the sending port's `TxDone` (serialization over) and the
-//! link's `Arrive` (propagation over, the last bit is in; store-and-forward). Hosts run one
+//! Every packet hop is one or two events: the packet's `Arrive` at the far end of the link
+//! (propagation over, the last bit is in; store-and-forward), and the sending port's `TxDone`
+//! (serialization over) when the port has more to send. Hosts run one
 //! `irn-core` sender and receiver per flow — or, for a verbs workload, one verbs queue pair per
 //! flow on each host ([`crate::verbs_flow`]); the simulator only moves their packets and timers.
 
@@ -18,7 +19,7 @@ use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packet::SimPacket;
 use crate::packets::{Fifo, PacketId, Packets};
-use crate::port::PortState;
+use crate::port::{Owner, OwnerKind, PauseLog, Port};
 use crate::rng::{stream, Purpose};
 use crate::switch::{Admit, EcnMarker, Queues, SharedSwitch, Switch, VoqSwitch};
 use crate::topology::NodeKind;
@@ -43,25 +44,6 @@ pub struct Progress {
 
 /// Report progress every this many events.
 const PROGRESS_EVERY: u64 = 1 << 16;
-
-/// What a node is, with its index among nodes of that kind.
-#[derive(Debug, Clone, Copy)]
-enum Slot {
-    Host(HostIdx),
-    Switch(u32),
-}
-
-/// What the packet path needs to know about a port, gathered in one place (one lookup per hop
-/// instead of four into the topology's tables).
-#[derive(Debug, Clone, Copy)]
-struct PortInfo {
-    node: NodeId,
-    slot: Slot,
-    /// Global id of the node's port 0: local port numbers are `id - first`.
-    first: u32,
-    peer: PortId,
-    delay: Duration,
-}
 
 /// A host's NIC: one port, control packets first, then the flows that may send, round-robin.
 #[derive(Debug)]
@@ -111,8 +93,10 @@ pub struct Simulation<'a> {
     cfg: &'a SimConfig,
     now: Time,
     queue: EventQueue,
-    info: Vec<PortInfo>,
-    ports: Vec<PortState>,
+    /// Every port, one cache line each: what the packet path needs to know about it.
+    ports: Vec<Port>,
+    /// Per port: how long it has been paused (PFC frames only).
+    pauses: Vec<PauseLog>,
     /// Every packet waiting in a NIC control queue, on a link or in a switch queue.
     packets: Packets,
     switches: Vec<Switch>,
@@ -139,7 +123,7 @@ fn mix32(mut h: u32) -> u32 {
 impl<'a> Simulation<'a> {
     pub fn new(cfg: &'a SimConfig) -> Self {
         let topo = &cfg.topology;
-        let mut slots = Vec::with_capacity(topo.node_count());
+        let mut owners = Vec::with_capacity(topo.node_count());
         let mut first_port = Vec::with_capacity(topo.node_count());
         let mut switches = Vec::new();
         let mut nics = Vec::new();
@@ -153,7 +137,7 @@ impl<'a> Simulation<'a> {
                     let h = topo
                         .host_index(node)
                         .expect("every host node has a host index");
-                    slots.push(Slot::Host(h));
+                    owners.push(Owner::host(h));
                     nics.push(Nic {
                         port: PortId(range.start),
                         control: Fifo::default(),
@@ -161,7 +145,7 @@ impl<'a> Simulation<'a> {
                     });
                 }
                 NodeKind::Switch => {
-                    slots.push(Slot::Switch(switches.len() as u32));
+                    owners.push(Owner::switch(switches.len()));
                     let ports = &topo.ports()[range.start as usize..range.end as usize];
                     let pfc = cfg.switch.pfc;
                     let buffer = cfg.switch.buffer_bytes;
@@ -234,22 +218,24 @@ impl<'a> Simulation<'a> {
             cfg,
             now: Time::ZERO,
             queue: EventQueue::new(bucket_width),
-            info: topo
-                .ports()
-                .iter()
-                .map(|port| PortInfo {
-                    node: port.node,
-                    slot: slots[port.node.index()],
-                    first: first_port[port.node.index()],
-                    peer: port.peer,
-                    delay: port.delay,
-                })
-                .collect(),
             ports: topo
                 .ports()
                 .iter()
-                .map(|p| PortState::new(p.rate))
+                .enumerate()
+                .map(|(id, port)| {
+                    let node = port.node.index();
+                    let local = id - first_port[node] as usize;
+                    Port::new(
+                        port.node,
+                        owners[node],
+                        local,
+                        port.peer,
+                        port.rate,
+                        port.delay,
+                    )
+                })
                 .collect(),
+            pauses: vec![PauseLog::default(); topo.ports().len()],
             packets: Packets::default(),
             switches,
             nics,
@@ -281,14 +267,16 @@ impl<'a> Simulation<'a> {
                 Event::TxDone(p) => {
                     let port = &mut self.ports[p.index()];
                     // A wake superseded by a later one is stale.
-                    if port.wake_at == Some(t) {
-                        port.wake_at = None;
+                    if port.wake_at == t {
+                        port.wake_at = Port::NO_WAKE;
                         self.try_send(p);
                     }
                 }
-                Event::Arrive(p) => self.arrive(p),
+                Event::Arrive(pkt) => self.arrive(pkt),
                 Event::Pfc { port, pause } => {
-                    self.ports[port.index()].set_paused(self.now, pause);
+                    let state = &mut self.ports[port.index()];
+                    self.pauses[port.index()].record(self.now, state.paused, pause);
+                    state.paused = pause;
                     if !pause {
                         self.try_send(port);
                     }
@@ -321,13 +309,10 @@ impl<'a> Simulation<'a> {
     /// If the port is idle, start sending whatever its node has for it; if it is busy, make sure
     /// it wakes up when it is done.
     fn try_send(&mut self, p: PortId) {
-        let info = &self.info[p.index()];
-        match info.slot {
-            Slot::Host(h) => self.nic_send(p, h),
-            Slot::Switch(s) => {
-                let local = (p.0 - info.first) as usize;
-                self.switch_send(p, s as usize, local)
-            }
+        let port = &self.ports[p.index()];
+        match port.owner.kind() {
+            OwnerKind::Host(h) => self.nic_send(p, h),
+            OwnerKind::Switch(s) => self.switch_send(p, s, usize::from(port.local)),
         }
     }
 
@@ -335,8 +320,8 @@ impl<'a> Simulation<'a> {
     #[inline]
     fn wake_when_done(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
-        if port.wake_at != Some(port.busy_until) {
-            port.wake_at = Some(port.busy_until);
+        if port.wake_at != port.busy_until {
+            port.wake_at = port.busy_until;
             self.queue.schedule(port.busy_until, Event::TxDone(p));
         }
     }
@@ -378,53 +363,42 @@ impl<'a> Simulation<'a> {
 
     #[inline(always)]
     fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
-        let delay = self.info[p.index()].delay;
         let port = &mut self.ports[p.index()];
         let wire_bytes = self.packets.get(pkt).wire_bytes;
         let done = self.now + port.serialization(wire_bytes);
         port.busy_until = done;
         port.bytes_sent += u64::from(wire_bytes);
-        let first_on_link = port.in_flight.is_empty();
-        self.packets.set_arrives_at(pkt, done + delay);
-        self.packets.push(&mut port.in_flight, pkt);
-        if more && port.wake_at != Some(done) {
-            port.wake_at = Some(done);
+        let arrives = done + port.delay;
+        self.packets.set_link_end(pkt, port.peer);
+        if more && port.wake_at != done {
+            port.wake_at = done;
             self.queue.schedule(done, Event::TxDone(p));
         }
-        if first_on_link {
-            self.queue.schedule(done + delay, Event::Arrive(p));
-        }
+        self.queue.schedule(arrives, Event::Arrive(pkt));
     }
 
-    /// The head packet of the link leaving `p` reaches the other end.
-    fn arrive(&mut self, p: PortId) {
-        let port = &mut self.ports[p.index()];
-        let Some(pkt) = self.packets.pop(&mut port.in_flight) else {
-            return;
-        };
-        if let Some(next) = self.packets.front(&port.in_flight) {
-            self.queue
-                .schedule(self.packets.arrives_at(next), Event::Arrive(p));
-        }
-        let ingress = self.info[p.index()].peer;
-        let at = self.info[ingress.index()];
-        match at.slot {
-            Slot::Host(h) => {
+    /// Packet `pkt` reaches the far end of its link.
+    fn arrive(&mut self, pkt: PacketId) {
+        let ingress = self.packets.link_end(pkt);
+        let at = &self.ports[ingress.index()];
+        match at.owner.kind() {
+            OwnerKind::Host(h) => {
                 let pkt = self.packets.free(pkt);
                 self.host_receive(h, pkt)
             }
-            Slot::Switch(s) => self.switch_receive(at, s as usize, ingress, pkt),
+            OwnerKind::Switch(s) => {
+                let (node, input) = (at.node, usize::from(at.local));
+                self.switch_receive(node, s, ingress, input, pkt)
+            }
         }
     }
 
     /// A PFC frame from the switch port `from` to the port upstream of it. Pause frames do not
     /// queue behind data (they preempt) and take their own serialization plus the link delay.
     fn send_pfc(&mut self, from: PortId, pause: bool) {
-        let link = self.info[from.index()];
-        let port = &mut self.ports[from.index()];
-        let at = self.now + port.serialization(irn_core::packet::CONTROL_FRAME_BYTES) + link.delay;
+        let port = &self.ports[from.index()];
+        let at = self.now + port.serialization(irn_core::packet::CONTROL_FRAME_BYTES) + port.delay;
         if pause {
-            port.pause_frames_sent += 1;
             self.counters.pause_frames += 1;
         } else {
             self.counters.resume_frames += 1;
@@ -432,7 +406,7 @@ impl<'a> Simulation<'a> {
         self.queue.schedule(
             at,
             Event::Pfc {
-                port: link.peer,
+                port: port.peer,
                 pause,
             },
         );
@@ -440,8 +414,16 @@ impl<'a> Simulation<'a> {
 
     // ----- switches -----
 
-    fn switch_receive(&mut self, at: PortInfo, s: usize, ingress: PortId, id: PacketId) {
-        let node = at.node;
+    /// Packet `id` arrived at switch `s` (node `node`) on its port `ingress`, local number
+    /// `input`.
+    fn switch_receive(
+        &mut self,
+        node: NodeId,
+        s: usize,
+        ingress: PortId,
+        input: usize,
+        id: PacketId,
+    ) {
         let pkt = self.packets.get(id);
         let hops = self.cfg.topology.next_hops(node, pkt.dst);
         let out = if hops.len() == 1 {
@@ -450,8 +432,7 @@ impl<'a> Simulation<'a> {
             let hash = mix32(pkt.flow.0 ^ self.salt);
             hops[mix32(hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % hops.len()]
         };
-        let first = at.first;
-        let (input, output) = ((ingress.0 - first) as usize, (out.0 - first) as usize);
+        let output = usize::from(self.ports[out.index()].local);
         let switch = &mut self.switches[s];
         if pkt.is_data() {
             match switch.admit_data(&mut self.packets, input, output, id) {
@@ -737,7 +718,7 @@ impl<'a> Simulation<'a> {
             if capacity_bytes > 0.0 {
                 link_busy_fraction_sum += port.bytes_sent as f64 / capacity_bytes;
             }
-            paused_total = paused_total + port.paused_until(end);
+            paused_total = paused_total + self.pauses[p].until(end, port.paused);
         }
         self.counters.paused_time = paused_total;
         self.counters.link_utilization = link_busy_fraction_sum / self.ports.len().max(1) as f64;
