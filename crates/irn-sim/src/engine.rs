@@ -252,6 +252,13 @@ impl EventQueue {
         1
     }
 
+    /// The next event, if it is in the bucket being served (a cheap look-ahead for prefetching).
+    #[inline(always)]
+    pub fn peek_near(&self) -> Option<Event> {
+        let i = (self.cur % BUCKETS as u64) as usize;
+        self.buckets[i].get(self.cur_pos).map(|s| s.event)
+    }
+
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
         self.popped

@@ -187,6 +187,12 @@ impl<'a> Simulation<'a> {
             .iter()
             .enumerate()
             .all(|(i, &n)| topo.host_index(n) == Some(HostIdx(i as u32))));
+        // Switches too: the packet path routes by switch index.
+        debug_assert!(topo
+            .switches()
+            .iter()
+            .enumerate()
+            .all(|(i, &n)| owners[n.index()] == Owner::switch(i)));
         let salt: u32 = stream(cfg.seed, Purpose::EcmpSalt, 0).random();
         let flows = cfg
             .flows
@@ -263,6 +269,9 @@ impl<'a> Simulation<'a> {
                 break;
             }
             self.now = t;
+            if let Some(Event::Arrive(next)) = self.queue.peek_near() {
+                self.packets.prefetch(next);
+            }
             match event {
                 Event::TxDone(p) => {
                     let port = &mut self.ports[p.index()];
@@ -425,14 +434,15 @@ impl<'a> Simulation<'a> {
         id: PacketId,
     ) {
         let pkt = self.packets.get(id);
-        let hops = self.cfg.topology.next_hops(node, pkt.dst);
+        let hops = self.cfg.topology.next_hops_at_switch(s, pkt.dst);
         let out = if hops.len() == 1 {
             hops[0]
         } else {
             let hash = mix32(pkt.flow.0 ^ self.salt);
             hops[mix32(hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % hops.len()]
         };
-        let output = usize::from(self.ports[out.index()].local);
+        // Ports are numbered contiguously per node.
+        let output = (out.0 - (ingress.0 - input as u32)) as usize;
         let switch = &mut self.switches[s];
         if pkt.is_data() {
             match switch.admit_data(&mut self.packets, input, output, id) {

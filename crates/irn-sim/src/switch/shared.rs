@@ -160,6 +160,9 @@ impl Queues for SharedSwitch {
             return None;
         }
         let p = packets.pop(&mut self.data[output])?;
+        if let Some(next) = packets.front(&self.data[output]) {
+            packets.prefetch(next);
+        }
         let input = packets.input(p);
         if let Some(marker) = &mut self.ecn {
             marker.mark(self.egress[output], packets.get_mut(p));

@@ -311,6 +311,17 @@ impl Topology {
         self.routing.next_hops(switch, dst)
     }
 
+    /// [`next_hops`](Self::next_hops) at the switch with index `switch` among switches (the
+    /// order of [`switches`](Self::switches)): the packet path knows that index already, and it
+    /// saves a lookup per hop.
+    ///
+    /// # Panics
+    /// If `switch` or `dst` is out of range.
+    #[inline(always)]
+    pub fn next_hops_at_switch(&self, switch: usize, dst: HostIdx) -> &[PortId] {
+        self.routing.next_hops_at_row(switch, dst)
+    }
+
     /// The path a lone flow `src -> dst` takes if every switch picks its first ECMP candidate:
     /// hop count, sum of link delays, lowest rate and per-hop rates. The ideal FCT used for
     /// slowdowns is computed from it. For `src == dst` the path is empty (0 hops, no delay) and

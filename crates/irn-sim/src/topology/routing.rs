@@ -168,12 +168,18 @@ impl RoutingTable {
     pub(super) fn next_hops(&self, switch: NodeId, dst: HostIdx) -> &[PortId] {
         let row = self.switch_row[switch.index()];
         assert!(row != NONE, "next_hops: node {switch} is not a switch");
+        self.next_hops_at_row(row as usize, dst)
+    }
+
+    /// [`next_hops`](Self::next_hops) at the switch of row `row` (its index among switches).
+    #[inline(always)]
+    pub(super) fn next_hops_at_row(&self, row: usize, dst: HostIdx) -> &[PortId] {
         assert!(
             dst.index() < self.hosts,
             "next_hops: host index {dst} out of range (the topology has {} hosts)",
             self.hosts
         );
-        let span = self.spans[row as usize * self.hosts + dst.index()];
+        let span = self.spans[row * self.hosts + dst.index()];
         &self.candidates[span.start as usize..][..span.len as usize]
     }
 
