@@ -19,15 +19,34 @@
 use super::{Admit, EcnMarker, Queues};
 use crate::packets::{Fifo, PacketId, Packets};
 
+/// A port's queues, as an output. Each port's fields sit together, so a packet touches one
+/// line for its output and one for its input.
+#[derive(Debug, Clone, Copy, Default)]
+struct Output {
+    /// Data packets waiting (each remembers its input)...
+    data: Fifo,
+    /// ...and control packets, served first.
+    control: Fifo,
+    /// Data bytes queued.
+    egress: u64,
+}
+
+/// A port's buffer accounting, as an input.
+#[derive(Debug, Clone, Copy, Default)]
+struct Input {
+    /// Bytes charged to the shared pool...
+    shared: u64,
+    /// ...and to its headroom (PFC only).
+    headroom_used: u64,
+    /// Headroom size; zero without PFC.
+    headroom: u64,
+}
+
 /// One shared-buffer switch, ports numbered 0..ports.
 #[derive(Debug)]
 pub struct SharedSwitch {
-    /// Per output: data packets waiting (each remembers its input)...
-    data: Vec<Fifo>,
-    /// ...and control packets, served first.
-    control: Vec<Fifo>,
-    /// Per output: data bytes queued.
-    egress: Vec<u64>,
+    outputs: Vec<Output>,
+    inputs: Vec<Input>,
     /// Bytes of the shared pool in use.
     shared_used: u64,
     /// The shared pool: the buffer minus every input's headroom.
@@ -36,14 +55,8 @@ pub struct SharedSwitch {
     /// dequeues while any input pauses, and integer arithmetic keeps float conversions off that
     /// path.
     alpha_q16: u64,
-    /// Per input: bytes charged to the shared pool...
-    ingress_shared: Vec<u64>,
-    /// ...and to its headroom (PFC only).
-    ingress_headroom: Vec<u64>,
-    /// Sum of `ingress_headroom`.
+    /// Sum of the inputs' `headroom_used`.
     headroom_used: u64,
-    /// Per input: headroom size; all zero without PFC.
-    headroom: Vec<u64>,
     /// PFC's resume gap; `None` without PFC.
     resume_gap: Option<u64>,
     /// Inputs that have paused their upstream neighbour.
@@ -67,18 +80,19 @@ impl SharedSwitch {
         ecn: Option<EcnMarker>,
     ) -> Self {
         assert!(ports <= 64, "a switch has at most 64 ports");
-        let headroom: Vec<u64> = (0..ports).map(|i| pfc.map_or(0, |(h, _)| h(i))).collect();
+        let inputs: Vec<Input> = (0..ports)
+            .map(|i| Input {
+                headroom: pfc.map_or(0, |(h, _)| h(i)),
+                ..Input::default()
+            })
+            .collect();
         SharedSwitch {
-            data: vec![Fifo::default(); ports],
-            control: vec![Fifo::default(); ports],
-            egress: vec![0; ports],
+            outputs: vec![Output::default(); ports],
             shared_used: 0,
-            shared_size: buffer_bytes.saturating_sub(headroom.iter().sum()),
+            shared_size: buffer_bytes.saturating_sub(inputs.iter().map(|i| i.headroom).sum()),
             alpha_q16: (alpha * 65536.0).round() as u64,
-            ingress_shared: vec![0; ports],
-            ingress_headroom: vec![0; ports],
+            inputs,
             headroom_used: 0,
-            headroom,
             resume_gap: pfc.map(|(_, gap)| gap),
             pausing: 0,
             ecn,
@@ -88,9 +102,15 @@ impl SharedSwitch {
 
     /// The dynamic threshold: `alpha` times the free shared buffer (rounded down).
     fn threshold(&self) -> u64 {
-        let free = self.shared_size.saturating_sub(self.shared_used);
-        ((u128::from(free) * u128::from(self.alpha_q16)) >> 16) as u64
+        threshold_of(self.shared_size, self.shared_used, self.alpha_q16)
     }
+}
+
+/// [`SharedSwitch::threshold`] from its parts, for use while a port's fields are borrowed.
+#[inline(always)]
+fn threshold_of(shared_size: u64, shared_used: u64, alpha_q16: u64) -> u64 {
+    let free = shared_size.saturating_sub(shared_used);
+    ((u128::from(free) * u128::from(alpha_q16)) >> 16) as u64
 }
 
 impl Queues for SharedSwitch {
@@ -105,45 +125,45 @@ impl Queues for SharedSwitch {
         let bytes = u64::from(packets.get(p).wire_bytes);
         let threshold = self.threshold();
         let mut admit = Admit::Queued;
+        let out = &mut self.outputs[output];
+        let inp = &mut self.inputs[input];
         if self.resume_gap.is_some() {
-            let fits_shared = self.ingress_shared[input] + bytes <= threshold
-                && self.shared_used + bytes <= self.shared_size;
+            let fits_shared =
+                inp.shared + bytes <= threshold && self.shared_used + bytes <= self.shared_size;
             if fits_shared {
-                self.ingress_shared[input] += bytes;
+                inp.shared += bytes;
                 self.shared_used += bytes;
-            } else if self.ingress_headroom[input] + bytes <= self.headroom[input] {
-                self.ingress_headroom[input] += bytes;
+            } else if inp.headroom_used + bytes <= inp.headroom {
+                inp.headroom_used += bytes;
                 self.headroom_used += bytes;
             } else {
                 return Admit::Dropped;
             }
-            let over =
-                self.ingress_headroom[input] > 0 || self.ingress_shared[input] >= self.threshold();
+            let over = inp.headroom_used > 0
+                || inp.shared >= threshold_of(self.shared_size, self.shared_used, self.alpha_q16);
             if over && self.pausing & (1 << input) == 0 {
                 self.pausing |= 1 << input;
                 admit = Admit::QueuedAndPause;
             }
         } else {
-            if self.egress[output] + bytes > threshold
-                || self.shared_used + bytes > self.shared_size
-            {
+            if out.egress + bytes > threshold || self.shared_used + bytes > self.shared_size {
                 return Admit::Dropped;
             }
-            self.ingress_shared[input] += bytes;
+            inp.shared += bytes;
             self.shared_used += bytes;
         }
-        self.egress[output] += bytes;
+        out.egress += bytes;
         self.peak_occupancy = self
             .peak_occupancy
             .max(self.shared_used + self.headroom_used);
         packets.set_input(p, input);
-        packets.push(&mut self.data[output], p);
+        packets.push(&mut out.data, p);
         admit
     }
 
     #[inline]
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
-        packets.push(&mut self.control[output], p);
+        packets.push(&mut self.outputs[output].control, p);
     }
 
     #[inline]
@@ -153,28 +173,30 @@ impl Queues for SharedSwitch {
         output: usize,
         paused: bool,
     ) -> Option<(PacketId, u64)> {
-        if let Some(p) = packets.pop(&mut self.control[output]) {
+        let out = &mut self.outputs[output];
+        if let Some(p) = packets.pop(&mut out.control) {
             return Some((p, 0));
         }
         if paused {
             return None;
         }
-        let p = packets.pop(&mut self.data[output])?;
-        if let Some(next) = packets.front(&self.data[output]) {
+        let p = packets.pop(&mut out.data)?;
+        if let Some(next) = packets.front(&out.data) {
             packets.prefetch(next);
         }
         let input = packets.input(p);
         if let Some(marker) = &mut self.ecn {
-            marker.mark(self.egress[output], packets.get_mut(p));
+            marker.mark(out.egress, packets.get_mut(p));
         }
         let bytes = u64::from(packets.get(p).wire_bytes);
-        self.egress[output] -= bytes;
+        out.egress -= bytes;
         // Headroom drains first, as in the ns-3 models.
-        let from_headroom = bytes.min(self.ingress_headroom[input]);
-        self.ingress_headroom[input] -= from_headroom;
+        let inp = &mut self.inputs[input];
+        let from_headroom = bytes.min(inp.headroom_used);
+        inp.headroom_used -= from_headroom;
         self.headroom_used -= from_headroom;
         let from_shared = bytes - from_headroom;
-        self.ingress_shared[input] -= from_shared;
+        inp.shared -= from_shared;
         self.shared_used -= from_shared;
         let mut resume = 0;
         if let Some(gap) = self.resume_gap.filter(|_| self.pausing != 0) {
@@ -184,7 +206,8 @@ impl Queues for SharedSwitch {
             while paused_inputs != 0 {
                 let i = paused_inputs.trailing_zeros() as usize;
                 paused_inputs &= paused_inputs - 1;
-                if self.ingress_headroom[i] == 0 && self.ingress_shared[i] + gap < threshold {
+                let inp = &self.inputs[i];
+                if inp.headroom_used == 0 && inp.shared + gap < threshold {
                     resume |= 1 << i;
                 }
             }
@@ -195,7 +218,8 @@ impl Queues for SharedSwitch {
 
     #[inline]
     fn has_work(&self, output: usize) -> bool {
-        !self.control[output].is_empty() || !self.data[output].is_empty()
+        let out = &self.outputs[output];
+        !out.control.is_empty() || !out.data.is_empty()
     }
 }
 
@@ -249,7 +273,7 @@ mod tests {
             outcomes.iter().all(|a| *a != Admit::Dropped),
             "headroom absorbs what arrives after PAUSE: {outcomes:?}"
         );
-        assert!(s.switch.ingress_headroom[0] > 0);
+        assert!(s.switch.inputs[0].headroom_used > 0);
         // Drain: headroom first, then the share; resume once below threshold by the gap.
         let mut resumed_at = None;
         for n in 0.. {
@@ -265,8 +289,8 @@ mod tests {
         assert_eq!(
             (
                 s.switch.shared_used,
-                s.switch.ingress_headroom[0],
-                s.switch.ingress_shared[0]
+                s.switch.inputs[0].headroom_used,
+                s.switch.inputs[0].shared
             ),
             (0, 0, 0)
         );
