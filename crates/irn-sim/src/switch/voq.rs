@@ -13,29 +13,42 @@
 use super::{Admit, EcnMarker, Queues};
 use crate::packets::{Fifo, PacketId, Packets};
 
+/// A port's state as an output. Each port's fields sit together, so a packet touches one line
+/// for its output and one for its input.
+#[derive(Debug, Clone, Copy)]
+struct Output {
+    /// Bit `i` set while `voq[i][output]` holds packets.
+    waiting: u64,
+    /// Data bytes waiting for it, over all inputs (the queue ECN marking watches).
+    queued: u64,
+    /// Control packets, served before data.
+    control: Fifo,
+    /// The input to consider first next time.
+    next_input: u32,
+}
+
+/// A port's buffer, as an input.
+#[derive(Debug, Clone, Copy)]
+struct Input {
+    /// Bytes buffered.
+    occupancy: u64,
+    /// Pause above this occupancy (`u64::MAX` without PFC)...
+    pause_at: u64,
+    /// ...resume below this one.
+    resume_below: u64,
+    /// PAUSE sent and not yet resumed.
+    pausing: bool,
+}
+
 /// One switch's queues, indexed by local port number (0..ports).
 #[derive(Debug)]
 pub struct VoqSwitch {
     ports: usize,
     /// `voq[input * ports + output]`.
     voq: Vec<Fifo>,
-    /// Per output: bit `i` set while `voq[i][output]` holds packets.
-    waiting: Vec<u64>,
-    /// Per output: the input to consider first next time.
-    next_input: Vec<u32>,
-    /// Per output: control packets, served before data.
-    control: Vec<Fifo>,
-    /// Per input: bytes buffered.
-    occupancy: Vec<u64>,
-    /// Per input: PAUSE sent and not yet resumed.
-    pausing: Vec<bool>,
-    /// Per output: data bytes waiting for it, over all inputs (the queue ECN marking watches).
-    queued: Vec<u64>,
+    outputs: Vec<Output>,
+    inputs: Vec<Input>,
     pub(super) ecn: Option<EcnMarker>,
-    /// Per input: pause above this occupancy (`u64::MAX` without PFC)...
-    pause_at: Vec<u64>,
-    /// ...resume below this one.
-    resume_below: Vec<u64>,
     buffer_bytes: u64,
     /// Most bytes any input held at once.
     pub peak_occupancy: u64,
@@ -55,21 +68,31 @@ impl VoqSwitch {
         ecn: Option<EcnMarker>,
     ) -> Self {
         assert!(ports <= 64, "a switch has at most 64 ports");
-        let thresholds: Vec<(u64, u64)> = (0..ports)
-            .map(|i| pfc(i).unwrap_or((u64::MAX, 0)))
+        let inputs = (0..ports)
+            .map(|i| {
+                let (pause_at, resume_below) = pfc(i).unwrap_or((u64::MAX, 0));
+                Input {
+                    occupancy: 0,
+                    pause_at,
+                    resume_below,
+                    pausing: false,
+                }
+            })
             .collect();
         VoqSwitch {
             ports,
             voq: vec![Fifo::default(); ports * ports],
-            waiting: vec![0; ports],
-            next_input: vec![0; ports],
-            control: vec![Fifo::default(); ports],
-            occupancy: vec![0; ports],
-            queued: vec![0; ports],
+            outputs: vec![
+                Output {
+                    waiting: 0,
+                    queued: 0,
+                    control: Fifo::default(),
+                    next_input: 0,
+                };
+                ports
+            ],
+            inputs,
             ecn,
-            pausing: vec![false; ports],
-            pause_at: thresholds.iter().map(|t| t.0).collect(),
-            resume_below: thresholds.iter().map(|t| t.1).collect(),
             buffer_bytes,
             peak_occupancy: 0,
         }
@@ -86,17 +109,19 @@ impl Queues for VoqSwitch {
         p: PacketId,
     ) -> Admit {
         let bytes = u64::from(packets.get(p).wire_bytes);
-        let occ = self.occupancy[input] + bytes;
+        let inp = &mut self.inputs[input];
+        let occ = inp.occupancy + bytes;
         if occ > self.buffer_bytes {
             return Admit::Dropped;
         }
-        self.occupancy[input] = occ;
-        self.queued[output] += bytes;
+        inp.occupancy = occ;
         self.peak_occupancy = self.peak_occupancy.max(occ);
+        let out = &mut self.outputs[output];
+        out.queued += bytes;
+        out.waiting |= 1 << input;
         packets.push(&mut self.voq[input * self.ports + output], p);
-        self.waiting[output] |= 1 << input;
-        if !self.pausing[input] && occ > self.pause_at[input] {
-            self.pausing[input] = true;
+        if !inp.pausing && occ > inp.pause_at {
+            inp.pausing = true;
             Admit::QueuedAndPause
         } else {
             Admit::Queued
@@ -105,7 +130,7 @@ impl Queues for VoqSwitch {
 
     #[inline]
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
-        packets.push(&mut self.control[output], p);
+        packets.push(&mut self.outputs[output].control, p);
     }
 
     /// Control first; then, unless the output is paused, the next input in round-robin order.
@@ -118,14 +143,15 @@ impl Queues for VoqSwitch {
         output: usize,
         paused: bool,
     ) -> Option<(PacketId, u64)> {
-        if let Some(p) = packets.pop(&mut self.control[output]) {
+        let out = &mut self.outputs[output];
+        if let Some(p) = packets.pop(&mut out.control) {
             return Some((p, 0));
         }
-        let waiting = self.waiting[output];
+        let waiting = out.waiting;
         if paused || waiting == 0 {
             return None;
         }
-        let start = self.next_input[output];
+        let start = out.next_input;
         let from_start = if start >= 64 {
             0
         } else {
@@ -138,26 +164,29 @@ impl Queues for VoqSwitch {
         } as usize;
         let queue = &mut self.voq[input * self.ports + output];
         let p = packets.pop(queue)?;
-        if queue.is_empty() {
-            self.waiting[output] &= !(1 << input);
+        match packets.front(queue) {
+            Some(next) => packets.prefetch(next),
+            None => out.waiting &= !(1 << input),
         }
-        self.next_input[output] = (input as u32 + 1) % self.ports as u32;
+        out.next_input = (input as u32 + 1) % self.ports as u32;
         if let Some(marker) = &mut self.ecn {
-            marker.mark(self.queued[output], packets.get_mut(p));
+            marker.mark(out.queued, packets.get_mut(p));
         }
         let bytes = u64::from(packets.get(p).wire_bytes);
-        self.queued[output] -= bytes;
-        self.occupancy[input] -= bytes;
-        let resume = self.pausing[input] && self.occupancy[input] < self.resume_below[input];
+        out.queued -= bytes;
+        let inp = &mut self.inputs[input];
+        inp.occupancy -= bytes;
+        let resume = inp.pausing && inp.occupancy < inp.resume_below;
         if resume {
-            self.pausing[input] = false;
+            inp.pausing = false;
         }
         Some((p, u64::from(resume) << input))
     }
 
     #[inline]
     fn has_work(&self, output: usize) -> bool {
-        !self.control[output].is_empty() || self.waiting[output] != 0
+        let out = &self.outputs[output];
+        !out.control.is_empty() || out.waiting != 0
     }
 }
 
