@@ -39,7 +39,7 @@ fn hold(c: &mut Criterion) {
                     || {
                         let mut q = EventQueue::new(Duration::from_ps(217_200 / 64)); // sized as the simulator does at 40 Gb/s
                         for (i, &x) in d[..pending].iter().enumerate() {
-                            q.schedule(Time::from_ps(x), Event::TxDone(PortId(i as u32)));
+                            q.schedule(Time::from_ps(x), Event::Arrive(PortId(i as u32)));
                         }
                         q
                     },

@@ -2,8 +2,9 @@
 //!
 //! Ties break first-in first-out, so two runs that schedule the same events in the same order
 //! pop them in the same order: the whole simulation is deterministic without any tie-breaking
-//! rule in the model. A port follows htsim's rule of at most one pending wake-up while busy; each
-//! packet on a link has its arrival pending.
+//! rule in the model. Components follow htsim's rule of at most one pending event per busy
+//! component (a port schedules only its wake-up, a link only its head packet's arrival), so the
+//! queue holds a few events per port, not one per packet in flight.
 //!
 //! The queue is a calendar queue (a timing wheel): nearly every event lands a serialization
 //! time or a link delay ahead, so events are dropped into fixed-width time buckets, and popping
@@ -26,15 +27,15 @@ use std::collections::BinaryHeap;
 use irn_core::{Duration, Time};
 
 use crate::ids::{FlowId, PortId};
-use crate::packets::PacketId;
 
 /// Something that happens at an instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// The port finished serializing its packet and has more to send.
     TxDone(PortId),
-    /// A packet reaches the far end of the link it was sent on (its last bit is in).
-    Arrive(PacketId),
+    /// The head packet on the link leaving this port reaches the port at the other end (its
+    /// last bit is in).
+    Arrive(PortId),
     /// A PFC frame reaches this port from its peer: stop (`pause`) or resume sending data.
     Pfc { port: PortId, pause: bool },
     /// A flow's sender timer may have expired.

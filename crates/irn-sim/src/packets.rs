@@ -1,15 +1,15 @@
 //! Every packet in the network, in one slab, threaded into FIFOs by index.
 //!
 //! A packet is written once, when its NIC sends or queues it, and stays in its slot until it
-//! reaches its destination host or is dropped. NIC control queues and switch queues hold only
-//! its index, and a packet on a link is named by its arrival event: a [`Fifo`] is a (head, tail)
-//! pair, and the link to the next packet lives in the slot itself, since a packet is in at most
-//! one queue at a time (htsim's packet pool). So a hop moves a 4-byte index, not the 40-byte
-//! packet, nothing is allocated once the slab has grown to the most packets in flight at once,
-//! and freed slots are reused last-in first-out so the packets in flight stay in few cache
-//! lines.
+//! reaches its destination host or is dropped. NIC control queues, links and switch queues hold
+//! only its index: a [`Fifo`] is a (head, tail) pair, and the link to the next packet lives in
+//! the slot itself, since a packet is in at most one queue or link at a time (htsim's packet
+//! pool). So a hop moves a 4-byte index, not the 40-byte packet, nothing is allocated once the
+//! slab has grown to the most packets in flight at once, and freed slots are reused last-in
+//! first-out so the packets in flight stay in few cache lines.
 
-use crate::ids::PortId;
+use irn_core::Time;
+
 use crate::packet::SimPacket;
 
 /// No packet: the end of a list.
@@ -47,8 +47,10 @@ impl Fifo {
 #[repr(align(64))]
 struct Slot {
     pkt: SimPacket,
-    /// On a link: the port at its far end, where the packet arrives.
-    link_end: PortId,
+    /// On a link: when the packet behind it on the link arrives. Written when that packet is
+    /// sent, while this one is still hot in cache, so the link's next arrival is scheduled
+    /// without touching the next packet.
+    next_arrives: Time,
     /// The next packet of its FIFO, or the next free slot.
     next: u32,
     /// In a switch queue: the local input port it came in on (buffers are accounted per input).
@@ -80,7 +82,7 @@ impl Packets {
     pub fn alloc(&mut self, pkt: SimPacket) -> PacketId {
         let slot = Slot {
             pkt,
-            link_end: PortId(NIL),
+            next_arrives: Time::ZERO,
             next: NIL,
             input: 0,
         };
@@ -126,15 +128,22 @@ impl Packets {
         }
     }
 
-    /// The port the packet, on a link, arrives at.
+    /// Appends packet `id`, which arrives at `arrives`, to the link `q`.
     #[inline]
-    pub fn link_end(&self, id: PacketId) -> PortId {
-        self.slots[id.0 as usize].link_end
+    pub fn push_link(&mut self, q: &mut Fifo, id: PacketId, arrives: Time) {
+        if q.tail != NIL {
+            self.slots[q.tail as usize].next_arrives = arrives;
+        }
+        self.push(q, id);
     }
 
+    /// Removes the packet at the front of link `q` (it arrived), returning it and when the next
+    /// one arrives, if there is one.
     #[inline]
-    pub fn set_link_end(&mut self, id: PacketId, to: PortId) {
-        self.slots[id.0 as usize].link_end = to;
+    pub fn pop_link(&mut self, q: &mut Fifo) -> Option<(PacketId, Option<Time>)> {
+        let id = self.pop(q)?;
+        let next = (!q.is_empty()).then(|| self.slots[id.0 as usize].next_arrives);
+        Some((id, next))
     }
 
     /// The local input port the packet came in on, in a switch queue.
@@ -233,16 +242,21 @@ mod tests {
     #[test]
     fn a_packet_moves_between_fifos_without_copying_its_slot() {
         let mut packets = Packets::default();
-        let (mut control, mut queue) = (Fifo::default(), Fifo::default());
+        let (mut link, mut queue) = (Fifo::default(), Fifo::default());
         let id = packets.alloc(test_packet(7, 100));
-        packets.set_link_end(id, PortId(42));
-        packets.push(&mut control, id);
-        let popped = packets.pop(&mut control).unwrap();
-        assert_eq!(popped, id);
-        assert_eq!(packets.link_end(id), PortId(42));
+        let behind = packets.alloc(test_packet(9, 100));
+        packets.push_link(&mut link, id, Time::from_ps(42));
+        packets.push_link(&mut link, behind, Time::from_ps(50));
+        assert_eq!(
+            packets.pop_link(&mut link),
+            Some((id, Some(Time::from_ps(50)))),
+            "the head knows when the packet behind it arrives"
+        );
+        assert_eq!(packets.pop_link(&mut link), Some((behind, None)));
+        assert_eq!(packets.free(behind).flow.0, 9);
         packets.set_input(id, 3);
         packets.push(&mut queue, id);
-        assert!(control.is_empty());
+        assert!(link.is_empty());
         assert_eq!(packets.pop(&mut queue), Some(id));
         assert_eq!(packets.input(id), 3);
         assert_eq!(packets.free(id).flow.0, 7);

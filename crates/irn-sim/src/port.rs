@@ -1,16 +1,17 @@
 //! An egress port and the link leaving it.
 //!
-//! A port serializes one packet at a time; the packet then propagates along the link. Each
-//! packet's arrival at the far end is its own event, scheduled when the packet leaves, so the
-//! link itself keeps no state.
+//! A port serializes one packet at a time; the packet then propagates along the link. Packets
+//! on a link arrive in the order they left, so the link is a FIFO and only its head's arrival
+//! is ever scheduled (htsim's rule: one pending event per busy link, however long the link).
 //!
 //! Everything the packet path reads or writes about a port sits in one cache line ([`Port`]):
-//! where it is, where its link goes, its rate and delay, and whether it is busy or paused. The
-//! pause statistics, touched only by PFC frames, live apart ([`PauseLog`]).
+//! where it is, where its link goes, its delay, its packets in flight, and whether it is busy or
+//! paused. What only PFC frames or odd link rates touch lives apart ([`PortExtra`]).
 
 use irn_core::{Bandwidth, Duration, Time};
 
 use crate::ids::{HostIdx, NodeId, PortId};
+use crate::packets::Fifo;
 
 /// The node a port belongs to, as its index among hosts or among switches, in four bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,10 +61,13 @@ pub struct Port {
     /// The link's propagation delay.
     pub delay: Duration,
     /// Picoseconds per byte when the rate divides 8 Tb/s evenly (every common rate does; 0
-    /// otherwise): saves a 128-bit division per packet.
+    /// otherwise, and [`PortExtra::rate`] gives the exact time): saves a 128-bit division per
+    /// packet.
     ps_per_byte: u64,
-    rate: Bandwidth,
     pub bytes_sent: u64,
+    /// Packets propagating on the link, in the packet slab; each knows when the one behind it
+    /// arrives.
+    pub in_flight: Fifo,
     /// The port at the other end of the link.
     pub peer: PortId,
     pub node: NodeId,
@@ -99,8 +103,8 @@ impl Port {
             wake_at: Self::NO_WAKE,
             delay,
             ps_per_byte,
-            rate,
             bytes_sent: 0,
+            in_flight: Fifo::default(),
             peer,
             node,
             owner,
@@ -109,18 +113,32 @@ impl Port {
         }
     }
 
-    /// Time to serialize `bytes` on this port.
+    /// Time to serialize `bytes` on this port, whose [`PortExtra`] is `extra` (read only for a
+    /// rate that does not divide 8 Tb/s).
     #[inline(always)]
-    pub fn serialization(&self, bytes: u32) -> Duration {
+    pub fn serialization(&self, bytes: u32, extra: &PortExtra) -> Duration {
         if self.ps_per_byte != 0 {
             Duration::from_ps(u64::from(bytes) * self.ps_per_byte)
         } else {
-            self.rate.serialization(u64::from(bytes))
+            exact_serialization(bytes, extra)
         }
     }
 }
 
-/// How long a port has been paused: touched only when PFC frames arrive.
+#[cold]
+fn exact_serialization(bytes: u32, extra: &PortExtra) -> Duration {
+    extra.rate.serialization(u64::from(bytes))
+}
+
+/// What the packet path rarely needs about a port: its exact rate (for rates that do not divide
+/// 8 Tb/s) and how long it has been paused (PFC frames only).
+#[derive(Debug, Clone, Copy)]
+pub struct PortExtra {
+    pub rate: Bandwidth,
+    pub pauses: PauseLog,
+}
+
+/// How long a port has been paused.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PauseLog {
     since: Time,
@@ -151,33 +169,38 @@ impl PauseLog {
 mod tests {
     use super::*;
 
-    fn port(rate: Bandwidth) -> Port {
-        Port::new(
+    fn port(rate: Bandwidth) -> (Port, PortExtra) {
+        let port = Port::new(
             NodeId(0),
             Owner::switch(3),
             2,
             PortId(1),
             rate,
             Duration::from_us(1),
-        )
+        );
+        let extra = PortExtra {
+            rate,
+            pauses: PauseLog::default(),
+        };
+        (port, extra)
     }
 
     #[test]
     fn fast_path_serialization_matches_the_exact_one() {
         for gbps in [10, 25, 40, 100, 400] {
-            let p = port(Bandwidth::from_gbps(gbps));
+            let (p, extra) = port(Bandwidth::from_gbps(gbps));
             assert!(p.ps_per_byte != 0);
             for bytes in [64, 1086, 1102] {
                 assert_eq!(
-                    p.serialization(bytes),
+                    p.serialization(bytes, &extra),
                     Bandwidth::from_gbps(gbps).serialization(u64::from(bytes))
                 );
             }
         }
-        let odd = port(Bandwidth::from_bps(3));
+        let (odd, extra) = port(Bandwidth::from_bps(3));
         assert_eq!(odd.ps_per_byte, 0);
         assert_eq!(
-            odd.serialization(1),
+            odd.serialization(1, &extra),
             Bandwidth::from_bps(3).serialization(1)
         );
     }

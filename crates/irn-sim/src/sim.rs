@@ -1,8 +1,8 @@
 //! The simulated world: hosts, switches and links wired by a topology, driven by the event queue.
 //!
-//! Every packet hop is one or two events: the packet's `Arrive` at the far end of the link
-//! (propagation over, the last bit is in; store-and-forward), and the sending port's `TxDone`
-//! (serialization over) when the port has more to send. Hosts run one
+//! Every packet hop is one or two events: the link's `Arrive` (propagation over, the last bit is
+//! in; store-and-forward), and the sending port's `TxDone` (serialization over) when the port has
+//! more to send. Hosts run one
 //! `irn-core` sender and receiver per flow — or, for a verbs workload, one verbs queue pair per
 //! flow on each host ([`crate::verbs_flow`]); the simulator only moves their packets and timers.
 
@@ -19,7 +19,7 @@ use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packet::SimPacket;
 use crate::packets::{Fifo, PacketId, Packets};
-use crate::port::{Owner, OwnerKind, PauseLog, Port};
+use crate::port::{Owner, OwnerKind, PauseLog, Port, PortExtra};
 use crate::rng::{stream, Purpose};
 use crate::switch::{Admit, EcnMarker, Queues, SharedSwitch, Switch, VoqSwitch};
 use crate::topology::NodeKind;
@@ -95,8 +95,8 @@ pub struct Simulation<'a> {
     queue: EventQueue,
     /// Every port, one cache line each: what the packet path needs to know about it.
     ports: Vec<Port>,
-    /// Per port: how long it has been paused (PFC frames only).
-    pauses: Vec<PauseLog>,
+    /// Per port: what the packet path rarely needs (exact rate, pause log).
+    extra: Vec<PortExtra>,
     /// Every packet waiting in a NIC control queue, on a link or in a switch queue.
     packets: Packets,
     switches: Vec<Switch>,
@@ -241,7 +241,14 @@ impl<'a> Simulation<'a> {
                     )
                 })
                 .collect(),
-            pauses: vec![PauseLog::default(); topo.ports().len()],
+            extra: topo
+                .ports()
+                .iter()
+                .map(|port| PortExtra {
+                    rate: port.rate,
+                    pauses: PauseLog::default(),
+                })
+                .collect(),
             packets: Packets::default(),
             switches,
             nics,
@@ -270,7 +277,9 @@ impl<'a> Simulation<'a> {
             }
             self.now = t;
             if let Some(Event::Arrive(next)) = self.queue.peek_near() {
-                self.packets.prefetch(next);
+                if let Some(head) = self.packets.front(&self.ports[next.index()].in_flight) {
+                    self.packets.prefetch(head);
+                }
             }
             match event {
                 Event::TxDone(p) => {
@@ -281,10 +290,10 @@ impl<'a> Simulation<'a> {
                         self.try_send(p);
                     }
                 }
-                Event::Arrive(pkt) => self.arrive(pkt),
+                Event::Arrive(p) => self.arrive(p),
                 Event::Pfc { port, pause } => {
                     let state = &mut self.ports[port.index()];
-                    self.pauses[port.index()].record(self.now, state.paused, pause);
+                    (self.extra[port.index()].pauses).record(self.now, state.paused, pause);
                     state.paused = pause;
                     if !pause {
                         self.try_send(port);
@@ -374,21 +383,31 @@ impl<'a> Simulation<'a> {
     fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
         let port = &mut self.ports[p.index()];
         let wire_bytes = self.packets.get(pkt).wire_bytes;
-        let done = self.now + port.serialization(wire_bytes);
+        let done = self.now + port.serialization(wire_bytes, &self.extra[p.index()]);
         port.busy_until = done;
         port.bytes_sent += u64::from(wire_bytes);
         let arrives = done + port.delay;
-        self.packets.set_link_end(pkt, port.peer);
+        let first_on_link = port.in_flight.is_empty();
+        self.packets.push_link(&mut port.in_flight, pkt, arrives);
         if more && port.wake_at != done {
             port.wake_at = done;
             self.queue.schedule(done, Event::TxDone(p));
         }
-        self.queue.schedule(arrives, Event::Arrive(pkt));
+        if first_on_link {
+            self.queue.schedule(arrives, Event::Arrive(p));
+        }
     }
 
-    /// Packet `pkt` reaches the far end of its link.
-    fn arrive(&mut self, pkt: PacketId) {
-        let ingress = self.packets.link_end(pkt);
+    /// The head packet of the link leaving `p` reaches the other end.
+    fn arrive(&mut self, p: PortId) {
+        let port = &mut self.ports[p.index()];
+        let Some((pkt, next)) = self.packets.pop_link(&mut port.in_flight) else {
+            return;
+        };
+        let ingress = port.peer;
+        if let Some(next) = next {
+            self.queue.schedule(next, Event::Arrive(p));
+        }
         let at = &self.ports[ingress.index()];
         match at.owner.kind() {
             OwnerKind::Host(h) => {
@@ -406,7 +425,8 @@ impl<'a> Simulation<'a> {
     /// queue behind data (they preempt) and take their own serialization plus the link delay.
     fn send_pfc(&mut self, from: PortId, pause: bool) {
         let port = &self.ports[from.index()];
-        let at = self.now + port.serialization(irn_core::packet::CONTROL_FRAME_BYTES) + port.delay;
+        let frame = irn_core::packet::CONTROL_FRAME_BYTES;
+        let at = self.now + port.serialization(frame, &self.extra[from.index()]) + port.delay;
         if pause {
             self.counters.pause_frames += 1;
         } else {
@@ -728,7 +748,7 @@ impl<'a> Simulation<'a> {
             if capacity_bytes > 0.0 {
                 link_busy_fraction_sum += port.bytes_sent as f64 / capacity_bytes;
             }
-            paused_total = paused_total + self.pauses[p].until(end, port.paused);
+            paused_total = paused_total + self.extra[p].pauses.until(end, port.paused);
         }
         self.counters.paused_time = paused_total;
         self.counters.link_utilization = link_busy_fraction_sum / self.ports.len().max(1) as f64;
