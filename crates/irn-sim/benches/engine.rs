@@ -37,7 +37,7 @@ fn hold(c: &mut Criterion) {
             |b, &pending| {
                 b.iter_batched_ref(
                     || {
-                        let mut q = EventQueue::new(Duration::from_ps(217_200 / 64)); // sized as the simulator does at 40 Gb/s
+                        let mut q = EventQueue::new(Duration::from_ps(217_200 / 256)); // sized as the simulator does at 40 Gb/s
                         for (i, &x) in d[..pending].iter().enumerate() {
                             q.schedule(Time::from_ps(x), Event::Arrive(PortId(i as u32)));
                         }

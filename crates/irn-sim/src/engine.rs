@@ -13,13 +13,24 @@
 //! horizon (retransmission timers, far-off flow arrivals) wait in a heap and move into the wheel
 //! as it turns.
 //!
-//! Buckets are narrow (a few events each) and kept in order as events are inserted: an event
-//! goes behind every event of its bucket with the same or an earlier time, which is a plain push
-//! for most events and a short shift for the rest. That keeps FIFO order among equal times with
-//! no sequence numbers in the wheel (16-byte entries, one `u64` comparison) and no sorting when
-//! a bucket is served. Events from the heap move in before any later-scheduled event can land
-//! in their bucket (the bucket was beyond the horizon until that move), so they keep their
-//! place too.
+//! Buckets are narrow (a few hundred picoseconds: usually one event, rarely more than three)
+//! and kept in order as events are inserted: an event goes behind every event of its bucket
+//! with the same or an earlier time, which is a plain append for most events and a short shift
+//! for the rest. That keeps FIFO order among equal times with no sequence numbers in the wheel
+//! (16-byte entries, one `u64` comparison) and no sorting when a bucket is served. Narrow
+//! buckets make out-of-order inserts, whose branch the processor cannot predict, rare; the
+//! price, more empty buckets to skip, is a bit scan of the `occupied` bitmap. Events from the
+//! heap move in before any later-scheduled event can land in their bucket (the bucket was beyond
+//! the horizon until that move), so they keep their place too.
+//!
+//! Storage is flat: each bucket holds its first [`SLOTS`] events in place, in one 64-byte cache
+//! line of one array, with the counts in a dense byte array beside it, so scheduling or popping
+//! touches one line of events and no pointer to a separate allocation. The rare event beyond a
+//! full bucket's slots goes to that bucket's spill vector, which continues the bucket's order.
+//! Popping checks one count per event; a bucket is emptied only when the wheel turns past it.
+//! (Measured against a vector per bucket, which cost a header load, a second cache line and two
+//! unpredictable "bucket exhausted?" branches per event: about 5 % fewer instructions plus
+//! weighted cache misses and mispredicts for the whole simulator.)
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -85,51 +96,71 @@ impl Ord for Entry {
     }
 }
 
-/// Number of buckets in the wheel (a power of two).
-const BUCKETS: usize = 4096;
+/// Number of buckets in the wheel (a power of two): with the simulator's width, a horizon of
+/// about 40 full-frame times, past any link delay plus a frame.
+const BUCKETS: usize = 8192;
 const WORDS: usize = BUCKETS / 64;
+/// Events a bucket holds in place (one cache line); more spill into a vector.
+const SLOTS: usize = 4;
+
+/// A bucket's first events, in (time, scheduling) order; slots past the bucket's count are
+/// stale.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
+struct Bucket([Slot; SLOTS]);
+
+const EMPTY_SLOT: Slot = Slot {
+    time: Time::ZERO,
+    event: Event::FlowArrival,
+};
 
 /// A min-queue of events by time, FIFO among equal times.
 #[derive(Debug)]
 pub struct EventQueue {
     /// Bucket width is `2^shift` picoseconds.
     shift: u32,
-    /// `buckets[b % BUCKETS]` holds the events of absolute bucket `b`, for `b` within
-    /// `cur..cur + BUCKETS`, in (time, scheduling) order.
-    /// (A fixed-size array, so indexing by `b % BUCKETS` needs no bounds check.)
-    buckets: Box<[Vec<Slot>; BUCKETS]>,
+    /// `buckets[b % BUCKETS]` holds the first events of absolute bucket `b`, for `b` within
+    /// `cur..cur + BUCKETS`, and `lens[b % BUCKETS]` how many (at most [`SLOTS`]); when that
+    /// bucket is full, `spill[b % BUCKETS]` holds the rest, in order.
+    /// (Fixed-size arrays, so indexing by `b % BUCKETS` needs no bounds check.)
+    buckets: Box<[Bucket; BUCKETS]>,
+    lens: Box<[u8; BUCKETS]>,
+    spill: Box<[Vec<Slot>; BUCKETS]>,
     /// Which buckets hold events, to skip empty stretches in one step.
     occupied: [u64; WORDS],
-    /// The absolute bucket being served; its events before `cur_pos` are already popped.
+    /// The absolute bucket being served; its events before `cur_pos` (counting its slots, then
+    /// its spill) are already popped. It is emptied when the wheel turns past it.
     cur: u64,
     cur_pos: usize,
-    in_wheel: usize,
     /// Events beyond the wheel's horizon, earliest first...
     overflow: BinaryHeap<Reverse<Entry>>,
     /// ...and the absolute bucket of the earliest (`u64::MAX` when there is none), so turning
     /// the wheel checks the heap with one comparison.
     overflow_next: u64,
-    /// Scheduling order of the heap's events.
-    seq: u64,
+    /// Events scheduled so far, which also orders the heap's events.
+    scheduled: u64,
     popped: u64,
 }
 
 impl EventQueue {
     /// A queue whose buckets are about `width` wide (rounded down to a power of two
-    /// picoseconds). A good width is a fraction of the shortest packet serialization time, so a
-    /// bucket holds a few dozen events.
+    /// picoseconds). A good width is a small fraction of the shortest packet serialization
+    /// time, so a bucket rarely holds events out of scheduling order, and the wheel's horizon
+    /// (`BUCKETS` widths) covers a link delay plus a serialization.
     pub fn new(width: Duration) -> Self {
         let shift = 63 - width.as_ps().max(1).leading_zeros();
         EventQueue {
             shift,
-            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
+            // Built on the heap: as stack temporaries, the arrays could overflow a thread's stack.
+            buckets: boxed_array(Bucket([EMPTY_SLOT; SLOTS])),
+            lens: boxed_array(0),
+            spill: boxed_array(Vec::new()),
             occupied: [0; WORDS],
             cur: 0,
             cur_pos: 0,
-            in_wheel: 0,
             overflow: BinaryHeap::new(),
             overflow_next: u64::MAX,
-            seq: 0,
+            scheduled: 0,
             popped: 0,
         }
     }
@@ -141,18 +172,27 @@ impl EventQueue {
     /// Schedules `event` at `time`, which must not be before the last popped event.
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
+        self.scheduled += 1;
         let b = self.bucket_of(time).max(self.cur);
         if b >= self.cur + BUCKETS as u64 {
-            self.seq += 1;
-            self.overflow.push(Reverse(Entry {
-                time,
-                seq: self.seq,
-                event,
-            }));
-            self.overflow_next = self.overflow_next.min(b);
+            self.defer(
+                b,
+                Entry {
+                    time,
+                    seq: self.scheduled,
+                    event,
+                },
+            );
         } else {
             self.put(b, Slot { time, event });
         }
+    }
+
+    /// Schedules an event beyond the horizon (absolute bucket `b`) on the heap.
+    #[inline(never)]
+    fn defer(&mut self, b: u64, e: Entry) {
+        self.overflow.push(Reverse(e));
+        self.overflow_next = self.overflow_next.min(b);
     }
 
     /// Inserts into bucket `b` behind every event of the same or an earlier time. Events already
@@ -161,59 +201,118 @@ impl EventQueue {
     #[inline(always)]
     fn put(&mut self, b: u64, e: Slot) {
         let i = (b % BUCKETS as u64) as usize;
-        let bucket = &mut self.buckets[i];
-        if bucket.last().is_none_or(|last| last.time <= e.time) {
-            bucket.push(e);
+        let len = usize::from(self.lens[i]);
+        // The last slot in place (a stale one when the bucket is empty), read unconditionally
+        // so the common case takes one branch.
+        let last = self.buckets[i].0[len.wrapping_sub(1) % SLOTS];
+        if (len < SLOTS) & ((len == 0) | (last.time <= e.time)) {
+            self.buckets[i].0[len % SLOTS] = e;
+            self.lens[i] = len as u8 + 1;
         } else {
-            let at = bucket.partition_point(|x| x.time <= e.time);
-            bucket.insert(at, e);
+            self.put_sorted(i, e);
         }
         self.occupied[i / 64] |= 1 << (i % 64);
-        self.in_wheel += 1;
+    }
+
+    /// [`put`](Self::put) into bucket `i` when `e` goes before its last event or the bucket's
+    /// slots are full: shift later events back a slot, the last slot's event (if full) to the
+    /// front of the spill, or insert into the spill.
+    #[inline(never)]
+    fn put_sorted(&mut self, i: usize, e: Slot) {
+        let len = usize::from(self.lens[i]);
+        let slots = &mut self.buckets[i].0;
+        let mut j = len;
+        if len == SLOTS {
+            let spill = &mut self.spill[i];
+            if slots[SLOTS - 1].time <= e.time {
+                let at = spill.partition_point(|x| x.time <= e.time);
+                spill.insert(at, e);
+                return;
+            }
+            spill.insert(0, slots[SLOTS - 1]);
+            j = SLOTS - 1;
+        } else {
+            self.lens[i] += 1;
+        }
+        while j > 0 && slots[j - 1].time > e.time {
+            slots[j] = slots[j - 1];
+            j -= 1;
+        }
+        slots[j] = e;
     }
 
     /// The earliest event, removed from the queue.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         // The common case, inlined into the event loop: the bucket being served has another
-        // event.
+        // event in place.
         let i = (self.cur % BUCKETS as u64) as usize;
-        if self.cur_pos < self.buckets[i].len() {
-            return Some(self.take(i));
+        let pos = self.cur_pos;
+        if pos < usize::from(self.lens[i]) {
+            let e = self.buckets[i].0[pos % SLOTS];
+            self.cur_pos = pos + 1;
+            self.popped += 1;
+            return Some((e.time, e.event));
         }
         self.pop_slow()
     }
 
-    /// Takes the next event of the bucket being served (`i`, not exhausted).
-    #[inline(always)]
-    fn take(&mut self, i: usize) -> (Time, Event) {
-        let bucket = &mut self.buckets[i];
-        let e = bucket[self.cur_pos];
-        self.cur_pos += 1;
-        if self.cur_pos == bucket.len() {
-            bucket.clear();
-            self.cur_pos = 0;
-            self.occupied[i / 64] &= !(1 << (i % 64));
-        }
-        self.in_wheel -= 1;
-        self.popped += 1;
-        (e.time, e.event)
-    }
-
-    /// [`pop`](Self::pop) when the bucket being served is exhausted: turn the wheel to the next
-    /// occupied bucket, moving heap events that come within the horizon into the wheel.
+    /// [`pop`](Self::pop) when the bucket being served has no more events in place: serve its
+    /// spilled events, then empty it and turn the wheel to the next occupied bucket.
     #[inline(never)]
     fn pop_slow(&mut self) -> Option<(Time, Event)> {
-        if self.in_wheel > 0 {
-            let i = (self.cur % BUCKETS as u64) as usize;
-            self.cur += self.distance_to_next_occupied(i);
-        } else if self.overflow_next != u64::MAX {
-            self.cur = self.overflow_next.max(self.cur);
-        } else {
+        let i = (self.cur % BUCKETS as u64) as usize;
+        if self.cur_pos >= SLOTS {
+            if let Some(&e) = self.spill[i].get(self.cur_pos - SLOTS) {
+                self.cur_pos += 1;
+                self.popped += 1;
+                return Some((e.time, e.event));
+            }
+            self.spill[i].clear();
+        }
+        self.lens[i] = 0;
+        let (word, bit) = (i / 64, i % 64);
+        self.occupied[word] &= !(1 << bit);
+        // The common case: the next occupied bucket shares the bitmap word.
+        let here = self.occupied[word] & (u64::MAX << bit);
+        if here != 0 {
+            self.cur += u64::from(here.trailing_zeros()) - bit as u64;
+        } else if !self.turn_far(word) {
+            self.cur_pos = 0;
             return None;
         }
-        self.cur_pos = 0;
-        // Every heap event lay beyond the old horizon, so at or after the new `cur`.
+        if self.overflow_next < self.cur + BUCKETS as u64 {
+            self.refill();
+        }
+        let e = self.buckets[(self.cur % BUCKETS as u64) as usize].0[0];
+        self.cur_pos = 1;
+        self.popped += 1;
+        Some((e.time, e.event))
+    }
+
+    /// Turns the wheel past bitmap word `word` (whose remaining buckets are empty) to the next
+    /// occupied bucket, or to the earliest heap event's bucket when the wheel is empty; false
+    /// when the queue is empty.
+    #[inline(never)]
+    fn turn_far(&mut self, word: usize) -> bool {
+        let base = self.cur - self.cur % 64;
+        for step in 1..=WORDS {
+            let bits = self.occupied[(word + step) % WORDS];
+            if bits != 0 {
+                self.cur = base + (step * 64) as u64 + u64::from(bits.trailing_zeros());
+                return true;
+            }
+        }
+        if self.overflow_next == u64::MAX {
+            return false;
+        }
+        self.cur = self.overflow_next.max(self.cur);
+        true
+    }
+
+    /// Moves the heap events that came within the horizon into the wheel.
+    #[inline(never)]
+    fn refill(&mut self) {
         let horizon = self.cur + BUCKETS as u64;
         while self.overflow_next < horizon {
             let Some(Reverse(e)) = self.overflow.pop() else {
@@ -231,26 +330,6 @@ impl EventQueue {
                 .peek()
                 .map_or(u64::MAX, |Reverse(next)| self.bucket_of(next.time));
         }
-        let i = (self.cur % BUCKETS as u64) as usize;
-        Some(self.take(i))
-    }
-
-    /// Buckets from the (empty) bucket `i` to the next occupied one, cyclically; the wheel is
-    /// known to hold at least one event.
-    fn distance_to_next_occupied(&self, i: usize) -> u64 {
-        let (word, bit) = (i / 64, i % 64);
-        let here = self.occupied[word] & (u64::MAX << bit);
-        if here != 0 {
-            return (here.trailing_zeros() as usize - bit) as u64;
-        }
-        for step in 1..=WORDS {
-            let w = (word + step) % WORDS;
-            if self.occupied[w] != 0 {
-                let target = w * 64 + self.occupied[w].trailing_zeros() as usize;
-                return ((target + BUCKETS - i) % BUCKETS) as u64;
-            }
-        }
-        1
     }
 
     /// The next event, if it is in the bucket being served (a cheap look-ahead for prefetching).
@@ -265,13 +344,22 @@ impl EventQueue {
         self.popped
     }
 
+    /// Events pending.
     pub fn len(&self) -> usize {
-        self.in_wheel + self.overflow.len()
+        (self.scheduled - self.popped) as usize
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// A boxed array of `N` copies of `x`, built on the heap.
+fn boxed_array<T: Clone, const N: usize>(x: T) -> Box<[T; N]> {
+    vec![x; N]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the vector has N elements"))
 }
 
 #[cfg(test)]
@@ -303,43 +391,59 @@ mod tests {
         assert!(q.is_empty());
     }
 
+    /// Replays `ops` (0: pop; otherwise schedule `delta` after the last popped time) against a
+    /// plain ordered reference: events must come out in (time, scheduling order).
+    fn check_against_reference(width_ps: u64, ops: Vec<(u64, u64)>) -> Result<(), TestCaseError> {
+        let mut q = EventQueue::new(Duration::from_ps(width_ps));
+        let mut reference: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
+        let mut now = 0u64;
+        let mut seq = 0u64;
+        for (op, delta) in ops {
+            if op == 0 {
+                let got = q.pop();
+                let want = reference.pop();
+                match (got, want) {
+                    (Some((t, Event::Timer(FlowId(s)))), Some(Reverse((wt, ws)))) => {
+                        prop_assert_eq!((t.as_ps(), u64::from(s)), (wt, ws));
+                        now = t.as_ps();
+                    }
+                    (None, None) => {}
+                    (g, w) => prop_assert!(false, "got {:?}, want {:?}", g, w),
+                }
+            } else {
+                seq += 1;
+                q.schedule(Time::from_ps(now + delta), Event::Timer(FlowId(seq as u32)));
+                reference.push(Reverse((now + delta, seq)));
+            }
+            prop_assert_eq!(q.len(), reference.len());
+        }
+        while let Some(Reverse((wt, ws))) = reference.pop() {
+            let (t, e) = q.pop().unwrap();
+            prop_assert_eq!((t.as_ps(), e), (wt, Event::Timer(FlowId(ws as u32))));
+        }
+        prop_assert!(q.pop().is_none());
+        Ok(())
+    }
+
     proptest! {
-        /// Against a plain ordered reference: interleaved schedules (never in the past) and pops
-        /// come out in (time, scheduling order), across bucket edges, wheel wrap-around and the
-        /// overflow heap.
+        /// Interleaved schedules (never in the past) and pops, across bucket edges, wheel
+        /// wrap-around and the overflow heap.
         #[test]
         fn matches_a_sorted_reference(
             width_ps in 1u64..5000,
             ops in prop::collection::vec((0u64..3, prop_oneof![4 => 0u64..2000, 1 => 0u64..50_000_000]), 1..400),
         ) {
-            let mut q = EventQueue::new(Duration::from_ps(width_ps));
-            let mut reference: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
-            let mut now = 0u64;
-            let mut seq = 0u64;
-            for (op, delta) in ops {
-                if op == 0 {
-                    let got = q.pop();
-                    let want = reference.pop();
-                    match (got, want) {
-                        (Some((t, Event::Timer(FlowId(s)))), Some(Reverse((wt, ws)))) => {
-                            prop_assert_eq!((t.as_ps(), u64::from(s)), (wt, ws));
-                            now = t.as_ps();
-                        }
-                        (None, None) => {}
-                        (g, w) => prop_assert!(false, "got {:?}, want {:?}", g, w),
-                    }
-                } else {
-                    seq += 1;
-                    q.schedule(Time::from_ps(now + delta), Event::Timer(FlowId(seq as u32)));
-                    reference.push(Reverse((now + delta, seq)));
-                }
-                prop_assert_eq!(q.len(), reference.len());
-            }
-            while let Some(Reverse((wt, ws))) = reference.pop() {
-                let (t, e) = q.pop().unwrap();
-                prop_assert_eq!((t.as_ps(), e), (wt, Event::Timer(FlowId(ws as u32))));
-            }
-            prop_assert!(q.pop().is_none());
+            check_against_reference(width_ps, ops)?;
+        }
+
+        /// Many events in few buckets, out of order and at equal times: full buckets spill, the
+        /// spill is served in order and events land in the bucket being served.
+        #[test]
+        fn crowded_buckets_match_a_sorted_reference(
+            width_ps in 1u64..64,
+            ops in prop::collection::vec((0u64..4, 0u64..100), 1..400),
+        ) {
+            check_against_reference(width_ps, ops)?;
         }
     }
 }
