@@ -276,11 +276,6 @@ impl<'a> Simulation<'a> {
                 break;
             }
             self.now = t;
-            if let Some(Event::Arrive(next)) = self.queue.peek_near() {
-                if let Some(head) = self.packets.front(&self.ports[next.index()].in_flight) {
-                    self.packets.prefetch(head);
-                }
-            }
             match event {
                 Event::TxDone(p) => {
                     let port = &mut self.ports[p.index()];
@@ -407,6 +402,10 @@ impl<'a> Simulation<'a> {
         let ingress = port.peer;
         if let Some(next) = next {
             self.queue.schedule(next, Event::Arrive(p));
+            // The new head arrives a serialization time from now: bring it into cache.
+            if let Some(head) = self.packets.front(&port.in_flight) {
+                self.packets.prefetch(head);
+            }
         }
         let at = &self.ports[ingress.index()];
         match at.owner.kind() {
