@@ -24,7 +24,6 @@ use crate::rng::{stream, Purpose};
 use crate::switch::{Admit, EcnMarker, Queues, SharedSwitch, Switch, VoqSwitch};
 use crate::topology::NodeKind;
 use crate::verbs_flow::{self, Side, VerbsFlow, VerbsPackets};
-use crate::workload::FlowSpec;
 
 use rand::Rng;
 
@@ -70,18 +69,34 @@ enum Endpoints {
     Verbs(Box<VerbsFlow>),
 }
 
+/// What the packet path reads and writes of a flow, in one cache line; the rest of its
+/// description is its [`FlowSpec`](crate::workload::FlowSpec) in the configuration, and its counters are in
+/// [`FlowCounts`], written once when it ends.
 #[derive(Debug)]
+#[repr(align(64))]
 struct Flow {
-    spec: FlowSpec,
     /// Live from the flow's start until both ends complete; then dropped to free its bitmaps.
     qp: Option<Box<Endpoints>>,
-    /// On its source's (index 0) and destination's (index 1) NIC ready list.
-    in_ready: [bool; 2],
-    /// The time of the timer event scheduled for this flow, if any. Later events for the flow
-    /// are stale and ignored; an early one re-reads the sender's deadline.
-    timer_at: Option<Time>,
+    /// The time of the timer event scheduled for this flow, or [`Flow::NO_TIMER`]. Later events
+    /// for the flow are stale and ignored; an early one re-reads the sender's deadline.
+    timer_at: Time,
     received_at: Option<Time>,
     acked_at: Option<Time>,
+    src: HostIdx,
+    dst: HostIdx,
+    /// On its source's (index 0) and destination's (index 1) NIC ready list.
+    in_ready: [bool; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<Flow>() == 64);
+
+impl Flow {
+    const NO_TIMER: Time = Time::MAX;
+}
+
+/// A flow's counters, taken from its endpoints when they go away.
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowCounts {
     retransmissions: u64,
     timeouts: u64,
     min_rate_bps: Option<u64>,
@@ -102,6 +117,7 @@ pub struct Simulation<'a> {
     switches: Vec<Switch>,
     nics: Vec<Nic>,
     flows: Vec<Flow>,
+    counts: Vec<FlowCounts>,
     next_flow: usize,
     flows_finished: usize,
     counters: NetworkCounters,
@@ -197,17 +213,14 @@ impl<'a> Simulation<'a> {
         let flows = cfg
             .flows
             .iter()
-            .map(|&spec| Flow {
-                spec,
+            .map(|spec| Flow {
                 qp: None,
-                in_ready: [false; 2],
-                timer_at: None,
+                timer_at: Flow::NO_TIMER,
                 received_at: None,
                 acked_at: None,
-                retransmissions: 0,
-                timeouts: 0,
-                min_rate_bps: None,
-                min_window: None,
+                src: spec.src,
+                dst: spec.dst,
+                in_ready: [false; 2],
             })
             .collect();
         let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
@@ -253,6 +266,7 @@ impl<'a> Simulation<'a> {
             switches,
             nics,
             flows,
+            counts: vec![FlowCounts::default(); cfg.flows.len()],
             next_flow: 0,
             flows_finished: 0,
             counters: NetworkCounters::default(),
@@ -496,11 +510,7 @@ impl<'a> Simulation<'a> {
         for _ in 0..nic.ready.len() {
             let f = nic.ready.pop_front()?;
             let flow = &mut self.flows[f.index()];
-            let side = if flow.spec.src == h {
-                Side::Src
-            } else {
-                Side::Dst
-            };
+            let side = if flow.src == h { Side::Src } else { Side::Dst };
             let sent = match flow.qp.as_deref_mut() {
                 None => None,
                 Some(Endpoints::Message { sender, .. }) => {
@@ -508,15 +518,15 @@ impl<'a> Simulation<'a> {
                         wire_bytes: pkt.wire_len() + self.cfg.extra_header_bytes,
                         pkt,
                         flow: f,
-                        dst: flow.spec.dst,
+                        dst: flow.dst,
                         verbs: None,
                     })
                 }
                 Some(Endpoints::Verbs(v)) => v.qp_mut(side).poll_transmit(now).map(|pkt| {
                     let to = if side == Side::Src {
-                        flow.spec.dst
+                        flow.dst
                     } else {
-                        flow.spec.src
+                        flow.src
                     };
                     wrap_verbs(&mut self.verbs_packets, self.cfg, pkt, f, to)
                 }),
@@ -540,8 +550,8 @@ impl<'a> Simulation<'a> {
     fn make_ready(&mut self, f: FlowId, side: Side) {
         let flow = &mut self.flows[f.index()];
         let host = match side {
-            Side::Src => flow.spec.src,
-            Side::Dst => flow.spec.dst,
+            Side::Src => flow.src,
+            Side::Dst => flow.dst,
         };
         if !flow.in_ready[side as usize] {
             flow.in_ready[side as usize] = true;
@@ -569,7 +579,7 @@ impl<'a> Simulation<'a> {
                             wire_bytes: reply.wire_len(),
                             pkt: reply,
                             flow: f,
-                            dst: flow.spec.src,
+                            dst: flow.src,
                             verbs: None,
                         });
                         self.packets.push(&mut nic.control, id);
@@ -591,10 +601,10 @@ impl<'a> Simulation<'a> {
             Endpoints::Verbs(v) => {
                 let Some(mut verbs) = verbs else { return };
                 verbs_flow::take_marks(&pkt.pkt, &mut verbs);
-                let (side, peer) = if h == flow.spec.src {
-                    (Side::Src, flow.spec.dst)
+                let (side, peer) = if h == flow.src {
+                    (Side::Src, flow.dst)
                 } else {
-                    (Side::Dst, flow.spec.src)
+                    (Side::Dst, flow.src)
                 };
                 let qp = v.qp_mut(side);
                 qp.handle_packet(now, &verbs);
@@ -619,10 +629,10 @@ impl<'a> Simulation<'a> {
 
     fn timer(&mut self, f: FlowId) {
         let flow = &mut self.flows[f.index()];
-        if flow.timer_at != Some(self.now) {
+        if flow.timer_at != self.now {
             return; // superseded
         }
-        flow.timer_at = None;
+        flow.timer_at = Flow::NO_TIMER;
         match flow.qp.as_deref_mut() {
             None => return,
             Some(Endpoints::Message { sender, .. }) => sender.handle_timeout(self.now),
@@ -647,8 +657,8 @@ impl<'a> Simulation<'a> {
             return;
         };
         let deadline = deadline.max(self.now);
-        if flow.timer_at.is_none_or(|at| deadline < at) {
-            flow.timer_at = Some(deadline);
+        if deadline < flow.timer_at {
+            flow.timer_at = deadline;
             self.queue.schedule(deadline, Event::Timer(f));
         }
     }
@@ -661,7 +671,7 @@ impl<'a> Simulation<'a> {
         }
         let cfg = self.cfg.transport;
         let qpn = Qpn::new(i as u32);
-        let spec = self.flows[i].spec;
+        let spec = self.cfg.flows[i];
         // Sizes (and verbs) are validated when the configuration is built.
         let (ends, first) = match spec.verb {
             None => {
@@ -702,7 +712,7 @@ impl<'a> Simulation<'a> {
     /// Takes a flow's counters when its endpoints go away; a finished verbs flow also has its
     /// data checked.
     fn absorb_stats(&mut self, f: FlowId, ends: &Endpoints, finished: bool) {
-        let flow = &mut self.flows[f.index()];
+        let flow = &mut self.counts[f.index()];
         let duplicates = match ends {
             Endpoints::Message { sender, receiver } => {
                 let s = sender.stats();
@@ -760,24 +770,23 @@ impl<'a> Simulation<'a> {
             .unwrap_or(0);
         self.counters.events = self.queue.processed();
         self.counters.sim_time = end - Time::ZERO;
-        let records = self
-            .flows
-            .iter()
+        let records = (self.flows.iter().zip(&self.counts))
+            .zip(&self.cfg.flows)
             .enumerate()
-            .map(|(i, f)| FlowRecord {
+            .map(|(i, ((f, counts), spec))| FlowRecord {
                 id: i as u32,
-                src: f.spec.src,
-                dst: f.spec.dst,
-                size_bytes: f.spec.size_bytes,
-                start: f.spec.start,
+                src: spec.src,
+                dst: spec.dst,
+                size_bytes: spec.size_bytes,
+                start: spec.start,
                 received_at: f.received_at,
                 acked_at: f.acked_at,
-                retransmissions: f.retransmissions,
-                timeouts: f.timeouts,
-                min_rate_bps: f.min_rate_bps,
-                min_window: f.min_window,
-                class: f.spec.class,
-                verb: f.spec.verb,
+                retransmissions: counts.retransmissions,
+                timeouts: counts.timeouts,
+                min_rate_bps: counts.min_rate_bps,
+                min_window: counts.min_window,
+                class: spec.class,
+                verb: spec.verb,
             })
             .collect();
         RunResult::new(self.cfg, records, self.counters)
