@@ -123,6 +123,7 @@ impl Receiver {
         }
     }
 
+    #[inline]
     pub fn stats(&self) -> &ReceiverStats {
         &self.stats
     }
@@ -252,11 +253,13 @@ impl Receiver {
     }
 
     /// The next ACK or NACK to send.
+    #[inline]
     pub fn poll_transmit(&mut self, _now: Time) -> Option<Packet> {
         self.control.pop()
     }
 
     /// The next message complete in order.
+    #[inline]
     pub fn poll_completion(&mut self) -> Option<Completion> {
         self.completions.pop()
     }
