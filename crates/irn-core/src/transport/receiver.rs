@@ -283,6 +283,7 @@ impl Receiver {
         (self.msn & 0xFF_FFFF) as u32
     }
 
+    #[inline]
     fn send_ack(&mut self) {
         self.stats.acks_sent += 1;
         self.control.push(Packet {

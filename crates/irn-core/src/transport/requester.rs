@@ -43,14 +43,17 @@ impl Requester {
         delegate!(self, s => s.post(bytes))
     }
 
+    #[inline]
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
         delegate!(self, s => s.handle_packet(now, pkt))
     }
 
+    #[inline]
     pub fn handle_timeout(&mut self, now: Time) {
         delegate!(self, s => s.handle_timeout(now))
     }
 
+    #[inline]
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         delegate!(self, s => s.poll_transmit(now))
     }
