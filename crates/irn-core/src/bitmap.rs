@@ -21,39 +21,45 @@ pub struct OutOfWindow {
 }
 
 /// A fixed-capacity circular bitmap addressed by offset from its head.
+///
+/// It also counts its set bits: in the common case, packets arriving and being acknowledged in
+/// order, the bitmap is empty, and then every operation is answered without reading the words
+/// (which live on the heap, away from the rest of the queue pair's state).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RingBitmap {
     words: Box<[u64]>,
     /// Physical bit index of logical offset 0.
     head: u32,
-    /// Window size in bits; a multiple of 64.
-    capacity: u32,
+    /// Number of set bits.
+    ones: u32,
 }
 
 impl RingBitmap {
     /// A bitmap covering at least `window` packets (rounded up to whole 64-bit words, and at least
-    /// one word).
+    /// one word; at most 2^32 - 64, so the capacity fits a `u32`).
     pub fn new(window: u32) -> Self {
-        let words = window.div_ceil(64).max(1);
+        let words = window.div_ceil(64).clamp(1, u32::MAX / 64);
         RingBitmap {
             words: vec![0; words as usize].into_boxed_slice(),
             head: 0,
-            capacity: words * 64,
+            ones: 0,
         }
     }
 
     /// How many packets past the head the bitmap can track.
+    #[inline]
     pub fn capacity(&self) -> u32 {
-        self.capacity
+        // `new` keeps this within a `u32`.
+        self.words.len() as u32 * 64
     }
 
     fn check(&self, offset: u32) -> Result<(), OutOfWindow> {
-        if offset < self.capacity {
+        if offset < self.capacity() {
             Ok(())
         } else {
             Err(OutOfWindow {
                 offset,
-                capacity: self.capacity,
+                capacity: self.capacity(),
             })
         }
     }
@@ -61,8 +67,8 @@ impl RingBitmap {
     /// Physical (word, bit) of a logical offset already known to be in the window.
     fn locate(&self, offset: u32) -> (usize, u32) {
         let mut phys = self.head + offset;
-        if phys >= self.capacity {
-            phys -= self.capacity;
+        if phys >= self.capacity() {
+            phys -= self.capacity();
         }
         ((phys / 64) as usize, phys % 64)
     }
@@ -80,6 +86,7 @@ impl RingBitmap {
         let (w, b) = self.locate(offset);
         let was = self.words[w] >> b & 1 == 1;
         self.words[w] |= 1 << b;
+        self.ones += u32::from(!was);
         Ok(was)
     }
 
@@ -98,8 +105,17 @@ impl RingBitmap {
 
     /// The first clear bit in `from..to` (offsets from the head, `to` clamped to the capacity),
     /// or `None` if every bit in the range is set.
+    #[inline]
     pub fn first_zero(&self, from: u32, to: u32) -> Option<u32> {
-        let to = to.min(self.capacity);
+        let to = to.min(self.capacity());
+        if self.ones == 0 {
+            return (from < to).then_some(from);
+        }
+        self.scan_zero(from, to)
+    }
+
+    /// [`first_zero`](Self::first_zero) over the words, `to` already clamped.
+    fn scan_zero(&self, from: u32, to: u32) -> Option<u32> {
         let mut at = from;
         while at < to {
             let span = (to - at).min(64);
@@ -117,7 +133,10 @@ impl RingBitmap {
 
     /// Number of set bits in `0..n` (offsets from the head, `n` clamped to the capacity).
     pub fn count_ones(&self, n: u32) -> u32 {
-        let n = n.min(self.capacity);
+        if self.ones == 0 {
+            return 0;
+        }
+        let n = n.min(self.capacity());
         let mut at = 0;
         let mut ones = 0;
         while at < n {
@@ -134,12 +153,23 @@ impl RingBitmap {
 
     /// Moves the head `n` packets forward, clearing the bits it passes so they can stand for the
     /// packets that enter the far end of the window.
+    #[inline]
     pub fn advance(&mut self, n: u32) {
-        if n >= self.capacity {
-            self.words.fill(0);
-            self.head = 0;
+        if n >= self.capacity() {
+            self.clear();
             return;
         }
+        if self.ones != 0 {
+            self.clear_front(n);
+        }
+        self.head += n;
+        if self.head >= self.capacity() {
+            self.head -= self.capacity();
+        }
+    }
+
+    /// Clears the bits at offsets `0..n` (`n` below the capacity).
+    fn clear_front(&mut self, n: u32) {
         let mut cleared = 0;
         while cleared < n {
             let (w, b) = self.locate(cleared);
@@ -149,18 +179,18 @@ impl RingBitmap {
             } else {
                 ((1u64 << span) - 1) << b
             };
+            self.ones -= (self.words[w] & mask).count_ones();
             self.words[w] &= !mask;
             cleared += span;
-        }
-        self.head += n;
-        if self.head >= self.capacity {
-            self.head -= self.capacity;
         }
     }
 
     /// Clears every bit and resets the head.
     pub fn clear(&mut self) {
-        self.words.fill(0);
+        if self.ones != 0 {
+            self.words.fill(0);
+            self.ones = 0;
+        }
         self.head = 0;
     }
 }
@@ -262,6 +292,7 @@ mod tests {
                 prop_assert_eq!(b.first_zero(from, cap), want_zero);
                 let want_ones = model.iter().take((cap / 2) as usize).filter(|&&x| x).count() as u32;
                 prop_assert_eq!(b.count_ones(cap / 2), want_ones);
+                prop_assert_eq!(b.count_ones(cap), model.iter().filter(|&&x| x).count() as u32);
             }
         }
     }

@@ -28,6 +28,7 @@
 //! at the packet boundary.
 
 mod config;
+mod fifo;
 mod outbox;
 mod receiver;
 mod requester;

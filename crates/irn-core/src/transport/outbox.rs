@@ -34,48 +34,79 @@ struct Outgoing {
     bytes: u64,
 }
 
+impl Outgoing {
+    /// One past its last packet.
+    fn end(&self) -> u64 {
+        self.first + self.packets
+    }
+}
+
 /// Posted messages, by packet number (counted from the initial PSN).
+///
+/// The per-packet questions (which message packet `n` belongs to, whether the cumulative ACK
+/// completed one) are answered from fields kept inline, so they touch no heap memory unless a
+/// message boundary is crossed; `repr(C)` keeps those fields first, in one cache line.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub(super) struct Outbox {
+    /// One past the last packet of the posted messages.
+    end: u64,
+    /// One past the last packet of the oldest message not yet acknowledged; `u64::MAX` when every
+    /// posted message is.
+    oldest_end: u64,
+    /// The message the latest data packet came from: consecutive packets almost always belong
+    /// to the same one, so it spares a search of `messages`.
+    sending: Outgoing,
     mtu: u32,
     /// The receiver's queue pair, written in every data packet.
     peer: Qpn,
     /// PSN of packet number 0.
     isn: Psn,
+    /// How many messages at the front of `messages` are acknowledged: the completions not yet
+    /// polled.
+    acked: usize,
+    /// Posted messages from the oldest not yet polled as complete, in posting order.
     messages: VecDeque<Outgoing>,
     next_msg: u64,
-    /// One past the last packet of the posted messages.
-    end: u64,
-    completions: VecDeque<Completion>,
 }
 
 impl Outbox {
     pub(super) fn new(mtu: u32, peer: Qpn, isn: Psn) -> Self {
         Outbox {
+            end: 0,
+            oldest_end: u64::MAX,
+            // Covers no packet, so the first lookup searches.
+            sending: Outgoing {
+                id: MessageId(0),
+                first: 0,
+                packets: 0,
+                bytes: 0,
+            },
             mtu,
             peer,
             isn,
+            acked: 0,
             messages: VecDeque::new(),
             next_msg: 0,
-            end: 0,
-            completions: VecDeque::new(),
         }
     }
 
     /// The PSN of packet number `n`.
+    #[inline]
     pub(super) fn psn(&self, n: u64) -> Psn {
         // Truncating first is exact: 2^24 divides 2^32.
         self.isn.add(n as u32)
     }
 
     /// One past the last packet posted.
+    #[inline]
     pub(super) fn end(&self) -> u64 {
         self.end
     }
 
     /// Every posted message is acknowledged.
     pub(super) fn is_empty(&self) -> bool {
-        self.messages.is_empty()
+        self.acked == self.messages.len()
     }
 
     /// Queues a message of `bytes` after those already posted; `una` is the sender's cumulative
@@ -92,20 +123,27 @@ impl Outbox {
         }
         let id = MessageId(self.next_msg);
         self.next_msg += 1;
-        self.messages.push_back(Outgoing {
+        let m = Outgoing {
             id,
             first: self.end,
             packets,
             bytes,
-        });
+        };
+        if self.is_empty() {
+            self.oldest_end = m.end();
+        }
+        self.messages.push_back(m);
         self.end += packets;
         Ok(id)
     }
 
     /// Data packet number `n` (which must be posted and not yet acknowledged), sent at `now`.
-    pub(super) fn data_packet(&self, now: Time, n: u64, retransmission: bool) -> Packet {
-        let i = self.messages.partition_point(|m| m.first + m.packets <= n);
-        let m = &self.messages[i];
+    pub(super) fn data_packet(&mut self, now: Time, n: u64, retransmission: bool) -> Packet {
+        if !(self.sending.first..self.sending.end()).contains(&n) {
+            let i = self.messages.partition_point(|m| m.end() <= n);
+            self.sending = self.messages[i];
+        }
+        let m = &self.sending;
         let offset = n - m.first;
         let last = offset + 1 == m.packets;
         let mtu = u64::from(self.mtu);
@@ -125,21 +163,36 @@ impl Outbox {
     }
 
     /// The cumulative acknowledgement reached `una`: every message wholly below it completes.
+    #[inline]
     pub(super) fn acknowledge(&mut self, una: u64) {
-        while let Some(m) = self.messages.front().copied() {
-            if m.first + m.packets > una {
-                break;
-            }
-            self.messages.pop_front();
-            self.completions.push_back(Completion {
-                msg: m.id,
-                bytes: m.bytes,
-            });
+        if una >= self.oldest_end {
+            self.complete_through(una);
         }
     }
 
+    /// Marks complete the messages `una` passed, the oldest unacknowledged one at least.
+    fn complete_through(&mut self, una: u64) {
+        while let Some(m) = self.messages.get(self.acked) {
+            if m.end() > una {
+                self.oldest_end = m.end();
+                return;
+            }
+            self.acked += 1;
+        }
+        self.oldest_end = u64::MAX;
+    }
+
     /// The next fully acknowledged message, in posting order.
+    #[inline]
     pub(super) fn poll_completion(&mut self) -> Option<Completion> {
-        self.completions.pop_front()
+        if self.acked == 0 {
+            return None;
+        }
+        self.acked -= 1;
+        let m = self.messages.pop_front()?;
+        Some(Completion {
+            msg: m.id,
+            bytes: m.bytes,
+        })
     }
 }

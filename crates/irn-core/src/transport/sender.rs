@@ -7,7 +7,7 @@ use crate::bitmap::RingBitmap;
 use crate::cc::{AckEvent, CongestionControl};
 use crate::packet::{since_timestamp, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
-use crate::time::Time;
+use crate::time::{Duration, Time};
 
 /// The requester half of a reliable-connected queue pair.
 ///
@@ -22,11 +22,18 @@ use crate::time::Time;
 ///
 /// Packet numbers are `u64` counts from the initial PSN; `una ≤ nxt ≤ high ≤ outbox.end()`
 /// always holds.
+///
+/// `repr(C)` keeps the fields in the order written: what every packet reads and writes comes
+/// first, packed into as few cache lines as it fits, since a simulator's many queue pairs are
+/// rarely in cache; the congestion controller and the configuration come last.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Sender {
-    cfg: TransportConfig,
-    /// Posted messages: what each packet number carries, and completions.
-    outbox: Outbox,
+    /// What [`poll_timeout`](Self::poll_timeout) reports, recomputed whenever an input or an
+    /// output changes the state it depends on.
+    deadline: Option<Time>,
+    /// The latest `now` seen, so deadlines already past are not reported.
+    last_now: Time,
     /// Oldest unacknowledged packet: the cumulative ACK.
     una: u64,
     /// Next packet the in-sequence path sends. Go-back-N rewinds it to `una`; selective repeat
@@ -36,19 +43,30 @@ pub struct Sender {
     /// retransmissions.
     high: u64,
     /// Most packets allowed between `una` and a new packet: the BDP cap, or for selective
-    /// repeat without BDP-FC the bitmap's tracking window; `None` for go-back-N without BDP-FC.
-    flight_limit: Option<u64>,
-    loss: Loss,
-    timer: Option<Timer>,
-    cc: CongestionControl,
-    /// Rate-based congestion control: the next packet may not leave before this.
-    next_tx_at: Time,
+    /// repeat without BDP-FC the bitmap's tracking window; `u64::MAX` (no limit) for go-back-N
+    /// without BDP-FC.
+    flight_limit: u64,
+    /// The retransmission timer's deadline, while it runs.
+    timer: Option<Time>,
+    /// How long the timer runs when armed: RTO_low for [`RtoPolicy::Dual`], the fixed RTO, or
+    /// `None` when timeouts are disabled.
+    rto_armed: Option<Duration>,
     /// Retransmissions may not leave before this: the last loss detection plus the configured
     /// retransmission delay (IRN §6.3).
     retx_ready_at: Time,
-    /// The latest `now` seen, so deadlines already past are not reported.
-    last_now: Time,
+    /// Rate-based congestion control: the next packet may not leave before this.
+    next_tx_at: Time,
+    /// For [`RtoPolicy::Dual`]: the running timer was already extended from RTO_low to RTO_high.
+    timer_extended: bool,
+    /// `cc` is a controller at all. Without one (the common case) it has nothing to learn or
+    /// say, and the per-packet path skips it without reading it.
+    cc_active: bool,
+    loss: Loss,
+    /// Posted messages: what each packet number carries, and completions.
+    outbox: Outbox,
     stats: SenderStats,
+    cc: CongestionControl,
+    cfg: TransportConfig,
 }
 
 /// Loss-recovery state, by recovery scheme.
@@ -79,13 +97,6 @@ struct Recovery {
     /// A packet to resend before any hole: the cumulative-ACK PSN on entering recovery, or, with
     /// no SACK bitmap, the PSN the latest NACK asked for.
     pending: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Timer {
-    deadline: Time,
-    /// For [`RtoPolicy::Dual`]: already extended from RTO_low to RTO_high.
-    extended: bool,
 }
 
 /// Counters a sender keeps about itself.
@@ -125,31 +136,40 @@ impl Sender {
         }
         let (loss, flight_limit) = match cfg.recovery {
             LossRecovery::Tcp => panic!("TCP is served by TcpSender, not Sender"),
-            LossRecovery::GoBackN => (Loss::GoBackN, cfg.bdp_cap.map(u64::from)),
+            LossRecovery::GoBackN => (Loss::GoBackN, cfg.bdp_cap.map_or(u64::MAX, u64::from)),
             LossRecovery::SelectiveRepeat { sack_bitmap } => (
                 Loss::Selective(Selective {
                     sacked: sack_bitmap.then(|| RingBitmap::new(cfg.window())),
                     sack_high: 0,
                     recovery: None,
                 }),
-                Some(u64::from(cfg.window())),
+                u64::from(cfg.window()),
             ),
         };
         let initial_window = cfg.bdp_cap.unwrap_or(cfg.tracking_window);
+        let cc = CongestionControl::new(&cfg.cc, cfg.line_rate, initial_window);
         Sender {
-            cc: CongestionControl::new(&cfg.cc, cfg.line_rate, initial_window),
-            next_tx_at: Time::ZERO,
-            retx_ready_at: Time::ZERO,
+            deadline: None,
             last_now: Time::ZERO,
-            outbox: Outbox::new(cfg.mtu, peer, isn),
-            cfg,
             una: 0,
             nxt: 0,
             high: 0,
             flight_limit,
-            loss,
             timer: None,
+            rto_armed: match cfg.rto {
+                RtoPolicy::Disabled => None,
+                RtoPolicy::Fixed(rto) => Some(rto),
+                RtoPolicy::Dual { low, .. } => Some(low),
+            },
+            retx_ready_at: Time::ZERO,
+            next_tx_at: Time::ZERO,
+            timer_extended: false,
+            cc_active: !matches!(cc, CongestionControl::None),
+            loss,
+            outbox: Outbox::new(cfg.mtu, peer, isn),
             stats: SenderStats::default(),
+            cc,
+            cfg,
         }
     }
 
@@ -159,6 +179,7 @@ impl Sender {
         &self.cfg
     }
 
+    #[inline]
     pub fn stats(&self) -> &SenderStats {
         &self.stats
     }
@@ -196,6 +217,7 @@ impl Sender {
     }
 
     /// Every posted message is fully acknowledged.
+    #[inline]
     pub fn is_idle(&self) -> bool {
         self.outbox.is_empty()
     }
@@ -204,7 +226,9 @@ impl Sender {
 
     /// Queues a message of `bytes` bytes after those already posted.
     pub fn post(&mut self, bytes: u64) -> Result<MessageId, PostError> {
-        self.outbox.post(bytes, self.una)
+        let id = self.outbox.post(bytes, self.una)?;
+        self.refresh_deadline();
+        Ok(id)
     }
 
     // ----- inputs -----
@@ -218,6 +242,12 @@ impl Sender {
     /// ignored and counted.
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
         self.last_now = now;
+        self.receive_ack(now, pkt);
+        self.refresh_deadline();
+    }
+
+    /// [`handle_packet`](Self::handle_packet) but for the deadline.
+    fn receive_ack(&mut self, now: Time, pkt: &Packet) {
         let (sack, echo) = match pkt.kind {
             PacketKind::Ack { echo, .. } => (None, echo),
             PacketKind::Nack { sack, echo, .. } => (Some(sack), echo),
@@ -251,16 +281,18 @@ impl Sender {
         if let Some(c) = cumulative.filter(|&c| c > self.una) {
             self.advance(now, c);
         }
-        self.cc.on_ack(
-            now,
-            &AckEvent {
-                newly_acked: self.una - una_before,
-                rtt: Some(since_timestamp(now, echo.ts)),
-                ece: echo.ece,
-                una: self.una,
-                nxt: self.high,
-            },
-        );
+        if self.cc_active {
+            self.cc.on_ack(
+                now,
+                &AckEvent {
+                    newly_acked: self.una - una_before,
+                    rtt: Some(since_timestamp(now, echo.ts)),
+                    ece: echo.ece,
+                    una: self.una,
+                    nxt: self.high,
+                },
+            );
+        }
         if let Some(sack) = sack {
             let holes_before = self.sack_high();
             if self.on_nack(cumulative, sack) {
@@ -281,19 +313,23 @@ impl Sender {
     /// rewinds, selective repeat (re)starts loss recovery.
     pub fn handle_timeout(&mut self, now: Time) {
         self.last_now = now;
+        self.expire(now);
+        self.refresh_deadline();
+    }
+
+    /// [`handle_timeout`](Self::handle_timeout) but for the deadline.
+    fn expire(&mut self, now: Time) {
         if self.cc.poll_timeout().is_some_and(|t| t <= now) {
             self.cc.handle_timeout(now);
         }
-        let Some(timer) = self.timer else { return };
-        if now < timer.deadline {
+        let Some(deadline) = self.timer else { return };
+        if now < deadline {
             return;
         }
         if let RtoPolicy::Dual { low, high, n } = self.cfg.rto {
-            if !timer.extended && self.in_flight() > u64::from(n) {
-                self.timer = Some(Timer {
-                    deadline: timer.deadline + (high - low),
-                    extended: true,
-                });
+            if !self.timer_extended && self.in_flight() > u64::from(n) {
+                self.timer = Some(deadline + (high - low));
+                self.timer_extended = true;
                 self.stats.rto_extensions += 1;
                 return;
             }
@@ -317,6 +353,29 @@ impl Sender {
     /// flight limit (BDP-FC) allows. Go-back-N resends everything from its rewind point.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.last_now = now;
+        let pkt = self.transmit(now);
+        self.refresh_deadline();
+        pkt
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must next be called: the retransmission
+    /// timer, the congestion controller's timers, and the time a packet held back (by pacing,
+    /// or by a retransmission being fetched again) may leave, whichever is first.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.deadline
+    }
+
+    /// The next fully acknowledged message, in posting order.
+    #[inline]
+    pub fn poll_completion(&mut self) -> Option<Completion> {
+        self.outbox.poll_completion()
+    }
+
+    // ----- internals -----
+
+    /// [`poll_transmit`](Self::poll_transmit) but for the deadline.
+    fn transmit(&mut self, now: Time) -> Option<Packet> {
         if now < self.next_tx_at {
             return None;
         }
@@ -329,7 +388,15 @@ impl Sender {
             self.arm_timer(now);
         }
         let pkt = self.outbox.data_packet(now, n, retransmission);
-        let bytes = u64::from(pkt.wire_len());
+        if self.cc_active {
+            self.sent_with_cc(now, u64::from(pkt.wire_len()));
+        }
+        Some(pkt)
+    }
+
+    /// A data packet of `bytes` on the wire left at `now`: tell the controller, record its
+    /// lowest rate or window, and pace the next packet.
+    fn sent_with_cc(&mut self, now: Time, bytes: u64) {
         self.cc.on_sent(now, bytes);
         if let Some(rate) = self.cc.rate() {
             let r = rate.as_bps();
@@ -341,18 +408,17 @@ impl Sender {
         if let Some(rate) = self.cc.rate().filter(|&r| r < self.cfg.line_rate) {
             self.next_tx_at = now + rate.serialization(bytes);
         }
-        Some(pkt)
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) must next be called: the retransmission
-    /// timer, the congestion controller's timers, and the time a packet held back (by pacing,
-    /// or by a retransmission being fetched again) may leave, whichever is first.
-    pub fn poll_timeout(&self) -> Option<Time> {
-        // Called after every packet in and out, so each candidate is checked in place rather
-        // than collected.
-        let mut next = self.timer.map(|t| t.deadline);
-        if let Some(t) = self.cc.poll_timeout() {
-            next = Some(earliest(next, t));
+    /// Recomputes `deadline` after the state changed. Drivers ask for it
+    /// after every packet in and out, so it is worked out here once per change rather than on
+    /// every ask.
+    fn refresh_deadline(&mut self) {
+        let mut next = self.timer;
+        if self.cc_active {
+            if let Some(t) = self.cc.poll_timeout() {
+                next = Some(earliest(next, t));
+            }
         }
         if self.next_tx_at > self.last_now && self.has_data_to_send() {
             next = Some(earliest(next, self.next_tx_at));
@@ -360,15 +426,8 @@ impl Sender {
         if self.retx_ready_at > self.last_now && (self.in_recovery() || self.nxt < self.high) {
             next = Some(earliest(next, self.retx_ready_at));
         }
-        next
+        self.deadline = next;
     }
-
-    /// The next fully acknowledged message, in posting order.
-    pub fn poll_completion(&mut self) -> Option<Completion> {
-        self.outbox.poll_completion()
-    }
-
-    // ----- internals -----
 
     fn psn(&self, n: u64) -> Psn {
         self.outbox.psn(n)
@@ -430,12 +489,13 @@ impl Sender {
             return None;
         }
         // BDP-FC (or the tracking window) and a window-based controller's window.
-        let window = self.cc.window().map(u64::from);
-        let limit = match (self.flight_limit, window) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if limit.is_some_and(|limit| self.nxt - self.una >= limit) {
+        let mut limit = self.flight_limit;
+        if self.cc_active {
+            if let Some(w) = self.cc.window() {
+                limit = limit.min(u64::from(w));
+            }
+        }
+        if self.nxt - self.una >= limit {
             return None;
         }
         let n = self.nxt;
@@ -507,17 +567,9 @@ impl Sender {
     }
 
     fn arm_timer(&mut self, now: Time) {
-        self.timer = match self.cfg.rto {
-            RtoPolicy::Disabled => None,
-            RtoPolicy::Fixed(rto) => Some(Timer {
-                deadline: now + rto,
-                extended: true,
-            }),
-            RtoPolicy::Dual { low, .. } => Some(Timer {
-                deadline: now + low,
-                extended: false,
-            }),
-        };
+        self.timer = self.rto_armed.map(|rto| now + rto);
+        // Only read under the dual policy, where the timer starts at RTO_low.
+        self.timer_extended = false;
     }
 }
 

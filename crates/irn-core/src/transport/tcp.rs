@@ -477,11 +477,13 @@ impl TcpSender {
 
     /// When [`handle_timeout`](Self::handle_timeout) must next be called: the retransmission
     /// timer's deadline, while packets are outstanding.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
         self.timer
     }
 
     /// The next fully acknowledged message, in posting order.
+    #[inline]
     pub fn poll_completion(&mut self) -> Option<Completion> {
         self.outbox.poll_completion()
     }
