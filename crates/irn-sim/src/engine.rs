@@ -332,6 +332,20 @@ impl EventQueue {
         }
     }
 
+    /// The next event, if it is in the bucket being served or the next occupied one of the same
+    /// bitmap word: a cheap look-ahead, so the simulation can prefetch what that event will
+    /// touch. `None` says only that the look-ahead found nothing.
+    #[inline(always)]
+    pub fn peek_near(&self) -> Option<Event> {
+        let i = (self.cur % BUCKETS as u64) as usize;
+        if self.cur_pos < usize::from(self.lens[i]) {
+            return Some(self.buckets[i].0[self.cur_pos % SLOTS].event);
+        }
+        let (word, bit) = (i / 64, i % 64);
+        let later = self.occupied[word] & (u64::MAX << bit) & !(1 << bit);
+        (later != 0).then(|| self.buckets[word * 64 + later.trailing_zeros() as usize].0[0].event)
+    }
+
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
         self.popped

@@ -290,6 +290,13 @@ impl<'a> Simulation<'a> {
                 break;
             }
             self.now = t;
+            // The next event's packet is likely out of cache (a link's first packet was last
+            // touched a propagation delay ago): ask for it now.
+            if let Some(Event::Arrive(next)) = self.queue.peek_near() {
+                if let Some(head) = self.packets.front(&self.ports[next.index()].in_flight) {
+                    self.packets.prefetch(head);
+                }
+            }
             match event {
                 Event::TxDone(p) => {
                     let port = &mut self.ports[p.index()];
