@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod packet;
 pub mod packets;
 pub mod port;
+pub mod prefetch;
 pub mod rng;
 pub mod scenario;
 pub mod sim;

@@ -119,12 +119,8 @@ impl Packets {
     /// Asks the CPU to bring packet `id`'s slot into cache: it will be read soon.
     #[inline(always)]
     pub fn prefetch(&self, id: PacketId) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(slot) = self.slots.get(id.0 as usize) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch is a hint: it never faults, whatever the address, and changes
-            // no memory.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const Slot).cast::<i8>()) }
+            crate::prefetch::prefetch(slot);
         }
     }
 
