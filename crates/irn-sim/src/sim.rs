@@ -58,7 +58,6 @@ struct Nic {
 /// in the flow table; the verbs variant, four times the size of the other, is boxed again so a
 /// message flow allocates only what it uses.
 #[derive(Debug)]
-// The enum itself is always boxed: the message variant's size is the allocation it needs.
 #[allow(clippy::large_enum_variant)]
 enum Endpoints {
     /// One message on the transport alone: the sender at the source, the receiver at the
@@ -72,8 +71,8 @@ enum Endpoints {
 }
 
 /// What the packet path reads and writes of a flow, in one cache line; the rest of its
-/// description is its [`FlowSpec`](crate::workload::FlowSpec) in the configuration, and its counters are in
-/// [`FlowCounts`], written once when it ends.
+/// description is its [`FlowSpec`](crate::workload::FlowSpec) in the configuration, and its
+/// counters are in [`FlowCounts`], written once when it ends.
 #[derive(Debug)]
 #[repr(align(64))]
 struct Flow {
@@ -311,7 +310,9 @@ impl<'a> Simulation<'a> {
                 Event::Arrive(p) => self.arrive(p),
                 Event::Pfc { port, pause } => {
                     let state = &mut self.ports[port.index()];
-                    (self.extra[port.index()].pauses).record(self.now, state.paused, pause);
+                    self.extra[port.index()]
+                        .pauses
+                        .record(self.now, state.paused, pause);
                     state.paused = pause;
                     if !pause {
                         self.try_send(port);
