@@ -9,27 +9,37 @@
 //! The queue is a calendar queue (a timing wheel): nearly every event lands a serialization
 //! time or a link delay ahead, so events are dropped into fixed-width time buckets, and popping
 //! walks the buckets in order. A binary heap spent most of its time on mispredicted branches
-//! sifting through ~1000 entries (41 % of a default-scenario profile). Events beyond the wheel's
-//! horizon (retransmission timers, far-off flow arrivals) wait in a heap and move into the wheel
-//! as it turns.
+//! sifting through ~1000 entries (41 % of a default-scenario profile).
 //!
-//! Buckets are narrow (a few hundred picoseconds: usually one event, rarely more than three)
-//! and kept in order as events are inserted: an event goes behind every event of its bucket
-//! with the same or an earlier time, which is a plain append for most events and a short shift
-//! for the rest. That keeps FIFO order among equal times with no sequence numbers in the wheel
-//! (16-byte entries, one `u64` comparison) and no sorting when a bucket is served. Narrow
-//! buckets make out-of-order inserts, whose branch the processor cannot predict, rare; the
-//! price, more empty buckets to skip, is a bit scan of the `occupied` bitmap. Events from the
-//! heap move in before any later-scheduled event can land in their bucket (the bucket was beyond
-//! the horizon until that move), so they keep their place too.
+//! The wheel has two tiers, so what it touches stays in cache. Fine buckets (a few hundred
+//! picoseconds: usually one event, rarely more than three) cover a window of two coarse buckets
+//! (each [`SPAN`] fine ones), the one being served and the next. Beyond the window, a ring of
+//! [`COARSE`] coarse buckets takes events by appending them to a vector, unsorted; when the
+//! window slides on by a coarse bucket, that bucket's events move into the fine buckets in one
+//! pass. Events beyond the ring (retransmission timers, far-off flow arrivals) wait in a heap and
+//! move into the ring as it turns. A link's arrivals, a link delay ahead, thus go to a vector
+//! tail that is hot in cache, instead of to a fine bucket last touched a wheel turn ago: with one
+//! flat wheel of 8192 fine buckets (512 KB) spanning the link delay, every such event missed the
+//! 1 MB L2 cache (the `Arrive` events' bucket was the largest single stall in the profile);
+//! with the 64 KB window, L2 misses halve.
 //!
-//! Storage is flat: each bucket holds its first [`SLOTS`] events in place, in one 64-byte cache
-//! line of one array, with the counts in a dense byte array beside it, so scheduling or popping
-//! touches one line of events and no pointer to a separate allocation. The rare event beyond a
-//! full bucket's slots goes to that bucket's spill vector, which continues the bucket's order.
-//! Popping checks one count per event; a bucket is emptied only when the wheel turns past it.
-//! (Measured against a vector per bucket, which cost a header load, a second cache line and two
-//! unpredictable "bucket exhausted?" branches per event: about 5 % fewer instructions plus
+//! Fine buckets are kept in order as events are inserted: an event goes behind every event of
+//! its bucket with the same or an earlier time, which is a plain append for most events and a
+//! short shift for the rest. That keeps FIFO order among equal times with no sequence numbers in
+//! the wheel (16-byte entries, one `u64` comparison) and no sorting when a bucket is served.
+//! Narrow buckets make out-of-order inserts, whose branch the processor cannot predict, rare;
+//! the price, more empty buckets to skip, is a bit scan of the `occupied` bitmap. Events from the
+//! ring move in before any later-scheduled event can land in their bucket (the bucket was beyond
+//! the window until that move), and the heap's into the ring likewise, so they keep their place
+//! too.
+//!
+//! Storage is flat: each fine bucket holds its first [`SLOTS`] events in place, in one 64-byte
+//! cache line of one array, with the counts in a dense byte array beside it, so scheduling or
+//! popping touches one line of events and no pointer to a separate allocation. The rare event
+//! beyond a full bucket's slots goes to that bucket's spill vector, which continues the bucket's
+//! order. Popping checks one count per event; a bucket is emptied only when the wheel turns past
+//! it. (Measured against a vector per bucket, which cost a header load, a second cache line and
+//! two unpredictable "bucket exhausted?" branches per event: about 5 % fewer instructions plus
 //! weighted cache misses and mispredicts for the whole simulator.)
 
 use std::cmp::Reverse;
@@ -96,10 +106,15 @@ impl Ord for Entry {
     }
 }
 
-/// Number of buckets in the wheel (a power of two): with the simulator's width, a horizon of
-/// about 40 full-frame times, past any link delay plus a frame.
-const BUCKETS: usize = 8192;
-const WORDS: usize = BUCKETS / 64;
+/// Fine buckets per coarse bucket (a power of two, a multiple of 64 so a word of the
+/// `occupied` bitmap never straddles two coarse buckets).
+const SPAN: u64 = 512;
+/// Fine buckets in the window: the coarse bucket being served and the next one.
+const FINE: usize = 2 * SPAN as usize;
+const WORDS: usize = FINE / 64;
+/// Coarse buckets in the ring beyond the window: with the simulator's width, a horizon of
+/// about 250 full-frame times, past any link delay plus a frame.
+const COARSE: usize = 128;
 /// Events a bucket holds in place (one cache line); more spill into a vector.
 const SLOTS: usize = 4;
 
@@ -117,25 +132,32 @@ const EMPTY_SLOT: Slot = Slot {
 /// A min-queue of events by time, FIFO among equal times.
 #[derive(Debug)]
 pub struct EventQueue {
-    /// Bucket width is `2^shift` picoseconds.
+    /// Fine bucket width is `2^shift` picoseconds.
     shift: u32,
-    /// `buckets[b % BUCKETS]` holds the first events of absolute bucket `b`, for `b` within
-    /// `cur..cur + BUCKETS`, and `lens[b % BUCKETS]` how many (at most [`SLOTS`]); when that
-    /// bucket is full, `spill[b % BUCKETS]` holds the rest, in order.
-    /// (Fixed-size arrays, so indexing by `b % BUCKETS` needs no bounds check.)
-    buckets: Box<[Bucket; BUCKETS]>,
-    lens: Box<[u8; BUCKETS]>,
-    spill: Box<[Vec<Slot>; BUCKETS]>,
-    /// Which buckets hold events, to skip empty stretches in one step.
+    /// `buckets[b % FINE]` holds the first events of absolute fine bucket `b`, for `b` in the
+    /// window `window_start()..window_end`, and `lens[b % FINE]` how many (at most [`SLOTS`]);
+    /// when that bucket is full, `spill[b % FINE]` holds the rest, in order.
+    /// (Fixed-size arrays, so indexing by `b % FINE` needs no bounds check.)
+    buckets: Box<[Bucket; FINE]>,
+    lens: Box<[u8; FINE]>,
+    spill: Box<[Vec<Slot>; FINE]>,
+    /// Which fine buckets hold events, to skip empty stretches in one step.
     occupied: [u64; WORDS],
-    /// The absolute bucket being served; its events before `cur_pos` (counting its slots, then
-    /// its spill) are already popped. It is emptied when the wheel turns past it.
+    /// The absolute fine bucket being served; its events before `cur_pos` (counting its slots,
+    /// then its spill) are already popped. It is emptied when the wheel turns past it.
     cur: u64,
     cur_pos: usize,
-    /// Events beyond the wheel's horizon, earliest first...
+    /// The end of the window, an absolute fine bucket: two coarse buckets past the start of
+    /// the one `cur` is in.
+    window_end: u64,
+    /// `ring[c % COARSE]` holds the events of absolute coarse bucket `c`, for `c` from
+    /// `window_end / SPAN` up to [`COARSE`] beyond, in scheduling order.
+    ring: Box<[Vec<Slot>; COARSE]>,
+    /// Events in the ring, so an empty ring is known without looking.
+    ring_len: usize,
+    /// Events beyond the ring's horizon, earliest first...
     overflow: BinaryHeap<Reverse<Entry>>,
-    /// ...and the absolute bucket of the earliest (`u64::MAX` when there is none), so turning
-    /// the wheel checks the heap with one comparison.
+    /// ...and the absolute coarse bucket of the earliest (`u64::MAX` when there is none).
     overflow_next: u64,
     /// Events scheduled so far, which also orders the heap's events.
     scheduled: u64,
@@ -143,10 +165,10 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
-    /// A queue whose buckets are about `width` wide (rounded down to a power of two
+    /// A queue whose fine buckets are about `width` wide (rounded down to a power of two
     /// picoseconds). A good width is a small fraction of the shortest packet serialization
-    /// time, so a bucket rarely holds events out of scheduling order, and the wheel's horizon
-    /// (`BUCKETS` widths) covers a link delay plus a serialization.
+    /// time, so a bucket rarely holds events out of scheduling order, and the window (`FINE`
+    /// widths) covers a serialization.
     pub fn new(width: Duration) -> Self {
         let shift = 63 - width.as_ps().max(1).leading_zeros();
         EventQueue {
@@ -158,6 +180,9 @@ impl EventQueue {
             occupied: [0; WORDS],
             cur: 0,
             cur_pos: 0,
+            window_end: FINE as u64,
+            ring: boxed_array(Vec::new()),
+            ring_len: 0,
             overflow: BinaryHeap::new(),
             overflow_next: u64::MAX,
             scheduled: 0,
@@ -169,38 +194,44 @@ impl EventQueue {
         time.as_ps() >> self.shift
     }
 
+    /// The first absolute coarse bucket past the ring.
+    fn ring_end(&self) -> u64 {
+        self.window_end / SPAN + COARSE as u64
+    }
+
     /// Schedules `event` at `time`, which must not be before the last popped event.
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.scheduled += 1;
         let b = self.bucket_of(time).max(self.cur);
-        if b >= self.cur + BUCKETS as u64 {
-            self.defer(
-                b,
-                Entry {
-                    time,
-                    seq: self.scheduled,
-                    event,
-                },
-            );
+        let e = Slot { time, event };
+        if b < self.window_end {
+            self.put(b, e);
+        } else if b / SPAN < self.ring_end() {
+            self.ring[(b / SPAN) as usize % COARSE].push(e);
+            self.ring_len += 1;
         } else {
-            self.put(b, Slot { time, event });
+            self.defer(e);
         }
     }
 
-    /// Schedules an event beyond the horizon (absolute bucket `b`) on the heap.
+    /// Schedules an event beyond the ring's horizon on the heap.
     #[inline(never)]
-    fn defer(&mut self, b: u64, e: Entry) {
-        self.overflow.push(Reverse(e));
-        self.overflow_next = self.overflow_next.min(b);
+    fn defer(&mut self, e: Slot) {
+        self.overflow_next = self.overflow_next.min(self.bucket_of(e.time) / SPAN);
+        self.overflow.push(Reverse(Entry {
+            time: e.time,
+            seq: self.scheduled,
+            event: e.event,
+        }));
     }
 
-    /// Inserts into bucket `b` behind every event of the same or an earlier time. Events already
-    /// popped from the bucket being served are no later than `e` (time never goes back), so the
-    /// insertion point is always behind them.
+    /// Inserts into window bucket `b` behind every event of the same or an earlier time. Events
+    /// already popped from the bucket being served are no later than `e` (time never goes
+    /// back), so the insertion point is always behind them.
     #[inline(always)]
     fn put(&mut self, b: u64, e: Slot) {
-        let i = (b % BUCKETS as u64) as usize;
+        let i = (b % FINE as u64) as usize;
         let len = usize::from(self.lens[i]);
         // The last slot in place (a stale one when the bucket is empty), read unconditionally
         // so the common case takes one branch.
@@ -246,7 +277,7 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         // The common case, inlined into the event loop: the bucket being served has another
         // event in place.
-        let i = (self.cur % BUCKETS as u64) as usize;
+        let i = (self.cur % FINE as u64) as usize;
         let pos = self.cur_pos;
         if pos < usize::from(self.lens[i]) {
             let e = self.buckets[i].0[pos % SLOTS];
@@ -261,7 +292,7 @@ impl EventQueue {
     /// spilled events, then empty it and turn the wheel to the next occupied bucket.
     #[inline(never)]
     fn pop_slow(&mut self) -> Option<(Time, Event)> {
-        let i = (self.cur % BUCKETS as u64) as usize;
+        let i = (self.cur % FINE as u64) as usize;
         if self.cur_pos >= SLOTS {
             if let Some(&e) = self.spill[i].get(self.cur_pos - SLOTS) {
                 self.cur_pos += 1;
@@ -273,62 +304,110 @@ impl EventQueue {
         self.lens[i] = 0;
         let (word, bit) = (i / 64, i % 64);
         self.occupied[word] &= !(1 << bit);
-        // The common case: the next occupied bucket shares the bitmap word.
+        // The common case: the next occupied bucket shares the bitmap word (and so the coarse
+        // bucket).
         let here = self.occupied[word] & (u64::MAX << bit);
         if here != 0 {
             self.cur += u64::from(here.trailing_zeros()) - bit as u64;
-        } else if !self.turn_far(word) {
+        } else if !self.turn_far() {
             self.cur_pos = 0;
             return None;
         }
-        if self.overflow_next < self.cur + BUCKETS as u64 {
-            self.refill();
-        }
-        let e = self.buckets[(self.cur % BUCKETS as u64) as usize].0[0];
+        let e = self.buckets[(self.cur % FINE as u64) as usize].0[0];
         self.cur_pos = 1;
         self.popped += 1;
         Some((e.time, e.event))
     }
 
-    /// Turns the wheel past bitmap word `word` (whose remaining buckets are empty) to the next
-    /// occupied bucket, or to the earliest heap event's bucket when the wheel is empty; false
-    /// when the queue is empty.
+    /// Turns the wheel past the current bitmap word (whose remaining buckets are empty) to the
+    /// next occupied bucket, moving the window along as it goes; false when the queue is empty.
     #[inline(never)]
-    fn turn_far(&mut self, word: usize) -> bool {
-        let base = self.cur - self.cur % 64;
-        for step in 1..=WORDS {
-            let bits = self.occupied[(word + step) % WORDS];
-            if bits != 0 {
-                self.cur = base + (step * 64) as u64 + u64::from(bits.trailing_zeros());
+    fn turn_far(&mut self) -> bool {
+        let mut from = self.cur + 1;
+        loop {
+            if let Some(b) = self.next_occupied(from) {
+                self.advance(b);
                 return true;
             }
+            // The window is empty from `from` on.
+            if self.ring_len == 0 {
+                if self.overflow_next == u64::MAX {
+                    return false;
+                }
+                // Nothing before the heap's earliest coarse bucket: jump there.
+                self.window_end = self.overflow_next * SPAN;
+                self.refill();
+            }
+            from = self.window_end;
+            self.advance(from);
         }
-        if self.overflow_next == u64::MAX {
-            return false;
-        }
-        self.cur = self.overflow_next.max(self.cur);
-        true
     }
 
-    /// Moves the heap events that came within the horizon into the wheel.
+    /// The first occupied window bucket in `from..window_end`.
+    fn next_occupied(&self, from: u64) -> Option<u64> {
+        let mut base = from - from % 64;
+        let mut bits =
+            self.occupied[(base % FINE as u64) as usize / 64] & (u64::MAX << (from % 64));
+        while bits == 0 {
+            base += 64;
+            if base >= self.window_end {
+                return None;
+            }
+            bits = self.occupied[(base % FINE as u64) as usize / 64];
+        }
+        Some(base + u64::from(bits.trailing_zeros()))
+    }
+
+    /// Serves bucket `b` next, sliding the window so it starts at `b`'s coarse bucket.
+    fn advance(&mut self, b: u64) {
+        self.cur = b;
+        while self.window_end < (b / SPAN + 2) * SPAN {
+            self.shift();
+        }
+    }
+
+    /// Slides the window by one coarse bucket: the ring's next coarse bucket moves into the
+    /// window's buckets, in scheduling order, and the heap's events for the coarse bucket that
+    /// enters the ring's horizon move into the ring. Both happen before any later-scheduled
+    /// event can land in those buckets (they were beyond the window, or the ring, until now),
+    /// so every event keeps its place among equal times.
+    fn shift(&mut self) {
+        let c = self.window_end / SPAN;
+        self.window_end += SPAN;
+        let slot = c as usize % COARSE;
+        if !self.ring[slot].is_empty() {
+            let mut events = std::mem::take(&mut self.ring[slot]);
+            self.ring_len -= events.len();
+            for &e in &events {
+                self.put(self.bucket_of(e.time), e);
+            }
+            events.clear();
+            // Handed back, so its capacity is reused.
+            self.ring[slot] = events;
+        }
+        if self.overflow_next < self.ring_end() {
+            self.refill();
+        }
+    }
+
+    /// Moves the heap events that came within the ring's horizon into the ring.
     #[inline(never)]
     fn refill(&mut self) {
-        let horizon = self.cur + BUCKETS as u64;
-        while self.overflow_next < horizon {
+        let end = self.ring_end();
+        while self.overflow_next < end {
             let Some(Reverse(e)) = self.overflow.pop() else {
                 break;
             };
-            self.put(
-                self.bucket_of(e.time).max(self.cur),
-                Slot {
-                    time: e.time,
-                    event: e.event,
-                },
-            );
+            let c = self.bucket_of(e.time) / SPAN;
+            self.ring[c as usize % COARSE].push(Slot {
+                time: e.time,
+                event: e.event,
+            });
+            self.ring_len += 1;
             self.overflow_next = self
                 .overflow
                 .peek()
-                .map_or(u64::MAX, |Reverse(next)| self.bucket_of(next.time));
+                .map_or(u64::MAX, |Reverse(next)| self.bucket_of(next.time) / SPAN);
         }
     }
 
@@ -337,7 +416,7 @@ impl EventQueue {
     /// touch. `None` says only that the look-ahead found nothing.
     #[inline(always)]
     pub fn peek_near(&self) -> Option<Event> {
-        let i = (self.cur % BUCKETS as u64) as usize;
+        let i = (self.cur % FINE as u64) as usize;
         if self.cur_pos < usize::from(self.lens[i]) {
             return Some(self.buckets[i].0[self.cur_pos % SLOTS].event);
         }
@@ -433,12 +512,15 @@ mod tests {
     }
 
     proptest! {
-        /// Interleaved schedules (never in the past) and pops, across bucket edges, wheel
-        /// wrap-around and the overflow heap.
+        /// Interleaved schedules (never in the past) and pops, across bucket edges, the
+        /// window's slides, the ring's wrap-around and the overflow heap.
         #[test]
         fn matches_a_sorted_reference(
             width_ps in 1u64..5000,
-            ops in prop::collection::vec((0u64..3, prop_oneof![4 => 0u64..2000, 1 => 0u64..50_000_000]), 1..400),
+            ops in prop::collection::vec(
+                (0u64..3, prop_oneof![4 => 0u64..2000, 2 => 0u64..200_000, 1 => 0u64..50_000_000]),
+                1..400,
+            ),
         ) {
             check_against_reference(width_ps, ops)?;
         }

@@ -226,7 +226,7 @@ impl<'a> Simulation<'a> {
             .collect();
         let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
         // A 256th of the fastest link's full-frame time: about one event per bucket, so few
-        // inserts land out of order (measured: less cost than 1/64, with the wheel's 8192 buckets).
+        // inserts land out of order (measured: less cost than 1/64).
         let bucket_width = topo
             .ports()
             .iter()
