@@ -136,7 +136,7 @@ impl fmt::Display for Duration {
             ("us", PS_PER_US),
             ("ns", PS_PER_NS),
         ] {
-            if ps != 0 && ps % scale == 0 {
+            if ps != 0 && ps.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", ps / scale);
             }
         }
@@ -185,7 +185,7 @@ impl fmt::Display for Bandwidth {
             ("Mbps", 1_000_000),
             ("Kbps", 1_000),
         ] {
-            if bps != 0 && bps % scale == 0 {
+            if bps != 0 && bps.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", bps / scale);
             }
         }

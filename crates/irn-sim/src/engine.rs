@@ -44,6 +44,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::hint;
 
 use irn_core::{Duration, Time};
 
@@ -275,17 +276,32 @@ impl EventQueue {
     /// The earliest event, removed from the queue.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        // The common case, inlined into the event loop: the bucket being served has another
-        // event in place.
+        // The common cases, inlined into the event loop and without a branch between them:
+        // the bucket being served has another event in place, or it is done and the next
+        // occupied bucket shares its bitmap word. Which of the two is a coin toss for the
+        // branch predictor (a bucket holds one or two events), so both are computed and one is
+        // selected.
         let i = (self.cur % FINE as u64) as usize;
         let pos = self.cur_pos;
-        if pos < usize::from(self.lens[i]) {
-            let e = self.buckets[i].0[pos % SLOTS];
-            self.cur_pos = pos + 1;
-            self.popped += 1;
-            return Some((e.time, e.event));
+        let len = usize::from(self.lens[i]);
+        let (word, bit) = (i / 64, i % 64);
+        let bits = self.occupied[word];
+        let later = bits & (u64::MAX << bit) & !(1 << bit);
+        let more = pos < len;
+        // Rare: the bucket spilled (its spill may hold more), or the wheel must turn further.
+        if !more && ((len == SLOTS) | (later == 0)) {
+            return self.pop_slow();
         }
-        self.pop_slow()
+        let step = u64::from(later.trailing_zeros()) - bit as u64;
+        let (next, at) = hint::select_unpredictable(more, (i, pos), (i + step as usize, 0));
+        // Leaving the bucket empties it.
+        self.lens[i] = hint::select_unpredictable(more, len as u8, 0);
+        self.occupied[word] = hint::select_unpredictable(more, bits, bits & !(1 << bit));
+        self.cur += hint::select_unpredictable(more, 0, step);
+        self.cur_pos = at + 1;
+        self.popped += 1;
+        let e = self.buckets[next % FINE].0[at % SLOTS];
+        Some((e.time, e.event))
     }
 
     /// [`pop`](Self::pop) when the bucket being served has no more events in place: serve its
@@ -411,18 +427,22 @@ impl EventQueue {
         }
     }
 
-    /// The next event, if it is in the bucket being served or the next occupied one of the same
-    /// bitmap word: a cheap look-ahead, so the simulation can prefetch what that event will
-    /// touch. `None` says only that the look-ahead found nothing.
+    /// Probably the next event: a look-ahead without branches, so the simulation can prefetch
+    /// what that event will touch. It reads the bucket being served or the next occupied one of
+    /// the same bitmap word; when the next event is elsewhere, what it returns is some other
+    /// (possibly stale) event, harmless for a hint.
     #[inline(always)]
-    pub fn peek_near(&self) -> Option<Event> {
+    pub fn peek_near(&self) -> Event {
         let i = (self.cur % FINE as u64) as usize;
-        if self.cur_pos < usize::from(self.lens[i]) {
-            return Some(self.buckets[i].0[self.cur_pos % SLOTS].event);
-        }
         let (word, bit) = (i / 64, i % 64);
         let later = self.occupied[word] & (u64::MAX << bit) & !(1 << bit);
-        (later != 0).then(|| self.buckets[word * 64 + later.trailing_zeros() as usize].0[0].event)
+        let more = self.cur_pos < usize::from(self.lens[i]);
+        let (next, at) = hint::select_unpredictable(
+            more,
+            (i, self.cur_pos),
+            (word * 64 + later.trailing_zeros() as usize, 0),
+        );
+        self.buckets[next % FINE].0[at % SLOTS].event
     }
 
     /// Events processed so far.

@@ -124,6 +124,17 @@ impl Packets {
         }
     }
 
+    /// [`prefetch`](Self::prefetch)es the front of `q`, if any, without a branch on whether
+    /// there is one.
+    #[inline(always)]
+    pub fn prefetch_front(&self, q: &Fifo) {
+        // An empty FIFO's NIL head is clamped to the last slot, a harmless hint.
+        let last = self.slots.len().saturating_sub(1);
+        if let Some(slot) = self.slots.get((q.head as usize).min(last)) {
+            crate::prefetch::prefetch(slot);
+        }
+    }
+
     /// Appends packet `id`, which arrives at `arrives`, to the link `q`.
     #[inline]
     pub fn push_link(&mut self, q: &mut Fifo, id: PacketId, arrives: Time) {

@@ -93,7 +93,7 @@ impl Port {
         delay: Duration,
     ) -> Self {
         const PS_PER_BYTE_AT_1BPS: u64 = 8 * 1_000_000_000_000;
-        let ps_per_byte = if PS_PER_BYTE_AT_1BPS % rate.as_bps() == 0 {
+        let ps_per_byte = if PS_PER_BYTE_AT_1BPS.is_multiple_of(rate.as_bps()) {
             PS_PER_BYTE_AT_1BPS / rate.as_bps()
         } else {
             0

@@ -293,11 +293,13 @@ impl<'a> Simulation<'a> {
             self.now = t;
             // The next event's packet is likely out of cache (a link's first packet was last
             // touched a propagation delay ago): ask for it now.
-            if let Some(Event::Arrive(next)) = self.queue.peek_near() {
-                if let Some(head) = self.packets.front(&self.ports[next.index()].in_flight) {
-                    self.packets.prefetch(head);
-                }
-            }
+            // (Without a branch: whether the next event is an arrival is a coin toss for the
+            // branch predictor; for any other, port 0's link is looked at for nothing.)
+            let next = match self.queue.peek_near() {
+                Event::Arrive(p) => p.index(),
+                _ => 0,
+            };
+            self.packets.prefetch_front(&self.ports[next].in_flight);
             match event {
                 Event::TxDone(p) => {
                     let port = &mut self.ports[p.index()];
@@ -321,7 +323,7 @@ impl<'a> Simulation<'a> {
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
             }
-            if self.queue.processed() % PROGRESS_EVERY == 0 {
+            if self.queue.processed().is_multiple_of(PROGRESS_EVERY) {
                 progress(self.progress(false));
             }
         }

@@ -66,7 +66,7 @@ impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
         for (unit, scale) in [("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1_000)] {
-            if b != 0 && b % scale == 0 {
+            if b != 0 && b.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", b / scale);
             }
         }

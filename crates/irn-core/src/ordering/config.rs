@@ -57,7 +57,10 @@ impl OrderingConfig {
             return Err(OrderingConfigError::BlockBits(self.block_bits));
         }
         let max_cap = self.block_bits * Self::MAX_BLOCKS_PER_CONNECTION;
-        if self.cap_bits == 0 || self.cap_bits % self.block_bits != 0 || self.cap_bits > max_cap {
+        if self.cap_bits == 0
+            || !self.cap_bits.is_multiple_of(self.block_bits)
+            || self.cap_bits > max_cap
+        {
             return Err(OrderingConfigError::CapBits {
                 cap_bits: self.cap_bits,
                 block_bits: self.block_bits,

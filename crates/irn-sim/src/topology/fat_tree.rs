@@ -20,7 +20,7 @@ impl Topology {
     /// switches (k = 6: 54 hosts, 45 switches), every link at `rate` and `delay`. `k` must be
     /// even, at least 2 and at most [`MAX_SWITCH_PORTS`]. See the module docs for the numbering.
     pub fn fat_tree(k: u32, rate: Bandwidth, delay: Duration) -> Result<Topology, TopologyError> {
-        if k < 2 || k % 2 != 0 {
+        if k < 2 || !k.is_multiple_of(2) {
             return Err(TopologyError::FatTreeK { k });
         }
         if k as usize > MAX_SWITCH_PORTS {
