@@ -386,18 +386,25 @@ impl<'a> Simulation<'a> {
             return self.wake_when_done(p);
         }
         let paused = port.paused;
-        let Some((pkt, mut resume, more)) =
+        let Some((pkt, resume, more)) =
             self.switches[s].dequeue_more(&mut self.packets, local, paused)
         else {
             return;
         };
+        self.resume_inputs(p, local, resume);
+        self.transmit(p, pkt, more);
+    }
+
+    /// Resumes the upstream neighbours of the inputs in `mask`, on the switch whose local port
+    /// `local` is `p`.
+    #[inline(always)]
+    fn resume_inputs(&mut self, p: PortId, local: usize, mut mask: u64) {
         let first = p.0 - local as u32;
-        while resume != 0 {
-            let input = resume.trailing_zeros();
-            resume &= resume - 1;
+        while mask != 0 {
+            let input = mask.trailing_zeros();
+            mask &= mask - 1;
             self.send_pfc(PortId(first + input), false);
         }
-        self.transmit(p, pkt, more);
     }
 
     #[inline(always)]
@@ -489,22 +496,49 @@ impl<'a> Simulation<'a> {
         // Ports are numbered contiguously per node.
         let output = (out.0 - (ingress.0 - input as u32)) as usize;
         let switch = &mut self.switches[s];
-        if pkt.is_data() {
-            match switch.admit_data(&mut self.packets, input, output, id) {
-                Admit::Queued => {}
-                Admit::QueuedAndPause => self.send_pfc(ingress, true),
-                Admit::Dropped => {
-                    self.counters.drops += 1;
-                    if let Some(slot) = self.packets.free(id).verbs {
-                        self.verbs_packets.take(slot);
-                    }
+        let is_data = pkt.is_data();
+        let port = &self.ports[out.index()];
+        // Most packets find their output idle with nothing queued (59 % on the leaf-spine
+        // benchmark): they go straight on, as queueing and dequeuing them would do.
+        if self.now >= port.busy_until && !switch.has_work(output) && !(is_data && port.paused) {
+            if is_data {
+                let (admit, resume) = switch.cut_through(&mut self.packets, input, output, id);
+                if !self.admitted(admit, ingress, id) {
                     return;
                 }
+                self.resume_inputs(out, output, resume);
+            }
+            return self.transmit(out, id, false);
+        }
+        if is_data {
+            let admit = switch.admit_data(&mut self.packets, input, output, id);
+            if !self.admitted(admit, ingress, id) {
+                return;
             }
         } else {
             switch.admit_control(&mut self.packets, output, id);
         }
         self.switch_send(out, s, output);
+    }
+
+    /// Acts on a data packet's admission at the switch port `ingress`: pause upstream, or free a
+    /// dropped packet. False when it was dropped.
+    #[inline(always)]
+    fn admitted(&mut self, admit: Admit, ingress: PortId, id: PacketId) -> bool {
+        match admit {
+            Admit::Queued => true,
+            Admit::QueuedAndPause => {
+                self.send_pfc(ingress, true);
+                true
+            }
+            Admit::Dropped => {
+                self.counters.drops += 1;
+                if let Some(slot) = self.packets.free(id).verbs {
+                    self.verbs_packets.take(slot);
+                }
+                false
+            }
+        }
     }
 
     // ----- hosts -----

@@ -93,6 +93,18 @@ pub trait Queues {
         paused: bool,
     ) -> Option<(PacketId, u64)>;
 
+    /// A data packet from `input` for `output`, which has nothing queued and is free to send
+    /// it now (idle, not paused): [`admit_data`](Self::admit_data) then
+    /// [`dequeue`](Self::dequeue), as one step that skips the queue. Returns the admission
+    /// and the inputs to resume; a dropped packet is left for the caller to free.
+    fn cut_through(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> (Admit, u64);
+
     /// Whether `output` has anything it could send (ignoring pause for data).
     fn has_work(&self, output: usize) -> bool;
 
@@ -151,6 +163,17 @@ impl Queues for Switch {
         paused: bool,
     ) -> Option<(PacketId, u64)> {
         delegate!(self, s => s.dequeue(packets, output, paused))
+    }
+
+    #[inline]
+    fn cut_through(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> (Admit, u64) {
+        delegate!(self, s => s.cut_through(packets, input, output, p))
     }
 
     #[inline]
@@ -219,6 +242,24 @@ impl<S: Queues> Harness<S> {
     pub fn has_work(&self, output: usize) -> bool {
         self.switch.has_work(output)
     }
+
+    /// [`Queues::cut_through`], with the packet back unless it was dropped.
+    pub fn cut_through(
+        &mut self,
+        input: usize,
+        output: usize,
+        p: SimPacket,
+    ) -> (Admit, u64, Option<SimPacket>) {
+        let id = self.packets.alloc(p);
+        let (admit, resume) = self
+            .switch
+            .cut_through(&mut self.packets, input, output, id);
+        (
+            admit,
+            resume,
+            Some(self.packets.free(id)).filter(|_| admit != Admit::Dropped),
+        )
+    }
 }
 
 /// A data packet of `flow` with `bytes` on the wire, for the switch models' tests.
@@ -244,5 +285,76 @@ pub(crate) fn test_packet(flow: u32, bytes: u32) -> SimPacket {
         dst: HostIdx(0),
         verbs: None,
         wire_bytes: bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::EcnConfig;
+
+    /// Twin switches take the same traffic, except that packets for the idle output 2 are
+    /// queued and dequeued at once in one and cut through in the other: admissions, resumes,
+    /// ECN marks and every counter must agree, through pauses, resumes and drops.
+    fn cut_through_agrees<S: Queues + std::fmt::Debug>(make: impl Fn() -> S) {
+        let mut queued = Harness::new(make());
+        let mut cut = Harness::new(make());
+        for i in 0..120u32 {
+            // Input 0 also feeds output 1, two packets a round, which drains in bursts: its
+            // buffer share climbs past the thresholds and falls back.
+            for j in 0..2 {
+                let background = test_packet(1000 + 2 * i + j, 300);
+                assert_eq!(
+                    queued.admit_data(0, 1, background),
+                    cut.admit_data(0, 1, background)
+                );
+            }
+            let drain = match i % 20 {
+                19 => 20,
+                d if d % 4 == 3 => 5,
+                _ => 0,
+            };
+            for _ in 0..drain {
+                assert_eq!(queued.dequeue(1, false), cut.dequeue(1, false));
+            }
+            assert!(!queued.has_work(2) && !cut.has_work(2));
+            let p = test_packet(i, 200 + 50 * (i % 4));
+            let admit = queued.admit_data(0, 2, p);
+            let (resume, sent) = match admit {
+                Admit::Dropped => (0, None),
+                _ => {
+                    let (sent, resume) = queued.dequeue(2, false).expect("just queued");
+                    (resume, Some(sent))
+                }
+            };
+            assert_eq!(
+                cut.cut_through(0, 2, p),
+                (admit, resume, sent),
+                "packet {i}"
+            );
+            assert_eq!(format!("{:?}", queued.switch), format!("{:?}", cut.switch));
+        }
+    }
+
+    fn marker() -> Option<EcnMarker> {
+        let red = EcnConfig {
+            kmin_bytes: 0,
+            kmax_bytes: 2_000,
+            pmax: 0.5,
+        };
+        Some(EcnMarker::new(red, 7))
+    }
+
+    #[test]
+    fn cut_through_is_queue_then_dequeue_on_the_shared_switch() {
+        let headroom = |_| 600;
+        cut_through_agrees(|| SharedSwitch::new(3, 4_000, 1.0, Some((&headroom, 200)), marker()));
+        cut_through_agrees(|| SharedSwitch::new(3, 2_500, 0.5, None, marker()));
+    }
+
+    #[test]
+    fn cut_through_is_queue_then_dequeue_on_the_voq_switch() {
+        cut_through_agrees(|| VoqSwitch::new(3, 3_000, |_| Some((2_000, 1_900)), marker()));
+        cut_through_agrees(|| VoqSwitch::new(3, 2_000, |_| None, marker()));
     }
 }

@@ -113,16 +113,11 @@ fn threshold_of(shared_size: u64, shared_used: u64, alpha_q16: u64) -> u64 {
     ((u128::from(free) * u128::from(alpha_q16)) >> 16) as u64
 }
 
-impl Queues for SharedSwitch {
-    #[inline]
-    fn admit_data(
-        &mut self,
-        packets: &mut Packets,
-        input: usize,
-        output: usize,
-        p: PacketId,
-    ) -> Admit {
-        let bytes = u64::from(packets.get(p).wire_bytes);
+impl SharedSwitch {
+    /// Admission of `bytes` from `input` to `output`: the buffer accounting of
+    /// [`admit_data`](Queues::admit_data), without the queue.
+    #[inline(always)]
+    fn charge(&mut self, input: usize, output: usize, bytes: u64) -> Admit {
         let threshold = self.threshold();
         let mut admit = Admit::Queued;
         let out = &mut self.outputs[output];
@@ -156,35 +151,15 @@ impl Queues for SharedSwitch {
         self.peak_occupancy = self
             .peak_occupancy
             .max(self.shared_used + self.headroom_used);
-        packets.set_input(p, input);
-        packets.push(&mut out.data, p);
         admit
     }
 
-    #[inline]
-    fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
-        packets.push(&mut self.outputs[output].control, p);
-    }
-
-    #[inline]
-    fn dequeue(
-        &mut self,
-        packets: &mut Packets,
-        output: usize,
-        paused: bool,
-    ) -> Option<(PacketId, u64)> {
+    /// Packet `p`, from `input`, leaves `output`: the accounting of
+    /// [`dequeue`](Queues::dequeue) once the packet is out of its queue. Returns the inputs to
+    /// resume.
+    #[inline(always)]
+    fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64 {
         let out = &mut self.outputs[output];
-        if let Some(p) = packets.pop(&mut out.control) {
-            return Some((p, 0));
-        }
-        if paused {
-            return None;
-        }
-        let p = packets.pop(&mut out.data)?;
-        if let Some(next) = packets.front(&out.data) {
-            packets.prefetch(next);
-        }
-        let input = packets.input(p);
         if let Some(marker) = &mut self.ecn {
             marker.mark(out.egress, packets.get_mut(p));
         }
@@ -213,7 +188,67 @@ impl Queues for SharedSwitch {
             }
             self.pausing &= !resume;
         }
-        Some((p, resume))
+        resume
+    }
+}
+
+impl Queues for SharedSwitch {
+    #[inline]
+    fn admit_data(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> Admit {
+        let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
+        if admit != Admit::Dropped {
+            packets.set_input(p, input);
+            packets.push(&mut self.outputs[output].data, p);
+        }
+        admit
+    }
+
+    #[inline]
+    fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
+        packets.push(&mut self.outputs[output].control, p);
+    }
+
+    #[inline]
+    fn dequeue(
+        &mut self,
+        packets: &mut Packets,
+        output: usize,
+        paused: bool,
+    ) -> Option<(PacketId, u64)> {
+        let out = &mut self.outputs[output];
+        if let Some(p) = packets.pop(&mut out.control) {
+            return Some((p, 0));
+        }
+        if paused {
+            return None;
+        }
+        let p = packets.pop(&mut out.data)?;
+        if let Some(next) = packets.front(&out.data) {
+            packets.prefetch(next);
+        }
+        let input = packets.input(p);
+        Some((p, self.release(packets, input, output, p)))
+    }
+
+    #[inline]
+    fn cut_through(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> (Admit, u64) {
+        let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
+        if admit == Admit::Dropped {
+            return (admit, 0);
+        }
+        (admit, self.release(packets, input, output, p))
     }
 
     #[inline]

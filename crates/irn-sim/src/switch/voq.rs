@@ -99,6 +99,49 @@ impl VoqSwitch {
     }
 }
 
+impl VoqSwitch {
+    /// Admission of `bytes` from `input` to `output`: the buffer accounting of
+    /// [`admit_data`](Queues::admit_data), without the queue.
+    #[inline(always)]
+    fn charge(&mut self, input: usize, output: usize, bytes: u64) -> Admit {
+        let inp = &mut self.inputs[input];
+        let occ = inp.occupancy + bytes;
+        if occ > self.buffer_bytes {
+            return Admit::Dropped;
+        }
+        inp.occupancy = occ;
+        self.peak_occupancy = self.peak_occupancy.max(occ);
+        self.outputs[output].queued += bytes;
+        if !inp.pausing && occ > inp.pause_at {
+            inp.pausing = true;
+            Admit::QueuedAndPause
+        } else {
+            Admit::Queued
+        }
+    }
+
+    /// Packet `p`, from `input`, leaves `output`: the round-robin turn and the accounting of
+    /// [`dequeue`](Queues::dequeue) once the packet is out of its queue. Returns the inputs to
+    /// resume.
+    #[inline(always)]
+    fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64 {
+        let out = &mut self.outputs[output];
+        out.next_input = (input as u32 + 1) % self.ports as u32;
+        if let Some(marker) = &mut self.ecn {
+            marker.mark(out.queued, packets.get_mut(p));
+        }
+        let bytes = u64::from(packets.get(p).wire_bytes);
+        out.queued -= bytes;
+        let inp = &mut self.inputs[input];
+        inp.occupancy -= bytes;
+        let resume = inp.pausing && inp.occupancy < inp.resume_below;
+        if resume {
+            inp.pausing = false;
+        }
+        u64::from(resume) << input
+    }
+}
+
 impl Queues for VoqSwitch {
     #[inline]
     fn admit_data(
@@ -108,24 +151,12 @@ impl Queues for VoqSwitch {
         output: usize,
         p: PacketId,
     ) -> Admit {
-        let bytes = u64::from(packets.get(p).wire_bytes);
-        let inp = &mut self.inputs[input];
-        let occ = inp.occupancy + bytes;
-        if occ > self.buffer_bytes {
-            return Admit::Dropped;
+        let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
+        if admit != Admit::Dropped {
+            self.outputs[output].waiting |= 1 << input;
+            packets.push(&mut self.voq[input * self.ports + output], p);
         }
-        inp.occupancy = occ;
-        self.peak_occupancy = self.peak_occupancy.max(occ);
-        let out = &mut self.outputs[output];
-        out.queued += bytes;
-        out.waiting |= 1 << input;
-        packets.push(&mut self.voq[input * self.ports + output], p);
-        if !inp.pausing && occ > inp.pause_at {
-            inp.pausing = true;
-            Admit::QueuedAndPause
-        } else {
-            Admit::Queued
-        }
+        admit
     }
 
     #[inline]
@@ -168,19 +199,22 @@ impl Queues for VoqSwitch {
             Some(next) => packets.prefetch(next),
             None => out.waiting &= !(1 << input),
         }
-        out.next_input = (input as u32 + 1) % self.ports as u32;
-        if let Some(marker) = &mut self.ecn {
-            marker.mark(out.queued, packets.get_mut(p));
+        Some((p, self.release(packets, input, output, p)))
+    }
+
+    #[inline]
+    fn cut_through(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> (Admit, u64) {
+        let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
+        if admit == Admit::Dropped {
+            return (admit, 0);
         }
-        let bytes = u64::from(packets.get(p).wire_bytes);
-        out.queued -= bytes;
-        let inp = &mut self.inputs[input];
-        inp.occupancy -= bytes;
-        let resume = inp.pausing && inp.occupancy < inp.resume_below;
-        if resume {
-            inp.pausing = false;
-        }
-        Some((p, u64::from(resume) << input))
+        (admit, self.release(packets, input, output, p))
     }
 
     #[inline]
