@@ -122,6 +122,34 @@ pub trait Queues {
     }
 }
 
+/// The buffer accounting of a switch model, apart from its queues: what
+/// [`Queues::cut_through`] does for a packet that never waits.
+pub(crate) trait Accounting {
+    /// Admission of `bytes` from `input` to `output`: the buffer accounting of
+    /// [`Queues::admit_data`], without the queue.
+    fn charge(&mut self, input: usize, output: usize, bytes: u64) -> Admit;
+
+    /// Packet `p`, from `input`, leaves `output`: the accounting of [`Queues::dequeue`] once
+    /// the packet is out of its queue. Returns the inputs to resume.
+    fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64;
+}
+
+/// [`Queues::cut_through`] for a model with its [`Accounting`].
+#[inline(always)]
+fn cut_through<S: Accounting>(
+    switch: &mut S,
+    packets: &mut Packets,
+    input: usize,
+    output: usize,
+    p: PacketId,
+) -> (Admit, u64) {
+    let admit = switch.charge(input, output, u64::from(packets.get(p).wire_bytes));
+    if admit == Admit::Dropped {
+        return (admit, 0);
+    }
+    (admit, switch.release(packets, input, output, p))
+}
+
 /// One switch, of either model.
 #[derive(Debug)]
 pub enum Switch {

@@ -16,7 +16,7 @@
 //!
 //! ECN marking watches each output queue, as on the input-queued switch.
 
-use super::{Admit, EcnMarker, Queues};
+use super::{Accounting, Admit, EcnMarker, Queues};
 use crate::packets::{Fifo, PacketId, Packets};
 
 /// A port's queues, as an output. Each port's fields sit together, so a packet touches one
@@ -113,9 +113,7 @@ fn threshold_of(shared_size: u64, shared_used: u64, alpha_q16: u64) -> u64 {
     ((u128::from(free) * u128::from(alpha_q16)) >> 16) as u64
 }
 
-impl SharedSwitch {
-    /// Admission of `bytes` from `input` to `output`: the buffer accounting of
-    /// [`admit_data`](Queues::admit_data), without the queue.
+impl Accounting for SharedSwitch {
     #[inline(always)]
     fn charge(&mut self, input: usize, output: usize, bytes: u64) -> Admit {
         let threshold = self.threshold();
@@ -154,9 +152,6 @@ impl SharedSwitch {
         admit
     }
 
-    /// Packet `p`, from `input`, leaves `output`: the accounting of
-    /// [`dequeue`](Queues::dequeue) once the packet is out of its queue. Returns the inputs to
-    /// resume.
     #[inline(always)]
     fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64 {
         let out = &mut self.outputs[output];
@@ -244,11 +239,7 @@ impl Queues for SharedSwitch {
         output: usize,
         p: PacketId,
     ) -> (Admit, u64) {
-        let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
-        if admit == Admit::Dropped {
-            return (admit, 0);
-        }
-        (admit, self.release(packets, input, output, p))
+        super::cut_through(self, packets, input, output, p)
     }
 
     #[inline]

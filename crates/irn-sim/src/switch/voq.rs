@@ -10,7 +10,7 @@
 //! This module holds the queues and counters and makes the admission and arbitration decisions;
 //! the simulation moves packets in and out and sends the PFC frames it asks for.
 
-use super::{Admit, EcnMarker, Queues};
+use super::{Accounting, Admit, EcnMarker, Queues};
 use crate::packets::{Fifo, PacketId, Packets};
 
 /// A port's state as an output. Each port's fields sit together, so a packet touches one line
@@ -99,9 +99,7 @@ impl VoqSwitch {
     }
 }
 
-impl VoqSwitch {
-    /// Admission of `bytes` from `input` to `output`: the buffer accounting of
-    /// [`admit_data`](Queues::admit_data), without the queue.
+impl Accounting for VoqSwitch {
     #[inline(always)]
     fn charge(&mut self, input: usize, output: usize, bytes: u64) -> Admit {
         let inp = &mut self.inputs[input];
@@ -120,12 +118,10 @@ impl VoqSwitch {
         }
     }
 
-    /// Packet `p`, from `input`, leaves `output`: the round-robin turn and the accounting of
-    /// [`dequeue`](Queues::dequeue) once the packet is out of its queue. Returns the inputs to
-    /// resume.
     #[inline(always)]
     fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64 {
         let out = &mut self.outputs[output];
+        // The output's round-robin turn passes this input.
         out.next_input = (input as u32 + 1) % self.ports as u32;
         if let Some(marker) = &mut self.ecn {
             marker.mark(out.queued, packets.get_mut(p));
@@ -210,11 +206,7 @@ impl Queues for VoqSwitch {
         output: usize,
         p: PacketId,
     ) -> (Admit, u64) {
-        let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
-        if admit == Admit::Dropped {
-            return (admit, 0);
-        }
-        (admit, self.release(packets, input, output, p))
+        super::cut_through(self, packets, input, output, p)
     }
 
     #[inline]
