@@ -371,3 +371,40 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("unknown figure `fig99`; choose one of: all, fig01"));
 }
+
+/// `irn bench` times every variant (the fastest of `--repeat` runs), with the same event counts
+/// each time, and reports peak memory; a repeat count of 0 is refused.
+#[test]
+fn bench_times_each_variant() {
+    let dir = scratch("bench");
+    std::fs::write(dir.join("small.toml"), SMALL).unwrap();
+    let events = |out: &Output| -> Vec<(String, u64)> {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains("peak resident memory:"), "{text}");
+        text.lines()
+            .filter(|l| l.starts_with("IRN") || l.starts_with("RoCE+PFC"))
+            .map(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                assert!(cols[1].parse::<f64>().unwrap() >= 0.0, "{l}");
+                assert!(cols[3].parse::<f64>().unwrap() > 0.0, "{l}");
+                (cols[0].to_string(), cols[2].parse().unwrap())
+            })
+            .collect()
+    };
+    let once = events(&irn(&["bench", "small.toml"], &dir));
+    let out = irn(&["bench", "small.toml", "--repeat", "2"], &dir);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fastest of 2 runs"));
+    let twice = events(&out);
+    assert_eq!(once.len(), 2);
+    assert_eq!(once, twice);
+
+    let out = irn(&["bench", "small.toml", "--repeat", "0"], &dir);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
