@@ -63,7 +63,7 @@ pub struct Port {
     /// Picoseconds per byte when the rate divides 8 Tb/s evenly (every common rate does; 0
     /// otherwise, and [`PortExtra::rate`] gives the exact time): saves a 128-bit division per
     /// packet.
-    ps_per_byte: u64,
+    ps_per_byte: u32,
     pub bytes_sent: u64,
     /// Packets propagating on the link, in the packet slab; each knows when the one behind it
     /// arrives.
@@ -76,6 +76,10 @@ pub struct Port {
     pub local: u8,
     /// Data is paused by the peer's PFC (control packets still go).
     pub paused: bool,
+    /// The peer's node and local number, so an arrival is handled without loading the peer's
+    /// line.
+    pub peer_owner: Owner,
+    pub peer_local: u8,
 }
 
 const _: () = assert!(std::mem::size_of::<Port>() == 64);
@@ -88,13 +92,14 @@ impl Port {
         node: NodeId,
         owner: Owner,
         local: usize,
-        peer: PortId,
+        peer: (PortId, Owner, usize),
         rate: Bandwidth,
         delay: Duration,
     ) -> Self {
+        let (peer, peer_owner, peer_local) = peer;
         const PS_PER_BYTE_AT_1BPS: u64 = 8 * 1_000_000_000_000;
         let ps_per_byte = if PS_PER_BYTE_AT_1BPS.is_multiple_of(rate.as_bps()) {
-            PS_PER_BYTE_AT_1BPS / rate.as_bps()
+            u32::try_from(PS_PER_BYTE_AT_1BPS / rate.as_bps()).unwrap_or(0)
         } else {
             0
         };
@@ -110,6 +115,8 @@ impl Port {
             owner,
             local: u8::try_from(local).expect("nodes have at most 64 ports"),
             paused: false,
+            peer_owner,
+            peer_local: u8::try_from(peer_local).expect("nodes have at most 64 ports"),
         }
     }
 
@@ -118,7 +125,7 @@ impl Port {
     #[inline(always)]
     pub fn serialization(&self, bytes: u32, extra: &PortExtra) -> Duration {
         if self.ps_per_byte != 0 {
-            Duration::from_ps(u64::from(bytes) * self.ps_per_byte)
+            Duration::from_ps(u64::from(bytes) * u64::from(self.ps_per_byte))
         } else {
             exact_serialization(bytes, extra)
         }
@@ -174,7 +181,7 @@ mod tests {
             NodeId(0),
             Owner::switch(3),
             2,
-            PortId(1),
+            (PortId(1), Owner::switch(4), 0),
             rate,
             Duration::from_us(1),
         );

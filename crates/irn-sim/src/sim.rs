@@ -248,11 +248,13 @@ impl<'a> Simulation<'a> {
                 .map(|(id, port)| {
                     let node = port.node.index();
                     let local = id - first_port[node] as usize;
+                    let far = topo.ports()[port.peer.index()].node.index();
+                    let far_local = port.peer.index() - first_port[far] as usize;
                     Port::new(
                         port.node,
                         owners[node],
                         local,
-                        port.peer,
+                        (port.peer, owners[far], far_local),
                         port.rate,
                         port.delay,
                     )
@@ -435,7 +437,7 @@ impl<'a> Simulation<'a> {
         let Some((pkt, next)) = self.packets.pop_link(&mut port.in_flight) else {
             return;
         };
-        let ingress = port.peer;
+        let (ingress, owner, input) = (port.peer, port.peer_owner, usize::from(port.peer_local));
         if let Some(next) = next {
             self.queue.schedule(next, Event::Arrive(p));
             // The new head arrives a serialization time from now: bring it into cache.
@@ -443,14 +445,13 @@ impl<'a> Simulation<'a> {
                 self.packets.prefetch(head);
             }
         }
-        let at = &self.ports[ingress.index()];
-        match at.owner.kind() {
+        match owner.kind() {
             OwnerKind::Host(h) => {
                 let pkt = self.packets.free(pkt);
                 self.host_receive(h, pkt)
             }
             OwnerKind::Switch(s) => {
-                let (node, input) = (at.node, usize::from(at.local));
+                let node = self.cfg.topology.switches()[s];
                 self.switch_receive(node, s, ingress, input, pkt)
             }
         }
