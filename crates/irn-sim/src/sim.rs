@@ -607,7 +607,7 @@ impl<'a> Simulation<'a> {
             flow.in_ready[side as usize] = true;
             self.nics[host.index()].ready.push_back(f);
         }
-        self.try_send(self.nics[host.index()].port);
+        self.nic_send(self.nics[host.index()].port, host);
     }
 
     fn host_receive(&mut self, h: HostIdx, pkt: SimPacket) {
@@ -638,7 +638,7 @@ impl<'a> Simulation<'a> {
                         flow.received_at = Some(now);
                     }
                     let port = nic.port;
-                    self.try_send(port);
+                    self.nic_send(port, h);
                 } else {
                     sender.handle_packet(now, &pkt.pkt);
                     if sender.poll_completion().is_some() {
