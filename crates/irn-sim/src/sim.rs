@@ -297,9 +297,9 @@ impl<'a> Simulation<'a> {
             }
             self.now = t;
             // The next event's packet is likely out of cache (a link's first packet was last
-            // touched a propagation delay ago): ask for it now.
-            // (Without a branch: whether the next event is an arrival is a coin toss for the
-            // branch predictor; for any other, port 0's link is looked at for nothing.)
+            // touched a propagation delay ago): ask for it now. Without a branch: whether the
+            // next event is an arrival is a coin toss for the branch predictor, so for any other
+            // event port 0's link is looked at, for nothing.
             let next = match self.queue.peek_near() {
                 Event::Arrive(p) => p.index(),
                 _ => 0,
