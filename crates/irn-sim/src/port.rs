@@ -88,6 +88,8 @@ impl Port {
     /// No `TxDone` is pending.
     pub const NO_WAKE: Time = Time::MAX;
 
+    /// Port `local` of `node` (owned by `owner`), whose link leads to `peer`: the far port, its
+    /// node's owner and its local number there.
     pub fn new(
         node: NodeId,
         owner: Owner,
