@@ -60,9 +60,9 @@ pub struct Port {
     pub wake_at: Time,
     /// The link's propagation delay.
     pub delay: Duration,
-    /// Picoseconds per byte when the rate divides 8 Tb/s evenly (every common rate does; 0
-    /// otherwise, and [`PortExtra::rate`] gives the exact time): saves a 128-bit division per
-    /// packet.
+    /// Picoseconds per byte when the rate divides 8 Tb/s evenly and is at least 2 kb/s (every
+    /// common rate is; 0 otherwise, and [`PortExtra::rate`] gives the exact time): saves a
+    /// 128-bit division per packet.
     ps_per_byte: u32,
     pub bytes_sent: u64,
     /// Packets propagating on the link, in the packet slab; each knows when the one behind it
