@@ -206,12 +206,17 @@ mod tests {
                 );
             }
         }
-        let (odd, extra) = port(Bandwidth::from_bps(3));
-        assert_eq!(odd.ps_per_byte, 0);
-        assert_eq!(
-            odd.serialization(1, &extra),
-            Bandwidth::from_bps(3).serialization(1)
-        );
+        // A rate that does not divide 8 Tb/s, and one too slow for the 32-bit fast path.
+        for bps in [3, 1000] {
+            let (slow, extra) = port(Bandwidth::from_bps(bps));
+            assert_eq!(slow.ps_per_byte, 0);
+            assert_eq!(
+                slow.serialization(1, &extra),
+                Bandwidth::from_bps(bps).serialization(1)
+            );
+        }
+        let (kbps2, _) = port(Bandwidth::from_bps(2000));
+        assert_eq!(kbps2.ps_per_byte, 4_000_000_000);
     }
 
     #[test]
