@@ -93,18 +93,6 @@ pub trait Queues {
         paused: bool,
     ) -> Option<(PacketId, u64)>;
 
-    /// A data packet from `input` for `output`, which has nothing queued and is free to send
-    /// it now (idle, not paused): [`admit_data`](Self::admit_data) then
-    /// [`dequeue`](Self::dequeue), as one step that skips the queue. Returns the admission
-    /// and the inputs to resume; a dropped packet is left for the caller to free.
-    fn cut_through(
-        &mut self,
-        packets: &mut Packets,
-        input: usize,
-        output: usize,
-        p: PacketId,
-    ) -> (Admit, u64);
-
     /// Whether `output` has anything it could send (ignoring pause for data).
     fn has_work(&self, output: usize) -> bool;
 
@@ -122,8 +110,8 @@ pub trait Queues {
     }
 }
 
-/// The buffer accounting of a switch model, apart from its queues: what
-/// [`Queues::cut_through`] does for a packet that never waits.
+/// The buffer accounting of a switch model, apart from its queues: what [`cut_through`] does
+/// for a packet that never waits.
 pub(crate) trait Accounting {
     /// Admission of `bytes` from `input` to `output`: the buffer accounting of
     /// [`Queues::admit_data`], without the queue.
@@ -134,7 +122,10 @@ pub(crate) trait Accounting {
     fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64;
 }
 
-/// [`Queues::cut_through`] for a model with its [`Accounting`].
+/// A data packet from `input` for `output`, which has nothing queued and is free to send it now
+/// (idle, not paused): [`Queues::admit_data`] then [`Queues::dequeue`], as one step that skips
+/// the queue. Returns the admission and the inputs to resume; a dropped packet is left for the
+/// caller to free.
 #[inline(always)]
 fn cut_through<S: Accounting>(
     switch: &mut S,
@@ -194,17 +185,6 @@ impl Queues for Switch {
     }
 
     #[inline]
-    fn cut_through(
-        &mut self,
-        packets: &mut Packets,
-        input: usize,
-        output: usize,
-        p: PacketId,
-    ) -> (Admit, u64) {
-        delegate!(self, s => s.cut_through(packets, input, output, p))
-    }
-
-    #[inline]
     fn has_work(&self, output: usize) -> bool {
         delegate!(self, s => s.has_work(output))
     }
@@ -221,6 +201,18 @@ impl Queues for Switch {
 }
 
 impl Switch {
+    /// [`cut_through`], for either model.
+    #[inline]
+    pub fn cut_through(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> (Admit, u64) {
+        delegate!(self, s => cut_through(s, packets, input, output, p))
+    }
+
     /// Data packets marked CE here.
     pub fn ecn_marks(&self) -> u64 {
         delegate!(self, s => s.ecn.as_ref().map_or(0, |m| m.marks))
@@ -270,8 +262,11 @@ impl<S: Queues> Harness<S> {
     pub fn has_work(&self, output: usize) -> bool {
         self.switch.has_work(output)
     }
+}
 
-    /// [`Queues::cut_through`], with the packet back unless it was dropped.
+#[cfg(test)]
+impl<S: Queues + Accounting> Harness<S> {
+    /// [`cut_through`], with the packet back unless it was dropped.
     pub fn cut_through(
         &mut self,
         input: usize,
@@ -279,9 +274,7 @@ impl<S: Queues> Harness<S> {
         p: SimPacket,
     ) -> (Admit, u64, Option<SimPacket>) {
         let id = self.packets.alloc(p);
-        let (admit, resume) = self
-            .switch
-            .cut_through(&mut self.packets, input, output, id);
+        let (admit, resume) = cut_through(&mut self.switch, &mut self.packets, input, output, id);
         (
             admit,
             resume,
@@ -324,7 +317,7 @@ mod tests {
     /// Twin switches take the same traffic, except that packets for the idle output 2 are
     /// queued and dequeued at once in one and cut through in the other: admissions, resumes,
     /// ECN marks and every counter must agree, through pauses, resumes and drops.
-    fn cut_through_agrees<S: Queues + std::fmt::Debug>(make: impl Fn() -> S) {
+    fn cut_through_agrees<S: Queues + Accounting + std::fmt::Debug>(make: impl Fn() -> S) {
         let mut queued = Harness::new(make());
         let mut cut = Harness::new(make());
         for i in 0..120u32 {

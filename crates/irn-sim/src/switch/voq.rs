@@ -199,17 +199,6 @@ impl Queues for VoqSwitch {
     }
 
     #[inline]
-    fn cut_through(
-        &mut self,
-        packets: &mut Packets,
-        input: usize,
-        output: usize,
-        p: PacketId,
-    ) -> (Admit, u64) {
-        super::cut_through(self, packets, input, output, p)
-    }
-
-    #[inline]
     fn has_work(&self, output: usize) -> bool {
         let out = &self.outputs[output];
         !out.control.is_empty() || out.waiting != 0
