@@ -136,8 +136,9 @@ pub struct EventQueue {
     /// Fine bucket width is `2^shift` picoseconds.
     shift: u32,
     /// `buckets[b % FINE]` holds the first events of absolute fine bucket `b`, for `b` in the
-    /// window `window_start()..window_end`, and `lens[b % FINE]` how many (at most [`SLOTS`]);
-    /// when that bucket is full, `spill[b % FINE]` holds the rest, in order.
+    /// window (from the start of `cur`'s coarse bucket to `window_end`), and `lens[b % FINE]`
+    /// how many (at most [`SLOTS`]); when that bucket is full, `spill[b % FINE]` holds the rest,
+    /// in order.
     /// (Fixed-size arrays, so indexing by `b % FINE` needs no bounds check.)
     buckets: Box<[Bucket; FINE]>,
     lens: Box<[u8; FINE]>,

@@ -129,10 +129,8 @@ impl Packets {
     #[inline(always)]
     pub fn prefetch_front(&self, q: &Fifo) {
         // An empty FIFO's NIL head is clamped to the last slot, a harmless hint.
-        let last = self.slots.len().saturating_sub(1);
-        if let Some(slot) = self.slots.get((q.head as usize).min(last)) {
-            crate::prefetch::prefetch(slot);
-        }
+        let last = self.slots.len().saturating_sub(1) as u32;
+        self.prefetch(PacketId(q.head.min(last)));
     }
 
     /// Appends packet `id`, which arrives at `arrives`, to the link `q`.
