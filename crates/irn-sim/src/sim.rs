@@ -450,10 +450,7 @@ impl<'a> Simulation<'a> {
                 let pkt = self.packets.free(pkt);
                 self.host_receive(h, pkt)
             }
-            OwnerKind::Switch(s) => {
-                let node = self.cfg.topology.switches()[s];
-                self.switch_receive(node, s, ingress, input, pkt)
-            }
+            OwnerKind::Switch(s) => self.switch_receive(s, ingress, input, pkt),
         }
     }
 
@@ -479,22 +476,15 @@ impl<'a> Simulation<'a> {
 
     // ----- switches -----
 
-    /// Packet `id` arrived at switch `s` (node `node`) on its port `ingress`, local number
-    /// `input`.
-    fn switch_receive(
-        &mut self,
-        node: NodeId,
-        s: usize,
-        ingress: PortId,
-        input: usize,
-        id: PacketId,
-    ) {
+    /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
+    fn switch_receive(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
         let pkt = self.packets.get(id);
         let hops = self.cfg.topology.next_hops_at_switch(s, pkt.dst);
         let out = if hops.len() == 1 {
             hops[0]
         } else {
             let hash = mix32(pkt.flow.0 ^ self.salt);
+            let node = self.cfg.topology.switches()[s];
             hops[mix32(hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % hops.len()]
         };
         // Ports are numbered contiguously per node.
