@@ -173,8 +173,27 @@ fn bad_scenarios_name_file_key_and_value_and_write_nothing() {
             assert!(!err.contains("panicked"), "{err}");
         }
     }
-    let o = irn(&["run", "absent.toml"], &dir);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("absent.toml: cannot read"));
+    // A missing file, and a missing file named inside a command's options: the reason is
+    // given once, not repeated by the error chain.
+    for args in [
+        &["run", "absent.toml"][..],
+        &[
+            "gen-flows",
+            "--cdf",
+            "absent.txt",
+            "--load",
+            "0.5",
+            "--hosts",
+            "4",
+            "--duration",
+            "1ms",
+        ][..],
+    ] {
+        let o = irn(args, &dir);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(": cannot read: "), "{args:?}: {err}");
+        assert_eq!(err.matches("os error").count(), 1, "{args:?}: {err}");
+    }
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

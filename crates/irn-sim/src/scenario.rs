@@ -581,14 +581,12 @@ pub struct VariantSection {
     pub set: toml::Table,
 }
 
-/// A scenario that could not be loaded.
+/// A scenario that could not be loaded. Each message is whole, cause included, so no variant
+/// also reports it as a `source()` (an error chain would print it twice).
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("{file}: cannot read: {source}")]
-    Read {
-        file: String,
-        source: std::io::Error,
-    },
+    #[error("{file}: cannot read: {error}")]
+    Read { file: String, error: std::io::Error },
     #[error("{file}: {message}")]
     Syntax { file: String, message: String },
     #[error("{file}: {key} = {value}: {allowed}")]
@@ -620,9 +618,9 @@ pub struct Scenario {
 /// Loads a scenario file, applying `overrides` (`key=value`) to every run, after (and so
 /// over) each variant's own settings.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Read {
         file: path.display().to_string(),
-        source,
+        error,
     })?;
     let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse(&text, &path.display().to_string(), &base_dir, overrides)

@@ -181,9 +181,9 @@ impl QueuePair {
     pub fn post_recv(&mut self, wqe: RecvWqe) -> Result<RecvId, VerbsError> {
         self.memory
             .range(wqe.addr, u64::from(wqe.len))
-            .map_err(|source| VerbsError::OutOfBounds {
+            .map_err(|bounds| VerbsError::OutOfBounds {
                 side: Side::Local,
-                source,
+                bounds,
             })?;
         Ok(self.responder.post_recv(wqe))
     }

@@ -253,15 +253,15 @@ impl RequestSide {
         };
         local
             .range(local_addr, u64::from(len))
-            .map_err(|source| VerbsError::OutOfBounds {
+            .map_err(|bounds| VerbsError::OutOfBounds {
                 side: Side::Local,
-                source,
+                bounds,
             })?;
         if let Some(remote) = remote_addr {
-            fits(remote, u64::from(len), self.remote_len).map_err(|source| {
+            fits(remote, u64::from(len), self.remote_len).map_err(|bounds| {
                 VerbsError::OutOfBounds {
                     side: Side::Remote,
-                    source,
+                    bounds,
                 }
             })?;
             if matches!(op, SendOp::Atomic { .. }) && remote % 8 != 0 {

@@ -240,20 +240,35 @@ pub enum Side {
 }
 
 /// Why a queue pair could not be created or a WQE not posted.
+///
+/// Each message is whole, with its cause in it, so no variant also reports the cause as a
+/// `source()`: an error chain would print it twice.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VerbsError {
-    #[error("{side:?} {source}")]
-    OutOfBounds { side: Side, source: OutOfBounds },
+    #[error("{side:?} {bounds}")]
+    OutOfBounds { side: Side, bounds: OutOfBounds },
     #[error("atomic address {addr} is not 8-byte aligned")]
     MisalignedAtomic { addr: u64 },
     #[error("message of {len} bytes is longer than the {max}-byte limit")]
     MessageTooLong { len: u32, max: u32 },
     #[error("too many packets outstanding: {0}")]
-    Backlog(#[from] PostError),
+    Backlog(PostError),
     #[error("invalid transport configuration: {0}")]
-    Config(#[from] ConfigError),
+    Config(ConfigError),
     #[error("the verbs layer runs over RoCE/IRN loss recovery, not TCP")]
     UnsupportedRecovery,
     #[error("memory region of {0} bytes does not fit in this machine's address space")]
     MemoryTooLarge(u64),
+}
+
+impl From<PostError> for VerbsError {
+    fn from(e: PostError) -> Self {
+        VerbsError::Backlog(e)
+    }
+}
+
+impl From<ConfigError> for VerbsError {
+    fn from(e: ConfigError) -> Self {
+        VerbsError::Config(e)
+    }
 }

@@ -40,16 +40,19 @@ use super::{LinkSpec, NodeKind, Topology, TopologyError};
 use crate::ids::{HostIdx, NodeId};
 
 /// Why an ns-3 topology, flow or FCT file was rejected (or could not be read or written).
+///
+/// Each message is whole, with its cause in it (the I/O error, the topology's complaint): these
+/// errors are also quoted inside scenario errors. So no variant reports a `source()` as well,
+/// which would print the cause twice in an error chain.
 #[derive(Debug, thiserror::Error)]
 pub enum Ns3Error {
     /// The file could not be read or written.
-    #[error("{file}: cannot {action}: {source}")]
+    #[error("{file}: cannot {action}: {error}")]
     Io {
         file: String,
         /// `"read"` or `"write"`.
         action: &'static str,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// One line is wrong. `line` is 1-based.
     #[error("{file}:{line}: {problem}")]
@@ -62,12 +65,8 @@ pub enum Ns3Error {
     #[error("{file}: {problem}")]
     File { file: String, problem: String },
     /// Every line parsed, but the network it describes cannot be simulated.
-    #[error("{file}: {source}")]
-    Topology {
-        file: String,
-        #[source]
-        source: TopologyError,
-    },
+    #[error("{file}: {error}")]
+    Topology { file: String, error: TopologyError },
 }
 
 impl Ns3Error {
@@ -94,19 +93,19 @@ impl Ns3Error {
         }
     }
 
-    pub(crate) fn read(file: &str, source: std::io::Error) -> Self {
+    pub(crate) fn read(file: &str, error: std::io::Error) -> Self {
         Ns3Error::Io {
             file: file.to_string(),
             action: "read",
-            source,
+            error,
         }
     }
 
-    pub(crate) fn write(file: &str, source: std::io::Error) -> Self {
+    pub(crate) fn write(file: &str, error: std::io::Error) -> Self {
         Ns3Error::Io {
             file: file.to_string(),
             action: "write",
-            source,
+            error,
         }
     }
 }
@@ -326,9 +325,9 @@ pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
         }
     }
 
-    Topology::from_links(kinds, links).map_err(|source| Ns3Error::Topology {
+    Topology::from_links(kinds, links).map_err(|error| Ns3Error::Topology {
         file: name.to_string(),
-        source,
+        error,
     })
 }
 

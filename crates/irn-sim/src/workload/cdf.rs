@@ -47,9 +47,9 @@ impl Cdf {
     /// value 1). Errors name the file, the 1-based line number and what is wrong.
     pub fn from_file(path: &Path) -> Result<Cdf, WorkloadError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| WorkloadError::Io {
             file: file.clone(),
-            source,
+            error,
         })?;
         Cdf::parse(&text, &file)
     }

@@ -3,16 +3,13 @@
 //! Workload inputs are user files (CDFs, traces) and scenario values, so every error says which
 //! file and which line is wrong, and what was expected, instead of panicking mid-run.
 
-/// An invalid workload file or parameter.
+/// An invalid workload file or parameter. Each message is whole, cause included, so no variant
+/// also reports it as a `source()` (an error chain would print it twice).
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     /// The file could not be read at all.
-    #[error("{file}: cannot read: {source}")]
-    Io {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("{file}: cannot read: {error}")]
+    Io { file: String, error: std::io::Error },
     /// One line of a CDF or trace file is wrong. `line` is 1-based.
     #[error("{file}:{line}: {problem}")]
     Line {

@@ -28,9 +28,9 @@ const COLUMNS: [&str; 4] = ["src", "dst", "size_bytes", "start_ns"];
 /// start together keep their order in the file.
 pub fn trace_csv(path: &Path, hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| WorkloadError::Io {
         file: file.clone(),
-        source,
+        error,
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
 
@@ -179,9 +179,9 @@ pub fn trace_csv(path: &Path, hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError
 /// Write flows as a trace that [`trace_csv`] reads back to the same flows (start times keep
 /// their picoseconds), so a generated workload can be saved, inspected and replayed.
 pub fn write_trace_csv(path: &Path, flows: &[FlowSpec]) -> Result<(), WorkloadError> {
-    let io_error = |source| WorkloadError::Io {
+    let io_error = |error| WorkloadError::Io {
         file: path.display().to_string(),
-        source,
+        error,
     };
     let mut out = BufWriter::new(File::create(path).map_err(io_error)?);
     writeln!(out, "{}", COLUMNS.join(",")).map_err(io_error)?;
