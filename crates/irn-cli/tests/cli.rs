@@ -126,6 +126,18 @@ fn bad_scenarios_name_file_key_and_value_and_write_nothing() {
             "switch.buffer = \"lots\"",
         ),
         ("", &["--set", "workload.load=1.5"], "workload.load = 1.5"),
+        // A value of the wrong type from the command line or a variant has no line to point
+        // at: its key is named instead.
+        (
+            "",
+            &["--set", "workload.load=lots"],
+            "workload.load: invalid type: string \"lots\", expected f64",
+        ),
+        (
+            "[[compare]]\nname = \"a\"\nset = { \"switch.pfc\" = 3 }\n",
+            &[],
+            "variant `a`: switch.pfc: invalid type: integer `3`",
+        ),
         (
             "",
             &["--set", "transport.kind=quic"],

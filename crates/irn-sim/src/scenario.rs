@@ -675,16 +675,18 @@ pub fn parse(
             set_dotted(&mut t, key, value.clone())
                 .map_err(|m| syntax(format!("--set {key}: {m}")))?;
         }
-        let resolved: ScenarioFile =
-            toml::Value::Table(t)
-                .try_into()
-                .map_err(|e: toml::de::Error| {
-                    if compare {
-                        syntax(format!("variant `{}`: {}", v.name, e.message()))
-                    } else {
-                        syntax(e.message().to_string())
-                    }
-                })?;
+        // The merged table has no source text to point into, so an error names the key's path
+        // instead (a value set by a variant or by `--set` has no line of its own).
+        let resolved: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(t))
+            .map_err(|e| {
+                let at = e.path().to_string();
+                let message = format!("{at}: {}", e.into_inner().message());
+                if compare {
+                    syntax(format!("variant `{}`: {message}", v.name))
+                } else {
+                    syntax(message)
+                }
+            })?;
         let mut resolved = resolved;
         resolved.topology.normalize(file)?;
         resolved.switch.normalize(file)?;
