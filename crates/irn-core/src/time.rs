@@ -210,6 +210,8 @@ pub enum ParseUnitError {
     OutOfRange(String),
     #[error("`{0}` must be greater than zero")]
     Zero(String),
+    #[error("`{0}` is negative; write e.g. {1}")]
+    Negative(String, &'static str),
 }
 
 /// Splits `"2.5 us"` into `(2.5 as a decimal, "us")`, keeping the number exact: the integer and
@@ -218,6 +220,9 @@ fn split_number(s: &str, example: &'static str) -> Result<(u128, u32, String), P
     let s = s.trim();
     if s.is_empty() {
         return Err(ParseUnitError::Empty);
+    }
+    if s.starts_with('-') {
+        return Err(ParseUnitError::Negative(s.to_string(), example));
     }
     let end = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -380,6 +385,10 @@ mod tests {
         }
         let err = "3 fortnights".parse::<Duration>().unwrap_err().to_string();
         assert!(err.contains("fortnights") && err.contains("us"), "{err}");
+        let err = "-1ms".parse::<Duration>().unwrap_err().to_string();
+        assert!(err.contains("`-1ms` is negative"), "{err}");
+        let err = "-40Gbps".parse::<Bandwidth>().unwrap_err().to_string();
+        assert!(err.contains("`-40Gbps` is negative"), "{err}");
     }
 
     #[test]
