@@ -26,6 +26,9 @@ impl FromStr for Bytes {
             why,
         };
         let t = s.trim();
+        if t.starts_with('-') {
+            return Err(err("negative"));
+        }
         let end = t
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(t.len());
@@ -98,6 +101,8 @@ mod tests {
             let err = text.parse::<Bytes>().unwrap_err().to_string();
             assert!(err.contains("240KB"), "{text}: {err}");
         }
+        let err = "-1KB".parse::<Bytes>().unwrap_err().to_string();
+        assert!(err.contains("`-1KB` is not a byte size: negative"), "{err}");
         for b in [Bytes(240_000), Bytes(1086), Bytes(0), Bytes(3_000_000)] {
             assert_eq!(b.to_string().parse::<Bytes>(), Ok(b));
         }
