@@ -7,6 +7,7 @@
 //! flow on each host ([`crate::verbs_flow`]); the simulator only moves their packets and timers.
 
 use std::collections::VecDeque;
+use std::hint;
 
 use irn_core::packet::Qpn;
 use irn_core::transport::Requester;
@@ -296,15 +297,7 @@ impl<'a> Simulation<'a> {
                 break;
             }
             self.now = t;
-            // The next event's packet is likely out of cache (a link's first packet was last
-            // touched a propagation delay ago): ask for it now. Without a branch: whether the
-            // next event is an arrival is a coin toss for the branch predictor, so for any other
-            // event port 0's link is looked at, for nothing.
-            let next = match self.queue.peek_near() {
-                Event::Arrive(p) => p.index(),
-                _ => 0,
-            };
-            self.packets.prefetch_front(&self.ports[next].in_flight);
+            self.look_ahead();
             match event {
                 Event::TxDone(p) => {
                     let port = &mut self.ports[p.index()];
@@ -334,6 +327,37 @@ impl<'a> Simulation<'a> {
         }
         progress(self.progress(true));
         self.finish()
+    }
+
+    /// Asks for what the next event will read, while this one runs.
+    ///
+    /// The next event's packet is likely out of cache (a link's first packet was last touched a
+    /// propagation delay ago). Without a branch: whether the next event is an arrival is a coin
+    /// toss for the branch predictor, so for any other event port 0's link is looked at, for
+    /// nothing.
+    ///
+    /// An arrival at a host will also read its flow's line, one of thousands. Its packet,
+    /// prefetched when it became its link's head a serialization ago, is normally in cache by
+    /// now, so its flow id is read without waiting, and that flow's line is asked for too (flow
+    /// 0's for an arrival at a switch: whether the link ends at a host is another coin toss).
+    /// Measured on the leaf-spine: host arrivals take 5–10 % fewer cycles, the whole run about
+    /// 4 % less time; with a branch on the host instead of the select, no gain. Asking for the
+    /// NIC's next flow, or for the flow's transport state behind its line, did not pay.
+    #[inline(always)]
+    fn look_ahead(&self) {
+        let next = match self.queue.peek_near() {
+            Event::Arrive(p) => p.index(),
+            _ => 0,
+        };
+        let port = &self.ports[next];
+        self.packets.prefetch_front(&port.in_flight);
+        if let Some(head) = self.packets.front(&port.in_flight) {
+            let to_host = matches!(port.peer_owner.kind(), OwnerKind::Host(_));
+            let f = hint::select_unpredictable(to_host, self.packets.get(head).flow.index(), 0);
+            if let Some(flow) = self.flows.get(f) {
+                crate::prefetch::prefetch(flow);
+            }
+        }
     }
 
     fn progress(&self, done: bool) -> Progress {
