@@ -186,10 +186,14 @@ impl<'a> Simulation<'a> {
                         )),
                         SwitchModel::SharedBuffer { alpha } => {
                             // Each input's headroom absorbs what its link still delivers after a
-                            // PAUSE: the link's round trip and two frames.
+                            // PAUSE: the frame that triggered it, the link's round trip, the
+                            // PAUSE frame's own serialization and the frame the upstream port is
+                            // serializing when the PAUSE lands.
                             let headroom = |i: usize| {
                                 let link: &crate::topology::Port = &ports[i];
-                                link.rate.bdp_bytes(link.delay * 2) + 2 * max_frame
+                                link.rate.bdp_bytes(link.delay * 2)
+                                    + 2 * max_frame
+                                    + u64::from(irn_core::packet::CONTROL_FRAME_BYTES)
                             };
                             let pfc = pfc
                                 .map(|p| (&headroom as &dyn Fn(usize) -> u64, p.resume_gap_bytes));
