@@ -19,6 +19,7 @@
 //! after changing irn itself).
 
 use std::fmt::Write as _;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -48,7 +49,7 @@ pub struct ReproduceArgs {
     quick: bool,
     /// Runs at once (each uses one core). Default: all cores.
     #[arg(short = 'j', long, value_name = "N")]
-    jobs: Option<usize>,
+    jobs: Option<NonZeroUsize>,
     /// Results folder. Default: results/reproduce (or results/reproduce-quick).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -878,11 +879,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         })
     });
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let pool = crate::run::worker_pool(a.jobs)?;
     let started = Instant::now();
     let mut results = Vec::new();
     for exp in chosen {

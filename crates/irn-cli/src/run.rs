@@ -1,5 +1,6 @@
 //! `irn run` and `irn validate`.
 
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -27,7 +28,7 @@ pub struct RunArgs {
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each run uses one core). Default: all cores.
     #[arg(short = 'j', long, value_name = "N")]
-    jobs: Option<usize>,
+    jobs: Option<NonZeroUsize>,
 }
 
 fn load(path: Option<&Path>, overrides: &[String]) -> Result<Scenario> {
@@ -49,14 +50,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&scenario.name)));
     let staging = Staging::new(&out)?;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = worker_pool(args.jobs)?;
     let bars = Bars::new();
     let finished: Vec<Finished> = pool.install(|| {
         scenario
@@ -121,4 +115,15 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The threads runs are simulated on, one run per thread: `jobs` of them, or one per core.
+pub fn worker_pool(jobs: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
+    let threads = jobs
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start worker threads")
 }

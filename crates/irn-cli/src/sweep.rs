@@ -17,6 +17,7 @@
 //! can split a sweep; `irn report DIR…` then merges their folders into one `sweep.csv`.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -37,7 +38,7 @@ pub struct SweepArgs {
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each uses one core). Default: all cores.
     #[arg(short = 'j', long, value_name = "N")]
-    jobs: Option<usize>,
+    jobs: Option<NonZeroUsize>,
     /// Run only shard I of N (0-based), e.g. `--shard 3/8`: every N-th run starting at I.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
@@ -182,11 +183,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         todo.len()
     );
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let pool = crate::run::worker_pool(a.jobs)?;
     let done = AtomicUsize::new(0);
     let results: Vec<Result<()>> = pool.install(|| {
         todo.par_iter()

@@ -401,6 +401,15 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     let o = irn(&["reproduce", "fig99", "--quick"], &dir);
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("unknown figure `fig99`; choose one of: all, fig01"));
+    // Zero workers is refused, not quietly taken as one.
+    for cmd in ["run", "reproduce"] {
+        let o = irn(&[cmd, "-j", "0"], &dir);
+        assert!(!o.status.success());
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("invalid value '0' for '--jobs <N>'"),
+            "{cmd}"
+        );
+    }
 }
 
 /// `irn bench` times every variant (the fastest of `--repeat` runs), with the same event counts
