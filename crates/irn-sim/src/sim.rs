@@ -829,9 +829,14 @@ impl<'a> Simulation<'a> {
         let mut link_busy_fraction_sum = 0.0;
         let mut paused_total = Duration::ZERO;
         for (p, port) in self.ports.iter().enumerate() {
-            let capacity_bytes = topo.ports()[p].rate.bdp_bytes(end - Time::ZERO) as f64;
+            let rate = topo.ports()[p].rate;
+            let capacity_bytes = rate.bdp_bytes(end - Time::ZERO) as f64;
+            // A run cut off by the drain limit may stop while a port is still serializing: what
+            // it sends after the end is not part of the run.
+            let unsent = rate.bdp_bytes(port.busy_until.saturating_since(end));
             if capacity_bytes > 0.0 {
-                link_busy_fraction_sum += port.bytes_sent as f64 / capacity_bytes;
+                link_busy_fraction_sum +=
+                    port.bytes_sent.saturating_sub(unsent) as f64 / capacity_bytes;
             }
             paused_total = paused_total + self.extra[p].pauses.until(end, port.paused);
         }

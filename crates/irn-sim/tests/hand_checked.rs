@@ -4,8 +4,8 @@
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
-use irn_sim::ids::HostIdx;
-use irn_sim::topology::Topology;
+use irn_sim::ids::{HostIdx, NodeId};
+use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::{FlowClass, FlowSpec};
 use irn_sim::RunResult;
 
@@ -251,4 +251,48 @@ fn shared_buffer_switch_without_pfc_drops_and_irn_recovers() {
         // The dynamic threshold keeps one queue to alpha / (1 + alpha) of the buffer.
         assert!(s.peak_buffer_bytes <= 1_000_000 / 9 + 1086, "{s:?}");
     }
+}
+
+/// Host 0 — switch — host 1, where host 0's link has `delay` at [`RATE`] and host 1's is a
+/// 10 Mb/s link that barely drains the switch (a full frame takes 869 µs).
+fn slow_exit(delay: Duration) -> Topology {
+    let link = |a, b, rate, delay| LinkSpec {
+        a: NodeId(a),
+        b: NodeId(b),
+        rate,
+        delay,
+    };
+    Topology::from_links(
+        vec![NodeKind::Host, NodeKind::Host, NodeKind::Switch],
+        vec![
+            link(0, 2, RATE, delay),
+            link(2, 1, Bandwidth::from_bps(10_000_000), DELAY),
+        ],
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_run_cut_off_mid_frame_counts_only_what_it_sent_by_the_end() {
+    // The drain limit (50 µs) stops the run after its last event, the last of 100 frames
+    // reaching the switch at 23.72 µs, while the slow port is 21.5 µs into an 869 µs frame.
+    let mut cfg = config(
+        slow_exit(DELAY),
+        TransportConfig::roce(true),
+        240_000,
+        true,
+        vec![flow(0, 1, 100 * 1024)],
+    );
+    cfg.drain_limit = Duration::from_us(50);
+    let s = run(&cfg).summary;
+    assert_eq!((s.flows_incomplete, s.sim_time_us), (1, 23.72));
+    // Host 0's port sent for 21.72 µs, the slow port from 2.2172 µs on, the other two (towards
+    // host 0, no ACK having come back yet, and host 1's) not at all. Counted in whole bytes:
+    // one byte is 3 % of what the slow port can send in 23.72 µs.
+    let want = (21.72 + (23.72 - 2.2172)) / 23.72 / 4.0;
+    assert!(
+        (s.link_utilization - want).abs() < 0.01,
+        "{} vs {want}: {s:?}",
+        s.link_utilization
+    );
 }
