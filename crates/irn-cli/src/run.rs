@@ -23,7 +23,7 @@ pub struct RunArgs {
     /// Override a key for every run, e.g. `--set workload.load=0.5` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
-    /// Results folder; replaced if it exists. Default: results/<scenario name>.
+    /// Results folder; replaced if it exists. Default: `results/<scenario name>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each run uses one core). Default: all cores.

@@ -33,7 +33,7 @@ use crate::output::{folder_name, Finished, Performance, Staging};
 pub struct SweepArgs {
     /// The sweep file (TOML).
     sweep: PathBuf,
-    /// Results folder. Default: results/<sweep name>.
+    /// Results folder. Default: `results/<sweep name>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each uses one core). Default: all cores.

@@ -13,8 +13,8 @@
 //!
 //! The wheel has two tiers, so what it touches stays in cache. Fine buckets (a few hundred
 //! picoseconds: usually one event, rarely more than three) cover a window of two coarse buckets
-//! (each [`SPAN`] fine ones), the one being served and the next. Beyond the window, a ring of
-//! [`COARSE`] coarse buckets takes events by appending them to a vector, unsorted; when the
+//! (each `SPAN` fine ones), the one being served and the next. Beyond the window, a ring of
+//! `COARSE` coarse buckets takes events by appending them to a vector, unsorted; when the
 //! window slides on by a coarse bucket, that bucket's events move into the fine buckets in one
 //! pass. Events beyond the ring (retransmission timers, far-off flow arrivals) wait in a heap and
 //! move into the ring as it turns. A link's arrivals, a link delay ahead, thus go to a vector
@@ -38,7 +38,7 @@
 //! the window until that move), and the heap's into the ring likewise, so they keep their place
 //! too.
 //!
-//! Storage is flat: each fine bucket holds its first [`SLOTS`] events in place, in one 64-byte
+//! Storage is flat: each fine bucket holds its first `SLOTS` events in place, in one 64-byte
 //! cache line of one array, with the counts in a dense byte array beside it, so scheduling or
 //! popping touches one line of events and no pointer to a separate allocation. The rare event
 //! beyond a full bucket's slots goes to that bucket's spill vector, which continues the bucket's

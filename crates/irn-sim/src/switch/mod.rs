@@ -201,7 +201,7 @@ impl Queues for Switch {
 }
 
 impl Switch {
-    /// [`cut_through`], for either model.
+    /// The module's `cut_through`, for either model.
     #[inline]
     pub fn cut_through(
         &mut self,
