@@ -150,7 +150,8 @@ pub struct Summary {
     /// Mean over all ports (both directions of every link) of the fraction of the run spent
     /// transmitting.
     pub link_utilization: f64,
-    /// Most bytes any switch input buffer held at once.
+    /// Most bytes any switch input buffer held at once (with shared-buffer switches, any
+    /// switch's buffer).
     pub peak_buffer_bytes: u64,
     pub events: u64,
     pub sim_time_us: f64,
