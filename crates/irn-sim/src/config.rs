@@ -128,10 +128,9 @@ pub struct PfcConfig {
 /// When an input port pauses its upstream neighbour.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PfcThreshold {
-    /// The buffer minus a headroom that absorbs everything the upstream port can still send
-    /// after the pause is triggered: the upstream link's round-trip bytes plus two full frames
-    /// (the one crossing the threshold and the one being serialized upstream when the pause
-    /// lands). This makes PFC truly lossless; the IRN paper's 220 KB omits the two frames.
+    /// The buffer minus the [`pfc_headroom_bytes`] of the input's link, which absorbs
+    /// everything the upstream port can still send after the pause is triggered. This makes PFC
+    /// truly lossless; the IRN paper's 220 KB (buffer − link BDP) omits the frames.
     Auto,
     /// A fixed occupancy in bytes, e.g. the paper's 220 KB.
     Bytes(u64),
@@ -143,11 +142,22 @@ impl PfcThreshold {
         match self {
             PfcThreshold::Bytes(b) => b,
             PfcThreshold::Auto => {
-                let headroom = link.rate.bdp_bytes(link.delay * 2) + 2 * max_frame_bytes;
-                buffer_bytes.saturating_sub(headroom)
+                buffer_bytes.saturating_sub(pfc_headroom_bytes(link, max_frame_bytes))
             }
         }
     }
+}
+
+/// What an input port whose link is `link` (as seen from the switch) can still receive after it
+/// decides to pause its upstream neighbour, with frames of at most `max_frame_bytes`: the frame
+/// that crossed the threshold, the link's round trip (the PAUSE travelling up, data in flight
+/// coming down), the PAUSE frame's own serialization, and the frame the upstream port is
+/// serializing when the PAUSE lands, which it finishes. Both switch models reserve it, so PFC
+/// never drops.
+pub fn pfc_headroom_bytes(link: &Port, max_frame_bytes: u64) -> u64 {
+    link.rate.bdp_bytes(link.delay * 2)
+        + 2 * max_frame_bytes
+        + u64::from(irn_core::packet::CONTROL_FRAME_BYTES)
 }
 
 impl SwitchConfig {
@@ -195,15 +205,15 @@ mod tests {
     }
 
     #[test]
-    fn auto_pfc_threshold_leaves_room_for_the_link_and_two_frames() {
+    fn auto_pfc_threshold_leaves_room_for_the_link_two_frames_and_the_pause() {
         let link = Port {
             node: NodeId(0),
             peer: PortId(1),
             rate: Bandwidth::from_gbps(40),
             delay: Duration::from_us(2),
         };
-        // 240 000 - (20 000 + 2 × 1086)
-        assert_eq!(PfcThreshold::Auto.resolve(240_000, &link, 1086), 217_828);
+        // 240 000 - (20 000 + 2 × 1086 + 64)
+        assert_eq!(PfcThreshold::Auto.resolve(240_000, &link, 1086), 217_764);
         assert_eq!(
             PfcThreshold::Bytes(220_000).resolve(240_000, &link, 1086),
             220_000

@@ -221,7 +221,7 @@ pub struct SwitchSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
     pub pfc: bool,
-    /// `"auto"` (buffer minus the upstream link's round trip and two frames) or a size.
+    /// `"auto"` (buffer minus the upstream link's round trip, two frames and a PAUSE frame) or a size.
     pub pfc_threshold: String,
     /// Resume when this far below the threshold; `"auto"` is two full frames.
     pub pfc_resume_gap: String,
@@ -902,7 +902,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                 .unwrap_or(0);
             if worst == 0 {
                 return Err(invalid(file, "switch.buffer", &format!("{:?}", s.switch.buffer),
-                    "too small for PFC headroom (the link round trip plus two frames); enlarge it or set switch.pfc_threshold",
+                    "too small for PFC headroom (the link round trip, two frames and a PAUSE frame); enlarge it or set switch.pfc_threshold",
                 ));
             }
         }

@@ -13,8 +13,7 @@ use irn_core::packet::Qpn;
 use irn_core::transport::Requester;
 use irn_core::{Duration, Psn, Receiver, Time};
 
-use crate::config::SimConfig;
-use crate::config::SwitchModel;
+use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
 use crate::engine::{Event, EventQueue};
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
@@ -185,16 +184,7 @@ impl<'a> Simulation<'a> {
                             ecn,
                         )),
                         SwitchModel::SharedBuffer { alpha } => {
-                            // Each input's headroom absorbs what its link still delivers after a
-                            // PAUSE: the frame that triggered it, the link's round trip, the
-                            // PAUSE frame's own serialization and the frame the upstream port is
-                            // serializing when the PAUSE lands.
-                            let headroom = |i: usize| {
-                                let link: &crate::topology::Port = &ports[i];
-                                link.rate.bdp_bytes(link.delay * 2)
-                                    + 2 * max_frame
-                                    + u64::from(irn_core::packet::CONTROL_FRAME_BYTES)
-                            };
+                            let headroom = |i: usize| pfc_headroom_bytes(&ports[i], max_frame);
                             let pfc = pfc
                                 .map(|p| (&headroom as &dyn Fn(usize) -> u64, p.resume_gap_bytes));
                             Switch::Shared(SharedSwitch::new(ports.len(), buffer, alpha, pfc, ecn))

@@ -8,7 +8,7 @@
 //! - **Without PFC** (lossy) the threshold applies to the output queue a packet joins: above it,
 //!   the packet is dropped.
 //! - **With PFC** (lossless) the buffer is accounted per *input* port, as the ns-3 models do:
-//!   each input has a headroom reserved out of the buffer (its link's round trip plus two frames)
+//!   each input has a headroom reserved out of the buffer (`crate::config::pfc_headroom_bytes`)
 //!   and a share of the rest bounded by the dynamic threshold. An input whose share passes the
 //!   threshold, or that has started using its headroom, pauses its upstream neighbour; packets
 //!   still in flight land in the headroom. It resumes when it is back in the shared pool with a
