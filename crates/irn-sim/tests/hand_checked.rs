@@ -296,3 +296,36 @@ fn a_run_cut_off_mid_frame_counts_only_what_it_sent_by_the_end() {
         s.link_utilization
     );
 }
+
+/// PFC's worst case, on both switch models: the input barely drains, the upstream NIC sends
+/// full frames back to back, and the link delay is set so that the NIC starts a frame half a
+/// PAUSE-frame time before the PAUSE lands, which it then finishes. Over every buffer size
+/// across one frame (so the frame that crosses the threshold overshoots it by every amount),
+/// nothing may be dropped. Without the PAUSE frame's 64 B in the headroom, the input-queued
+/// switch drops a frame at the worst of them.
+#[test]
+fn pfc_headroom_covers_the_worst_phase() {
+    // 40 Gb/s: a 1086 B frame takes 217.2 ns and the 64 B PAUSE 12.8 ns. After the frame that
+    // crosses the threshold, the NIC starts the frames that begin before the PAUSE reaches it,
+    // 2 × delay + 12.8 ns later: ten of them when 2 × delay is 9 frame times less 6.4 ns.
+    let topology = slow_exit(Duration::from_ps((9 * FULL - 6_400) / 2));
+    for model in [
+        SwitchModel::InputQueued,
+        SwitchModel::SharedBuffer { alpha: 1.0 },
+    ] {
+        for buffer in 40_000..40_000 + 1086 {
+            let mut cfg = config(
+                topology.clone(),
+                TransportConfig::roce(true),
+                buffer,
+                true,
+                vec![flow(0, 1, 100 * 1024)],
+            );
+            cfg.switch.model = model;
+            cfg.drain_limit = Duration::from_us(50);
+            let s = run(&cfg).summary;
+            assert!(s.pause_frames > 0, "{model:?}, {buffer} B: {s:?}");
+            assert_eq!(s.drops, 0, "{model:?}, {buffer} B: {s:?}");
+        }
+    }
+}
