@@ -221,7 +221,8 @@ pub struct SwitchSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
     pub pfc: bool,
-    /// `"auto"` (buffer minus the upstream link's round trip, two frames and a PAUSE frame) or a size.
+    /// `"auto"` (buffer minus the upstream link's round trip, two frames and a PAUSE frame) or a
+    /// size.
     pub pfc_threshold: String,
     /// Resume when this far below the threshold; `"auto"` is two full frames.
     pub pfc_resume_gap: String,
