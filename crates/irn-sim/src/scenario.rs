@@ -17,9 +17,10 @@ use irn_core::{Bandwidth, Duration, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{
-    bdp_cap_packets, EcnConfig, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel,
+    bdp_cap_packets, pfc_headroom_bytes, EcnConfig, PfcConfig, PfcThreshold, SimConfig,
+    SwitchConfig, SwitchModel,
 };
-use crate::ids::HostIdx;
+use crate::ids::{HostIdx, NodeId};
 use crate::topology::Topology;
 use crate::units::Bytes;
 use crate::workload::{self, Cdf, SizeDist, VerbMix};
@@ -893,18 +894,49 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             "auto" => 2 * max_frame,
             v => parse_key::<Bytes>(file, "switch.pfc_resume_gap", v)?.0,
         };
-        // A threshold below what the upstream link can deliver after a pause loses packets.
-        if threshold == PfcThreshold::Auto {
-            let worst = topology
-                .ports()
-                .iter()
-                .map(|p| PfcThreshold::Auto.resolve(buffer, p, max_frame))
-                .min()
-                .unwrap_or(0);
-            if worst == 0 {
-                return Err(invalid(file, "switch.buffer", &format!("{:?}", s.switch.buffer),
-                    "too small for PFC headroom (the link round trip, two frames and a PAUSE frame); enlarge it or set switch.pfc_threshold",
-                ));
+        match model {
+            // A threshold below what the upstream link can deliver after a pause loses packets.
+            SwitchModel::InputQueued if threshold == PfcThreshold::Auto => {
+                let worst = topology
+                    .ports()
+                    .iter()
+                    .map(|p| PfcThreshold::Auto.resolve(buffer, p, max_frame))
+                    .min()
+                    .unwrap_or(0);
+                if worst == 0 {
+                    return Err(invalid(file, "switch.buffer", &format!("{buffer_text:?}"),
+                        "too small for PFC headroom (the link round trip, two frames and a PAUSE frame); enlarge it or set switch.pfc_threshold",
+                    ));
+                }
+            }
+            SwitchModel::InputQueued => {}
+            // Every input reserves its headroom out of the one buffer. Were the rest, the shared
+            // pool, smaller than a frame, every packet would land in headroom and pause its
+            // sender: the buffer must hold all the headrooms and a frame besides.
+            SwitchModel::SharedBuffer { .. } => {
+                let reserved = |n: NodeId| -> u64 {
+                    let ports = topology.node_ports(n);
+                    topology.ports()[ports.start as usize..ports.end as usize]
+                        .iter()
+                        .map(|p| pfc_headroom_bytes(p, max_frame))
+                        .sum()
+                };
+                let worst = topology.switches().iter().map(|&n| (reserved(n), n)).max();
+                if let Some((reserved, node)) = worst.filter(|&(r, _)| r + max_frame > buffer) {
+                    let ports = topology.node_ports(node).len();
+                    return Err(invalid(
+                        file,
+                        "switch.buffer",
+                        &format!("{buffer_text:?}"),
+                        &format!(
+                            "too small for PFC headroom: switch node {node}'s {ports} inputs \
+                             reserve {reserved}B (each its link's round trip, two frames and a \
+                             PAUSE frame), and the shared pool must hold a {max_frame}B frame \
+                             besides; at least {}B",
+                            reserved + max_frame
+                        ),
+                    ));
+                }
             }
         }
         Some(PfcConfig {
@@ -1533,6 +1565,29 @@ mod tests {
                 .contains("workload.background_duration = (set)"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_shared_buffer_must_hold_every_inputs_pfc_headroom_and_a_frame() {
+        // One switch with 4 ports of 100 Gb/s, 1 us: each input reserves 2 × 12 500 B of round
+        // trip + 2 × 1086 B frames + a 64 B PAUSE = 27 236 B; with a 1086 B frame besides, the
+        // buffer needs 110 030 B.
+        let text = |buffer: &str| {
+            format!(
+                "[topology]\nkind = \"star\"\nhosts = 4\nlink_rate = \"100Gbps\"\n\
+                 link_delay = \"1us\"\n[switch]\nmodel = \"shared-buffer\"\nbuffer = \"{buffer}\"\n\
+                 pfc = true\n"
+            )
+        };
+        let err = one(&text("110029B")).unwrap_err().to_string();
+        assert!(
+            err.contains("switch.buffer = \"110029B\": too small for PFC headroom: switch node 4's 4 inputs reserve 108944B"),
+            "{err}"
+        );
+        assert!(err.contains("at least 110030B"), "{err}");
+        assert!(one(&text("110030B")).is_ok());
+        // Without PFC there is no headroom to reserve.
+        assert!(one(&text("2KB").replace("pfc = true", "pfc = false")).is_ok());
     }
 
     #[test]
