@@ -21,12 +21,12 @@
 //! tail that is hot in cache, instead of to a fine bucket last touched a wheel turn ago: with one
 //! flat wheel of 8192 fine buckets (512 KB) spanning the link delay, every such event missed the
 //! 1 MB L2 cache (the `Arrive` events' bucket was the largest single stall in the profile);
-//! with a 64 KB window, L2 misses halved. The window is now 128 KB (a coarse bucket is about
-//! four full frames): with two frames, 14 % of the leaf-spine's events (those two frames
-//! ahead, mostly) went through the ring, and handling them twice cost more than the larger
-//! window's cache misses
-//! (replaying a recorded leaf-spine event trace through the queue alone: 13.9 → 12.8 ns per
-//! event; the whole simulator 2–10 % faster).
+//! with a 64 KB window, L2 misses halved. The window is now 128 KB. How many frame times it
+//! spans depends on the bucket width the simulation picks: with buckets a 256th of a frame, a
+//! 64 KB window (a coarse bucket two frames) sent 14 % of the leaf-spine's events through the
+//! ring, which cost more than 128 KB's cache misses (replaying a recorded event trace through
+//! the queue alone: 13.9 → 12.8 ns per event); buckets half as wide, with the window back at
+//! two frames, avoid more out-of-order inserts than the extra ring passes cost (2–3 % faster).
 //!
 //! Fine buckets are kept in order as events are inserted: an event goes behind every event of
 //! its bucket with the same or an earlier time, which is a plain append for most events and a
@@ -118,8 +118,9 @@ const SPAN: u64 = 1024;
 /// Fine buckets in the window: the coarse bucket being served and the next one.
 const FINE: usize = 2 * SPAN as usize;
 const WORDS: usize = FINE / 64;
-/// Coarse buckets in the ring beyond the window: with the simulator's width (a 256th of a
-/// full frame), a horizon of about 250 full-frame times, past any link delay plus a frame.
+/// Coarse buckets in the ring beyond the window: with the simulator's width (at most a 512th
+/// of a full frame), a horizon of 64 to 128 full-frame times, past a datacenter link's delay
+/// plus a frame.
 const COARSE: usize = 64;
 /// Events a bucket holds in place (one cache line); more spill into a vector.
 const SLOTS: usize = 4;

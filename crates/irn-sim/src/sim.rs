@@ -220,17 +220,19 @@ impl<'a> Simulation<'a> {
             })
             .collect();
         let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
-        // About one event per bucket, so few inserts land out of order: a 256th of the fastest
-        // link's full-frame time for up to 512 ports (measured: less cost than 1/64), narrower
-        // in proportion for more ports, whose events come that much more densely (a k = 16
-        // fat-tree's 6144 ports spent 9 % of the time sorting crowded buckets at 1/256).
+        // Less than one event per bucket, so few inserts land out of order: a 512th of the
+        // fastest link's full-frame time for up to 1024 ports, narrower in proportion for more
+        // ports, whose events come that much more densely (a k = 16 fat-tree's 6144 ports spent
+        // 9 % of the time sorting crowded buckets at 1/256). Measured on the leaf-spine
+        // benchmark: 1/64 cost more than 1/256, and 1/256 2–3 % more than 1/512 (8 % of its
+        // inserts went out of order); 1/1024 gained nothing more.
         let frame = topo
             .ports()
             .iter()
             .map(|p| p.rate.serialization(max_frame))
             .min()
             .unwrap_or(Duration::from_ns(100));
-        let per_frame = (topo.ports().len().next_power_of_two() / 2).max(256) as u64;
+        let per_frame = (topo.ports().len().next_power_of_two() / 2).max(512) as u64;
         let bucket_width = Duration::from_ps(frame.as_ps() / per_frame);
         Simulation {
             cfg,
