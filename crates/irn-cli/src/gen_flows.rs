@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use irn_core::{Bandwidth, Duration};
 use irn_sim::topology::ns3::{node_of_host, read_topology};
 use irn_sim::workload::ns3::write_flows_conweave_by;
+use irn_sim::workload::poisson::{expected_flows, MAX_FLOWS};
 use irn_sim::workload::{poisson, Cdf, SizeDist};
 
 #[derive(clap::Args, Debug)]
@@ -64,6 +65,7 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
         (Some(path), _) => {
             let topo = read_topology(path)?;
             let hosts = topo.hosts().len() as u32;
+            check_flow_count(&a, hosts, topo.min_host_rate(), &sizes, duration)?;
             let flows = poisson(
                 hosts,
                 topo.min_host_rate(),
@@ -82,6 +84,7 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
                 .rate
                 .parse()
                 .with_context(|| format!("--rate {}", a.rate))?;
+            check_flow_count(&a, hosts, rate, &sizes, duration)?;
             let flows = poisson(hosts, rate, a.load, &sizes, duration, a.seed);
             write_flows_conweave_by(&mut text, &flows, |h| h.0)?;
         }
@@ -96,6 +99,29 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
             std::fs::rename(&tmp, path)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
+    }
+    Ok(())
+}
+
+/// Refuses a trace of more than [`MAX_FLOWS`] flows on average before generating it, as
+/// scenarios do: it would take gigabytes to hold and longer to simulate than anyone means.
+fn check_flow_count(
+    a: &GenFlowsArgs,
+    hosts: u32,
+    rate: Bandwidth,
+    sizes: &SizeDist,
+    duration: Duration,
+) -> Result<()> {
+    let expected = expected_flows(hosts, rate, a.load, sizes, duration);
+    if expected > MAX_FLOWS {
+        bail!(
+            "--duration {}: would start about {:.0} flows ({hosts} hosts at {} of {rate}); at \
+             most {:.0} million: shorten it or lower --load",
+            a.duration,
+            expected,
+            a.load,
+            MAX_FLOWS / 1e6
+        );
     }
     Ok(())
 }

@@ -448,3 +448,44 @@ fn bench_times_each_variant() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn gen_flows_writes_a_conweave_trace_and_refuses_an_absurd_duration() {
+    let dir = scratch("gen-flows");
+    let args = |duration: &'static str| {
+        [
+            "gen-flows",
+            "--cdf",
+            "irn-default",
+            "--load",
+            "0.5",
+            "--hosts",
+            "8",
+            "--duration",
+            duration,
+            "--out",
+            "flows.txt",
+        ]
+    };
+    let o = irn(&args("1ms"), &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("flows.txt")).unwrap();
+    let mut lines = text.lines();
+    let count: usize = lines.next().unwrap().trim().parse().unwrap();
+    assert!(count > 0);
+    assert_eq!(lines.clone().count(), count);
+    assert!(lines.all(|l| l.split_whitespace().count() == 5), "{text}");
+    // 100 s at 8 × 0.5 × 100 Gb/s of 200 kB flows is about 25 million flows: refused before
+    // anything is generated, and the earlier file is left as it was.
+    let o = irn(&args("100s"), &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--duration 100s: would start about") && err.contains("at most 10 million"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("flows.txt")).unwrap(),
+        text
+    );
+}

@@ -1092,6 +1092,13 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                 file,
                 base_dir,
             )?;
+            check_flow_count(
+                file,
+                ("workload.duration", duration_text),
+                (hosts, host_rate, load),
+                &dist,
+                duration,
+            )?;
             workload::poisson(hosts, host_rate, load, &dist, duration, s.seed)
         }
         WorkloadKind::Incast => {
@@ -1135,6 +1142,13 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                 let text = w.background_duration.as_deref().unwrap_or("10ms");
                 let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
                 let sizes = SizeDist::Cdf(Cdf::irn_default());
+                check_flow_count(
+                    file,
+                    ("workload.background_duration", text),
+                    (hosts, host_rate, load),
+                    &sizes,
+                    duration,
+                )?;
                 flows.extend(workload::poisson(
                     hosts, host_rate, load, &sizes, duration, s.seed,
                 ));
@@ -1457,6 +1471,43 @@ fn resolve(base_dir: &Path, p: &str) -> PathBuf {
     }
 }
 
+/// Rejects a Poisson workload that would start more than [`workload::poisson::MAX_FLOWS`]
+/// flows on average, before generating any: the duration `key` (written `text`) is named, since
+/// a slip of unit there is the usual cause.
+fn check_flow_count(
+    file: &str,
+    (key, text): (&str, &str),
+    (hosts, host_rate, load): (u32, Bandwidth, f64),
+    sizes: &SizeDist,
+    duration: Duration,
+) -> Result<(), ScenarioError> {
+    let expected = workload::poisson::expected_flows(hosts, host_rate, load, sizes, duration);
+    if expected <= workload::poisson::MAX_FLOWS {
+        return Ok(());
+    }
+    Err(invalid(
+        file,
+        key,
+        &format!("{text:?}"),
+        &format!(
+            "would start about {} flows ({hosts} hosts at {load} of {host_rate}, mean size \
+             {:.0}B); at most {} million per run: shorten it or lower the load",
+            about(expected),
+            sizes.mean(),
+            workload::poisson::MAX_FLOWS / 1e6
+        ),
+    ))
+}
+
+/// A large count in words: "12.3 million", "7.6 billion".
+fn about(n: f64) -> String {
+    if n >= 1e9 {
+        format!("{:.1} billion", n / 1e9)
+    } else {
+        format!("{:.1} million", n / 1e6)
+    }
+}
+
 fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, ScenarioError> {
     Ok(match s {
         SizesSection::IrnDefault => SizeDist::Cdf(Cdf::irn_default()),
@@ -1563,6 +1614,38 @@ mod tests {
         assert!(
             err.to_string()
                 .contains("workload.background_duration = (set)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_workload_of_more_than_ten_million_flows_is_refused_before_it_is_generated() {
+        // The default's 54 hosts at 70 % of 40 Gb/s with a 200 kB mean start about 940 000
+        // flows a second: 11 s is over the limit, 10 s under it (not generated here).
+        let parse_with = |set: &[&str]| {
+            let overrides: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            parse("", "t.toml", Path::new("."), &overrides).map(|_| ())
+        };
+        let err = parse_with(&["workload.duration=\"11s\""])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("t.toml: workload.duration = \"11s\": would start about 10.4 million flows (54 hosts at 0.7 of 40Gbps"),
+            "{err}"
+        );
+        assert!(err.contains("at most 10 million per run"), "{err}");
+        let err = parse_with(&[
+            "workload.kind=\"incast\"",
+            "workload.senders=3",
+            "workload.background_load=0.5",
+            "workload.background_duration=\"1000s\"",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(
+                "workload.background_duration = \"1000s\": would start about 672.6 million flows"
+            ),
             "{err}"
         );
     }

@@ -34,27 +34,16 @@ pub fn poisson(
     duration: Duration,
     seed: u64,
 ) -> Vec<FlowSpec> {
-    let mean_size = sizes.mean();
-    let rate_bps = host_rate.as_bps() as f64;
-    if hosts < 2
-        || !load.is_finite()
-        || load <= 0.0
-        || duration == Duration::ZERO
-        || rate_bps <= 0.0
-        || mean_size.is_nan()
-        || mean_size <= 0.0
-    {
+    let Some(mean_gap_ps) = mean_gap_ps(hosts, host_rate, load, sizes, duration) else {
         return Vec::new();
-    }
-    // 1/λ in picoseconds: the time the host needs, at `load` of its rate, to send one mean flow.
-    let mean_gap_ps = 8.0 * mean_size * 1e12 / (load * rate_bps);
+    };
     let Ok(gaps) = Exp::new(1.0 / mean_gap_ps) else {
         return Vec::new();
     };
     let end = duration.as_ps();
 
-    let expected = f64::from(hosts) * end as f64 / mean_gap_ps;
-    let mut flows = Vec::with_capacity((expected * 1.05).min(1e7) as usize + 16);
+    let expected = expected_flows(hosts, host_rate, load, sizes, duration);
+    let mut flows = Vec::with_capacity((expected * 1.05).min(MAX_FLOWS) as usize + 16);
     for h in 0..hosts {
         let mut arrivals = stream(seed, Purpose::Arrivals, u64::from(h));
         let mut size_rng = stream(seed, Purpose::Sizes, u64::from(h));
@@ -83,6 +72,45 @@ pub fn poisson(
     // Stable: ties on (start, src) keep generation order.
     flows.sort_by_key(|f| (f.start, f.src));
     flows
+}
+
+/// The most flows, on average, a Poisson workload may start: ten million, a few gigabytes of
+/// flow state and hours of simulation. More is almost surely a typo (`"10s"` for `"10ms"`), and
+/// generating it would exhaust memory before the first event; callers check
+/// [`expected_flows`] against this first, so the user hears which key to fix.
+pub const MAX_FLOWS: f64 = 1e7;
+
+/// How many flows [`poisson()`] starts on average with these arguments: hosts × duration ×
+/// the arrival rate; zero when it starts none.
+pub fn expected_flows(
+    hosts: u32,
+    host_rate: Bandwidth,
+    load: f64,
+    sizes: &SizeDist,
+    duration: Duration,
+) -> f64 {
+    mean_gap_ps(hosts, host_rate, load, sizes, duration)
+        .map_or(0.0, |gap| f64::from(hosts) * duration.as_ps() as f64 / gap)
+}
+
+/// 1/λ in picoseconds: the time a host needs, at `load` of its rate, to send one flow of the
+/// mean size; `None` when there is nothing to generate.
+fn mean_gap_ps(
+    hosts: u32,
+    host_rate: Bandwidth,
+    load: f64,
+    sizes: &SizeDist,
+    duration: Duration,
+) -> Option<f64> {
+    let mean_size = sizes.mean();
+    let rate_bps = host_rate.as_bps() as f64;
+    let usable = hosts >= 2
+        && load.is_finite()
+        && load > 0.0
+        && duration > Duration::ZERO
+        && rate_bps > 0.0
+        && mean_size > 0.0;
+    usable.then(|| 8.0 * mean_size * 1e12 / (load * rate_bps))
 }
 
 #[cfg(test)]
@@ -116,6 +144,21 @@ mod tests {
         assert!(
             (offered / load - 1.0).abs() < 0.03,
             "offered load {offered}"
+        );
+        // 16 hosts × 50 ms at 0.7 × 40 Gb/s / (8 × 100 kB) = 28 000 flows, about.
+        let expected = expected_flows(hosts, rate(), load, &SizeDist::Fixed(100_000), duration);
+        assert!((expected - 28_000.0).abs() < 1e-6, "{expected}");
+        assert!((flows.len() as f64 / expected - 1.0).abs() < 0.03);
+        // Whatever `poisson` generates nothing for, it expects nothing of.
+        let sizes = SizeDist::Fixed(100_000);
+        assert_eq!(expected_flows(1, rate(), load, &sizes, duration), 0.0);
+        assert_eq!(
+            expected_flows(hosts, rate(), f64::NAN, &sizes, duration),
+            0.0
+        );
+        assert_eq!(
+            expected_flows(hosts, rate(), load, &sizes, Duration::ZERO),
+            0.0
         );
     }
 
