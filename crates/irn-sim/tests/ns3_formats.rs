@@ -324,6 +324,17 @@ fn malformed_topology_files_are_rejected_with_line_numbers() {
             5,
             "host 0 already has a link (line 3)",
         ),
+        // Counts the file cannot back are not trusted to size anything.
+        (
+            format!("4000000000 1 2\n2\n0 2 {L}\n1 2 {L}\n"),
+            1,
+            "N_nodes = 4000000000, but every node needs a link and the 3 lines after the header can link at most 6 nodes",
+        ),
+        (
+            format!("3 1 4000000000\n2\n0 2 {L}\n1 2 {L}\n"),
+            1,
+            "the header says 4000000000 links, but the file has only 2",
+        ),
         // Parsed fine, rejected by the builder: host 2 has no link.
         (
             format!("4 1 2\n3\n0 3 {L}\n1 3 {L}\n"),

@@ -127,6 +127,9 @@ pub fn read_topology(path: &Path) -> Result<Topology, Ns3Error> {
     parse_topology(&text, &name)
 }
 
+/// Header counts up to this are trusted to size tables before the file confirms them.
+const TRUSTED_COUNT: u32 = 1 << 16;
+
 /// Parse the text of an ns-3 topology file; `name` is the file name used in error messages.
 pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
     let mut lines = content_lines(text);
@@ -164,6 +167,21 @@ pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
             name,
             hline,
             format!("N_switches = {n_switches} is more than N_nodes = {nodes}"),
+        ));
+    }
+    // The header's counts size the tables below. A small count is trusted (where the file
+    // disagrees with it, that line is reported); a large one must fit in the file first, so a
+    // damaged header cannot make the reader ask for gigabytes.
+    let lines_after = text.lines().count().saturating_sub(1);
+    if nodes > TRUSTED_COUNT && u64::from(nodes) > 2 * lines_after as u64 {
+        return Err(Ns3Error::at(
+            name,
+            hline,
+            format!(
+                "N_nodes = {nodes}, but every node needs a link and the {lines_after} lines \
+                 after the header can link at most {} nodes",
+                2 * lines_after
+            ),
         ));
     }
 
@@ -225,7 +243,7 @@ pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
     }
 
     // Links. `host_link[n]` is the line of host n's link, to name both lines if it has two.
-    let mut links = Vec::with_capacity(n_links as usize);
+    let mut links = Vec::with_capacity((n_links as usize).min(lines_after));
     let mut host_link: Vec<Option<u64>> = vec![None; nodes as usize];
     let mut last_line = hline;
     while links.len() < n_links as usize {
