@@ -156,7 +156,7 @@ impl TopologySection {
             ("link_delay", self.link_delay.is_some(), uniform),
             ("file", self.file.is_some(), !uniform),
         ];
-        check_keys(file, "topology", kind, &keys)?;
+        check_keys(file, ("topology", "kind"), kind, &keys)?;
         if uniform {
             self.link_rate.get_or_insert_with(default_rate);
             self.link_delay.get_or_insert_with(default_delay);
@@ -176,10 +176,11 @@ impl TopologySection {
     }
 }
 
-/// Rejects keys set for a kind they do not apply to: (key, is set, applies).
+/// Rejects keys set for a kind they do not apply to: (key, is set, applies). The kind is the
+/// value of `section.selector` (`kind`, or the switch's `model`).
 fn check_keys(
     file: &str,
-    section: &str,
+    (section, selector): (&str, &str),
     kind: &str,
     keys: &[(&str, bool, bool)],
 ) -> Result<(), ScenarioError> {
@@ -188,7 +189,7 @@ fn check_keys(
             file,
             &format!("{section}.{key}"),
             "(set)",
-            &format!("does not apply to {section}.kind = \"{kind}\""),
+            &format!("does not apply to {section}.{selector} = \"{kind}\""),
         )),
         None => Ok(()),
     }
@@ -278,7 +279,7 @@ impl SwitchSection {
         };
         check_keys(
             file,
-            "switch",
+            ("switch", "model"),
             kind,
             &[("alpha", self.alpha.is_some(), shared)],
         )?;
@@ -516,7 +517,7 @@ impl WorkloadSection {
             ),
             ("file", self.file.is_some(), trace),
         ];
-        check_keys(file, "workload", kind, &keys)?;
+        check_keys(file, ("workload", "kind"), kind, &keys)?;
         match self.kind {
             WorkloadKind::Poisson => {
                 self.load.get_or_insert(0.7);
@@ -1695,6 +1696,10 @@ mod tests {
             (
                 "[transport]\ncc = \"dctcp\"\n[transport.dctcp]\ng = -1\n",
                 "transport.dctcp.g = -1: a number, zero or more",
+            ),
+            (
+                "[switch]\nalpha = 0.5\n",
+                "switch.alpha = (set): does not apply to switch.model = \"input-queued\"",
             ),
             (
                 "[switch]\necn = \"off\"\necn_kmin = \"5KB\"\n",
