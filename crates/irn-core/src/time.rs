@@ -200,6 +200,11 @@ pub enum ParseUnitError {
     Empty,
     #[error("`{0}` has no number; write e.g. {1}")]
     NoNumber(String, &'static str),
+    #[error("`{value}` has no unit; allowed units: {allowed}")]
+    NoUnit {
+        value: String,
+        allowed: &'static str,
+    },
     #[error("`{value}` has unknown unit `{unit}`; allowed units: {allowed}")]
     UnknownUnit {
         value: String,
@@ -212,6 +217,22 @@ pub enum ParseUnitError {
     Zero(String),
     #[error("`{0}` is negative; write e.g. {1}")]
     Negative(String, &'static str),
+}
+
+impl ParseUnitError {
+    /// `unit`, the text after the number in `value`, is none of `allowed`.
+    fn unit(value: &str, unit: String, allowed: &'static str) -> Self {
+        let value = value.trim().to_string();
+        if unit.is_empty() {
+            ParseUnitError::NoUnit { value, allowed }
+        } else {
+            ParseUnitError::UnknownUnit {
+                value,
+                unit,
+                allowed,
+            }
+        }
+    }
 }
 
 /// Splits `"2.5 us"` into `(2.5 as a decimal, "us")`, keeping the number exact: the integer and
@@ -272,13 +293,7 @@ impl FromStr for Duration {
             "us" | "µs" => PS_PER_US,
             "ms" => PS_PER_MS,
             "s" => PS_PER_S,
-            _ => {
-                return Err(ParseUnitError::UnknownUnit {
-                    value: s.trim().to_string(),
-                    unit,
-                    allowed: ALLOWED,
-                })
-            }
+            _ => return Err(ParseUnitError::unit(s, unit, ALLOWED)),
         };
         scale_exact(s, mantissa, frac, scale).map(Duration)
     }
@@ -297,13 +312,7 @@ impl FromStr for Bandwidth {
             "Mbps" => 1_000_000,
             "Gbps" => 1_000_000_000,
             "Tbps" => 1_000_000_000_000,
-            _ => {
-                return Err(ParseUnitError::UnknownUnit {
-                    value: s.trim().to_string(),
-                    unit,
-                    allowed: ALLOWED,
-                })
-            }
+            _ => return Err(ParseUnitError::unit(s, unit, ALLOWED)),
         };
         let bps = scale_exact(s, mantissa, frac, scale)?;
         if bps == 0 {
@@ -385,6 +394,16 @@ mod tests {
         }
         let err = "3 fortnights".parse::<Duration>().unwrap_err().to_string();
         assert!(err.contains("fortnights") && err.contains("us"), "{err}");
+        let err = "2".parse::<Duration>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "`2` has no unit; allowed units: ps, ns, us (µs), ms, s"
+        );
+        let err = "40".parse::<Bandwidth>().unwrap_err().to_string();
+        assert!(
+            err.starts_with("`40` has no unit; allowed units: bps"),
+            "{err}"
+        );
         let err = "-1ms".parse::<Duration>().unwrap_err().to_string();
         assert!(err.contains("`-1ms` is negative"), "{err}");
         let err = "-40Gbps".parse::<Bandwidth>().unwrap_err().to_string();
