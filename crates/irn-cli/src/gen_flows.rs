@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use irn_core::{Bandwidth, Duration};
 use irn_sim::topology::ns3::{node_of_host, read_topology};
 use irn_sim::workload::ns3::write_flows_conweave_by;
-use irn_sim::workload::poisson::{expected_flows, MAX_FLOWS};
+use irn_sim::workload::poisson::too_many_flows;
 use irn_sim::workload::{poisson, Cdf, SizeDist};
 
 #[derive(clap::Args, Debug)]
@@ -103,8 +103,8 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a trace of more than [`MAX_FLOWS`] flows on average before generating it, as
-/// scenarios do: it would take gigabytes to hold and longer to simulate than anyone means.
+/// Refuses a trace of too many flows before generating it, as scenarios do
+/// ([`too_many_flows`]).
 fn check_flow_count(
     a: &GenFlowsArgs,
     hosts: u32,
@@ -112,16 +112,8 @@ fn check_flow_count(
     sizes: &SizeDist,
     duration: Duration,
 ) -> Result<()> {
-    let expected = expected_flows(hosts, rate, a.load, sizes, duration);
-    if expected > MAX_FLOWS {
-        bail!(
-            "--duration {}: would start about {:.0} flows ({hosts} hosts at {} of {rate}); at \
-             most {:.0} million: shorten it or lower --load",
-            a.duration,
-            expected,
-            a.load,
-            MAX_FLOWS / 1e6
-        );
+    match too_many_flows(hosts, rate, a.load, sizes, duration) {
+        Some(why) => bail!("--duration {}: {why}", a.duration),
+        None => Ok(()),
     }
-    Ok(())
 }

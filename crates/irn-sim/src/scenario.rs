@@ -1472,9 +1472,9 @@ fn resolve(base_dir: &Path, p: &str) -> PathBuf {
     }
 }
 
-/// Rejects a Poisson workload that would start more than [`workload::poisson::MAX_FLOWS`]
-/// flows on average, before generating any: the duration `key` (written `text`) is named, since
-/// a slip of unit there is the usual cause.
+/// Rejects a Poisson workload of too many flows before generating it
+/// ([`workload::poisson::too_many_flows`]), naming its duration `key` (written `text`): a
+/// slip of unit there is the usual cause.
 fn check_flow_count(
     file: &str,
     (key, text): (&str, &str),
@@ -1482,30 +1482,9 @@ fn check_flow_count(
     sizes: &SizeDist,
     duration: Duration,
 ) -> Result<(), ScenarioError> {
-    let expected = workload::poisson::expected_flows(hosts, host_rate, load, sizes, duration);
-    if expected <= workload::poisson::MAX_FLOWS {
-        return Ok(());
-    }
-    Err(invalid(
-        file,
-        key,
-        &format!("{text:?}"),
-        &format!(
-            "would start about {} flows ({hosts} hosts at {load} of {host_rate}, mean size \
-             {:.0}B); at most {} million per run: shorten it or lower the load",
-            about(expected),
-            sizes.mean(),
-            workload::poisson::MAX_FLOWS / 1e6
-        ),
-    ))
-}
-
-/// A large count in words: "12.3 million", "7.6 billion".
-fn about(n: f64) -> String {
-    if n >= 1e9 {
-        format!("{:.1} billion", n / 1e9)
-    } else {
-        format!("{:.1} million", n / 1e6)
+    match workload::poisson::too_many_flows(hosts, host_rate, load, sizes, duration) {
+        Some(why) => Err(invalid(file, key, &format!("{text:?}"), &why)),
+        None => Ok(()),
     }
 }
 

@@ -76,8 +76,7 @@ pub fn poisson(
 
 /// The most flows, on average, a Poisson workload may start: ten million, a few gigabytes of
 /// flow state and hours of simulation. More is almost surely a typo (`"10s"` for `"10ms"`), and
-/// generating it would exhaust memory before the first event; callers check
-/// [`expected_flows`] against this first, so the user hears which key to fix.
+/// generating it would exhaust memory before the first event (see [`too_many_flows`]).
 pub const MAX_FLOWS: f64 = 1e7;
 
 /// How many flows [`poisson()`] starts on average with these arguments: hosts × duration ×
@@ -91,6 +90,32 @@ pub fn expected_flows(
 ) -> f64 {
     mean_gap_ps(hosts, host_rate, load, sizes, duration)
         .map_or(0.0, |gap| f64::from(hosts) * duration.as_ps() as f64 / gap)
+}
+
+/// Why a Poisson workload with these arguments is refused, if it is: it would start more than
+/// [`MAX_FLOWS`] flows on average. Checked before generating, by scenarios and `irn gen-flows`
+/// alike, so the user hears which value to fix instead of waiting for memory to run out.
+pub fn too_many_flows(
+    hosts: u32,
+    host_rate: Bandwidth,
+    load: f64,
+    sizes: &SizeDist,
+    duration: Duration,
+) -> Option<String> {
+    let expected = expected_flows(hosts, host_rate, load, sizes, duration);
+    let about = if expected >= 1e9 {
+        format!("{:.1} billion", expected / 1e9)
+    } else {
+        format!("{:.1} million", expected / 1e6)
+    };
+    (expected > MAX_FLOWS).then(|| {
+        format!(
+            "would start about {about} flows ({hosts} hosts at {load} of {host_rate}, mean size \
+             {:.0}B); at most {} million per run: shorten it or lower the load",
+            sizes.mean(),
+            MAX_FLOWS / 1e6
+        )
+    })
 }
 
 /// 1/λ in picoseconds: the time a host needs, at `load` of its rate, to send one flow of the
