@@ -6,27 +6,39 @@ use irn_sim::metrics::Summary;
 
 use crate::output::Finished;
 
-type Metric = (&'static str, fn(&Summary) -> f64, usize);
+/// A row: label, value, decimals, and whether it is a statistic of finished measured flows
+/// (shown as `-` for a run that has none, rather than as a zero).
+type Metric = (&'static str, fn(&Summary) -> f64, usize, bool);
 
 const METRICS: &[Metric] = &[
-    ("avg slowdown", |s| s.avg_slowdown, 2),
-    ("avg FCT (us)", |s| s.avg_fct_us, 1),
-    ("p99 FCT (us)", |s| s.p99_fct_us, 1),
-    ("1-pkt p99 FCT (us)", |s| s.single_packet_p99_fct_us, 1),
-    ("drop rate (%)", |s| 100.0 * s.drop_rate, 3),
-    ("retransmissions", |s| s.retransmissions as f64, 0),
-    ("timeouts", |s| s.timeouts as f64, 0),
-    ("pause frames", |s| s.pause_frames as f64, 0),
-    ("measured flows", |s| s.flows_measured as f64, 0),
-    ("unfinished flows", |s| s.flows_incomplete as f64, 0),
+    ("avg slowdown", |s| s.avg_slowdown, 2, true),
+    ("avg FCT (us)", |s| s.avg_fct_us, 1, true),
+    ("p99 FCT (us)", |s| s.p99_fct_us, 1, true),
+    (
+        "1-pkt p99 FCT (us)",
+        |s| s.single_packet_p99_fct_us,
+        1,
+        true,
+    ),
+    ("drop rate (%)", |s| 100.0 * s.drop_rate, 3, false),
+    ("retransmissions", |s| s.retransmissions as f64, 0, false),
+    ("timeouts", |s| s.timeouts as f64, 0, false),
+    ("pause frames", |s| s.pause_frames as f64, 0, false),
+    ("measured flows", |s| s.flows_measured as f64, 0, false),
+    ("unfinished flows", |s| s.flows_incomplete as f64, 0, false),
 ];
 
 /// The headline metrics whose ratios the IRN paper reports.
 const RATIOS: &[Metric] = &[
-    ("avg slowdown", |s| s.avg_slowdown, 2),
-    ("avg FCT", |s| s.avg_fct_us, 2),
-    ("p99 FCT", |s| s.p99_fct_us, 2),
+    ("avg slowdown", |s| s.avg_slowdown, 2, true),
+    ("avg FCT", |s| s.avg_fct_us, 2, true),
+    ("p99 FCT", |s| s.p99_fct_us, 2, true),
 ];
+
+/// The run has finished measured flows, so its FCT statistics mean something.
+fn has_fcts(s: &Summary) -> bool {
+    s.flows_measured > s.flows_incomplete
+}
 
 pub fn render(runs: &[Finished]) -> String {
     let label_w = 20;
@@ -37,10 +49,15 @@ pub fn render(runs: &[Finished]) -> String {
         let _ = write!(out, " {:>col_w$}", r.name);
     }
     out.push('\n');
-    for (label, get, decimals) in METRICS {
+    for &(label, get, decimals, of_fcts) in METRICS {
         let _ = write!(out, "{label:label_w$}");
         for r in runs {
-            let _ = write!(out, " {:>col_w$.decimals$}", get(&r.result.summary));
+            let s = &r.result.summary;
+            if of_fcts && !has_fcts(s) {
+                let _ = write!(out, " {:>col_w$}", "-");
+            } else {
+                let _ = write!(out, " {:>col_w$.decimals$}", get(s));
+            }
         }
         out.push('\n');
     }
@@ -71,16 +88,41 @@ pub fn render(runs: &[Finished]) -> String {
             "\nratio to {} (higher is worse than {}):",
             first.name, first.name
         );
-        for (label, get, decimals) in RATIOS {
+        for &(label, get, decimals, _) in RATIOS {
             let _ = write!(out, "{label:label_w$}");
             let base = get(&first.result.summary);
             for r in runs {
-                let v = get(&r.result.summary);
-                let ratio = if base > 0.0 { v / base } else { f64::NAN };
-                let _ = write!(out, " {:>col_w$}", format!("{ratio:.decimals$}x"));
+                let s = &r.result.summary;
+                let ratio = if base > 0.0 && has_fcts(&first.result.summary) && has_fcts(s) {
+                    format!("{:.decimals$}x", get(s) / base)
+                } else {
+                    "-".to_string()
+                };
+                let _ = write!(out, " {ratio:>col_w$}");
             }
             out.push('\n');
         }
+    }
+    let names = |pick: fn(&Summary) -> bool| -> Vec<String> {
+        let picked = runs.iter().filter(|r| pick(&r.result.summary));
+        picked.map(|r| r.name.to_string()).collect()
+    };
+    let none_measured = names(|s| s.flows_measured == 0 && s.flows_total > 0);
+    if !none_measured.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nno flow was measured in {}: every flow started during the warm-up; lengthen the \
+             workload or shorten run.warmup",
+            none_measured.join(", ")
+        );
+    }
+    let none_finished = names(|s| s.flows_measured > 0 && !has_fcts(s));
+    if !none_finished.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nno measured flow finished in {} before run.drain_limit cut the run off",
+            none_finished.join(", ")
+        );
     }
     out
 }

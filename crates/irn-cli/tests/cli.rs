@@ -489,3 +489,33 @@ fn gen_flows_writes_a_conweave_trace_and_refuses_an_absurd_duration() {
         text
     );
 }
+
+#[test]
+fn a_run_with_nothing_measured_says_why_instead_of_printing_zeros() {
+    let dir = scratch("unmeasured");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scenario = root.join("scenarios/default.toml");
+    // The default scenario's warm-up is 2 ms: a 50 us workload starts every flow inside it.
+    let o = irn(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--set",
+            "workload.duration=\"50us\"",
+            "--set",
+            "compare=[]",
+            "--out",
+            "r",
+        ],
+        &dir,
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!out.contains("NaN"), "{out}");
+    let slowdown = out.lines().find(|l| l.starts_with("avg slowdown")).unwrap();
+    assert!(slowdown.trim_end().ends_with('-'), "{out}");
+    assert!(
+        out.contains("no flow was measured in ") && out.contains("shorten run.warmup"),
+        "{out}"
+    );
+}
