@@ -107,6 +107,13 @@ fn jobs(file: &Path, sweep: &SweepFile) -> Result<(PathBuf, Vec<Job>)> {
         .parent()
         .unwrap_or(Path::new("."))
         .join(&sweep.scenario);
+    if sweep.grid.is_empty() {
+        bail!(
+            "{}: [grid] is empty: give at least one key and the values to sweep it over (to run \
+             the scenario alone, use `irn run`)",
+            file.display()
+        );
+    }
     let mut points: Vec<Vec<(String, toml::Value)>> = vec![vec![]];
     for (key, values) in &sweep.grid {
         let values = values

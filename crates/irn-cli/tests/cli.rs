@@ -326,6 +326,16 @@ fn sweeps_shard_resume_and_merge() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // An empty grid once ran every variant into the wrong folders, then found none of them.
+    std::fs::write(
+        dir.join("empty.toml"),
+        "name = \"x\"\nscenario = \"small.toml\"\n[grid]\n",
+    )
+    .unwrap();
+    let o = irn(&["sweep", "empty.toml", "--out", "e"], &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("empty.toml: [grid] is empty"), "{err}");
+    assert!(!dir.join("e").exists());
 }
 
 #[test]
