@@ -47,6 +47,11 @@ pub struct Flow {
     pub measured: bool,
 }
 
+impl Flow {
+    /// The header names of its fields.
+    const COLUMNS: [&'static str; 4] = ["size_bytes", "fct_us", "slowdown", "measured"];
+}
+
 impl Variant {
     /// A metric as a number (`None` if absent or `null`).
     pub fn metric(&self, key: &str) -> Option<f64> {
@@ -90,6 +95,20 @@ pub(crate) fn read_flows(dir: &Path) -> Result<Vec<Flow>> {
     let path = dir.join("flows.csv");
     let mut reader =
         csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    // Rows are checked as they are read; the header is checked here, so that a file with no
+    // rows is not taken for a run without flows.
+    let headers = reader
+        .headers()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if let Some(missing) = Flow::COLUMNS
+        .iter()
+        .find(|c| !headers.iter().any(|h| h == **c))
+    {
+        bail!(
+            "{}: not an irn flows.csv: no `{missing}` column in its header",
+            path.display()
+        );
+    }
     reader
         .deserialize()
         .collect::<Result<Vec<Flow>, _>>()

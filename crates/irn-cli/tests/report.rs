@@ -252,6 +252,18 @@ fn errors_name_the_folder_or_file() {
     assert!(err.contains("IRN"), "{err}");
     assert!(!broken.join("report.html").exists());
 
+    // A flows.csv that is not one at all, without rows to trip over: it is not taken for a
+    // run without flows.
+    let foreign = dir.join("foreign");
+    copy_dir(comparison(), &foreign);
+    std::fs::write(foreign.join("IRN/flows.csv"), "garbage\n").unwrap();
+    let err = fail(&["plot", "foreign"]);
+    assert!(
+        err.contains("IRN/flows.csv: not an irn flows.csv: no `size_bytes` column"),
+        "{err}"
+    );
+    assert!(!foreign.join("report.html").exists());
+
     // A comparison.csv naming a variant with no folder.
     let orphan = dir.join("orphan");
     copy_dir(comparison(), &orphan);
