@@ -23,7 +23,7 @@ use crate::config::{
 use crate::ids::{HostIdx, NodeId};
 use crate::topology::Topology;
 use crate::units::Bytes;
-use crate::workload::{self, Cdf, SizeDist, VerbMix};
+use crate::workload::{self, Cdf, FlowSpec, SizeDist, VerbMix};
 
 /// A scenario as written, every key defaulted. Serialized back into `summary.json` as the
 /// resolved scenario.
@@ -1100,7 +1100,16 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                 &dist,
                 duration,
             )?;
-            workload::poisson(hosts, host_rate, load, &dist, duration, s.seed)
+            let flows = workload::poisson(hosts, host_rate, load, &dist, duration, s.seed);
+            if flows.is_empty() {
+                return Err(invalid(
+                    file,
+                    "workload.duration",
+                    &format!("{duration_text:?}"),
+                    "no flow starts within it at this load; lengthen it",
+                ));
+            }
+            flows
         }
         WorkloadKind::Incast => {
             let senders = w.senders.unwrap_or(0);
@@ -1159,14 +1168,18 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         }
         WorkloadKind::Trace => {
             let trace = w.file.as_deref().unwrap_or("");
-            workload::trace_csv(&resolve(base_dir, trace), hosts).map_err(|e| {
+            let flows = workload::trace_csv(&resolve(base_dir, trace), hosts).map_err(|e| {
                 invalid(file, "workload.file", &format!("{trace:?}"), &e.to_string())
-            })?
+            })?;
+            no_flows_in_file(file, trace, flows)?
         }
         WorkloadKind::Ns3 => {
             let name = w.file.as_deref().unwrap_or("");
-            workload::ns3::read_flows(&resolve(base_dir, name), &topology)
-                .map_err(|e| invalid(file, "workload.file", &format!("{name:?}"), &e.to_string()))?
+            let flows =
+                workload::ns3::read_flows(&resolve(base_dir, name), &topology).map_err(|e| {
+                    invalid(file, "workload.file", &format!("{name:?}"), &e.to_string())
+                })?;
+            no_flows_in_file(file, name, flows)?
         }
     };
     if let Some(big) = flows.iter().find(|f| f.size_bytes > MAX_FLOW_BYTES) {
@@ -1472,6 +1485,24 @@ fn resolve(base_dir: &Path, p: &str) -> PathBuf {
     }
 }
 
+/// The flows read from the workload file `name`, unless it has none: a run without flows
+/// measures nothing.
+fn no_flows_in_file(
+    file: &str,
+    name: &str,
+    flows: Vec<FlowSpec>,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    if flows.is_empty() {
+        return Err(invalid(
+            file,
+            "workload.file",
+            &format!("{name:?}"),
+            "the file lists no flows",
+        ));
+    }
+    Ok(flows)
+}
+
 /// Rejects a Poisson workload of too many flows before generating it
 /// ([`workload::poisson::too_many_flows`]), naming its duration `key` (written `text`): a
 /// slip of unit there is the usual cause.
@@ -1628,6 +1659,42 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_workload_without_flows_is_an_error() {
+        let err = parse(
+            "",
+            "t.toml",
+            Path::new("."),
+            &["workload.duration=\"1ns\"".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("t.toml: workload.duration = \"1ns\": no flow starts within it"),
+            "{err}"
+        );
+        let dir = std::env::temp_dir().join(format!("irn-empty-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.csv"), "src,dst,size_bytes,start_ns\n").unwrap();
+        std::fs::write(dir.join("f.txt"), "0\n").unwrap();
+        let topo = "3 1 2\n0\n1 0 100Gbps 1us 0\n2 0 100Gbps 1us 0\n";
+        std::fs::write(dir.join("topo.txt"), topo).unwrap();
+        for (kind, name) in [("trace", "t.csv"), ("ns3", "f.txt")] {
+            let mut text = format!("[workload]\nkind = \"{kind}\"\nfile = \"{name}\"\n");
+            if kind == "ns3" {
+                text += "[topology]\nfile = \"topo.txt\"\n";
+            }
+            let err = parse(&text, "t.toml", &dir, &[]).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(
+                    "workload.file = \"{name}\": the file lists no flows"
+                )),
+                "{err}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
