@@ -512,8 +512,6 @@ fn a_run_with_nothing_measured_says_why_instead_of_printing_zeros() {
             scenario.to_str().unwrap(),
             "--set",
             "workload.duration=\"50us\"",
-            "--set",
-            "compare=[]",
             "--out",
             "r",
         ],

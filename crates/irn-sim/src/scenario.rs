@@ -641,13 +641,29 @@ pub fn parse(
         message,
     };
     // First pass on the text as written, so misspelled keys are reported at their line.
-    let written: ScenarioFile = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
+    let mut written: ScenarioFile = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
     let mut table: toml::Table = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
     table.remove("compare");
     let overrides = overrides
         .iter()
         .map(|o| parse_override(o).map_err(|m| syntax(format!("--set {o}: {m}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    for (key, value) in &overrides {
+        // The variants are read from the file before any override applies.
+        if key == "compare" || key.starts_with("compare.") {
+            return Err(syntax(format!(
+                "--set {key}: the variants are the file's [[compare]] tables; --set cannot \
+                 change them (it applies to every variant)"
+            )));
+        }
+        // The name also names the results folder, and a plain scenario's one run.
+        if key == "name" {
+            written.name = value
+                .as_str()
+                .ok_or_else(|| syntax(format!("--set name: expected a string, got {value}")))?
+                .to_string();
+        }
+    }
     let compare = !written.compare.is_empty();
     let variants = if !compare {
         vec![VariantSection {
@@ -1657,6 +1673,26 @@ mod tests {
             err.contains(
                 "workload.background_duration = \"1000s\": would start about 672.6 million flows"
             ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn set_renames_the_scenario_but_cannot_change_its_variants() {
+        let set = |o: &[&str]| {
+            let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+            parse("name = \"a\"\n", "t.toml", Path::new("."), &o)
+        };
+        let sc = set(&["workload.duration=\"20us\"", "name=\"b\""]).unwrap();
+        assert_eq!(sc.name, "b");
+        assert_eq!(sc.runs[0].name, "b");
+        for key in ["compare=[]", "compare.name=\"x\""] {
+            let err = set(&[key]).unwrap_err().to_string();
+            assert!(err.contains("--set cannot change them"), "{key}: {err}");
+        }
+        let err = set(&["name=5"]).unwrap_err().to_string();
+        assert!(
+            err.contains("--set name: expected a string, got 5"),
             "{err}"
         );
     }
