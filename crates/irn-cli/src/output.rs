@@ -10,7 +10,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use irn_sim::metrics::Summary;
 use irn_sim::scenario::ScenarioFile;
 use irn_sim::RunResult;
@@ -63,6 +63,13 @@ pub struct Staging {
 
 impl Staging {
     pub fn new(dest: &Path) -> Result<Self> {
+        // Found out now, not after the runs: `commit` replaces only a folder.
+        if dest.exists() && !dest.is_dir() {
+            bail!(
+                "{}: exists and is not a folder; give --out a folder (it is replaced if it exists)",
+                dest.display()
+            );
+        }
         let parent = dest
             .parent()
             .filter(|p| !p.as_os_str().is_empty())

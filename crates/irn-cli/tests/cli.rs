@@ -527,3 +527,15 @@ fn a_run_with_nothing_measured_says_why_instead_of_printing_zeros() {
         "{out}"
     );
 }
+
+#[test]
+fn an_out_path_that_is_a_file_is_refused_before_running() {
+    let dir = scratch("out-file");
+    std::fs::write(dir.join("taken"), "mine").unwrap();
+    let o = irn(&["run", "--out", "taken"], &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("taken: exists and is not a folder"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("taken")).unwrap(), "mine");
+    assert!(String::from_utf8_lossy(&o.stdout).is_empty(), "nothing ran");
+}
