@@ -917,12 +917,20 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                 let worst = topology
                     .ports()
                     .iter()
-                    .map(|p| PfcThreshold::Auto.resolve(buffer, p, max_frame))
-                    .min()
-                    .unwrap_or(0);
-                if worst == 0 {
-                    return Err(invalid(file, "switch.buffer", &format!("{buffer_text:?}"),
-                        "too small for PFC headroom (the link round trip, two frames and a PAUSE frame); enlarge it or set switch.pfc_threshold",
+                    .max_by_key(|p| pfc_headroom_bytes(p, max_frame));
+                if let Some(link) = worst.filter(|p| pfc_headroom_bytes(p, max_frame) >= buffer) {
+                    return Err(invalid(
+                        file,
+                        "switch.buffer",
+                        &format!("{buffer_text:?}"),
+                        &format!(
+                            "too small for PFC headroom: an input on a {}, {} link needs more \
+                             than {}B (the link round trip, two frames and a PAUSE frame); \
+                             enlarge it or set switch.pfc_threshold",
+                            link.rate,
+                            link.delay,
+                            pfc_headroom_bytes(link, max_frame)
+                        ),
                     ));
                 }
             }
@@ -1695,6 +1703,26 @@ mod tests {
             err.contains("--set name: expected a string, got 5"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn an_input_buffer_must_exceed_its_links_pfc_headroom() {
+        // 40 Gb/s, 10 us: 2 × 50 000 B of round trip + 2 × 1086 B + 64 B = 102 236 B.
+        let text = |buffer: &str| {
+            format!(
+                "[topology]\nkind = \"star\"\nhosts = 4\nlink_delay = \"10us\"\n\
+                 [switch]\nbuffer = \"{buffer}\"\npfc = true\n"
+            )
+        };
+        let err = one(&text("102236B")).unwrap_err().to_string();
+        assert!(
+            err.contains("too small for PFC headroom: an input on a 40Gbps, 10us link needs more than 102236B"),
+            "{err}"
+        );
+        assert!(one(&text("102237B")).is_ok());
+        // A fixed threshold is the user's to choose.
+        let fixed = text("102236B") + "pfc_threshold = \"50KB\"\n";
+        assert!(one(&fixed).is_ok());
     }
 
     #[test]
