@@ -1125,15 +1125,12 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                 duration,
             )?;
             let flows = workload::poisson(hosts, host_rate, load, &dist, duration, s.seed);
-            if flows.is_empty() {
-                return Err(invalid(
-                    file,
-                    "workload.duration",
-                    &format!("{duration_text:?}"),
-                    "no flow starts within it at this load; lengthen it",
-                ));
-            }
-            flows
+            require_flows(
+                file,
+                ("workload.duration", duration_text),
+                "no flow starts within it at this load; lengthen it",
+                flows,
+            )?
         }
         WorkloadKind::Incast => {
             let senders = w.senders.unwrap_or(0);
@@ -1195,7 +1192,12 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             let flows = workload::trace_csv(&resolve(base_dir, trace), hosts).map_err(|e| {
                 invalid(file, "workload.file", &format!("{trace:?}"), &e.to_string())
             })?;
-            no_flows_in_file(file, trace, flows)?
+            require_flows(
+                file,
+                ("workload.file", trace),
+                "the file lists no flows",
+                flows,
+            )?
         }
         WorkloadKind::Ns3 => {
             let name = w.file.as_deref().unwrap_or("");
@@ -1203,7 +1205,12 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                 workload::ns3::read_flows(&resolve(base_dir, name), &topology).map_err(|e| {
                     invalid(file, "workload.file", &format!("{name:?}"), &e.to_string())
                 })?;
-            no_flows_in_file(file, name, flows)?
+            require_flows(
+                file,
+                ("workload.file", name),
+                "the file lists no flows",
+                flows,
+            )?
         }
     };
     if let Some(big) = flows.iter().find(|f| f.size_bytes > MAX_FLOW_BYTES) {
@@ -1509,20 +1516,16 @@ fn resolve(base_dir: &Path, p: &str) -> PathBuf {
     }
 }
 
-/// The flows read from the workload file `name`, unless it has none: a run without flows
-/// measures nothing.
-fn no_flows_in_file(
+/// `flows`, unless there are none: a run without flows measures nothing, so the key that
+/// left it empty (written `text`) is named, with `why`.
+fn require_flows(
     file: &str,
-    name: &str,
+    (key, text): (&str, &str),
+    why: &str,
     flows: Vec<FlowSpec>,
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
     if flows.is_empty() {
-        return Err(invalid(
-            file,
-            "workload.file",
-            &format!("{name:?}"),
-            "the file lists no flows",
-        ));
+        return Err(invalid(file, key, &format!("{text:?}"), why));
     }
     Ok(flows)
 }
