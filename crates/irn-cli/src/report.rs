@@ -134,9 +134,19 @@ pub fn load(dir: &Path) -> Result<Results> {
         return load_comparison(dir, &comparison_csv);
     }
     if !dir.join("summary.json").is_file() {
+        // A sweep's folders hold runs one or two levels down: say where.
+        let hint = if dir.join("sweep.csv").is_file() {
+            format!(
+                "; it is a sweep folder, whose runs are `<point>/<variant>/`: plot a point's \
+                 runs with `irn plot {}/<point>/*`",
+                dir.display()
+            )
+        } else {
+            String::new()
+        };
         bail!(
             "{} is not an irn results folder: it has neither summary.json (one run) nor \
-             comparison.csv (a comparison)",
+             comparison.csv (a comparison){hint}",
             dir.display()
         );
     }

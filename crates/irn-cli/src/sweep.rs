@@ -260,6 +260,7 @@ fn write_sweep_csv(dirs: &[PathBuf], out: &Path) -> Result<usize> {
     let mut rows: BTreeMap<(String, String), serde_json::Map<String, serde_json::Value>> =
         BTreeMap::new();
     for dir in dirs {
+        let mut found = 0;
         let points =
             std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
         for point in points {
@@ -289,17 +290,15 @@ fn write_sweep_csv(dirs: &[PathBuf], out: &Path) -> Result<usize> {
                     v["variant"].as_str().unwrap_or("").to_string(),
                 );
                 rows.insert(key, metrics.clone());
+                found += 1;
             }
         }
-    }
-    if rows.is_empty() {
-        bail!(
-            "no finished runs found in {}",
-            dirs.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        if found == 0 {
+            bail!(
+                "no finished runs found in {}: a sweep folder holds <point>/<variant>/summary.json",
+                dir.display()
+            );
+        }
     }
     std::fs::create_dir_all(out)?;
     let tmp = out.join(".sweep.csv.tmp");

@@ -297,6 +297,20 @@ fn sweeps_shard_resume_and_merge() {
     let merged = std::fs::read_to_string(dir.join("merged/sweep.csv")).unwrap();
     assert_eq!(merged.lines().count(), 5, "{merged}");
     assert!(merged.starts_with("point,variant,flows_total,"));
+    // A folder that holds no sweep runs (here a run's own folder) is named, not skipped.
+    let o = irn(&["report", "s0", "s0/workload.load_0.3/IRN"], &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no finished runs found in s0/workload.load_0.3/IRN"),
+        "{err}"
+    );
+    // A sweep folder is not a results folder, but `plot` says where its runs are.
+    let o = irn(&["plot", "merged"], &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("it is a sweep folder") && err.contains("irn plot merged/<point>/*"),
+        "{err}"
+    );
     // An interrupted sweep (here: one run's folder deleted, a stale temporary left) resumes,
     // running only what is missing, and reproduces the same files.
     let before = std::fs::read(dir.join("s0/workload.load_0.3/IRN/flows.csv")).unwrap();
