@@ -616,7 +616,7 @@ impl Run {
             }
         }
         for i in 0..2 {
-            let got = self.sides[i].qp.memory().as_bytes();
+            let got = self.sides[i].qp.memory().contents();
             let want = &self.reference[i][..];
             let bad = (0..got.len()).find(|&k| got[k] != want[k]);
             prop_assert!(

@@ -14,7 +14,8 @@ use std::num::NonZeroU32;
 
 use irn_core::packet::{Echo, PacketKind, Qpn};
 use irn_core::verbs::{
-    Cqe, Flow as PacketFlow, QpEndpoint, QueuePair, RecvWqe, SendWqe, VerbsError, VerbsPacket,
+    Cqe, Flow as PacketFlow, MemoryRegion, QpEndpoint, QueuePair, RecvWqe, SendWqe, VerbsError,
+    VerbsPacket,
 };
 use irn_core::{Packet, Psn, Time, TransportConfig};
 
@@ -74,7 +75,8 @@ impl VerbsFlow {
         ];
         let add = u64::from(qpn.value()) + 1;
         if verb != Verb::Atomic {
-            fill_pattern(qps[0].memory_mut().as_bytes_mut(), qpn.value());
+            // Generated as it is read: the source costs no memory (it is never written).
+            *qps[0].memory_mut() = MemoryRegion::pattern(bytes as usize, qpn.value());
         }
         let (requester, wqe) = match verb {
             Verb::Write => (Side::Src, SendWqe::write(0, 0, len)),
@@ -157,7 +159,7 @@ impl VerbsFlow {
         let (src, dst) = (self.qps[0].memory(), self.qps[1].memory());
         match self.verb {
             Verb::Atomic => dst.read_u64(0) == Ok(self.add) && src.read_u64(0) == Ok(0),
-            _ => src.as_bytes() == dst.as_bytes(),
+            _ => src == dst,
         }
     }
 
@@ -195,13 +197,6 @@ fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
-    }
-}
-
-/// A cheap pattern that differs between flows and along the message.
-fn fill_pattern(bytes: &mut [u8], seed: u32) {
-    for (i, b) in bytes.iter_mut().enumerate() {
-        *b = (i as u32).wrapping_mul(131).wrapping_add(seed) as u8 | 1;
     }
 }
 

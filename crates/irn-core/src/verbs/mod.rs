@@ -77,7 +77,7 @@ mod responder;
 pub mod state;
 mod wqe;
 
-pub use memory::{MemoryRegion, OutOfBounds};
+pub use memory::{pattern_byte, MemoryRegion, OutOfBounds};
 pub use packet::{
     Ext, Flow, Imm, Malformed, Opcode, Reth, VerbsPacket, SEND_EXT_BYTES, WQE_SN_BYTES,
 };

@@ -14,6 +14,7 @@
 //! Reads and Atomics in request order, so the n-th response packet belongs to the Read whose
 //! cumulative response count first exceeds n.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use super::arrivals::{Arrivals, NotFresh, Rejected};
@@ -500,7 +501,7 @@ impl RequestSide {
         let bytes = |addr: u64| {
             memory
                 .read(addr + idx * mtu, u64::from(payload_len))
-                .map(<[u8]>::to_vec)
+                .map(Cow::into_owned)
                 .unwrap_or_else(|_| vec![0; usize::from(payload_len)])
         };
         let (opcode, ext, payload) = match w.op {

@@ -23,6 +23,7 @@
 //! and its result is kept with its response and replayed on every retransmission. A duplicate
 //! request is never executed again: it is only re-acknowledged.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use super::arrivals::{Arrivals, NotFresh, Rejected};
@@ -555,7 +556,7 @@ impl ResponseSide {
                 let at = addr + (n - e.r_first) * u64::from(self.mtu);
                 let payload = memory
                     .read(at, u64::from(payload_len))
-                    .map(<[u8]>::to_vec)
+                    .map(Cow::into_owned)
                     .unwrap_or_else(|_| vec![0; usize::from(payload_len)]);
                 (
                     Opcode::read_response(first, last),
