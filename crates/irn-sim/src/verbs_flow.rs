@@ -1,7 +1,8 @@
 //! A flow that is one RDMA verb: an `irn_core::verbs` queue pair on each of its two hosts, with
 //! real memory regions, and the network's view of the packets they exchange.
 //!
-//! The source host's region holds a byte pattern; the verb moves it into the destination
+//! The source host's region holds a byte pattern (generated as it is read, so it costs no
+//! memory: `MemoryRegion::pattern`); the verb moves it into the destination
 //! host's region (a Read pulls it, the others push it), and when the flow finishes the two are
 //! compared byte for byte — so every verbs run checks, end to end, that out-of-order placement
 //! (IRN §5.3) put every byte where it belongs. An atomic adds a per-flow value to a zeroed word
@@ -53,7 +54,8 @@ pub struct VerbsFlow {
 }
 
 impl VerbsFlow {
-    /// Sets up both queue pairs for `spec`'s verb, fills the source region and posts the WQEs.
+    /// Sets up both queue pairs for `spec`'s verb, gives the source its pattern and posts the
+    /// WQEs.
     pub fn new(cfg: TransportConfig, qpn: Qpn, spec: &FlowSpec) -> Result<Self, VerbsError> {
         let verb = spec.verb.unwrap_or(Verb::Write);
         let len = u32::try_from(spec.size_bytes).unwrap_or(u32::MAX);
