@@ -601,6 +601,30 @@ pub enum ScenarioError {
     },
 }
 
+impl ScenarioError {
+    /// The error, said to come from `[[compare]]` variant `name`.
+    fn in_variant(self, name: &str) -> Self {
+        match self {
+            ScenarioError::Invalid {
+                file,
+                key,
+                value,
+                allowed,
+            } => ScenarioError::Invalid {
+                file,
+                key: format!("variant `{name}`: {key}"),
+                value,
+                allowed,
+            },
+            ScenarioError::Syntax { file, message } => ScenarioError::Syntax {
+                file,
+                message: format!("variant `{name}`: {message}"),
+            },
+            read @ ScenarioError::Read { .. } => read,
+        }
+    }
+}
+
 /// A loaded, validated run: one per `[[compare]]` variant (or one for a plain scenario).
 #[derive(Debug)]
 pub struct Run {
@@ -707,10 +731,16 @@ pub fn parse(
                 }
             })?;
         let mut resolved = resolved;
-        resolved.topology.normalize(file)?;
-        resolved.switch.normalize(file)?;
-        resolved.workload.normalize(file)?;
-        let config = validate(&resolved, file, base_dir)?;
+        let checked = normalize_and_validate(&mut resolved, file, base_dir);
+        let config = match checked {
+            Ok(config) => config,
+            // A value only this variant makes invalid (a key its transport does not take,
+            // say) names the variant; one every variant shares is reported as it is.
+            Err(e) if compare && base_is_valid(&table, &overrides, file, base_dir) => {
+                return Err(e.in_variant(&v.name));
+            }
+            Err(e) => return Err(e),
+        };
         runs.push(Run {
             name: v.name,
             resolved,
@@ -721,6 +751,36 @@ pub fn parse(
         name: written.name,
         runs,
     })
+}
+
+/// Fills a scenario's defaults and checks it, building its configuration.
+fn normalize_and_validate(
+    resolved: &mut ScenarioFile,
+    file: &str,
+    base_dir: &Path,
+) -> Result<SimConfig, ScenarioError> {
+    resolved.topology.normalize(file)?;
+    resolved.switch.normalize(file)?;
+    resolved.workload.normalize(file)?;
+    validate(resolved, file, base_dir)
+}
+
+/// Whether the scenario without any `[[compare]]` variant's keys (`table`, with the command
+/// line's `overrides`) is valid: then a variant's error is the variant's own.
+fn base_is_valid(
+    table: &toml::Table,
+    overrides: &[(String, toml::Value)],
+    file: &str,
+    base_dir: &Path,
+) -> bool {
+    let mut t = table.clone();
+    for (key, value) in overrides {
+        if set_dotted(&mut t, key, value.clone()).is_err() {
+            return false;
+        }
+    }
+    serde_path_to_error::deserialize::<_, ScenarioFile>(toml::Value::Table(t))
+        .is_ok_and(|mut base| normalize_and_validate(&mut base, file, base_dir).is_ok())
 }
 
 /// Splits `a.b=value`; the value is read as TOML (`true`, `8`, `0.5`, `"x"`), falling back to a
@@ -974,12 +1034,20 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
 
     let rto_low = parse_key::<Duration>(file, "transport.rto_low", &t.rto_low)?;
     let rto_high = parse_key::<Duration>(file, "transport.rto_high", &t.rto_high)?;
-    if rto_low == Duration::ZERO {
+    // A timer shorter than a frame's serialization fires on every packet before it is out: the
+    // run would do little but time out (a "1ns" RTO never finished).
+    let host_rate = topology.min_host_rate();
+    let frame_time = host_rate.serialization(max_frame);
+    if rto_low < frame_time {
         return Err(invalid(
             file,
             "transport.rto_low",
             &format!("{:?}", t.rto_low),
-            "must be longer than zero",
+            &format!(
+                "shorter than sending one full frame ({:.1}ns at {host_rate}): every packet \
+                 would time out before it is out",
+                frame_time.as_ps() as f64 / 1e3
+            ),
         ));
     }
     if rto_high < rto_low {
@@ -1089,7 +1157,6 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     }
 
     let hosts = topology.hosts().len() as u32;
-    let host_rate = topology.min_host_rate();
     let w = &s.workload;
     let flows = match w.kind {
         WorkloadKind::Poisson => {
@@ -1726,6 +1793,38 @@ mod tests {
         // A fixed threshold is the user's to choose.
         let fixed = text("102236B") + "pfc_threshold = \"50KB\"\n";
         assert!(one(&fixed).is_ok());
+    }
+
+    #[test]
+    fn an_error_of_one_variants_making_names_the_variant() {
+        let text = "[[compare]]\nname = \"irn\"\n[[compare]]\nname = \"roce\"\n\
+                    set = { \"transport.kind\" = \"roce\" }\n";
+        let set = |o: &str| {
+            let o = ["workload.duration=\"20us\"".to_string(), o.to_string()];
+            parse(text, "t.toml", Path::new("."), &o)
+                .unwrap_err()
+                .to_string()
+        };
+        let err = set("transport.bdp_cap=5");
+        assert!(
+            err.starts_with("t.toml: variant `roce`: transport.bdp_cap = 5: BDP-FC is not part"),
+            "{err}"
+        );
+        let err = set("workload.load=2");
+        assert!(err.starts_with("t.toml: workload.load = 2: "), "{err}");
+    }
+
+    #[test]
+    fn a_timeout_must_outlast_sending_a_frame() {
+        // 1024 B of payload + 62 B of framing at 40 Gb/s: 217.2 ns.
+        let err = one("[transport]\nrto_low = \"217ns\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("transport.rto_low = \"217ns\": shorter than sending one full frame (217.2ns at 40Gbps)"),
+            "{err}"
+        );
+        assert!(one("[transport]\nrto_low = \"218ns\"\n").is_ok());
     }
 
     #[test]
