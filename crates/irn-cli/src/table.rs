@@ -28,9 +28,11 @@ const METRICS: &[Metric] = &[
     ("unfinished flows", |s| s.flows_incomplete as f64, 0, false),
 ];
 
-/// The headline metrics whose ratios the IRN paper reports (all of finished measured flows):
-/// label, value, decimals.
-const RATIOS: &[(&str, fn(&Summary) -> f64, usize)] = &[
+/// A ratio row: label, value, decimals.
+type Ratio = (&'static str, fn(&Summary) -> f64, usize);
+
+/// The headline metrics whose ratios the IRN paper reports (all of finished measured flows).
+const RATIOS: &[Ratio] = &[
     ("avg slowdown", |s| s.avg_slowdown, 2),
     ("avg FCT", |s| s.avg_fct_us, 2),
     ("p99 FCT", |s| s.p99_fct_us, 2),
