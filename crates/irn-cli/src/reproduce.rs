@@ -54,7 +54,9 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// The longest window a full run doubles up to while looking for convergence (each
-    /// doubling costs as much as everything before it).
+    /// doubling costs as much as everything before it). At or below a figure's first window
+    /// (20 ms for most), that window runs once, without the convergence check; `--quick` is
+    /// the short run.
     #[arg(long, value_name = "DURATION", default_value = "80ms")]
     max_window: irn_core::Duration,
     /// Rerun everything. By default a run whose folder already holds its results (same resolved
