@@ -9,7 +9,7 @@ use irn_core::{Bandwidth, Duration};
 use irn_sim::topology::ns3::{node_of_host, read_topology};
 use irn_sim::workload::ns3::write_flows_conweave_by;
 use irn_sim::workload::poisson::too_many_flows;
-use irn_sim::workload::{poisson, Cdf, SizeDist};
+use irn_sim::workload::{poisson, Cdf, FlowSpec, SizeDist};
 
 #[derive(clap::Args, Debug)]
 pub struct GenFlowsArgs {
@@ -65,15 +65,7 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
         (Some(path), _) => {
             let topo = read_topology(path)?;
             let hosts = topo.hosts().len() as u32;
-            check_flow_count(&a, hosts, topo.min_host_rate(), &sizes, duration)?;
-            let flows = poisson(
-                hosts,
-                topo.min_host_rate(),
-                a.load,
-                &sizes,
-                duration,
-                a.seed,
-            );
+            let flows = generate(&a, hosts, topo.min_host_rate(), &sizes, duration)?;
             write_flows_conweave_by(&mut text, &flows, |h| node_of_host(&topo, h))?;
         }
         (None, Some(hosts)) => {
@@ -84,8 +76,7 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
                 .rate
                 .parse()
                 .with_context(|| format!("--rate {}", a.rate))?;
-            check_flow_count(&a, hosts, rate, &sizes, duration)?;
-            let flows = poisson(hosts, rate, a.load, &sizes, duration, a.seed);
+            let flows = generate(&a, hosts, rate, &sizes, duration)?;
             write_flows_conweave_by(&mut text, &flows, |h| h.0)?;
         }
         (None, None) => bail!("give --hosts N or --topology FILE"),
@@ -103,17 +94,24 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a trace of too many flows before generating it, as scenarios do
-/// ([`too_many_flows`]).
-fn check_flow_count(
+/// The trace, refused before it is generated if it would be too large ([`too_many_flows`]),
+/// and after if it is empty, as scenarios refuse both: `irn run` could not replay it.
+fn generate(
     a: &GenFlowsArgs,
     hosts: u32,
     rate: Bandwidth,
     sizes: &SizeDist,
     duration: Duration,
-) -> Result<()> {
-    match too_many_flows(hosts, rate, a.load, sizes, duration) {
-        Some(why) => bail!("--duration {}: {why}", a.duration),
-        None => Ok(()),
+) -> Result<Vec<FlowSpec>> {
+    if let Some(why) = too_many_flows(hosts, rate, a.load, sizes, duration) {
+        bail!("--duration {}: {why}", a.duration);
     }
+    let flows = poisson(hosts, rate, a.load, sizes, duration, a.seed);
+    if flows.is_empty() {
+        bail!(
+            "--duration {}: no flow starts within it at this load; lengthen it",
+            a.duration
+        );
+    }
+    Ok(flows)
 }
