@@ -512,6 +512,17 @@ fn gen_flows_writes_a_conweave_trace_and_refuses_an_absurd_duration() {
         std::fs::read_to_string(dir.join("flows.txt")).unwrap(),
         text
     );
+    // Nor is an empty trace written: `irn run` could not replay it.
+    let o = irn(&args("1ns"), &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--duration 1ns: no flow starts within it"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("flows.txt")).unwrap(),
+        text
+    );
 }
 
 #[test]
