@@ -53,6 +53,12 @@ impl Flow {
 }
 
 impl Variant {
+    /// Some measured flow finished, so the FCT statistics mean something.
+    pub fn has_fcts(&self) -> bool {
+        let count = |key| self.metric(key).unwrap_or(0.0);
+        count("flows_measured") > count("flows_incomplete")
+    }
+
     /// A metric as a number (`None` if absent or `null`).
     pub fn metric(&self, key: &str) -> Option<f64> {
         self.metrics.get(key).and_then(Value::as_f64)
@@ -264,7 +270,9 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
             .iter()
             .map(|&(key, label, format)| plot::BarGroup {
                 label,
-                values: results.variants.iter().map(|v| v.metric(key)).collect(),
+                values: (results.variants.iter())
+                    .map(|v| v.metric(key).filter(|_| v.has_fcts()))
+                    .collect(),
                 format,
             })
             .collect();
@@ -414,9 +422,12 @@ fn metrics_table(out: &mut String, results: &Results) {
     out.push_str("</tr></thead>\n<tbody>\n");
     for &(key, label, scale, decimals) in TABLE {
         let _ = write!(out, "<tr><th scope=\"row\">{}</th>", escape(label));
-        let base = vs[0].metric(key);
+        // An FCT statistic of a run without finished measured flows is not a zero.
+        let of_fcts = key.contains("slowdown") || key.contains("fct");
+        let known = |v: &Variant| v.metric(key).filter(|_| !of_fcts || v.has_fcts());
+        let base = known(&vs[0]);
         for v in vs {
-            let cell = match v.metric(key) {
+            let cell = match known(v) {
                 Some(x) => {
                     let mut s = format!("{:.decimals$}", x * scale);
                     if results.comparison && RATIO_KEYS.contains(&key) {
@@ -566,6 +577,20 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
             out,
             "In brackets: the ratio to {} (above 1 is worse).",
             escape(&results.variants[0].name)
+        );
+    }
+    let without: Vec<String> = results
+        .variants
+        .iter()
+        .filter(|v| !v.has_fcts())
+        .map(|v| escape(&v.name))
+        .collect();
+    if !without.is_empty() {
+        let _ = write!(
+            out,
+            " No measured flow finished in {}: every flow started during the warm-up, or the \
+             drain limit cut them off (– marks their FCT statistics).",
+            without.join(", ")
         );
     }
     out.push_str("</p>\n<div class=\"scroll\">\n");

@@ -174,6 +174,35 @@ fn report_for_a_comparison() {
 }
 
 #[test]
+fn a_variant_without_finished_flows_shows_dashes_not_zeros() {
+    let dir = scratch("unmeasured").join("results");
+    copy_dir(comparison(), &dir);
+    // As if every flow of the first variant had started during the warm-up.
+    let summary = dir.join("IRN/summary.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    for key in [
+        "flows_measured",
+        "flows_incomplete",
+        "avg_slowdown",
+        "avg_fct_us",
+    ] {
+        json["metrics"][key] = serde_json::json!(0);
+    }
+    std::fs::write(&summary, json.to_string()).unwrap();
+    ok(&irn(&["plot", dir.to_str().unwrap()], &dir));
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("No measured flow finished in IRN:"), "{html}");
+    let row = html
+        .lines()
+        .find(|l| l.starts_with("<tr><th scope=\"row\">avg slowdown</th>"))
+        .unwrap();
+    // IRN's cell is a dash, and the other variant has no ratio to a missing base.
+    assert!(row.contains("<td>–</td>"), "{row}");
+    assert!(!row.contains("×"), "{row}");
+}
+
+#[test]
 fn report_for_one_run_with_out() {
     let dir = scratch("single");
     let run = comparison().join("IRN");
