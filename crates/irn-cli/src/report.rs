@@ -53,7 +53,8 @@ impl Flow {
 }
 
 impl Variant {
-    /// Some measured flow finished, so the FCT statistics mean something.
+    /// [`Summary::has_fct_statistics`](irn_sim::metrics::Summary::has_fct_statistics), from
+    /// the metrics as `summary.json` holds them.
     pub fn has_fcts(&self) -> bool {
         let count = |key| self.metric(key).unwrap_or(0.0);
         count("flows_measured") > count("flows_incomplete")

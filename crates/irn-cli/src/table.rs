@@ -38,11 +38,6 @@ const RATIOS: &[Ratio] = &[
     ("p99 FCT", |s| s.p99_fct_us, 2),
 ];
 
-/// The run has finished measured flows, so its FCT statistics mean something.
-fn has_fcts(s: &Summary) -> bool {
-    s.flows_measured > s.flows_incomplete
-}
-
 pub fn render(runs: &[Finished]) -> String {
     let label_w = 20;
     let col_w = runs.iter().map(|r| r.name.len()).max().unwrap_or(0).max(12);
@@ -56,7 +51,7 @@ pub fn render(runs: &[Finished]) -> String {
         let _ = write!(out, "{label:label_w$}");
         for r in runs {
             let s = &r.result.summary;
-            if of_fcts && !has_fcts(s) {
+            if of_fcts && !s.has_fct_statistics() {
                 let _ = write!(out, " {:>col_w$}", "-");
             } else {
                 let _ = write!(out, " {:>col_w$.decimals$}", get(s));
@@ -96,7 +91,10 @@ pub fn render(runs: &[Finished]) -> String {
             let base = get(&first.result.summary);
             for r in runs {
                 let s = &r.result.summary;
-                let ratio = if base > 0.0 && has_fcts(&first.result.summary) && has_fcts(s) {
+                let ratio = if base > 0.0
+                    && first.result.summary.has_fct_statistics()
+                    && s.has_fct_statistics()
+                {
                     format!("{:.decimals$}x", get(s) / base)
                 } else {
                     "-".to_string()
@@ -119,7 +117,7 @@ pub fn render(runs: &[Finished]) -> String {
             none_measured.join(", ")
         );
     }
-    let none_finished = names(|s| s.flows_measured > 0 && !has_fcts(s));
+    let none_finished = names(|s| s.flows_measured > 0 && !s.has_fct_statistics());
     if !none_finished.is_empty() {
         let _ = writeln!(
             out,

@@ -161,6 +161,15 @@ pub struct Summary {
     pub verbs_data_errors: Option<u64>,
 }
 
+impl Summary {
+    /// Some measured flow finished, so the FCT and slowdown statistics mean something (they
+    /// are zeros otherwise: every flow started during the warm-up, or the drain limit cut them
+    /// off).
+    pub fn has_fct_statistics(&self) -> bool {
+        self.flows_measured > self.flows_incomplete
+    }
+}
+
 /// Everything a run produced.
 #[derive(Debug, Clone)]
 pub struct RunResult {

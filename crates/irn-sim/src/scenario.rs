@@ -602,7 +602,7 @@ pub enum ScenarioError {
 }
 
 impl ScenarioError {
-    /// The error, said to come from `[[compare]]` variant `name`.
+    /// A value error, said to come from `[[compare]]` variant `name`.
     fn in_variant(self, name: &str) -> Self {
         match self {
             ScenarioError::Invalid {
@@ -616,11 +616,7 @@ impl ScenarioError {
                 value,
                 allowed,
             },
-            ScenarioError::Syntax { file, message } => ScenarioError::Syntax {
-                file,
-                message: format!("variant `{name}`: {message}"),
-            },
-            read @ ScenarioError::Read { .. } => read,
+            other => other,
         }
     }
 }
@@ -697,6 +693,37 @@ pub fn parse(
     } else {
         written.compare.clone()
     };
+    // The file's table with a variant's keys, then the command line's (which win over the
+    // file, variants included), checked and built.
+    let build =
+        |name: &str, set: &toml::Table| -> Result<(ScenarioFile, SimConfig), ScenarioError> {
+            let mut t = table.clone();
+            for (key, value) in set {
+                set_dotted(&mut t, key, value.clone())
+                    .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
+            }
+            for (key, value) in &overrides {
+                set_dotted(&mut t, key, value.clone())
+                    .map_err(|m| syntax(format!("--set {key}: {m}")))?;
+            }
+            // The merged table has no source text to point into, so an error names the key's path
+            // instead (a value set by a variant or by `--set` has no line of its own).
+            let mut resolved: ScenarioFile =
+                serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+                    let at = e.path().to_string();
+                    let message = format!("{at}: {}", e.into_inner().message());
+                    if compare {
+                        syntax(format!("variant `{name}`: {message}"))
+                    } else {
+                        syntax(message)
+                    }
+                })?;
+            resolved.topology.normalize(file)?;
+            resolved.switch.normalize(file)?;
+            resolved.workload.normalize(file)?;
+            let config = validate(&resolved, file, base_dir)?;
+            Ok((resolved, config))
+        };
     let mut seen = std::collections::BTreeSet::new();
     let mut runs = Vec::with_capacity(variants.len());
     for v in variants {
@@ -708,35 +735,13 @@ pub fn parse(
                 "variant names must be unique",
             ));
         }
-        let mut t = table.clone();
-        for (key, value) in &v.set {
-            set_dotted(&mut t, key, value.clone())
-                .map_err(|m| syntax(format!("variant `{}`: {key}: {m}", v.name)))?;
-        }
-        // The command line wins over the file, variants included.
-        for (key, value) in &overrides {
-            set_dotted(&mut t, key, value.clone())
-                .map_err(|m| syntax(format!("--set {key}: {m}")))?;
-        }
-        // The merged table has no source text to point into, so an error names the key's path
-        // instead (a value set by a variant or by `--set` has no line of its own).
-        let resolved: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(t))
-            .map_err(|e| {
-                let at = e.path().to_string();
-                let message = format!("{at}: {}", e.into_inner().message());
-                if compare {
-                    syntax(format!("variant `{}`: {message}", v.name))
-                } else {
-                    syntax(message)
-                }
-            })?;
-        let mut resolved = resolved;
-        let checked = normalize_and_validate(&mut resolved, file, base_dir);
-        let config = match checked {
-            Ok(config) => config,
+        let (resolved, config) = match build(&v.name, &v.set) {
+            Ok(built) => built,
             // A value only this variant makes invalid (a key its transport does not take,
             // say) names the variant; one every variant shares is reported as it is.
-            Err(e) if compare && base_is_valid(&table, &overrides, file, base_dir) => {
+            Err(e @ ScenarioError::Invalid { .. })
+                if compare && build(&v.name, &toml::Table::new()).is_ok() =>
+            {
                 return Err(e.in_variant(&v.name));
             }
             Err(e) => return Err(e),
@@ -751,36 +756,6 @@ pub fn parse(
         name: written.name,
         runs,
     })
-}
-
-/// Fills a scenario's defaults and checks it, building its configuration.
-fn normalize_and_validate(
-    resolved: &mut ScenarioFile,
-    file: &str,
-    base_dir: &Path,
-) -> Result<SimConfig, ScenarioError> {
-    resolved.topology.normalize(file)?;
-    resolved.switch.normalize(file)?;
-    resolved.workload.normalize(file)?;
-    validate(resolved, file, base_dir)
-}
-
-/// Whether the scenario without any `[[compare]]` variant's keys (`table`, with the command
-/// line's `overrides`) is valid: then a variant's error is the variant's own.
-fn base_is_valid(
-    table: &toml::Table,
-    overrides: &[(String, toml::Value)],
-    file: &str,
-    base_dir: &Path,
-) -> bool {
-    let mut t = table.clone();
-    for (key, value) in overrides {
-        if set_dotted(&mut t, key, value.clone()).is_err() {
-            return false;
-        }
-    }
-    serde_path_to_error::deserialize::<_, ScenarioFile>(toml::Value::Table(t))
-        .is_ok_and(|mut base| normalize_and_validate(&mut base, file, base_dir).is_ok())
 }
 
 /// Splits `a.b=value`; the value is read as TOML (`true`, `8`, `0.5`, `"x"`), falling back to a
@@ -974,11 +949,10 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         match model {
             // A threshold below what the upstream link can deliver after a pause loses packets.
             SwitchModel::InputQueued if threshold == PfcThreshold::Auto => {
-                let worst = topology
-                    .ports()
-                    .iter()
-                    .max_by_key(|p| pfc_headroom_bytes(p, max_frame));
-                if let Some(link) = worst.filter(|p| pfc_headroom_bytes(p, max_frame) >= buffer) {
+                let worst = (topology.ports().iter())
+                    .map(|p| (pfc_headroom_bytes(p, max_frame), p))
+                    .max_by_key(|&(headroom, _)| headroom);
+                if let Some((headroom, link)) = worst.filter(|&(h, _)| h >= buffer) {
                     return Err(invalid(
                         file,
                         "switch.buffer",
@@ -987,9 +961,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                             "too small for PFC headroom: an input on a {}, {} link needs more \
                              than {}B (the link round trip, two frames and a PAUSE frame); \
                              enlarge it or set switch.pfc_threshold",
-                            link.rate,
-                            link.delay,
-                            pfc_headroom_bytes(link, max_frame)
+                            link.rate, link.delay, headroom
                         ),
                     ));
                 }

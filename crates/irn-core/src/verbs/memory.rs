@@ -163,8 +163,8 @@ impl MemoryRegion {
 
     /// The bytes, stored from the pattern if they were not yet.
     fn stored(&mut self) -> &mut [u8] {
-        if let Contents::Pattern { len, seed } = self.contents {
-            self.contents = Contents::Bytes((0..len).map(|i| pattern_byte(i, seed)).collect());
+        if let Contents::Pattern { .. } = self.contents {
+            self.contents = Contents::Bytes(self.contents().into_owned());
         }
         match self.contents {
             Contents::Bytes(ref mut b) => b,
