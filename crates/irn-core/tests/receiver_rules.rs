@@ -191,6 +191,42 @@ fn malformed_data_is_discarded() {
 }
 
 #[test]
+fn a_malformed_marked_packet_neither_paces_a_cnp_nor_sets_the_echo() {
+    use irn_core::cc::{CcConfig, DcqcnParams};
+    use irn_core::packet::{Ecn, PacketKind};
+    let marked = |mut p: irn_core::Packet| {
+        if let PacketKind::Data { ecn, .. } = &mut p.kind {
+            *ecn = Ecn::Ce;
+        }
+        p
+    };
+    for base in [TransportConfig::roce(false), TransportConfig::irn()] {
+        let cfg = TransportConfig {
+            cc: CcConfig::Dcqcn(DcqcnParams::default()),
+            ..base
+        };
+        let mut r = receiver(cfg, 0);
+        // Longer than the MTU, and CE-marked: discarded before its mark is read.
+        r.handle_packet(us(0), &marked(only(0, 1025)));
+        assert!(r.poll_transmit(us(0)).is_none(), "no CNP, no reply");
+        assert_eq!((r.stats().ecn_marked, r.stats().cnps_sent), (0, 0));
+        // The next valid, unmarked packet's ACK echoes its own (absent) mark.
+        r.handle_packet(us(1), &only(0, 8));
+        let ack = r.poll_transmit(us(1)).expect("an ACK");
+        let PacketKind::Ack { echo, .. } = ack.kind else {
+            panic!("expected an ACK, got {ack:?}")
+        };
+        assert!(!echo.ece);
+        // A valid marked packet still paces a CNP.
+        r.handle_packet(us(2), &marked(only(1, 8)));
+        let kinds: Vec<_> = std::iter::from_fn(|| r.poll_transmit(us(2)))
+            .map(|p| matches!(p.kind, PacketKind::Cnp))
+            .collect();
+        assert!(kinds.contains(&true), "{kinds:?}");
+    }
+}
+
+#[test]
 fn zero_byte_messages_take_one_packet() {
     let mut r = receiver(TransportConfig::irn(), 0);
     assert_eq!(recv(&mut r, us(0), only(0, 0)), vec![Ack(1)]);

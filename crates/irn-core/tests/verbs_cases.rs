@@ -737,3 +737,41 @@ fn ce_marks_are_echoed_and_dcqcn_sends_a_cnp_per_packet_space() {
     );
     assert_eq!(bytes(&a, 0x4000, 100), bytes(&b, 0x200, 100));
 }
+
+#[test]
+fn a_malformed_marked_response_paces_no_read_cnp() {
+    let cfg = TransportConfig {
+        cc: CcConfig::Dcqcn(DcqcnParams::default()),
+        ..TransportConfig::irn()
+    };
+    let (mut a, mut b) = pair(cfg);
+    a.post_send(SendWqe::read(0x4000, 0x200, 100)).unwrap();
+    let q = drain(&mut a, us(0));
+    deliver(&mut b, us(1), &[&q[0]]);
+    let back = drain(&mut b, us(1));
+    let mut response = back
+        .iter()
+        .find(|p| p.opcode == Opcode::ReadResponseOnly)
+        .expect("a read response")
+        .clone();
+    // CE-marked, and one byte short of the Read's length: discarded as if it had not arrived.
+    response.ecn = Ecn::Ce;
+    let mut short = response.clone();
+    short.payload.pop();
+    deliver(&mut a, us(2), &[&short]);
+    assert_eq!(a.stats().requester.invalid_packets, 1);
+    assert_eq!(
+        (
+            a.stats().requester.ecn_marked,
+            a.stats().requester.cnps_sent
+        ),
+        (0, 0)
+    );
+    assert!(drain(&mut a, us(2))
+        .iter()
+        .all(|p| p.opcode != Opcode::ReadCnp));
+    // The well-formed, marked response is counted and paces the read CNP.
+    deliver(&mut a, us(3), &[&response]);
+    assert_eq!(a.stats().requester.cnps_sent, 1);
+    assert_eq!(cqes(&mut a), [send_cqe(0, SendKind::Read, 100, None)]);
+}

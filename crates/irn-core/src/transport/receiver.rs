@@ -153,6 +153,13 @@ impl Receiver {
             self.stats.invalid_packets += 1;
             return;
         };
+        // A malformed packet is discarded before anything reads it: it must not set the echo
+        // the next reply carries, count as a mark or pace a CNP.
+        let len = u32::from(payload_len);
+        if len > self.mtu || (!last && len != self.mtu) {
+            self.stats.invalid_packets += 1;
+            return;
+        }
         let marked = ecn == Ecn::Ce;
         self.echo = Echo { ts, ece: marked };
         if marked {
@@ -165,11 +172,6 @@ impl Receiver {
                     kind: PacketKind::Cnp,
                 });
             }
-        }
-        let len = u32::from(payload_len);
-        if len > self.mtu || (!last && len != self.mtu) {
-            self.stats.invalid_packets += 1;
-            return;
         }
         self.stats.packets_received += 1;
         let ahead = match pkt.psn.serial_diff(self.psn(self.expected)) {

@@ -24,21 +24,30 @@ impl MarkEcho {
         }
     }
 
-    /// The echo for a request or response arriving at `now`, and the CNP (`opcode`, to `peer`)
-    /// to send now if one is due; counts marks in `marked` and CNPs in `cnps`.
-    pub fn on_arrival(
+    /// The echo a reply to `pkt` carries: its timestamp and whether it was CE-marked.
+    pub fn echo(pkt: &VerbsPacket) -> Echo {
+        Echo {
+            ts: pkt.ts,
+            ece: pkt.ecn == Ecn::Ce,
+        }
+    }
+
+    /// A packet that was not discarded arrived at `now`: counts its mark in `marked`, and returns
+    /// the CNP (`opcode`, to `peer`) to send now if one is due, counted in `cnps`. Called only
+    /// after the packet has been checked, so a malformed packet (one dropped as if it had not
+    /// arrived) never paces a CNP.
+    pub fn on_accepted(
         &mut self,
         now: Time,
         pkt: &VerbsPacket,
         (peer, opcode): (Qpn, Opcode),
         marked: &mut u64,
         cnps: &mut u64,
-    ) -> (Echo, Option<VerbsPacket>) {
+    ) -> Option<VerbsPacket> {
         let ece = pkt.ecn == Ecn::Ce;
         *marked += u64::from(ece);
         let cnp = ece && self.cnp.as_mut().is_some_and(|c| c.on_marked(now));
         *cnps += u64::from(cnp);
-        let echo = Echo { ts: pkt.ts, ece };
-        (echo, cnp.then(|| VerbsPacket::cnp(peer, opcode)))
+        cnp.then(|| VerbsPacket::cnp(peer, opcode))
     }
 }

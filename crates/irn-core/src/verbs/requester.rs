@@ -344,17 +344,11 @@ impl RequestSide {
         cq: &mut VecDeque<Cqe>,
     ) {
         self.stats.responses_received += 1;
-        let (echo, cnp) = self.marks.on_arrival(
-            now,
-            pkt,
-            (self.peer, Opcode::ReadCnp),
-            &mut self.stats.ecn_marked,
-            &mut self.stats.cnps_sent,
-        );
-        self.control.extend(cnp);
+        let echo = MarkEcho::echo(pkt);
         let (n, offset) = match self.responses.classify(pkt.psn).fresh(pkt.psn) {
             Ok(fresh) => fresh,
             Err(Rejected { why, reply }) => {
+                self.note_mark(now, pkt);
                 *match why {
                     NotFresh::Duplicate => &mut self.stats.response_duplicates,
                     NotFresh::OutOfOrder => &mut self.stats.responses_out_of_order,
@@ -370,6 +364,7 @@ impl RequestSide {
             self.stats.invalid_packets += 1;
             return;
         }
+        self.note_mark(now, pkt);
         let advance = self.responses.accept(offset, pkt.opcode.is_last());
         if advance.packets > 0 {
             self.read_ack(None, echo);
@@ -378,6 +373,18 @@ impl RequestSide {
             self.stats.responses_out_of_order += 1;
             self.read_ack(Some(pkt.psn), echo);
         }
+    }
+
+    /// Counts a response's CE mark and queues the read CNP it paces, if one is due.
+    fn note_mark(&mut self, now: Time, pkt: &VerbsPacket) {
+        let cnp = self.marks.on_accepted(
+            now,
+            pkt,
+            (self.peer, Opcode::ReadCnp),
+            &mut self.stats.ecn_marked,
+            &mut self.stats.cnps_sent,
+        );
+        self.control.extend(cnp);
     }
 
     /// Checks response packet `n` against the Read or Atomic it belongs to and places it.

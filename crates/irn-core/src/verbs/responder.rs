@@ -232,18 +232,12 @@ impl ResponseSide {
         cq: &mut VecDeque<Cqe>,
     ) {
         self.stats.requests_received += 1;
-        let (echo, cnp) = self.marks.on_arrival(
-            now,
-            pkt,
-            (self.peer, Opcode::Cnp),
-            &mut self.stats.ecn_marked,
-            &mut self.stats.cnps_sent,
-        );
-        self.control.extend(cnp);
+        let echo = MarkEcho::echo(pkt);
         let (n, offset) = match self.requests.classify(pkt.psn).fresh(pkt.psn) {
             Ok(fresh) => fresh,
             // A duplicate is never executed or placed again (an Atomic is only re-acknowledged).
             Err(Rejected { why, reply }) => {
+                self.note_mark(now, pkt);
                 *match why {
                     NotFresh::Duplicate => &mut self.stats.duplicates,
                     NotFresh::OutOfOrder => &mut self.stats.out_of_order,
@@ -258,6 +252,7 @@ impl ResponseSide {
         if !self.take(n, offset, pkt, memory) {
             return;
         }
+        self.note_mark(now, pkt);
         let advance = self.requests.accept(offset, pkt.opcode.is_last());
         if advance.packets > 0 {
             self.stats.msn += u64::from(advance.messages);
@@ -267,6 +262,18 @@ impl ResponseSide {
             self.stats.out_of_order += 1;
             self.ack(Some(pkt.psn), echo);
         }
+    }
+
+    /// Counts a request's CE mark and queues the CNP it paces, if one is due.
+    fn note_mark(&mut self, now: Time, pkt: &VerbsPacket) {
+        let cnp = self.marks.on_accepted(
+            now,
+            pkt,
+            (self.peer, Opcode::Cnp),
+            &mut self.stats.ecn_marked,
+            &mut self.stats.cnps_sent,
+        );
+        self.control.extend(cnp);
     }
 
     /// Does what a fresh request packet asks that can be done on arrival; `false` if the packet
