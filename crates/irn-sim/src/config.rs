@@ -1,8 +1,9 @@
 //! A fully resolved simulation: typed, validated, ready to run. Scenario files become this.
 
 use irn_core::transport::TransportConfig;
-use irn_core::{Bandwidth, Duration};
+use irn_core::{Bandwidth, Duration, Psn};
 
+use crate::rng::{stream_seed, Purpose};
 use crate::topology::{Port, Topology};
 use crate::workload::FlowSpec;
 
@@ -28,6 +29,38 @@ pub struct SimConfig {
     /// Verbs packets carry IRN's extension headers (§5.3, §6.3: a RETH in every Write packet,
     /// `recv_WQE_SN` and offset in every Send packet); `false` for RoCE, which has none.
     pub verbs_irn_headers: bool,
+    /// Where each queue pair's PSNs start: seeded at random unless a test fixes them.
+    pub initial_psn: InitialPsn,
+}
+
+/// Where a queue pair's packet sequence numbers start.
+///
+/// NICs pick a queue pair's initial PSN at random, and a flow of any length may cross the 24-bit
+/// wrap; starting every flow at 0 would leave the transports' wrap handling unexercised in every
+/// simulation. Results do not depend on the choice: PSNs are compared serially, never by value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InitialPsn {
+    /// A random PSN per flow and packet space, drawn from the scenario seed (the scenarios' choice).
+    #[default]
+    Seeded,
+    /// Every packet space starts at this PSN (tests put it just below the wrap).
+    Fixed(Psn),
+}
+
+impl InitialPsn {
+    /// The first PSN of packet space `space` of flow `flow` under scenario seed `seed`. A message
+    /// flow has one space (0: its data); a verbs flow four: each end's requests (0, 1) and each
+    /// end's responses (2, 3).
+    pub fn psn(self, seed: u64, flow: usize, space: u64) -> Psn {
+        match self {
+            InitialPsn::Seeded => {
+                let index = (flow as u64) << 2 | space;
+                // `Psn::new` keeps the low 24 bits.
+                Psn::new(stream_seed(seed, Purpose::InitialPsn, index) as u32)
+            }
+            InitialPsn::Fixed(psn) => psn,
+        }
+    }
 }
 
 impl SimConfig {
@@ -184,6 +217,31 @@ pub fn bdp_cap_packets(
 mod tests {
     use super::*;
     use crate::ids::{NodeId, PortId};
+
+    #[test]
+    fn seeded_initial_psns_are_spread_over_the_psn_space_and_repeatable() {
+        let psns: Vec<u32> = (0..1000)
+            .flat_map(|flow| (0..4).map(move |space| InitialPsn::Seeded.psn(7, flow, space)))
+            .map(Psn::value)
+            .collect();
+        let again: Vec<u32> = (0..1000)
+            .flat_map(|flow| (0..4).map(move |space| InitialPsn::Seeded.psn(7, flow, space)))
+            .map(Psn::value)
+            .collect();
+        assert_eq!(psns, again);
+        let mut distinct = psns.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(distinct.len() > 3990, "{} distinct of 4000", distinct.len());
+        // Some start in the top 1/16 of the space, within 2^20 packets of the wrap.
+        assert!(psns.iter().filter(|&&p| p >= 0xF0_0000).count() > 150);
+        assert_ne!(
+            InitialPsn::Seeded.psn(8, 0, 0),
+            InitialPsn::Seeded.psn(7, 0, 0)
+        );
+        let fixed = InitialPsn::Fixed(Psn::new(5));
+        assert_eq!(fixed.psn(7, 3, 1), Psn::new(5));
+    }
 
     #[test]
     fn red_marking_probability() {

@@ -36,6 +36,9 @@ pub enum Purpose {
     EcnMarking,
     /// Which verb each flow is (index: 0, one stream for the whole workload).
     Verbs,
+    /// Each queue pair's initial PSNs (index: the flow and its packet space, see
+    /// [`crate::config::InitialPsn`]).
+    InitialPsn,
 }
 
 impl Purpose {
@@ -51,6 +54,7 @@ impl Purpose {
             Purpose::Faults => *b"faults\0\0",
             Purpose::EcnMarking => *b"ecnmark\0",
             Purpose::Verbs => *b"verbs\0\0\0",
+            Purpose::InitialPsn => *b"isn\0\0\0\0\0",
         })
     }
 }
@@ -88,7 +92,7 @@ mod tests {
     use super::*;
     use rand::Rng;
 
-    const ALL: [Purpose; 8] = [
+    const ALL: [Purpose; 9] = [
         Purpose::Arrivals,
         Purpose::Sizes,
         Purpose::Destinations,
@@ -97,6 +101,7 @@ mod tests {
         Purpose::Faults,
         Purpose::EcnMarking,
         Purpose::Verbs,
+        Purpose::InitialPsn,
     ];
 
     fn first(seed: u64, purpose: Purpose, index: u64) -> Vec<u64> {

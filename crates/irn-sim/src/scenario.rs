@@ -17,7 +17,7 @@ use irn_core::{Bandwidth, Duration, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{
-    bdp_cap_packets, pfc_headroom_bytes, EcnConfig, PfcConfig, PfcThreshold, SimConfig,
+    bdp_cap_packets, pfc_headroom_bytes, EcnConfig, InitialPsn, PfcConfig, PfcThreshold, SimConfig,
     SwitchConfig, SwitchModel,
 };
 use crate::ids::{HostIdx, NodeId};
@@ -1282,6 +1282,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         drain_limit,
         extra_header_bytes,
         verbs_irn_headers,
+        initial_psn: InitialPsn::Seeded,
     })
 }
 

@@ -11,7 +11,7 @@ use std::hint;
 
 use irn_core::packet::Qpn;
 use irn_core::transport::Requester;
-use irn_core::{Duration, Psn, Receiver, Time};
+use irn_core::{Duration, Receiver, Time};
 
 use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
 use crate::engine::{Event, EventQueue};
@@ -734,17 +734,19 @@ impl<'a> Simulation<'a> {
         let qpn = Qpn::new(i as u32);
         let spec = self.cfg.flows[i];
         // Sizes (and verbs) are validated when the configuration is built.
+        let isn = |space| self.cfg.initial_psn.psn(self.cfg.seed, i, space);
         let (ends, first) = match spec.verb {
             None => {
-                let mut sender = Requester::new(cfg, qpn, Psn::ZERO);
+                let mut sender = Requester::new(cfg, qpn, isn(0));
                 if sender.post(spec.size_bytes).is_err() {
                     return;
                 }
-                let receiver = Receiver::new(cfg, qpn, Psn::ZERO);
+                let receiver = Receiver::new(cfg, qpn, isn(0));
                 (Endpoints::Message { sender, receiver }, Side::Src)
             }
             Some(verb) => {
-                let Ok(flow) = VerbsFlow::new(cfg, qpn, &spec) else {
+                let Ok(flow) = VerbsFlow::new(cfg, qpn, &spec, [isn(0), isn(1), isn(2), isn(3)])
+                else {
                     return;
                 };
                 let requester = if verb.requester_at_dst() {

@@ -55,14 +55,20 @@ pub struct VerbsFlow {
 
 impl VerbsFlow {
     /// Sets up both queue pairs for `spec`'s verb, gives the source its pattern and posts the
-    /// WQEs.
-    pub fn new(cfg: TransportConfig, qpn: Qpn, spec: &FlowSpec) -> Result<Self, VerbsError> {
+    /// WQEs. `isn` holds the first PSN of the source's requests, the destination's requests, the
+    /// source's responses and the destination's responses.
+    pub fn new(
+        cfg: TransportConfig,
+        qpn: Qpn,
+        spec: &FlowSpec,
+        isn: [Psn; 4],
+    ) -> Result<Self, VerbsError> {
         let verb = spec.verb.unwrap_or(Verb::Write);
         let len = u32::try_from(spec.size_bytes).unwrap_or(u32::MAX);
-        let endpoint = |memory_bytes| QpEndpoint {
+        let endpoint = |memory_bytes, (request_isn, response_isn)| QpEndpoint {
             qpn,
-            request_isn: Psn::ZERO,
-            response_isn: Psn::ZERO,
+            request_isn,
+            response_isn,
             memory_bytes,
         };
         let bytes = if verb == Verb::Atomic {
@@ -70,7 +76,10 @@ impl VerbsFlow {
         } else {
             spec.size_bytes
         };
-        let (src_end, dst_end) = (endpoint(bytes), endpoint(bytes));
+        let (src_end, dst_end) = (
+            endpoint(bytes, (isn[0], isn[2])),
+            endpoint(bytes, (isn[1], isn[3])),
+        );
         let mut qps = [
             QueuePair::new(cfg, src_end, dst_end)?,
             QueuePair::new(cfg, dst_end, src_end)?,
@@ -102,7 +111,8 @@ impl VerbsFlow {
         Ok(VerbsFlow {
             verb,
             qps,
-            request_end: Psn::ZERO.add(request_packets),
+            // Only the source's requests are counted this way (a Read's are not).
+            request_end: isn[0].add(request_packets),
             requester_done: false,
             add,
         })
@@ -303,7 +313,9 @@ mod tests {
     /// crossed it.
     fn run(verb: Verb, size: u64) -> (VerbsFlow, u32) {
         let cfg = TransportConfig::irn();
-        let mut f = VerbsFlow::new(cfg, Qpn::new(5), &spec(verb, size)).unwrap();
+        // Every packet space starts a few packets below the 24-bit wrap, so each verb crosses it.
+        let isn = [0xFF_FFFE, 0xFF_FFF0, 0xFF_FFFF, 0xFF_FFFD].map(Psn::new);
+        let mut f = VerbsFlow::new(cfg, Qpn::new(5), &spec(verb, size), isn).unwrap();
         let mut packets = 0;
         let now = Time::ZERO;
         loop {
@@ -361,7 +373,8 @@ mod tests {
     #[test]
     fn roce_packets_carry_no_irn_headers() {
         let cfg = TransportConfig::irn();
-        let mut f = VerbsFlow::new(cfg, Qpn::new(1), &spec(Verb::Write, 100)).unwrap();
+        let mut f =
+            VerbsFlow::new(cfg, Qpn::new(1), &spec(Verb::Write, 100), [Psn::ZERO; 4]).unwrap();
         let pkt = f.qp_mut(Side::Src).poll_transmit(Time::ZERO).unwrap();
         assert_eq!(wire_bytes(&pkt, true), wire_bytes(&pkt, false) + 16);
         assert!(network_view(&pkt).is_data());

@@ -2,8 +2,9 @@
 //! tail drop that IRN recovers from, and byte-identical reruns.
 
 use irn_core::transport::TransportConfig;
+use irn_core::Psn;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{InitialPsn, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::{FlowClass, FlowSpec};
@@ -37,6 +38,7 @@ fn config(
         drain_limit: Duration::from_ms(100),
         extra_header_bytes: 0,
         verbs_irn_headers: true,
+        initial_psn: InitialPsn::Seeded,
     }
 }
 
@@ -184,6 +186,41 @@ fn incast_without_pfc_drops_and_irn_still_completes() {
             .flows
             .iter()
             .all(|f| f.fct_us.is_some() && f.sender_fct_us.is_some()));
+    }
+}
+
+#[test]
+fn where_psns_start_changes_nothing_even_across_the_wrap() {
+    // A lossy incast: drops, NACKs, go-back-N rewinds, selective retransmissions and timeouts,
+    // with every flow's 293 packets starting at 0, just below the 24-bit wrap, or seeded.
+    for transport in [
+        TransportConfig::irn(),
+        TransportConfig::irn_go_back_n(),
+        TransportConfig::irn_without_sack(),
+        TransportConfig::roce(false),
+        TransportConfig::tcp(),
+    ] {
+        let results: Vec<RunResult> = [
+            InitialPsn::Fixed(Psn::ZERO),
+            InitialPsn::Fixed(Psn::new(0xFF_FF00)),
+            InitialPsn::Seeded,
+        ]
+        .into_iter()
+        .map(|initial_psn| {
+            let flows = (1..=8).map(|s| flow(s, 0, 300_000)).collect();
+            let topology = Topology::star(9, RATE, DELAY).unwrap();
+            let mut cfg = config(topology, transport, 30_000, false, flows);
+            cfg.initial_psn = initial_psn;
+            run(&cfg)
+        })
+        .collect();
+        let s = &results[0].summary;
+        assert!(s.drops > 0 && s.retransmissions > 0, "{transport:?}: {s:?}");
+        assert_eq!(s.flows_incomplete, 0, "{transport:?}");
+        for r in &results[1..] {
+            assert_eq!(r.summary, results[0].summary, "{transport:?}");
+            assert_eq!(format!("{:?}", r.flows), format!("{:?}", results[0].flows));
+        }
     }
 }
 
