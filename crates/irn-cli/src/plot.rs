@@ -271,7 +271,8 @@ pub fn tail_points(values: &[f64], lo: f64, hi: f64) -> Vec<(f64, f64)> {
 }
 
 /// Median of `y` per bin of `x` on a log scale (`per_decade` bins per factor of 10), for bins
-/// with at least `min_count` points: (geometric bin centre, median).
+/// with at least `min_count` points: (geometric bin centre, median). Logarithms are `libm`'s, so
+/// a point on a bin's edge lands in the same bin on every machine.
 pub fn log_binned_medians(
     points: &[(f64, f64)],
     per_decade: f64,
@@ -280,7 +281,7 @@ pub fn log_binned_medians(
     let mut bins: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
     for &(x, y) in points {
         if x > 0.0 && y.is_finite() {
-            let b = (x.log10() * per_decade).floor() as i64;
+            let b = (libm::log10(x) * per_decade).floor() as i64;
             bins.entry(b).or_default().push(y);
         }
     }
@@ -294,7 +295,7 @@ pub fn log_binned_medians(
             } else {
                 (ys[m / 2 - 1] + ys[m / 2]) / 2.0
             };
-            (10f64.powf((b as f64 + 0.5) / per_decade), median)
+            (libm::pow(10.0, (b as f64 + 0.5) / per_decade), median)
         })
         .collect()
 }
@@ -456,7 +457,7 @@ pub fn fmt_sig(v: f64, digits: usize) -> String {
     if v == 0.0 {
         return "0".to_string();
     }
-    let magnitude = v.abs().log10().floor() as i32;
+    let magnitude = libm::log10(v.abs()).floor() as i32;
     let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
     let s = format!("{v:.decimals$}");
     if s.contains('.') {

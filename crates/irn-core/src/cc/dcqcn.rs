@@ -251,7 +251,7 @@ impl Dcqcn {
         };
         let period = self.p.alpha_update_period.as_ps().max(1);
         let n = (now - due).as_ps() / period + 1;
-        self.alpha *= (1.0 - self.p.g).powi(i32::try_from(n).unwrap_or(i32::MAX));
+        self.alpha *= powu(1.0 - self.p.g, n);
         self.next_alpha_update = Some(due + Duration::from_ps(period) * n);
     }
 
@@ -313,6 +313,26 @@ impl CnpPacer {
     }
 }
 
+/// `base`ⁿ by binary exponentiation, in plain IEEE-754 multiplications.
+///
+/// `f64::powi` is an LLVM intrinsic whose precision Rust leaves unspecified, so it may differ in
+/// the last bit across platforms and compiler versions, and α feeds every rate cut. The product
+/// order here is that of the runtime routine `powi` calls on x86-64 (compiler-rt's
+/// `__powidf2`), so results are unchanged where they were computed before.
+fn powu(mut base: f64, mut n: u64) -> f64 {
+    let mut product = 1.0;
+    loop {
+        if n & 1 == 1 {
+            product *= base;
+        }
+        n >>= 1;
+        if n == 0 {
+            return product;
+        }
+        base *= base;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,6 +341,21 @@ mod tests {
 
     fn us(t: u64) -> Time {
         Time::from_ps(t * 1_000_000)
+    }
+
+    #[test]
+    fn powu_is_binary_exponentiation_in_ieee_multiplications() {
+        assert_eq!(powu(0.5, 10), 1.0 / 1024.0);
+        assert_eq!(powu(3.0, 0), 1.0);
+        assert_eq!(powu(0.0, 0), 1.0);
+        assert_eq!(powu(0.9, 1_000_000), 0.0); // underflows, as α may after a long idle time
+                                               // The exact product order: x^5 = x · (x²)², not x · x · x · x · x.
+        let x = 1.0 - 1.0 / 256.0f64;
+        let square = x * x;
+        assert_eq!(powu(x, 5).to_bits(), (x * (square * square)).to_bits());
+        // Bits pinned (Python's IEEE doubles give the same), so a platform that computed them
+        // differently would fail here.
+        assert_eq!(powu(x, 7).to_bits(), 0x3fef_229b_a45d_60e0);
     }
 
     fn dcqcn() -> Dcqcn {

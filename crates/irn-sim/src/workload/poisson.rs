@@ -2,7 +2,6 @@
 
 use irn_core::time::{Bandwidth, Duration, Time};
 use rand::Rng;
-use rand_distr::{Distribution, Exp};
 
 use super::{FlowClass, FlowSpec, SizeDist};
 use crate::ids::HostIdx;
@@ -12,8 +11,8 @@ use crate::rng::{stream, Purpose};
 ///
 /// Each host starts flows as an independent Poisson process of rate
 /// λ = `load` × `host_rate` / (8 × mean size), so that on average each host offers `load` of its
-/// link; inter-arrival times are exponential, converted to whole picoseconds by rounding so every
-/// start is an exact [`Time`]. Each flow goes to a host drawn uniformly among the other hosts,
+/// link; inter-arrival times are exponential (drawn with a portable logarithm), converted to whole
+/// picoseconds by rounding so every start is an exact [`Time`]. Each flow goes to a host drawn uniformly among the other hosts,
 /// with a size drawn from `sizes`. Only arrivals in `[0, duration)` are kept.
 ///
 /// Each host uses three streams of its own: `stream(seed, Arrivals, host)`,
@@ -37,9 +36,6 @@ pub fn poisson(
     let Some(mean_gap_ps) = mean_gap_ps(hosts, host_rate, load, sizes, duration) else {
         return Vec::new();
     };
-    let Ok(gaps) = Exp::new(1.0 / mean_gap_ps) else {
-        return Vec::new();
-    };
     let end = duration.as_ps();
 
     let expected = expected_flows(hosts, host_rate, load, sizes, duration);
@@ -50,7 +46,7 @@ pub fn poisson(
         let mut dest_rng = stream(seed, Purpose::Destinations, u64::from(h));
         let mut t: u64 = 0;
         loop {
-            let gap: f64 = gaps.sample(&mut arrivals);
+            let gap = exponential(&mut arrivals, mean_gap_ps);
             // `as` saturates, so an absurdly long gap simply ends this host's arrivals.
             t = t.saturating_add(gap.round() as u64);
             if t >= end {
@@ -72,6 +68,19 @@ pub fn poisson(
     // Stable: ties on (start, src) keep generation order.
     flows.sort_by_key(|f| (f.start, f.src));
     flows
+}
+
+/// An exponential draw with mean `mean` by inversion, `-mean · ln(1 − u)` for a uniform `u` in
+/// [0, 1).
+///
+/// The logarithm is `libm`'s, a pure-Rust implementation built from IEEE-754 operations, which
+/// are exactly specified: the platform's `ln` (and the `exp`/`ln` inside `rand_distr`'s
+/// ziggurat, used before) may differ in the last bit from one C library or processor to
+/// another, and one flipped bit moves an arrival, so the same seed would not give the same
+/// result files on every machine.
+fn exponential(rng: &mut impl Rng, mean: f64) -> f64 {
+    let u: f64 = rng.random();
+    -mean * libm::log(1.0 - u)
 }
 
 /// The most flows, on average, a Poisson workload may start: ten million, a few gigabytes of
@@ -145,6 +154,32 @@ mod tests {
 
     fn rate() -> Bandwidth {
         Bandwidth::from_gbps(40)
+    }
+
+    #[test]
+    fn exponential_gaps_have_the_mean_and_pinned_bits() {
+        let mut rng = stream(1, Purpose::Arrivals, 0);
+        let n = 200_000;
+        let gaps: Vec<f64> = (0..n).map(|_| exponential(&mut rng, 1000.0)).collect();
+        let mean = gaps.iter().sum::<f64>() / n as f64;
+        assert!((mean / 1000.0 - 1.0).abs() < 0.01, "{mean}");
+        // P(gap > mean) = 1/e.
+        let above = gaps.iter().filter(|&&g| g > 1000.0).count() as f64 / n as f64;
+        assert!((above - (-1.0f64).exp()).abs() < 0.005, "{above}");
+        assert!(gaps.iter().all(|g| g.is_finite() && *g >= 0.0));
+        // The same bits on every machine: a platform logarithm that differed would fail here.
+        let mut rng = stream(1, Purpose::Arrivals, 0);
+        let first: Vec<u64> = (0..3)
+            .map(|_| exponential(&mut rng, 1000.0).to_bits())
+            .collect();
+        assert_eq!(
+            first,
+            [
+                4645396205626567046,
+                4661500552678213507,
+                4632377054961963368
+            ]
+        );
     }
 
     #[test]
