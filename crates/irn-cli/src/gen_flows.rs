@@ -1,8 +1,8 @@
 //! `irn gen-flows`: write a Poisson flow trace in the ns-3 (ConWeave) flow-file format, so irn
 //! and an ns-3 RDMA simulator can be fed the very same flows.
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use irn_core::{Bandwidth, Duration};
@@ -10,6 +10,8 @@ use irn_sim::topology::ns3::{node_of_host, read_topology};
 use irn_sim::workload::ns3::write_flows_conweave_by;
 use irn_sim::workload::poisson::too_many_flows;
 use irn_sim::workload::{poisson, Cdf, FlowSpec, SizeDist};
+
+use crate::output;
 
 #[derive(clap::Args, Debug)]
 pub struct GenFlowsArgs {
@@ -38,12 +40,16 @@ pub struct GenFlowsArgs {
     duration: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Output file (written whole or not at all); standard output when omitted.
+    /// Output file (written whole or not at all); standard output when omitted. An existing
+    /// file is replaced only if it is an ns-3 flow file.
     #[arg(long, short, value_name = "FILE")]
     out: Option<PathBuf>,
 }
 
 pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
+    if let Some(path) = &a.out {
+        output::guard_file(path, "an ns-3 flow file", is_flow_file)?;
+    }
     if !(a.load > 0.0 && a.load <= 1.0) {
         bail!("--load {}: a fraction of line rate in (0, 1]", a.load);
     }
@@ -83,15 +89,28 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
     }
     match &a.out {
         None => std::io::stdout().lock().write_all(&text)?,
-        Some(path) => {
-            let tmp = path.with_extension("tmp");
-            std::fs::write(&tmp, &text)
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, path)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
+        Some(path) => output::write_file_atomic(path, &text)?,
     }
     Ok(())
+}
+
+/// Whether `path` starts as an ns-3 flow file does (a flow count, then flows of 5 or 6
+/// columns): only such a file, e.g. an earlier trace, may be replaced by a new trace.
+fn is_flow_file(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut lines = std::io::BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| !l.trim().is_empty());
+    let count = lines
+        .next()
+        .is_some_and(|l| l.trim().parse::<u64>().is_ok());
+    let first = lines
+        .next()
+        .is_none_or(|l| matches!(l.split_whitespace().count(), 5 | 6));
+    count && first
 }
 
 /// The trace, refused before it is generated if it would be too large ([`too_many_flows`]),

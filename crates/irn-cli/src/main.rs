@@ -57,6 +57,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = output::clean_up_on_signal() {
+        eprintln!("error: {e:#}");
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::GenFlows(args) => gen_flows::gen_flows(args),

@@ -1,20 +1,31 @@
 //! The results folder: written next to its final place and renamed into it at the end, so a
-//! failed or interrupted run never leaves a half-written folder behind.
+//! failed or interrupted run never leaves a half-written folder behind; and the rules that keep
+//! irn from deleting or overwriting anything it did not write.
 //!
 //! Layout (one folder per run; `[[compare]]` scenarios get one subfolder per variant):
+//! - `.irn-results` ([`MARKER`]): which irn command wrote the folder, and its version;
 //! - `summary.json`: the metrics, the run's wall-clock performance, the resolved scenario;
 //! - `flows.csv`: one row per flow;
 //! - `fct.txt`: the finished flows in the ns-3 RDMA simulators' FCT format;
 //! - `comparison.csv` (comparisons only): one row per variant with the headline metrics.
+//!
+//! Safety: every command that writes asks [`guard_folder`] or [`guard_file`] first, and writes
+//! nothing when refused. A folder is replaced only when it holds the marker, is empty or does
+//! not exist; never when it is the working folder or holds it, or holds a file the command
+//! reads. Temporaries are named `.NAME.tmp-PID` beside their destination; the ones this process
+//! has open are listed, so that a signal handler ([`clean_up_on_signal`]) removes them, and a
+//! later command removes those of a process that is gone ([`remove_stale_temporaries`]).
 
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use anyhow::{bail, Context, Result};
 use irn_sim::metrics::Summary;
 use irn_sim::scenario::ScenarioFile;
 use irn_sim::RunResult;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How long a run took on the wall clock. Kept apart from the metrics: it is the only part of
 /// the results that differs between two runs of the same scenario and seed.
@@ -55,40 +66,319 @@ pub struct Finished<'a> {
     pub performance: Performance,
 }
 
+/// The file that marks a folder as irn's own: a later command may replace (or write into) a
+/// folder only when it holds this file, so irn never deletes what it did not write.
+pub const MARKER: &str = ".irn-results";
+
+/// The irn command that wrote a folder, as its marker records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Writer {
+    Run,
+    Sweep,
+    Reproduce,
+    Report,
+    Plot,
+}
+
+/// The contents of [`MARKER`]: JSON, so a person can read who wrote the folder.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Marker {
+    pub written_by: Writer,
+    pub irn_version: String,
+    /// A sweep's root folder only: what makes two shards parts of one sweep (see `sweep.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<serde_json::Value>,
+}
+
+impl Marker {
+    pub fn new(written_by: Writer) -> Self {
+        Marker {
+            written_by,
+            irn_version: env!("CARGO_PKG_VERSION").to_string(),
+            sweep: None,
+        }
+    }
+
+    /// The marker of `dir`; `None` when it has none (or one irn cannot read).
+    pub fn read(dir: &Path) -> Option<Marker> {
+        let text = fs::read_to_string(dir.join(MARKER)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let json = serde_json::to_string_pretty(self)? + "\n";
+        write_file_atomic(&dir.join(MARKER), json.as_bytes())
+    }
+}
+
+/// What a command does with a folder it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// Replaces it whole (a run's results folder).
+    Replace,
+    /// Adds its own files and subfolders to it (a sweep's or reproduce's root, `report --out`,
+    /// `plots/`), leaving anything else in place.
+    WriteInto,
+}
+
+/// Refuses, with an error naming `dest` and saying how to proceed, a folder irn may not write:
+/// a file; a non-empty folder without [`MARKER`]; and for [`Use::Replace`] also the working
+/// folder or any folder holding it, and a folder holding one of `inputs` (the files the
+/// command reads). A missing or empty folder is always fine. Every writing command calls this
+/// before writing anything, so a refusal leaves everything as it was.
+pub fn guard_folder(dest: &Path, how: Use, inputs: &[&Path]) -> Result<()> {
+    let proceed = "choose another --out, or remove it yourself if nothing in it is needed";
+    let Ok(meta) = fs::metadata(dest) else {
+        return Ok(());
+    };
+    if !meta.is_dir() {
+        bail!("{}: exists and is not a folder; {proceed}", dest.display());
+    }
+    if how == Use::Replace {
+        let canonical = dest
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", dest.display()))?;
+        let cwd = std::env::current_dir().and_then(|d| d.canonicalize());
+        if cwd.is_ok_and(|cwd| cwd.starts_with(&canonical)) {
+            bail!(
+                "{}: is the working folder or holds it, and irn would replace it; {proceed}",
+                dest.display()
+            );
+        }
+        if dest.file_name().is_none() {
+            bail!(
+                "{}: name the folder itself (a path ending in `..` would put irn's temporary \
+                 folder inside the folder it replaces); {proceed}",
+                dest.display()
+            );
+        }
+        for input in inputs {
+            if input
+                .canonicalize()
+                .is_ok_and(|i| i.starts_with(&canonical))
+            {
+                bail!(
+                    "{}: holds {}, which this command reads, and irn would replace the folder; \
+                     {proceed}",
+                    dest.display(),
+                    input.display()
+                );
+            }
+        }
+    }
+    let empty = fs::read_dir(dest)
+        .with_context(|| format!("cannot read {}", dest.display()))?
+        .next()
+        .is_none();
+    if !empty && !dest.join(MARKER).is_file() {
+        bail!(
+            "{}: is not empty and has no {MARKER} file, so irn did not write it (or an irn \
+             older than that file did); irn {} only folders it wrote: {proceed}",
+            dest.display(),
+            match how {
+                Use::Replace => "replaces",
+                Use::WriteInto => "writes into",
+            }
+        );
+    }
+    Ok(())
+}
+
+/// [`guard_folder`] with [`Use::WriteInto`], then creates `dir` and marks it as `writer`'s
+/// unless it is already marked.
+pub fn claim_folder(dir: &Path, writer: Writer) -> Result<()> {
+    guard_folder(dir, Use::WriteInto, &[])?;
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if !dir.join(MARKER).is_file() {
+        Marker::new(writer).write(dir)?;
+    }
+    Ok(())
+}
+
+/// Refuses to overwrite an existing `path` unless `irns` recognises it as a file irn wrote
+/// (an `irn plot` report, an ns-3 flow file): `what` names such a file in the error.
+pub fn guard_file(path: &Path, what: &str, irns: impl Fn(&Path) -> bool) -> Result<()> {
+    let Ok(meta) = fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        bail!(
+            "{}: is a folder; give a file name to write {what} to",
+            path.display()
+        );
+    }
+    if !irns(path) {
+        bail!(
+            "{}: exists and is not {what}, so irn will not overwrite it; choose another \
+             --out, or remove it yourself if it is not needed",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The temporaries this process has open (folders and files), removed by the signal handler.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn live() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic elsewhere while the list was held leaves it whole: it is only pushed and removed.
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: removes this process's temporaries and exits with 130. The
+/// list stays locked until the exit, so no temporary is created or renamed into place after
+/// the handler has started.
+pub fn clean_up_on_signal() -> Result<()> {
+    ctrlc::set_handler(|| {
+        let live = live();
+        for path in live.iter() {
+            remove_path(path);
+        }
+        std::process::exit(130);
+    })
+    .context("cannot install the handler that cleans up on Ctrl-C")
+}
+
+/// Removes a file or a folder; a folder a worker thread is still writing into may gain an
+/// entry between listing and removal, so the removal is retried.
+fn remove_path(path: &Path) {
+    for _ in 0..5 {
+        let done = match fs::symlink_metadata(path) {
+            Err(_) => true,
+            Ok(m) if m.is_dir() => fs::remove_dir_all(path).is_ok(),
+            Ok(_) => fs::remove_file(path).is_ok(),
+        };
+        if done {
+            return;
+        }
+    }
+}
+
+/// `.NAME.tmp-PID` beside `dest`, the temporary this process writes `dest` through.
+fn temporary_path(dest: &Path) -> PathBuf {
+    temporary_path_of(dest, std::process::id())
+}
+
+fn temporary_path_of(dest: &Path, pid: u32) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results".into());
+    parent_of(dest).join(format!(".{name}.tmp-{pid}"))
+}
+
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Whether process `pid` is running. Only Linux can tell cheaply (`/proc/PID`); elsewhere every
+/// process counts as running, so nothing that might be in use is removed.
+fn alive(pid: u32) -> bool {
+    !cfg!(target_os = "linux") || Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// Removes the temporaries of `dest` (`.NAME.tmp-PID`, exactly that name and a number) left by
+/// processes that are gone, e.g. killed by SIGKILL or a power cut. Those of running processes
+/// are kept: another irn may be writing `dest` now. The check is per machine: shards on
+/// several machines write to folders of their own.
+pub fn remove_stale_temporaries(dest: &Path) {
+    let Some(name) = dest.file_name() else {
+        return;
+    };
+    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(parent_of(dest)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !alive(pid) {
+            remove_path(&entry.path());
+        }
+    }
+}
+
+/// Writes `contents` to `path` through `.NAME.tmp-PID` beside it and a rename, so readers never
+/// see a half-written file and a signal leaves nothing behind. The caller has checked that
+/// `path` may be overwritten.
+pub fn write_file_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = parent_of(path);
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    remove_stale_temporaries(path);
+    let tmp = temporary_path(path);
+    // Created while the list is locked: the signal handler either sees it or runs before it.
+    let file = {
+        let mut live = live();
+        let file =
+            fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()));
+        if file.is_ok() {
+            live.push(tmp.clone());
+        }
+        file
+    };
+    let result = file.and_then(|mut f| {
+        f.write_all(contents)
+            .and_then(|()| f.flush())
+            .with_context(|| format!("cannot write {}", tmp.display()))
+    });
+    let mut live = live();
+    let result = result.and_then(|()| {
+        fs::rename(&tmp, path)
+            .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    live.retain(|p| p != &tmp);
+    result
+}
+
 /// A results folder being written at a temporary path beside `dest`.
 pub struct Staging {
     tmp: PathBuf,
     dest: PathBuf,
+    inputs: Vec<PathBuf>,
 }
 
 impl Staging {
-    pub fn new(dest: &Path) -> Result<Self> {
-        // Found out now, not after the runs: `commit` replaces only a folder.
-        if dest.exists() && !dest.is_dir() {
-            bail!(
-                "{}: exists and is not a folder; give --out a folder (it is replaced if it exists)",
-                dest.display()
-            );
-        }
-        let parent = dest
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+    /// Checks, before anything runs, that `dest` may be replaced ([`guard_folder`]; `inputs`
+    /// are the files the command reads), and starts its temporary folder, marked as `writer`'s.
+    pub fn new(dest: &Path, writer: Writer, inputs: &[&Path]) -> Result<Self> {
+        guard_folder(dest, Use::Replace, inputs)?;
+        let parent = parent_of(dest);
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "results".into());
-        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        if tmp.exists() {
-            fs::remove_dir_all(&tmp).with_context(|| format!("cannot clear {}", tmp.display()))?;
+        remove_stale_temporaries(dest);
+        let tmp = temporary_path(dest);
+        {
+            let mut live = live();
+            if tmp.exists() {
+                fs::remove_dir_all(&tmp)
+                    .with_context(|| format!("cannot clear {}", tmp.display()))?;
+            }
+            fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+            live.push(tmp.clone());
         }
-        fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        Ok(Staging {
+        // Built before anything else can fail, so that `Drop` removes the folder on an error.
+        let staging = Staging {
             tmp,
             dest: dest.to_path_buf(),
-        })
+            inputs: inputs.iter().map(|p| p.to_path_buf()).collect(),
+        };
+        let json = serde_json::to_string_pretty(&Marker::new(writer))? + "\n";
+        fs::write(staging.tmp.join(MARKER), json)
+            .with_context(|| format!("cannot write {}", staging.tmp.display()))?;
+        Ok(staging)
     }
 
     /// Writes one run's files into `sub` (empty for the top level).
@@ -98,7 +388,11 @@ impl Staging {
         } else {
             self.tmp.join(sub)
         };
-        fs::create_dir_all(&dir)?;
+        // `create_dir`, not `create_dir_all`: after the signal handler removed the temporary
+        // folder, this fails instead of creating it again.
+        if !dir.is_dir() {
+            fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
         let mut w = csv::Writer::from_path(dir.join("flows.csv"))?;
         for row in &run.result.flows {
             w.serialize(row)?;
@@ -140,8 +434,12 @@ impl Staging {
         Ok(())
     }
 
-    /// Moves the finished folder into place, replacing an older one.
+    /// Moves the finished folder into place, replacing an older one. The guard is asked again:
+    /// the folder may have been created or filled by someone else while the runs ran.
     pub fn commit(self) -> Result<PathBuf> {
+        let inputs: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
+        guard_folder(&self.dest, Use::Replace, &inputs)?;
+        let mut live = live();
         if self.dest.exists() {
             fs::remove_dir_all(&self.dest)
                 .with_context(|| format!("cannot replace {}", self.dest.display()))?;
@@ -153,6 +451,7 @@ impl Staging {
                 self.dest.display()
             )
         })?;
+        live.retain(|p| p != &self.tmp);
         Ok(self.dest.clone())
     }
 }
@@ -160,8 +459,24 @@ impl Staging {
 impl Drop for Staging {
     /// An abandoned staging folder (an error before `commit`) is removed.
     fn drop(&mut self) {
+        let mut live = live();
         let _ = fs::remove_dir_all(&self.tmp);
+        live.retain(|p| p != &self.tmp);
     }
+}
+
+/// The metrics of a run finished earlier in `dir` for the same resolved scenario; `None` (run
+/// it) when the folder is missing, unreadable or holds another scenario's run. This is what
+/// lets `sweep` and `reproduce` resume without reusing a run of an edited scenario.
+pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
+    #[derive(Deserialize)]
+    struct SummaryFile {
+        metrics: Summary,
+        resolved_scenario: serde_json::Value,
+    }
+    let text = fs::read_to_string(dir.join("summary.json")).ok()?;
+    let file: SummaryFile = serde_json::from_str(&text).ok()?;
+    (file.resolved_scenario == serde_json::to_value(resolved).ok()?).then_some(file.metrics)
 }
 
 /// Folder names from variant names: keep letters, digits, `-`, `_`, `+` and `.`.

@@ -14,6 +14,7 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::output;
 use crate::plot;
 
 /// One results folder, loaded.
@@ -633,29 +634,9 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
     out
 }
 
-/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so
-/// readers never see a half-written file.
-fn write_atomic(path: &Path, contents: &str) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = fs::write(&tmp, contents)
-        .with_context(|| format!("cannot write {}", tmp.display()))
-        .and_then(|()| {
-            fs::rename(&tmp, path)
-                .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
-        });
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+/// Whether `path` is a report `irn plot` wrote (its footer says so), which a new one may replace.
+fn is_plot_report(path: &Path) -> bool {
+    fs::read_to_string(path).is_ok_and(|t| t.contains("<footer>Written by <code>irn plot</code>"))
 }
 
 /// What `write_report` wrote.
@@ -689,18 +670,21 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
 }
 
 /// Writes the report of the results folder `dir` to `report`, and its charts to `plots/*.svg`
-/// beside it.
+/// beside it. Refuses, before writing anything, to overwrite a `report` that `irn plot` did not
+/// write or a `plots/` folder irn did not make (see [`output::guard_folder`]).
 pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
     let results = load(dir)?;
     let charts = charts(&results)?;
+    output::guard_file(report, "a report `irn plot` wrote", is_plot_report)?;
     let plots_dir = plots_dir(report);
+    output::claim_folder(&plots_dir, output::Writer::Plot)?;
     let mut plots = Vec::new();
     for chart in &charts {
         let path = plots_dir.join(format!("{}.svg", chart.id));
-        write_atomic(&path, &chart.svg)?;
+        output::write_file_atomic(&path, chart.svg.as_bytes())?;
         plots.push(path);
     }
-    write_atomic(report, &render_html(&results, &charts))?;
+    output::write_file_atomic(report, render_html(&results, &charts).as_bytes())?;
     Ok(Written {
         report: report.to_path_buf(),
         plots,

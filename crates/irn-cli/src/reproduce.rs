@@ -16,7 +16,7 @@
 //! Every run is written atomically into its own folder, so a rerun into the same results folder
 //! reads back each run whose folder holds the same resolved scenario instead of running it
 //! again: an interrupted reproduce resumes where it stopped (`--fresh` reruns everything, e.g.
-//! after changing irn itself).
+//! after changing irn itself). `--set` changes the scenarios every figure starts from.
 
 use std::fmt::Write as _;
 use std::num::NonZeroUsize;
@@ -30,7 +30,9 @@ use irn_sim::scenario;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::output::{folder_name, Finished, Performance, Staging};
+use crate::output::{
+    claim_folder, folder_name, write_file_atomic, Finished, Performance, Staging, Writer,
+};
 use crate::plot::{self, BarGroup};
 use crate::report::escape;
 
@@ -63,7 +65,16 @@ pub struct ReproduceArgs {
     /// scenario) is read back instead of rerun, so an interrupted reproduce resumes.
     #[arg(long)]
     fresh: bool,
+    /// Override a key in every experiment's scenario, e.g. `--set transport.mtu=4096`
+    /// (repeatable), as `irn run --set` does; a figure's own points (the robustness grid, the
+    /// incast degrees) apply over it. The keys reproduce sets itself (`workload.duration`,
+    /// `run.warmup`, `seed`) are refused.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
 }
+
+/// Keys `reproduce` sets in every run itself: the window (and its warm-up) and incast seeds.
+const OWN_KEYS: [&str; 3] = ["workload.duration", "run.warmup", "seed"];
 
 /// A metric of `summary.json`.
 #[derive(Debug, Clone, Copy)]
@@ -484,16 +495,7 @@ type Runs = Vec<(String, String, Summary, Vec<f64>)>;
 /// A run finished earlier in `dir` for the same resolved scenario: its summary and single-packet
 /// FCTs. `None` (rerun it) when the folder is missing, unreadable or for another scenario.
 fn finished_run(dir: &Path, resolved: &scenario::ScenarioFile) -> Option<(Summary, Vec<f64>)> {
-    #[derive(serde::Deserialize)]
-    struct SummaryFile {
-        metrics: Summary,
-        resolved_scenario: serde_json::Value,
-    }
-    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
-    let file: SummaryFile = serde_json::from_str(&text).ok()?;
-    if file.resolved_scenario != serde_json::to_value(resolved).ok()? {
-        return None;
-    }
+    let metrics = crate::output::finished_run(dir, resolved)?;
     let mtu = u64::from(resolved.transport.mtu);
     let single = crate::report::read_flows(dir)
         .ok()?
@@ -501,12 +503,14 @@ fn finished_run(dir: &Path, resolved: &scenario::ScenarioFile) -> Option<(Summar
         .filter(|f| f.measured && f.size_bytes <= mtu)
         .filter_map(|f| f.fct_us)
         .collect();
-    Some((file.metrics, single))
+    Some((metrics, single))
 }
 
+/// Runs (or reads back) every run of `exp` at `window`; `set` are the `--set` overrides.
 fn run_window(
     exp: &Experiment,
     window: Option<&str>,
+    set: &[String],
     out: &Path,
     pool: &rayon::ThreadPool,
     resume: bool,
@@ -520,7 +524,8 @@ fn run_window(
     };
     for (label, point_overrides) in &exp.points {
         for &seed in &seeds {
-            let mut overrides = point_overrides.clone();
+            let mut overrides = set.to_vec();
+            overrides.extend(point_overrides.iter().cloned());
             if let Some(w) = window {
                 overrides.push(format!("workload.duration={w}"));
                 overrides.push(format!("run.warmup={}", warmup_of(w)?));
@@ -555,6 +560,7 @@ fn run_window(
                     reused.fetch_add(1, Ordering::Relaxed);
                     return Ok((label.clone(), run.name.clone(), summary, single));
                 }
+                let staging = Staging::new(&dest, Writer::Reproduce, &[])?;
                 let started = Instant::now();
                 let result = irn_sim::run(&run.config, &mut |_| {});
                 let summary = result.summary.clone();
@@ -566,7 +572,6 @@ fn run_window(
                     .filter_map(|f| f.fct_us)
                     .collect();
                 let performance = Performance::new(&summary, started.elapsed());
-                let staging = Staging::new(&dest)?;
                 staging.write_run(
                     "",
                     name,
@@ -717,15 +722,15 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
 
 fn reproduce_one(
     exp: &Experiment,
-    quick: bool,
-    max_window: irn_core::Duration,
+    a: &ReproduceArgs,
     out: &Path,
     pool: &rayon::ThreadPool,
-    resume: bool,
 ) -> Result<FigureResult> {
+    let (quick, max_window, resume) = (a.quick, a.max_window, !a.fresh);
     let started = Instant::now();
     let reused = AtomicUsize::new(0);
-    let run_window = |window: Option<&str>| run_window(exp, window, out, pool, resume, &reused);
+    let run_window =
+        |window: Option<&str>| run_window(exp, window, &a.overrides, out, pool, resume, &reused);
     let (window, converged, runs) = if !exp.windowed {
         (String::new(), None, run_window(None)?)
     } else if quick {
@@ -865,6 +870,15 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
     } else {
         all.iter().filter(|e| e.id == a.figure).collect()
     };
+    for o in &a.overrides {
+        let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
+        if OWN_KEYS.contains(&key) {
+            bail!(
+                "--set {o}: reproduce sets `{key}` itself (the window, its warm-up, the incast \
+                 seeds); use --quick or --max-window to choose the windows"
+            );
+        }
+    }
     if chosen.is_empty() {
         let ids: Vec<&str> = all.iter().map(|e| e.id).collect();
         bail!(
@@ -873,19 +887,19 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
             ids.join(", ")
         );
     }
-    let out = a.out.unwrap_or_else(|| {
+    let out = a.out.clone().unwrap_or_else(|| {
         PathBuf::from(if a.quick {
             "results/reproduce-quick"
         } else {
             "results/reproduce"
         })
     });
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    claim_folder(&out, Writer::Reproduce)?;
     let pool = crate::run::worker_pool(a.jobs)?;
     let started = Instant::now();
     let mut results = Vec::new();
     for exp in chosen {
-        let r = reproduce_one(exp, a.quick, a.max_window, &out, &pool, !a.fresh)?;
+        let r = reproduce_one(exp, &a, &out, &pool)?;
         let held = r.outcomes.iter().filter(|o| o.holds).count();
         let reused = match r.reused_runs {
             0 => String::new(),
@@ -902,15 +916,13 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         );
         results.push(r);
     }
-    let json = serde_json::to_string_pretty(&results)?;
-    std::fs::write(out.join("reproduce.json"), json + "\n")?;
+    let json = serde_json::to_string_pretty(&results)? + "\n";
     for (name, text) in [
+        ("reproduce.json", json),
         ("report.html", html(&results, a.quick)),
         ("report.md", markdown(&results, a.quick)),
     ] {
-        let tmp = out.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, out.join(name))?;
+        write_file_atomic(&out.join(name), text.as_bytes())?;
     }
     println!(
         "total {:.0} s; report: {}",

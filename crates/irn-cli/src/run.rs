@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use irn_sim::scenario::{self, Scenario};
 use rayon::prelude::*;
 
-use crate::output::{folder_name, Finished, Performance, Staging};
+use crate::output::{folder_name, Finished, Performance, Staging, Writer};
 use crate::progress::Bars;
 use crate::table;
 
@@ -23,7 +23,8 @@ pub struct RunArgs {
     /// Override a key for every run, e.g. `--set workload.load=0.5` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
-    /// Results folder; replaced if it exists. Default: `results/<scenario name>`.
+    /// Results folder; replaced if irn wrote it (it holds `.irn-results`), refused if it holds
+    /// anything else. Default: `results/<scenario name>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each run uses one core). Default: all cores.
@@ -49,7 +50,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&scenario.name)));
-    let staging = Staging::new(&out)?;
+    let inputs: Vec<&Path> = args.scenario.as_deref().into_iter().collect();
+    let staging = Staging::new(&out, Writer::Run, &inputs)?;
     let pool = worker_pool(args.jobs)?;
     let bars = Bars::new();
     let finished: Vec<Finished> = pool.install(|| {

@@ -12,10 +12,16 @@
 //!
 //! Every grid point × variant is one run, written to `<out>/<point>/<variant>/` (the files of
 //! `irn run`) by renaming a finished temporary folder into place, so a folder that exists is
-//! complete. Rerunning a sweep skips those runs: an interrupted sweep loses at most the runs in
-//! progress. `--shard i/n` takes every n-th run starting at i (in a fixed order), so n machines
-//! can split a sweep; `irn report DIR…` then merges their folders into one `sweep.csv`.
+//! complete. Rerunning a sweep reuses each run whose folder holds the same resolved scenario
+//! and reruns the others (`--fresh`: all): an interrupted sweep loses at most the runs in
+//! progress, and an edited one reruns exactly what changed. `--shard i/n` takes every n-th run
+//! starting at i (in a fixed order), so n machines can split a sweep; `irn report DIR…` then
+//! merges their folders into one `sweep.csv`, refusing folders of different sweeps.
+//!
+//! The root's marker (`.irn-results`) records the sweep's [`Identity`]: what `report` checks
+//! to tell shards of one sweep from shards of another.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
@@ -23,11 +29,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use irn_sim::scenario;
+use irn_sim::scenario::{self, ScenarioFile};
 use rayon::prelude::*;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use crate::output::{folder_name, Finished, Performance, Staging};
+use crate::output::{
+    claim_folder, finished_run, folder_name, guard_folder, write_file_atomic, Finished, Marker,
+    Performance, Staging, Use, Writer, MARKER,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
@@ -42,6 +52,14 @@ pub struct SweepArgs {
     /// Run only shard I of N (0-based), e.g. `--shard 3/8`: every N-th run starting at I.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    /// Override a key for every run, e.g. `--set workload.duration=5ms` (repeatable), as
+    /// `irn run --set` does: over the scenario and the sweep's `set`. A `[grid]` key is refused.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// Rerun every run. By default a run whose folder holds the same resolved scenario is
+    /// reused, and one whose scenario changed is rerun.
+    #[arg(long)]
+    fresh: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -49,7 +67,8 @@ pub struct ReportArgs {
     /// Sweep results folders (e.g. one per shard) to merge.
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
-    /// Where to write `sweep.csv`. Default: the first folder.
+    /// Where to write `sweep.csv`: a new or empty folder, or one irn wrote. Default: the first
+    /// folder.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -71,6 +90,54 @@ struct Job {
     overrides: Vec<String>,
     point: String,
     variant: String,
+    /// The run's scenario, every default filled in: a folder holding a run of another one is
+    /// rerun.
+    resolved: ScenarioFile,
+}
+
+/// What makes folders parts of one sweep, kept in the sweep root's marker: the grid (keys and
+/// values), its point folders, and the resolved scenario of every variant at the first point,
+/// so another scenario file, sweep `set` or `--set` shows as a differing key.
+#[derive(Serialize, Deserialize, Debug)]
+struct Identity {
+    grid: Value,
+    /// Point folder names, in run order.
+    points: Vec<String>,
+    /// Variant name → its resolved scenario at the first point, in the scenario's order.
+    variants: Map<String, Value>,
+}
+
+impl Identity {
+    /// The dotted keys in which two sweeps differ (grid, then the variants' scenarios).
+    fn differing_keys(&self, other: &Identity) -> Vec<String> {
+        let mut keys = Vec::new();
+        differing_keys(&self.grid, &other.grid, "grid", &mut keys);
+        let variants = |i: &Identity| Value::Object(i.variants.clone());
+        differing_keys(&variants(self), &variants(other), "", &mut keys);
+        keys
+    }
+}
+
+/// Appends to `out` the dotted paths below `path` where `a` and `b` differ.
+fn differing_keys(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let extra = y.keys().filter(|k| !x.contains_key(*k));
+            for k in x.keys().chain(extra) {
+                let sub = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match (x.get(k), y.get(k)) {
+                    (Some(p), Some(q)) => differing_keys(p, q, &sub, out),
+                    _ => out.push(sub),
+                }
+            }
+        }
+        _ if a != b => out.push(path.to_string()),
+        _ => {}
+    }
 }
 
 /// `key=value` as `--set` takes it, the value in TOML syntax.
@@ -101,8 +168,9 @@ fn parse_shard(s: &str) -> Result<(usize, usize)> {
 }
 
 /// Every run of the sweep, in a fixed order: grid points in lexicographic key order (keys
-/// sorted, values in file order), then the scenario's variants.
-fn jobs(file: &Path, sweep: &SweepFile) -> Result<(PathBuf, Vec<Job>)> {
+/// sorted, values in file order), then the scenario's variants; `set` are the `--set`
+/// overrides. Also the sweep's [`Identity`].
+fn jobs(file: &Path, sweep: &SweepFile, set: &[String]) -> Result<(PathBuf, Vec<Job>, Identity)> {
     let base = file
         .parent()
         .unwrap_or(Path::new("."))
@@ -136,23 +204,46 @@ fn jobs(file: &Path, sweep: &SweepFile) -> Result<(PathBuf, Vec<Job>)> {
             })
             .collect();
     }
-    let fixed: Vec<String> = sweep.set.iter().map(|(k, v)| assignment(k, v)).collect();
+    for o in set {
+        let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
+        if sweep.grid.contains_key(key) {
+            bail!(
+                "--set {o}: {} varies `{key}` in [grid]; set it in one place only",
+                file.display()
+            );
+        }
+    }
+    let mut fixed: Vec<String> = sweep.set.iter().map(|(k, v)| assignment(k, v)).collect();
+    fixed.extend(set.iter().cloned());
     let mut out = Vec::new();
+    let mut identity = Identity {
+        grid: serde_json::to_value(&sweep.grid)?,
+        points: Vec::new(),
+        variants: Map::new(),
+    };
     for p in points {
         let mut overrides = fixed.clone();
         overrides.extend(p.iter().map(|(k, v)| assignment(k, v)));
         // Loading validates this point (every variant) before anything runs.
         let sc = scenario::load(&base, &overrides)
             .with_context(|| format!("grid point {}", point_name(&p)))?;
-        for run in &sc.runs {
+        let first = identity.points.is_empty();
+        identity.points.push(point_name(&p));
+        for run in sc.runs {
+            if first {
+                identity
+                    .variants
+                    .insert(run.name.clone(), serde_json::to_value(&run.resolved)?);
+            }
             out.push(Job {
                 overrides: overrides.clone(),
                 point: point_name(&p),
-                variant: run.name.clone(),
+                variant: run.name,
+                resolved: run.resolved,
             });
         }
     }
-    Ok((base, out))
+    Ok((base, out, identity))
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
@@ -160,10 +251,11 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .with_context(|| format!("{}: cannot read", a.sweep.display()))?;
     let sweep: SweepFile =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", a.sweep.display()))?;
-    let (base, all) = jobs(&a.sweep, &sweep)?;
+    let (base, all, identity) = jobs(&a.sweep, &sweep, &a.overrides)?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&sweep.name)));
+    guard_folder(&out, Use::WriteInto, &[])?;
     let (shard, shards) = a
         .shard
         .as_deref()
@@ -178,24 +270,40 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .collect();
     let todo: Vec<Job> = mine
         .iter()
-        .filter(|j| !run_dir(&out, j).join("summary.json").exists())
+        .filter(|j| a.fresh || finished_run(&run_dir(&out, j), &j.resolved).is_none())
         .cloned()
         .collect();
+    let changed = todo
+        .iter()
+        .filter(|j| run_dir(&out, j).join("summary.json").exists())
+        .count();
     println!(
-        "sweep `{}`: {} runs, {} in this shard, {} already done, {} to run",
+        "sweep `{}`: {} runs, {} in this shard, {} already done, {} to run ({} of them {})",
         sweep.name,
         all.len(),
         mine.len(),
         mine.len() - todo.len(),
-        todo.len()
+        todo.len(),
+        changed,
+        if a.fresh {
+            "done before: --fresh"
+        } else {
+            "done before for a scenario since changed"
+        }
     );
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let marker = Marker {
+        sweep: Some(serde_json::to_value(&identity)?),
+        ..Marker::new(Writer::Sweep)
+    };
+    marker.write(&out)?;
+    let inputs = [a.sweep.as_path(), base.as_path()];
     let pool = crate::run::worker_pool(a.jobs)?;
     let done = AtomicUsize::new(0);
     let results: Vec<Result<()>> = pool.install(|| {
         todo.par_iter()
             .map(|job| {
-                run_one(&base, &out, job)?;
+                run_one(&base, &out, job, &inputs)?;
                 let k = done.fetch_add(1, Ordering::Relaxed) + 1;
                 println!("[{k}/{}] {}/{}", todo.len(), job.point, job.variant);
                 Ok(())
@@ -205,8 +313,23 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     for r in results {
         r?;
     }
-    let rows = write_sweep_csv(std::slice::from_ref(&out), &out)?;
-    println!("results: {} ({rows} runs in sweep.csv)", out.display());
+    // The runs of the sweep as it is now: not those of points since removed from the grid, nor
+    // other shards' runs of a scenario since changed.
+    let mut rows = Rows::new();
+    for job in &all {
+        let dir = run_dir(&out, job);
+        if let Some(run) = read_run(&dir)? {
+            if run.resolved == serde_json::to_value(&job.resolved)? {
+                rows.insert((job.point.clone(), job.variant.clone()), (dir, run));
+            }
+        }
+    }
+    write_sweep_csv(&rows, &out)?;
+    println!(
+        "results: {} ({} runs in sweep.csv)",
+        out.display(),
+        rows.len()
+    );
     Ok(())
 }
 
@@ -214,16 +337,14 @@ fn run_dir(out: &Path, job: &Job) -> PathBuf {
     out.join(&job.point).join(folder_name(&job.variant))
 }
 
-fn run_one(base: &Path, out: &Path, job: &Job) -> Result<()> {
+fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path]) -> Result<()> {
     let sc = scenario::load(base, &job.overrides)?;
     let run = sc
         .runs
         .iter()
         .find(|r| r.name == job.variant)
         .context("variant vanished from the scenario")?;
-    let dest = run_dir(out, job);
-    remove_abandoned(&dest);
-    let staging = Staging::new(&dest)?;
+    let staging = Staging::new(&run_dir(out, job), Writer::Sweep, inputs)?;
     let started = Instant::now();
     let result = irn_sim::run(&run.config, &mut |_| {});
     let performance = Performance::new(&result.summary, started.elapsed());
@@ -238,59 +359,104 @@ fn run_one(base: &Path, out: &Path, job: &Job) -> Result<()> {
     Ok(())
 }
 
-/// Removes temporary folders a killed sweep left beside `dest` (`.<name>.tmp-<pid>`).
-fn remove_abandoned(dest: &Path) {
-    let (Some(parent), Some(name)) = (dest.parent(), dest.file_name()) else {
-        return;
-    };
-    let prefix = format!(".{}.tmp-", name.to_string_lossy());
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in entries.flatten() {
-        if e.file_name().to_string_lossy().starts_with(&prefix) {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
+/// One finished run as `summary.json` holds it: what `sweep.csv` shows and what tells two runs
+/// apart (the wall-clock `performance` is left out: it differs between identical runs).
+#[derive(Deserialize, PartialEq, Debug)]
+struct RunRecord {
+    seed: u64,
+    metrics: Map<String, Value>,
+    #[serde(rename = "resolved_scenario")]
+    resolved: Value,
 }
 
-/// Collects `<dir>/<point>/<variant>/summary.json` from every folder into `<out>/sweep.csv`:
-/// one row per run with its point, variant and metrics. Returns the number of rows.
-fn write_sweep_csv(dirs: &[PathBuf], out: &Path) -> Result<usize> {
-    let mut rows: BTreeMap<(String, String), serde_json::Map<String, serde_json::Value>> =
-        BTreeMap::new();
-    for dir in dirs {
-        let mut found = 0;
-        let points =
-            std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-        for point in points {
-            let point = point?;
-            if !point.file_type()?.is_dir() || point.file_name().to_string_lossy().starts_with('.')
-            {
-                continue;
-            }
-            for variant in std::fs::read_dir(point.path())? {
-                let variant = variant?;
-                // Hidden entries are runs still being written (or abandoned by a killed sweep).
-                if variant.file_name().to_string_lossy().starts_with('.') {
-                    continue;
-                }
-                let summary = variant.path().join("summary.json");
-                if !summary.exists() {
-                    continue;
-                }
-                let v: serde_json::Value =
-                    serde_json::from_str(&std::fs::read_to_string(&summary)?)
-                        .with_context(|| format!("{}: not a summary", summary.display()))?;
-                let Some(metrics) = v["metrics"].as_object() else {
-                    bail!("{}: no metrics", summary.display());
-                };
-                let key = (
-                    point.file_name().to_string_lossy().into_owned(),
-                    v["variant"].as_str().unwrap_or("").to_string(),
+/// The run in `dir`; `None` when it has not finished (no `summary.json`).
+fn read_run(dir: &Path) -> Result<Option<RunRecord>> {
+    let path = dir.join("summary.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let run = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a summary.json irn wrote", path.display()))?;
+    Ok(Some(run))
+}
+
+/// `sweep.csv`'s rows by (point, variant), each with the run folder it came from.
+type Rows = BTreeMap<(String, String), (PathBuf, RunRecord)>;
+
+/// Writes `<out>/sweep.csv`: one row per run with its point, variant and metrics.
+fn write_sweep_csv(rows: &Rows, out: &Path) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for (i, ((point, variant), (_, run))) in rows.iter().enumerate() {
+        if i == 0 {
+            w.write_record(
+                ["point", "variant"]
+                    .into_iter()
+                    .chain(run.metrics.keys().map(String::as_str)),
+            )?;
+        }
+        let values = run.metrics.values().map(|v| v.to_string());
+        w.write_record([point.clone(), variant.clone()].into_iter().chain(values))?;
+    }
+    let bytes = w.into_inner().context("cannot write sweep.csv")?;
+    write_file_atomic(&out.join("sweep.csv"), &bytes)
+}
+
+/// The identity of the sweep whose root is `dir`, from its marker; refuses any other folder.
+fn sweep_identity(dir: &Path) -> Result<Identity> {
+    let marker = Marker::read(dir).filter(|m| m.written_by == Writer::Sweep);
+    let Some(identity) = marker.and_then(|m| m.sweep) else {
+        bail!(
+            "{}: not a sweep results folder (it has no {MARKER} written by `irn sweep` at its \
+             top); give the folders `irn sweep --out` wrote (a sweep folder from an irn older \
+             than {MARKER}: run the sweep again into a new folder)",
+            dir.display()
+        );
+    };
+    serde_json::from_value(identity)
+        .with_context(|| format!("{}: cannot read its {MARKER}", dir.display()))
+}
+
+/// `irn report DIR…`: merges the runs of sweep folders (e.g. one per shard) into one
+/// `sweep.csv`. Refuses, before writing anything, folders that are not sweep roots, folders of
+/// different sweeps, and two different results for the same point and variant.
+pub fn report(a: ReportArgs) -> Result<()> {
+    let mut rows = Rows::new();
+    let mut first: Option<(&Path, Identity)> = None;
+    for dir in &a.dirs {
+        let identity = sweep_identity(dir)?;
+        if let Some((first_dir, first)) = &first {
+            let keys = first.differing_keys(&identity);
+            if !keys.is_empty() {
+                bail!(
+                    "{} and {} hold different sweeps (another sweep file, scenario or --set): \
+                     they differ in {}; merge only shards of one sweep",
+                    first_dir.display(),
+                    dir.display(),
+                    keys.join(", ")
                 );
-                rows.insert(key, metrics.clone());
+            }
+        }
+        let mut found = 0;
+        for point in &identity.points {
+            for variant in identity.variants.keys() {
+                let run_dir = dir.join(point).join(folder_name(variant));
+                let Some(run) = read_run(&run_dir)? else {
+                    continue;
+                };
                 found += 1;
+                match rows.entry((point.clone(), variant.clone())) {
+                    Entry::Vacant(e) => {
+                        e.insert((run_dir, run));
+                    }
+                    Entry::Occupied(e) if e.get().1 != run => bail!(
+                        "{} and {} hold different results for point {point}, variant \
+                         {variant}; remove the one that is wrong and merge again",
+                        e.get().0.display(),
+                        run_dir.display()
+                    ),
+                    // The same run twice (e.g. a shard also run whole): one row.
+                    Entry::Occupied(_) => {}
+                }
             }
         }
         if found == 0 {
@@ -299,30 +465,13 @@ fn write_sweep_csv(dirs: &[PathBuf], out: &Path) -> Result<usize> {
                 dir.display()
             );
         }
-    }
-    std::fs::create_dir_all(out)?;
-    let tmp = out.join(".sweep.csv.tmp");
-    let mut w = csv::Writer::from_path(&tmp)?;
-    for (i, ((point, variant), metrics)) in rows.iter().enumerate() {
-        if i == 0 {
-            w.write_record(
-                ["point", "variant"]
-                    .into_iter()
-                    .chain(metrics.keys().map(String::as_str)),
-            )?;
+        if first.is_none() {
+            first = Some((dir, identity));
         }
-        let values = metrics.values().map(|v| v.to_string());
-        w.write_record([point.clone(), variant.clone()].into_iter().chain(values))?;
     }
-    w.flush()?;
-    drop(w);
-    std::fs::rename(&tmp, out.join("sweep.csv"))?;
-    Ok(rows.len())
-}
-
-pub fn report(a: ReportArgs) -> Result<()> {
     let out = a.out.clone().unwrap_or_else(|| a.dirs[0].clone());
-    let rows = write_sweep_csv(&a.dirs, &out)?;
-    println!("{}: {rows} runs", out.join("sweep.csv").display());
+    claim_folder(&out, Writer::Report)?;
+    write_sweep_csv(&rows, &out)?;
+    println!("{}: {} runs", out.join("sweep.csv").display(), rows.len());
     Ok(())
 }

@@ -297,11 +297,11 @@ fn sweeps_shard_resume_and_merge() {
     let merged = std::fs::read_to_string(dir.join("merged/sweep.csv")).unwrap();
     assert_eq!(merged.lines().count(), 5, "{merged}");
     assert!(merged.starts_with("point,variant,flows_total,"));
-    // A folder that holds no sweep runs (here a run's own folder) is named, not skipped.
+    // A folder that is not a sweep (here a run's own folder) is named, not skipped.
     let o = irn(&["report", "s0", "s0/workload.load_0.3/IRN"], &dir);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("no finished runs found in s0/workload.load_0.3/IRN"),
+        err.contains("s0/workload.load_0.3/IRN: not a sweep results folder"),
         "{err}"
     );
     // A sweep folder is not a results folder, but `plot` says where its runs are.
@@ -311,11 +311,14 @@ fn sweeps_shard_resume_and_merge() {
         err.contains("it is a sweep folder") && err.contains("irn plot merged/<point>/*"),
         "{err}"
     );
-    // An interrupted sweep (here: one run's folder deleted, a stale temporary left) resumes,
-    // running only what is missing, and reproduces the same files.
+    // An interrupted sweep (here: one run's folder deleted, the temporary of a process that is
+    // gone left) resumes, running only what is missing, and reproduces the same files.
     let before = std::fs::read(dir.join("s0/workload.load_0.3/IRN/flows.csv")).unwrap();
     std::fs::remove_dir_all(dir.join("s0/workload.load_0.3/IRN")).unwrap();
-    std::fs::create_dir_all(dir.join("s0/workload.load_0.3/.IRN.tmp-1")).unwrap();
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let stale = format!("s0/workload.load_0.3/.IRN.tmp-{}", gone.id());
+    std::fs::create_dir_all(dir.join(&stale)).unwrap();
     let again = ok(irn(
         &["sweep", "sweep.toml", "--out", "s0", "--shard", "0/2"],
         &dir,
@@ -325,7 +328,7 @@ fn sweeps_shard_resume_and_merge() {
         std::fs::read(dir.join("s0/workload.load_0.3/IRN/flows.csv")).unwrap(),
         before
     );
-    assert!(!dir.join("s0/workload.load_0.3/.IRN.tmp-1").exists());
+    assert!(!dir.join(&stale).exists());
     // Bad shards and bad grids are clear errors.
     let o = irn(&["sweep", "sweep.toml", "--shard", "2/2"], &dir);
     assert!(String::from_utf8_lossy(&o.stderr).contains("need 0 <= I < N"));
