@@ -222,11 +222,14 @@ fn mean(values: &[f64]) -> f64 {
     }
 }
 
+/// `(rct_us, censored_rct_us)`.
+type Rct = (Option<f64>, Option<f64>);
+
 /// `(rct_us, censored_rct_us)`: from the first measured incast flow's start to the last one's
 /// completion (all measured flows when there is no incast). The first is `None` if one of them
 /// is unfinished; the second counts an unfinished flow as completing at `end_us`, the end of
 /// the run. Both are `None` without measured flows.
-fn rct_us(measured: &[&FlowRow], end_us: f64) -> (Option<f64>, Option<f64>) {
+fn rct_us(measured: &[&FlowRow], end_us: f64) -> Rct {
     let incast: Vec<&FlowRow> = measured.iter().copied().filter(|r| r.incast).collect();
     let flows = if incast.is_empty() {
         measured
@@ -535,7 +538,7 @@ mod tests {
     #[test]
     fn rct_is_unknown_while_a_flow_of_the_request_is_unfinished() {
         let end = 100.0;
-        let cases: &[(&[FlowRow], (Option<f64>, Option<f64>))] = &[
+        let cases: &[(&[FlowRow], Rct)] = &[
             (&[], (None, None)),
             // From the first start (2) to the last completion (10 + 30).
             (
