@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::output;
 use crate::plot;
+use crate::table::Show;
 
 /// One results folder, loaded.
 pub struct Results {
@@ -39,13 +40,16 @@ pub struct Variant {
     pub flows: Vec<Flow>,
 }
 
-/// The columns of a `flows.csv` row the charts use.
+/// The columns of a `flows.csv` row the charts and the table use.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Flow {
     pub size_bytes: u64,
     pub fct_us: Option<f64>,
     pub slowdown: Option<f64>,
     pub measured: bool,
+    /// One of an incast's flows (absent from files of irn versions before the column).
+    #[serde(default)]
+    pub incast: bool,
 }
 
 impl Flow {
@@ -388,44 +392,133 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// Rows of the headline table: key, label, scale, decimals.
-const TABLE: &[(&str, &str, f64, usize)] = &[
-    ("avg_slowdown", "avg slowdown", 1.0, 2),
-    ("p50_slowdown", "p50 slowdown", 1.0, 2),
-    ("p99_slowdown", "p99 slowdown", 1.0, 2),
-    ("avg_fct_us", "avg FCT (µs)", 1.0, 1),
-    ("p50_fct_us", "p50 FCT (µs)", 1.0, 1),
-    ("p99_fct_us", "p99 FCT (µs)", 1.0, 1),
-    ("single_packet_p99_fct_us", "1-packet p99 FCT (µs)", 1.0, 1),
+/// Rows of the headline table: key, label, scale, decimals, whether it is a statistic of
+/// finished measured flows (a dash, not a zero, for a variant without any), when it shows. The
+/// flow counts come first: averages over finished flows flatter a variant that leaves its
+/// slowest flows unfinished.
+const TABLE: &[(&str, &str, f64, usize, bool, Show)] = &[
+    (
+        "flows_measured",
+        "measured flows",
+        1.0,
+        0,
+        false,
+        Show::Always,
+    ),
+    (
+        "flows_incomplete",
+        "unfinished flows",
+        1.0,
+        0,
+        false,
+        Show::Always,
+    ),
+    ("avg_slowdown", "avg slowdown", 1.0, 2, true, Show::Always),
+    (
+        "censored_avg_slowdown",
+        "censored avg slowdown",
+        1.0,
+        2,
+        false,
+        Show::Censored,
+    ),
+    ("p50_slowdown", "p50 slowdown", 1.0, 2, true, Show::Always),
+    ("p99_slowdown", "p99 slowdown", 1.0, 2, true, Show::Always),
+    ("avg_fct_us", "avg FCT (µs)", 1.0, 1, true, Show::Always),
+    (
+        "censored_avg_fct_us",
+        "censored avg FCT (µs)",
+        1.0,
+        1,
+        false,
+        Show::Censored,
+    ),
+    ("p50_fct_us", "p50 FCT (µs)", 1.0, 1, true, Show::Always),
+    ("p99_fct_us", "p99 FCT (µs)", 1.0, 1, true, Show::Always),
+    (
+        "censored_p99_fct_us",
+        "censored p99 FCT (µs)",
+        1.0,
+        1,
+        false,
+        Show::Censored,
+    ),
+    ("rct_us", "incast RCT (µs)", 1.0, 1, false, Show::Incast),
+    (
+        "censored_rct_us",
+        "censored RCT (µs)",
+        1.0,
+        1,
+        false,
+        Show::IncastCensored,
+    ),
+    (
+        "single_packet_p99_fct_us",
+        "1-packet p99 FCT (µs)",
+        1.0,
+        1,
+        false,
+        Show::Always,
+    ),
     (
         "single_packet_p999_fct_us",
         "1-packet p99.9 FCT (µs)",
         1.0,
         1,
+        false,
+        Show::Always,
     ),
-    ("drop_rate", "drop rate (%)", 100.0, 3),
-    ("retransmissions", "retransmissions", 1.0, 0),
-    ("timeouts", "timeouts", 1.0, 0),
-    ("pause_frames", "pause frames", 1.0, 0),
-    ("link_utilization", "link utilization (%)", 100.0, 1),
-    ("flows_measured", "measured flows", 1.0, 0),
-    ("flows_incomplete", "unfinished flows", 1.0, 0),
+    ("drop_rate", "drop rate (%)", 100.0, 3, false, Show::Always),
+    (
+        "retransmissions",
+        "retransmissions",
+        1.0,
+        0,
+        false,
+        Show::Always,
+    ),
+    ("timeouts", "timeouts", 1.0, 0, false, Show::Always),
+    ("pause_frames", "pause frames", 1.0, 0, false, Show::Always),
+    (
+        "link_utilization",
+        "link utilization (%)",
+        100.0,
+        1,
+        false,
+        Show::Always,
+    ),
 ];
 
 /// The headline metrics whose ratio to the first variant the table shows.
-const RATIO_KEYS: [&str; 3] = ["avg_slowdown", "avg_fct_us", "p99_fct_us"];
+const RATIO_KEYS: [&str; 6] = [
+    "avg_slowdown",
+    "censored_avg_slowdown",
+    "avg_fct_us",
+    "censored_avg_fct_us",
+    "p99_fct_us",
+    "censored_p99_fct_us",
+];
+
+/// Whether some variant left measured flows unfinished.
+fn any_unfinished(results: &Results) -> bool {
+    (results.variants.iter()).any(|v| v.metric("flows_incomplete").unwrap_or(0.0) > 0.0)
+}
 
 fn metrics_table(out: &mut String, results: &Results) {
     let vs = &results.variants;
+    let censored = any_unfinished(results);
+    let incast = vs.iter().any(|v| v.flows.iter().any(|f| f.incast));
     out.push_str("<table>\n<thead><tr><th scope=\"col\">metric</th>");
     for v in vs {
         let _ = write!(out, "<th scope=\"col\">{}</th>", escape(&v.name));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
-    for &(key, label, scale, decimals) in TABLE {
+    for &(key, label, scale, decimals, of_fcts, show) in TABLE {
+        if !show.shown(censored, incast) {
+            continue;
+        }
         let _ = write!(out, "<tr><th scope=\"row\">{}</th>", escape(label));
         // An FCT statistic of a run without finished measured flows is not a zero.
-        let of_fcts = key.contains("slowdown") || key.contains("fct");
         let known = |v: &Variant| v.metric(key).filter(|_| !of_fcts || v.has_fcts());
         let base = known(&vs[0]);
         for v in vs {
@@ -593,6 +686,33 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
             " No measured flow finished in {}: every flow started during the warm-up, or the \
              drain limit cut them off (– marks their FCT statistics).",
             without.join(", ")
+        );
+    }
+    let unfinished: Vec<String> = (results.variants.iter())
+        .filter_map(|v| {
+            let n = v.metric("flows_incomplete").filter(|n| *n > 0.0)?;
+            Some(format!("{n} in {}", escape(&v.name)))
+        })
+        .collect();
+    if !unfinished.is_empty() {
+        let _ = write!(
+            out,
+            " <strong>Unfinished measured flows: {}.</strong> They are left out of the plain FCT \
+             statistics, which flatters the variant that leaves more unfinished; the censored \
+             rows count each at the end of the run (FCT = end − start, a lower bound).",
+            unfinished.join(", ")
+        );
+    }
+    let rct_unknown: Vec<String> = (results.variants.iter())
+        .filter(|v| v.flows.iter().any(|f| f.incast) && v.metric("rct_us").is_none())
+        .map(|v| escape(&v.name))
+        .collect();
+    if !rct_unknown.is_empty() {
+        let _ = write!(
+            out,
+            " The incast RCT of {} is unknown (–): some of its incast flows had not finished \
+             when the run ended; the censored RCT is a lower bound.",
+            rct_unknown.join(", ")
         );
     }
     out.push_str("</p>\n<div class=\"scroll\">\n");

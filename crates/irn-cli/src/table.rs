@@ -1,60 +1,209 @@
 //! The side-by-side table `irn run` prints.
+//!
+//! The flow counts come first: averages over finished flows flatter a variant that leaves its
+//! slowest flows unfinished, so when any run has unfinished measured flows the table adds the
+//! censored statistics (each unfinished flow counted as completing at the end of the run, a
+//! lower bound) under the plain ones, and says so below it.
 
 use std::fmt::Write;
 
-use irn_sim::metrics::Summary;
+use irn_sim::metrics::{FlowRow, Summary};
 
 use crate::output::Finished;
 
-/// A row: label, value, decimals, and whether it is a statistic of finished measured flows
-/// (shown as `-` for a run that has none, rather than as a zero).
-type Metric = (&'static str, fn(&Summary) -> f64, usize, bool);
+/// When a row of a metrics table (this one and the report's) is shown.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Show {
+    Always,
+    /// When some run has unfinished measured flows: a censored statistic.
+    Censored,
+    /// When some run has incast flows.
+    Incast,
+    /// With incast flows and unfinished ones.
+    IncastCensored,
+}
+
+impl Show {
+    /// Whether the row is shown for runs of which some have unfinished measured flows
+    /// (`censored`) and some incast flows (`incast`).
+    pub fn shown(self, censored: bool, incast: bool) -> bool {
+        match self {
+            Show::Always => true,
+            Show::Censored => censored,
+            Show::Incast => incast,
+            Show::IncastCensored => incast && censored,
+        }
+    }
+}
+
+/// A row: label, value (`None` prints `-`), decimals, whether it is a statistic of finished
+/// measured flows (shown as `-` for a run that has none, rather than as a zero), when it shows.
+type Metric = (&'static str, fn(&Summary) -> Option<f64>, usize, bool, Show);
 
 const METRICS: &[Metric] = &[
-    ("avg slowdown", |s| s.avg_slowdown, 2, true),
-    ("avg FCT (us)", |s| s.avg_fct_us, 1, true),
-    ("p99 FCT (us)", |s| s.p99_fct_us, 1, true),
+    (
+        "measured flows",
+        |s| Some(s.flows_measured as f64),
+        0,
+        false,
+        Show::Always,
+    ),
+    (
+        "unfinished flows",
+        |s| Some(s.flows_incomplete as f64),
+        0,
+        false,
+        Show::Always,
+    ),
+    (
+        "avg slowdown",
+        |s| Some(s.avg_slowdown),
+        2,
+        true,
+        Show::Always,
+    ),
+    (
+        "censored avg slowdown",
+        |s| s.censored_avg_slowdown,
+        2,
+        false,
+        Show::Censored,
+    ),
+    (
+        "avg FCT (us)",
+        |s| Some(s.avg_fct_us),
+        1,
+        true,
+        Show::Always,
+    ),
+    (
+        "censored avg FCT (us)",
+        |s| s.censored_avg_fct_us,
+        1,
+        false,
+        Show::Censored,
+    ),
+    (
+        "p99 FCT (us)",
+        |s| Some(s.p99_fct_us),
+        1,
+        true,
+        Show::Always,
+    ),
+    (
+        "censored p99 FCT (us)",
+        |s| s.censored_p99_fct_us,
+        1,
+        false,
+        Show::Censored,
+    ),
+    ("incast RCT (us)", |s| s.rct_us, 1, false, Show::Incast),
+    (
+        "censored RCT (us)",
+        |s| s.censored_rct_us,
+        1,
+        false,
+        Show::IncastCensored,
+    ),
     (
         "1-pkt p99 FCT (us)",
         |s| s.single_packet_p99_fct_us,
         1,
-        true,
+        false,
+        Show::Always,
     ),
-    ("drop rate (%)", |s| 100.0 * s.drop_rate, 3, false),
-    ("retransmissions", |s| s.retransmissions as f64, 0, false),
-    ("timeouts", |s| s.timeouts as f64, 0, false),
-    ("pause frames", |s| s.pause_frames as f64, 0, false),
-    ("measured flows", |s| s.flows_measured as f64, 0, false),
-    ("unfinished flows", |s| s.flows_incomplete as f64, 0, false),
+    (
+        "drop rate (%)",
+        |s| Some(100.0 * s.drop_rate),
+        3,
+        false,
+        Show::Always,
+    ),
+    (
+        "retransmissions",
+        |s| Some(s.retransmissions as f64),
+        0,
+        false,
+        Show::Always,
+    ),
+    (
+        "timeouts",
+        |s| Some(s.timeouts as f64),
+        0,
+        false,
+        Show::Always,
+    ),
+    (
+        "pause frames",
+        |s| Some(s.pause_frames as f64),
+        0,
+        false,
+        Show::Always,
+    ),
 ];
 
-/// A ratio row: label, value, decimals.
-type Ratio = (&'static str, fn(&Summary) -> f64, usize);
+/// The headline metrics whose ratios the IRN paper reports, with their censored forms:
+/// label, value, whether it is a statistic of finished measured flows, when it shows.
+type Ratio = (&'static str, fn(&Summary) -> Option<f64>, bool, Show);
 
-/// The headline metrics whose ratios the IRN paper reports (all of finished measured flows).
 const RATIOS: &[Ratio] = &[
-    ("avg slowdown", |s| s.avg_slowdown, 2),
-    ("avg FCT", |s| s.avg_fct_us, 2),
-    ("p99 FCT", |s| s.p99_fct_us, 2),
+    ("avg slowdown", |s| Some(s.avg_slowdown), true, Show::Always),
+    (
+        "censored avg slowdown",
+        |s| s.censored_avg_slowdown,
+        false,
+        Show::Censored,
+    ),
+    ("avg FCT", |s| Some(s.avg_fct_us), true, Show::Always),
+    (
+        "censored avg FCT",
+        |s| s.censored_avg_fct_us,
+        false,
+        Show::Censored,
+    ),
+    ("p99 FCT", |s| Some(s.p99_fct_us), true, Show::Always),
+    (
+        "censored p99 FCT",
+        |s| s.censored_p99_fct_us,
+        false,
+        Show::Censored,
+    ),
 ];
+
+/// The measured incast flows that had not finished (all measured flows' when there is no
+/// incast, as `rct_us` has them).
+fn unfinished_incast(flows: &[FlowRow]) -> usize {
+    let incast = flows.iter().any(|f| f.measured && f.incast);
+    flows
+        .iter()
+        .filter(|f| f.measured && f.incast == incast && f.fct_us.is_none())
+        .count()
+}
 
 pub fn render(runs: &[Finished]) -> String {
-    let label_w = 20;
+    let label_w = 22;
     let col_w = runs.iter().map(|r| r.name.len()).max().unwrap_or(0).max(12);
+    let any = |pick: fn(&Finished) -> bool| runs.iter().any(pick);
+    let censored = any(|r| r.result.summary.flows_incomplete > 0);
+    let incast = any(|r| r.result.flows.iter().any(|f| f.incast));
     let mut out = String::new();
     let _ = write!(out, "{:label_w$}", "");
     for r in runs {
         let _ = write!(out, " {:>col_w$}", r.name);
     }
     out.push('\n');
-    for &(label, get, decimals, of_fcts) in METRICS {
+    let shown = |show: Show| show.shown(censored, incast);
+    for &(label, get, decimals, of_fcts, _) in METRICS.iter().filter(|m| shown(m.4)) {
         let _ = write!(out, "{label:label_w$}");
         for r in runs {
             let s = &r.result.summary;
-            if of_fcts && !s.has_fct_statistics() {
-                let _ = write!(out, " {:>col_w$}", "-");
-            } else {
-                let _ = write!(out, " {:>col_w$.decimals$}", get(s));
+            match get(s).filter(|_| !of_fcts || s.has_fct_statistics()) {
+                Some(v) => {
+                    let _ = write!(out, " {v:>col_w$.decimals$}");
+                }
+                None => {
+                    let _ = write!(out, " {:>col_w$}", "-");
+                }
             }
         }
         out.push('\n');
@@ -86,29 +235,28 @@ pub fn render(runs: &[Finished]) -> String {
             "\nratio to {} (higher is worse than {}):",
             first.name, first.name
         );
-        for &(label, get, decimals) in RATIOS {
+        for &(label, get, of_fcts, _) in RATIOS.iter().filter(|r| shown(r.3)) {
             let _ = write!(out, "{label:label_w$}");
-            let base = get(&first.result.summary);
+            let known = |s: &Summary| get(s).filter(|_| !of_fcts || s.has_fct_statistics());
+            let base = known(&first.result.summary).filter(|b| *b > 0.0);
             for r in runs {
-                let s = &r.result.summary;
-                let ratio = if base > 0.0
-                    && first.result.summary.has_fct_statistics()
-                    && s.has_fct_statistics()
-                {
-                    format!("{:.decimals$}x", get(s) / base)
-                } else {
-                    "-".to_string()
+                let ratio = match (base, known(&r.result.summary)) {
+                    (Some(b), Some(v)) => format!("{:.2}x", v / b),
+                    _ => "-".to_string(),
                 };
                 let _ = write!(out, " {ratio:>col_w$}");
             }
             out.push('\n');
         }
     }
-    let names = |pick: fn(&Summary) -> bool| -> Vec<String> {
-        let picked = runs.iter().filter(|r| pick(&r.result.summary));
+    let names = |pick: &dyn Fn(&Finished) -> bool| -> Vec<String> {
+        let picked = runs.iter().filter(|r| pick(r));
         picked.map(|r| r.name.to_string()).collect()
     };
-    let none_measured = names(|s| s.flows_measured == 0 && s.flows_total > 0);
+    let none_measured = names(&|r| {
+        let s = &r.result.summary;
+        s.flows_measured == 0 && s.flows_total > 0
+    });
     if !none_measured.is_empty() {
         let _ = writeln!(
             out,
@@ -117,12 +265,45 @@ pub fn render(runs: &[Finished]) -> String {
             none_measured.join(", ")
         );
     }
-    let none_finished = names(|s| s.flows_measured > 0 && !s.has_fct_statistics());
+    let none_finished = names(&|r| {
+        let s = &r.result.summary;
+        s.flows_measured > 0 && !s.has_fct_statistics()
+    });
     if !none_finished.is_empty() {
         let _ = writeln!(
             out,
             "\nno measured flow finished in {} before run.drain_limit cut the run off",
             none_finished.join(", ")
+        );
+    }
+    if censored {
+        let with: Vec<String> = runs
+            .iter()
+            .filter(|r| r.result.summary.flows_incomplete > 0)
+            .map(|r| format!("{} in {}", r.result.summary.flows_incomplete, r.name))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\nunfinished measured flows ({}) are left out of the plain FCT statistics, which \
+             flatters the run that leaves more unfinished; the censored rows count each at the \
+             end of the run (a lower bound)",
+            with.join(", ")
+        );
+    }
+    let rct_unknown: Vec<String> = runs
+        .iter()
+        .filter(|r| incast && r.result.summary.rct_us.is_none())
+        .filter_map(|r| {
+            let n = unfinished_incast(&r.result.flows);
+            (n > 0).then(|| format!("{n} in {}", r.name))
+        })
+        .collect();
+    if !rct_unknown.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nincast RCT unknown: incast flows unfinished when the run ended ({}); the \
+             censored RCT is a lower bound",
+            rct_unknown.join(", ")
         );
     }
     out

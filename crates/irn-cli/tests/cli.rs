@@ -567,3 +567,89 @@ fn an_out_path_that_is_a_file_is_refused_before_running() {
     assert_eq!(std::fs::read_to_string(dir.join("taken")).unwrap(), "mine");
     assert!(String::from_utf8_lossy(&o.stdout).is_empty(), "nothing ran");
 }
+
+const INCAST: &str = r#"
+name = "incast"
+seed = 3
+
+[topology]
+kind = "star"
+hosts = 4
+
+[workload]
+kind = "incast"
+senders = 3
+total = "300KB"
+
+[[compare]]
+name = "IRN"
+set = { "transport.kind" = "irn" }
+
+[[compare]]
+name = "RoCE+PFC"
+set = { "transport.kind" = "roce", "switch.pfc" = true }
+"#;
+
+/// The table row starting with `label`, split into its label and cells.
+fn row<'a>(out: &'a str, label: &str) -> Vec<&'a str> {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no `{label}` row in\n{out}"));
+    line[label.len()..].split_whitespace().collect()
+}
+
+#[test]
+fn an_incast_table_shows_the_rct_and_unfinished_flows_with_censored_rows() {
+    let dir = scratch("incast-table");
+    std::fs::write(dir.join("incast.toml"), INCAST).unwrap();
+    let o = irn(&["run", "incast.toml", "--out", "done"], &dir);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every flow finished: the RCT is a number, no censored row or note.
+    let rct = row(&out, "incast RCT (us)");
+    assert_eq!(rct.len(), 2, "{out}");
+    assert!(
+        rct.iter().all(|c| c.parse::<f64>().unwrap() > 24.0),
+        "{out}"
+    );
+    assert_eq!(row(&out, "unfinished flows"), ["0", "0"], "{out}");
+    assert!(!out.contains("censored"), "{out}");
+
+    // Cut off 20 µs after the flows start (300 KB at 40 Gb/s take 60 µs): nothing finished.
+    let o = irn(
+        &[
+            "run",
+            "incast.toml",
+            "--set",
+            "run.drain_limit=\"20us\"",
+            "--out",
+            "cut",
+        ],
+        &dir,
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(row(&out, "unfinished flows"), ["3", "3"], "{out}");
+    assert_eq!(row(&out, "incast RCT (us)"), ["-", "-"], "{out}");
+    let censored = row(&out, "censored RCT (us)");
+    assert!(
+        censored
+            .iter()
+            .all(|c| c.parse::<f64>().is_ok_and(|v| v > 15.0 && v <= 20.0)),
+        "{out}"
+    );
+    assert_eq!(row(&out, "avg FCT (us)"), ["-", "-"], "{out}");
+    assert!(
+        row(&out, "censored avg FCT (us)")[0].parse::<f64>().is_ok(),
+        "{out}"
+    );
+    assert!(
+        out.contains("unfinished measured flows (3 in IRN, 3 in RoCE+PFC)")
+            && out.contains("incast RCT unknown: incast flows unfinished when the run ended (3 in IRN, 3 in RoCE+PFC)"),
+        "{out}"
+    );
+    let summary = summary_without_performance(&dir.join("cut/IRN/summary.json"));
+    assert!(summary["metrics"]["rct_us"].is_null(), "{summary:#}");
+    assert!(summary["metrics"]["censored_rct_us"].as_f64().is_some());
+}

@@ -423,3 +423,37 @@ fn report_renders_in_headless_chromium() {
     assert!(dom.contains("<polyline") && dom.contains("<text"));
     println!("chromium: report rendered, {} bytes of DOM", dom.len());
 }
+
+#[test]
+fn an_incast_cut_off_shows_unknown_rct_and_censored_rows_with_a_note() {
+    let dir = scratch("incast-cut");
+    // 300 KB at 40 Gb/s take 60 µs; the run stops 20 µs after they start.
+    let scenario = "name = \"incast\"\n[topology]\nkind = \"star\"\nhosts = 4\n[workload]\n\
+                    kind = \"incast\"\nsenders = 3\ntotal = \"300KB\"\n[run]\n\
+                    drain_limit = \"20us\"\n";
+    std::fs::write(dir.join("incast.toml"), scenario).unwrap();
+    ok(&irn(&["run", "incast.toml", "--out", "results"], &dir));
+    ok(&irn(&["plot", "results"], &dir));
+    let html = std::fs::read_to_string(dir.join("results/report.html")).unwrap();
+    let row = |label: &str| {
+        let start = format!("<tr><th scope=\"row\">{label}</th>");
+        html.lines()
+            .find(|l| l.starts_with(&start))
+            .unwrap_or_else(|| panic!("no `{label}` row in {html}"))
+            .to_string()
+    };
+    assert!(row("unfinished flows").contains("<td>3</td>"));
+    assert!(row("incast RCT (µs)").contains("<td>–</td>"));
+    assert!(row("avg FCT (µs)").contains("<td>–</td>"));
+    for label in ["censored RCT (µs)", "censored avg FCT (µs)"] {
+        assert!(!row(label).contains("<td>–</td>"), "{label}: {html}");
+    }
+    assert!(
+        html.contains("<strong>Unfinished measured flows: 3 in incast.</strong>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("is unknown (–): some of its incast flows"),
+        "{html}"
+    );
+}

@@ -1,6 +1,7 @@
 //! What a run measured: one record per flow and a summary (IRN §4.1, MODEL §5).
 //!
-//! FCT is from a flow's start until the receiver holds every byte. Slowdown divides it by the
+//! FCT is from a flow's start until the receiver holds every byte (`flows.csv` and the summary;
+//! `fct.txt` has ns-3's sender-side FCT instead, see [`crate::workload::ns3::FctRecord`]). Slowdown divides it by the
 //! ideal FCT: the flow alone on its path at line rate — all its wire bytes serialized at the
 //! path's bottleneck, plus the path's propagation delay, plus one full packet's
 //! store-and-forward at every other hop. A verbs flow's wire bytes include its verb's headers,
@@ -16,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::SimConfig;
 use crate::ids::HostIdx;
 use crate::topology::ns3::node_of_host;
-use crate::workload::ns3::{assign_ports, FctRecord, PortScheme};
+use crate::workload::ns3::{
+    assign_ports, ns3_standalone_fct_ns, ns3_start_ns, FctRecord, PortScheme,
+};
 use crate::workload::{FlowClass, Verb};
 
 /// Counters the network keeps during a run.
@@ -34,10 +37,12 @@ pub struct NetworkCounters {
     pub cnps: u64,
     /// Sum over all ports of the time each spent paused.
     pub paused_time: Duration,
-    /// Mean over all ports of the fraction of the run spent transmitting.
+    /// Mean over all ports of the fraction of the measured interval (the first flow's arrival
+    /// to the end of the run) spent transmitting.
     pub link_utilization: f64,
     pub peak_buffer_bytes: u64,
     pub events: u64,
+    /// The simulated clock when the run ended (from t = 0, not from the first arrival).
     pub sim_time: Duration,
     /// Finished verbs flows whose destination memory differs from what the verb should have
     /// put there (expected 0: out-of-order placement must be exact).
@@ -110,20 +115,22 @@ pub struct Summary {
     pub p50_fct_us: f64,
     pub p99_fct_us: f64,
     /// Request completion time: from the first measured incast flow's start to the last one's
-    /// completion (IRN §4.4.3); without incast flows, the same over all measured flows.
-    pub rct_us: f64,
+    /// completion (IRN §4.4.3); without incast flows, the same over all measured flows. `null`
+    /// when one of those flows is unfinished (the last completion is unknown) or there is none.
+    pub rct_us: Option<f64>,
     /// With incast and regular traffic together (IRN §4.4.3's cross traffic), the regular
     /// flows' average slowdown, average FCT and p99 FCT; `null` otherwise.
     pub background_avg_slowdown: Option<f64>,
     pub background_avg_fct_us: Option<f64>,
     pub background_p99_fct_us: Option<f64>,
-    /// Flows of at most one MTU of payload.
+    /// Measured, finished flows of at most one MTU of payload.
     pub single_packet_flows: usize,
-    pub single_packet_avg_fct_us: f64,
-    pub single_packet_p90_fct_us: f64,
-    pub single_packet_p95_fct_us: f64,
-    pub single_packet_p99_fct_us: f64,
-    pub single_packet_p999_fct_us: f64,
+    /// Their FCT statistics; `null` when there is none (as `background_*`).
+    pub single_packet_avg_fct_us: Option<f64>,
+    pub single_packet_p90_fct_us: Option<f64>,
+    pub single_packet_p95_fct_us: Option<f64>,
+    pub single_packet_p99_fct_us: Option<f64>,
+    pub single_packet_p999_fct_us: Option<f64>,
     pub data_packets_sent: u64,
     pub retransmissions: u64,
     pub timeouts: u64,
@@ -147,18 +154,35 @@ pub struct Summary {
     pub cc_avg_min_window_packets: Option<f64>,
     /// Sum over all ports of the time spent paused.
     pub paused_time_us: f64,
-    /// Mean over all ports (both directions of every link) of the fraction of the run spent
-    /// transmitting.
+    /// Mean over all ports (both directions of every link) of the fraction of the measured
+    /// interval spent transmitting. The interval runs from the first flow's arrival to the end
+    /// of the run, so a trace whose flows start at 2 s (as ns-3 flow files do) reads the same as
+    /// the same flows starting at 0.
     pub link_utilization: f64,
     /// Most bytes any switch input buffer held at once (with shared-buffer switches, any
     /// switch's buffer).
     pub peak_buffer_bytes: u64,
     pub events: u64,
+    /// The simulated clock when the run ended, counted from t = 0 (an ns-3 trace starting at
+    /// 2 s ends after 2 s).
     pub sim_time_us: f64,
     /// Verbs workloads only: finished flows whose destination memory was not byte-identical to
     /// what the verb should have placed (0 unless something is broken).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verbs_data_errors: Option<u64>,
+    // The censored statistics come last, so that the columns `comparison.csv` and `sweep.csv`
+    // had before them keep their positions.
+    /// `avg_slowdown`, `avg_fct_us` and `p99_fct_us` over every measured flow, an unfinished
+    /// one counted as if it had completed when the run ended (FCT = end of run − start): lower
+    /// bounds on what the run would have measured had it gone on. Averages over finished flows
+    /// alone flatter a variant that leaves its slowest flows unfinished; these do not. Equal to
+    /// the plain ones when every measured flow finished; `null` without measured flows.
+    pub censored_avg_slowdown: Option<f64>,
+    pub censored_avg_fct_us: Option<f64>,
+    pub censored_p99_fct_us: Option<f64>,
+    /// `rct_us` with unfinished flows counted as completing at the end of the run: a lower
+    /// bound on the request completion time, equal to `rct_us` when that is known.
+    pub censored_rct_us: Option<f64>,
 }
 
 impl Summary {
@@ -174,8 +198,9 @@ impl Summary {
 #[derive(Debug, Clone)]
 pub struct RunResult {
     pub flows: Vec<FlowRow>,
-    /// The finished flows as an ns-3 FCT file has them (`fct.txt`), so analysis scripts written
-    /// for the ns-3 RDMA simulators read irn's output unchanged.
+    /// The flows whose sender saw every byte acknowledged, as an ns-3 FCT file has them
+    /// (`fct.txt`, with ns-3's FCT and ideal FCT), so analysis scripts written for the ns-3 RDMA
+    /// simulators read irn's output unchanged.
     pub fct: Vec<FctRecord>,
     pub summary: Summary,
 }
@@ -197,28 +222,34 @@ fn mean(values: &[f64]) -> f64 {
     }
 }
 
-/// From the first measured incast flow's start to the last one's completion (all measured flows
-/// when there is no incast); 0 if none finished.
-fn rct_us(measured: &[&FlowRow]) -> f64 {
+/// `(rct_us, censored_rct_us)`.
+type Rct = (Option<f64>, Option<f64>);
+
+/// `(rct_us, censored_rct_us)`: from the first measured incast flow's start to the last one's
+/// completion (all measured flows when there is no incast). The first is `None` if one of them
+/// is unfinished; the second counts an unfinished flow as completing at `end_us`, the end of
+/// the run. Both are `None` without measured flows.
+fn rct_us(measured: &[&FlowRow], end_us: f64) -> Rct {
     let incast: Vec<&FlowRow> = measured.iter().copied().filter(|r| r.incast).collect();
     let flows = if incast.is_empty() {
         measured
     } else {
         &incast[..]
     };
+    if flows.is_empty() {
+        return (None, None);
+    }
     let first = flows
         .iter()
         .map(|r| r.start_us)
         .fold(f64::INFINITY, f64::min);
     let last = flows
         .iter()
-        .filter_map(|r| Some(r.start_us + r.fct_us?))
+        .map(|r| r.fct_us.map_or(end_us, |fct| r.start_us + fct))
         .fold(f64::NEG_INFINITY, f64::max);
-    if last.is_finite() {
-        last - first
-    } else {
-        0.0
-    }
+    let censored = last - first;
+    let known = flows.iter().all(|r| r.fct_us.is_some());
+    (known.then_some(censored), Some(censored))
 }
 
 /// The mean of the values present, or `None` if there are none.
@@ -315,26 +346,40 @@ fn transfer(
     path.bottleneck.serialization(wire_bytes) + path.propagation + store_and_forward
 }
 
+/// FCT over ideal FCT, as `flows.csv`'s `slowdown` has it.
+fn slowdown(fct: Duration, ideal: Duration) -> f64 {
+    fct.as_ps() as f64 / ideal.as_ps().max(1) as f64
+}
+
 impl RunResult {
     pub fn new(cfg: &SimConfig, records: Vec<FlowRecord>, c: NetworkCounters) -> Self {
         let warmup = Time::ZERO + cfg.warmup;
+        let end = Time::ZERO + c.sim_time;
         let us = |d: Duration| d.as_us_f64();
         let ns = |d: Duration| (d.as_ps() + 500) / 1000;
         let ports = assign_ports(&cfg.flows, PortScheme::ConWeave);
+        let header = DATA_FRAMING_BYTES + cfg.extra_header_bytes;
         let fct = records
             .iter()
             .zip(&ports)
             .filter_map(|(r, &(sport, dport))| {
-                let done = r.received_at?;
+                // ns-3 prints a flow when its sender has every byte acknowledged.
+                let acked = r.acked_at?;
+                let path = cfg.topology.path(r.src, r.dst);
                 Some(FctRecord {
                     src_node: node_of_host(&cfg.topology, r.src),
                     dst_node: node_of_host(&cfg.topology, r.dst),
                     sport,
                     dport,
                     size_bytes: r.size_bytes,
-                    start_ns: ns(r.start - Time::ZERO),
-                    fct_ns: ns(done - r.start),
-                    ideal_fct_ns: ns(ideal_fct_of(cfg, r)),
+                    start_ns: ns3_start_ns(r.start),
+                    fct_ns: ns(acked - r.start),
+                    ideal_fct_ns: ns3_standalone_fct_ns(
+                        &path,
+                        r.size_bytes,
+                        cfg.transport.mtu,
+                        header,
+                    ),
                 })
             })
             .collect();
@@ -352,7 +397,7 @@ impl RunResult {
                     fct_us: fct.map(us),
                     sender_fct_us: r.acked_at.map(|t| us(t - r.start)),
                     ideal_fct_us: us(ideal),
-                    slowdown: fct.map(|f| f.as_ps() as f64 / ideal.as_ps().max(1) as f64),
+                    slowdown: fct.map(|f| slowdown(f, ideal)),
                     retransmissions: r.retransmissions,
                     timeouts: r.timeouts,
                     measured: r.start >= warmup,
@@ -371,6 +416,25 @@ impl RunResult {
             .collect();
         let fcts = sorted(done.iter().filter_map(|r| r.fct_us).collect());
         let slowdowns = sorted(done.iter().filter_map(|r| r.slowdown).collect());
+        // Every measured flow, an unfinished one at its lower bound (the end of the run).
+        let (censored_fcts, censored_slowdowns): (Vec<f64>, Vec<f64>) = records
+            .iter()
+            .zip(&rows)
+            .filter(|(_, row)| row.measured)
+            .map(|(r, row)| match (row.fct_us, row.slowdown) {
+                (Some(fct), Some(s)) => (fct, s),
+                _ => {
+                    let lower = end.saturating_since(r.start);
+                    (us(lower), slowdown(lower, ideal_fct_of(cfg, r)))
+                }
+            })
+            .unzip();
+        // Sorted as the plain statistics are, so that the means are summed in the same order
+        // and equal them exactly when every flow finished.
+        let (censored_fcts, censored_slowdowns) =
+            (sorted(censored_fcts), sorted(censored_slowdowns));
+        let any_measured = !measured.is_empty();
+        let (rct, censored_rct) = rct_us(&measured, us(c.sim_time));
         let mtu = u64::from(cfg.transport.mtu);
         let background: Vec<&FlowRow> = done.iter().copied().filter(|r| !r.incast).collect();
         let mixed = measured.iter().any(|r| r.incast) && !background.is_empty();
@@ -381,6 +445,7 @@ impl RunResult {
                 .filter_map(|r| r.fct_us)
                 .collect(),
         );
+        let single_stat = |stat: fn(&[f64]) -> f64| (!single.is_empty()).then(|| stat(&single));
         let summary = Summary {
             flows_total: rows.len(),
             flows_measured: measured.len(),
@@ -391,7 +456,11 @@ impl RunResult {
             avg_fct_us: mean(&fcts),
             p50_fct_us: percentile(&fcts, 0.5),
             p99_fct_us: percentile(&fcts, 0.99),
-            rct_us: rct_us(&measured),
+            censored_avg_slowdown: any_measured.then(|| mean(&censored_slowdowns)),
+            censored_avg_fct_us: any_measured.then(|| mean(&censored_fcts)),
+            censored_p99_fct_us: any_measured.then(|| percentile(&censored_fcts, 0.99)),
+            rct_us: rct,
+            censored_rct_us: censored_rct,
             background_avg_slowdown: mixed.then(|| {
                 mean(&sorted(
                     background.iter().filter_map(|r| r.slowdown).collect(),
@@ -400,11 +469,11 @@ impl RunResult {
             background_avg_fct_us: mixed.then(|| mean(&background_fcts)),
             background_p99_fct_us: mixed.then(|| percentile(&background_fcts, 0.99)),
             single_packet_flows: single.len(),
-            single_packet_avg_fct_us: mean(&single),
-            single_packet_p90_fct_us: percentile(&single, 0.9),
-            single_packet_p95_fct_us: percentile(&single, 0.95),
-            single_packet_p99_fct_us: percentile(&single, 0.99),
-            single_packet_p999_fct_us: percentile(&single, 0.999),
+            single_packet_avg_fct_us: single_stat(mean),
+            single_packet_p90_fct_us: single_stat(|v| percentile(v, 0.9)),
+            single_packet_p95_fct_us: single_stat(|v| percentile(v, 0.95)),
+            single_packet_p99_fct_us: single_stat(|v| percentile(v, 0.99)),
+            single_packet_p999_fct_us: single_stat(|v| percentile(v, 0.999)),
             data_packets_sent: c.data_packets_sent,
             retransmissions: c.retransmissions,
             timeouts: c.timeouts,
@@ -444,6 +513,59 @@ impl RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(start_us: f64, fct_us: Option<f64>, incast: bool) -> FlowRow {
+        FlowRow {
+            flow_id: 0,
+            src: 0,
+            dst: 1,
+            size_bytes: 1,
+            start_us,
+            fct_us,
+            sender_fct_us: None,
+            ideal_fct_us: 1.0,
+            slowdown: None,
+            retransmissions: 0,
+            timeouts: 0,
+            measured: true,
+            min_rate_gbps: None,
+            min_window_packets: None,
+            incast,
+            verb: None,
+        }
+    }
+
+    #[test]
+    fn rct_is_unknown_while_a_flow_of_the_request_is_unfinished() {
+        let end = 100.0;
+        let cases: &[(&[FlowRow], Rct)] = &[
+            (&[], (None, None)),
+            // From the first start (2) to the last completion (10 + 30).
+            (
+                &[row(2.0, Some(5.0), true), row(10.0, Some(30.0), true)],
+                (Some(38.0), Some(38.0)),
+            ),
+            // An unfinished incast flow: unknown, at least until the end of the run.
+            (
+                &[row(2.0, Some(5.0), true), row(10.0, None, true)],
+                (None, Some(98.0)),
+            ),
+            // Regular flows around an incast do not count, finished or not.
+            (
+                &[row(2.0, Some(5.0), true), row(0.0, None, false)],
+                (Some(5.0), Some(5.0)),
+            ),
+            // Without incast, the request is every measured flow.
+            (
+                &[row(1.0, Some(5.0), false), row(3.0, None, false)],
+                (None, Some(99.0)),
+            ),
+        ];
+        for (i, (rows, want)) in cases.iter().enumerate() {
+            let measured: Vec<&FlowRow> = rows.iter().collect();
+            assert_eq!(rct_us(&measured, end), *want, "case {i}");
+        }
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

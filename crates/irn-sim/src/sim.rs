@@ -819,12 +819,15 @@ impl<'a> Simulation<'a> {
             }
         }
         let end = self.now;
+        // Utilization is measured from the first arrival (flows are sorted by start): nothing is
+        // sent before it, and a trace starting at 2 s (as ns-3's do) must not read as idle.
+        let first_arrival = self.cfg.flows.first().map_or(Time::ZERO, |f| f.start);
         let topo = &self.cfg.topology;
         let mut link_busy_fraction_sum = 0.0;
         let mut paused_total = Duration::ZERO;
         for (p, port) in self.ports.iter().enumerate() {
             let rate = topo.ports()[p].rate;
-            let capacity_bytes = rate.bdp_bytes(end - Time::ZERO) as f64;
+            let capacity_bytes = rate.bdp_bytes(end.saturating_since(first_arrival)) as f64;
             // A run cut off by the drain limit may stop while a port is still serializing: what
             // it sends after the end is not part of the run.
             let unsent = rate.bdp_bytes(port.busy_until.saturating_since(end));

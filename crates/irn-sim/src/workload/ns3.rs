@@ -26,20 +26,22 @@
 //!
 //! **FCT files.** One line per finished flow, `src dst sport dport size_bytes start_ns fct_ns
 //! ideal_fct_ns`, space separated, node ids in decimal as ConWeave prints them (HPCC prints the
-//! hosts' IPv4 addresses in hex instead; [`parse_fct`] reads only the decimal form). See
-//! [`FctRecord`] and [`assign_ports`] for the port numbers.
+//! hosts' IPv4 addresses in hex instead; [`parse_fct`] reads only the decimal form). The values
+//! have ns-3's meaning, which differs from irn's `flows.csv`: see [`FctRecord`], and
+//! [`assign_ports`] for the port numbers.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use irn_core::time::{Duration, Time};
+use irn_core::transport::packets_for;
 
 use super::{poisson, Cdf, FlowClass, FlowSpec, SizeDist};
 use crate::ids::HostIdx;
 use crate::topology::ns3::content_lines;
 pub use crate::topology::ns3::{host_of_node, node_of_host, Ns3Error};
-use crate::topology::Topology;
+use crate::topology::{PathInfo, Topology};
 
 /// The priority group [`write_flows_conweave`] writes: 3, as HPCC's and ConWeave's
 /// `traffic_gen.py` do (ns-3 uses it as the flow's QoS class; irn ignores it).
@@ -326,11 +328,21 @@ pub fn generate(
 }
 
 /// One line of an ns-3 FCT file (ConWeave's `qp_finish` output): `src dst sport dport
-/// size_bytes start_ns fct_ns ideal_fct_ns`.
+/// size_bytes start_ns fct_ns ideal_fct_ns`, each with the meaning ns-3 gives it, so that a
+/// script reads irn's file and ns-3's for the same trace alike.
 ///
-/// ns-3's ideal FCT is base RTT + (size + packets × header bytes) × 8 / bottleneck rate
-/// (MODEL.md §8); irn fills `ideal_fct_ns` with its own ideal (MODEL.md §5), so slowdowns are
-/// comparable in spirit, not to the nanosecond.
+/// ns-3 (HPCC's `simulation/scratch/third.cc` and ConWeave's
+/// `scratch/network-load-balance.cc`, function `qp_finish`) prints a line when the sender's
+/// queue pair completes, which `RdmaHw::ReceiveAck` in `rdma-hw.cc` signals when an ACK moves
+/// `snd_una` to the message size: `fct_ns` is the *sender-side* FCT, until the last ACK
+/// arrives at the sender. irn's `flows.csv` `fct_us` is the receiver-side FCT (the receiver
+/// holds every byte) and `sender_fct_us` the sender-side one, which irn writes here (rounded
+/// to the nanosecond). A flow whose last ACK did not arrive before the run ended is not
+/// printed, as in ns-3.
+///
+/// `ideal_fct_ns` is ns-3's `standalone_fct` ([`ns3_standalone_fct_ns`]), not irn's ideal FCT
+/// (`flows.csv` `ideal_fct_us`), and `start_ns` is the start as ns-3 holds it
+/// ([`ns3_start_ns`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FctRecord {
     /// ns-3 node id of the sending host.
@@ -342,12 +354,77 @@ pub struct FctRecord {
     /// Destination port (see [`assign_ports`]).
     pub dport: u16,
     pub size_bytes: u64,
-    /// When the flow started, in ns since the start of the run.
+    /// When the flow started, in ns since the start of the run, as ns-3 prints it.
     pub start_ns: u64,
-    /// Flow completion time in ns.
+    /// Until the sender saw every byte acknowledged, in ns.
     pub fct_ns: u64,
-    /// The same flow's FCT alone in the network, in ns.
+    /// ns-3's ideal FCT of the flow, in ns.
     pub ideal_fct_ns: u64,
+}
+
+/// A flow's start as ns-3 prints it in an FCT file (`q->startTime.GetTimeStep()`, whole ns).
+///
+/// ns-3 reads a flow file's start as a `double` (the generators print `%.9f`) and schedules
+/// the flow at `Seconds(start)`. In ConWeave's ns-3.19 and HPCC's ns-3.18 (`nstime.h`,
+/// `int64x64-128.h`), `Seconds(double)` converts the `double` to the 64.64 fixed-point
+/// `int64x64_t`, truncating its fraction to 64 bits, multiplies that by 10^9 exactly and keeps
+/// the integer part (`Time(int64x64_t)` takes `GetHigh()`). So a start prints *rounded down*,
+/// after two losses: the decimal's nearest `double` may lie below it (`2.000001234` prints
+/// 2000001233, `0.000001` prints 999), and below 2^-11 s a `double` has bits finer than 2^-64
+/// that the conversion drops (`0.00002`, a little above 20 µs as a `double`, prints 19999).
+///
+/// irn's start is taken as the decimal [`write_flows_conweave`] writes for it and read the
+/// way ns-3 reads it (Rust parses decimals to the nearest `double`, as `strtod` does).
+pub fn ns3_start_ns(start: Time) -> u64 {
+    let seconds: f64 = ps_to_seconds(start.as_ps())
+        .parse()
+        .expect("a decimal of digits parses as a double");
+    // seconds = mantissa × 2^exponent, exactly (a finite, non-negative double).
+    let bits = seconds.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mantissa, exponent) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), biased - 1075)
+    };
+    // The 64.64 fixed-point value, its fractional bits truncated as ns-3's conversion does.
+    let shift = exponent + 64;
+    let fixed = if shift >= 0 {
+        u128::from(mantissa) << shift
+    } else {
+        u128::from(mantissa)
+            .checked_shr(shift.unsigned_abs())
+            .unwrap_or(0)
+    };
+    ((fixed * 1_000_000_000) >> 64) as u64
+}
+
+/// ns-3's ideal FCT (`standalone_fct` in `qp_finish`), in ns, of a message of `size_bytes`
+/// over `path`, with at most `mtu` bytes of payload and `header_bytes` of framing per packet:
+///
+/// `base_rtt + (size_bytes + packets × header_bytes) × 8 / bottleneck rate`, where
+/// `base_rtt = 2 × one-way propagation delay + Σ over the path's links of (mtu × 8 / link
+/// rate)` (its `pairRtt`: the delays both ways, one MTU's payload serialized once at every
+/// hop, no ACK), every division rounded down to whole ns, as ns-3 computes it in integers.
+///
+/// ns-3 fills in its own packet: 48 B of headers without INT (`CustomHeader::
+/// GetStaticWholeHeaderSize() − IntHeader::GetStaticSize()`: Ethernet 14, IPv4 20, UDP 8 and
+/// its 6 B sequence header) and its `PACKET_PAYLOAD_SIZE` (1000 B by default). irn passes its
+/// own framing (62 B by default) and MTU, the ones its packets carry: the formula is ns-3's,
+/// the network irn's. The propagation delay is rounded to the nearest ns (ns-3's link delays
+/// are whole ns).
+pub fn ns3_standalone_fct_ns(path: &PathInfo, size_bytes: u64, mtu: u32, header_bytes: u32) -> u64 {
+    const NS_PER_S: u128 = 1_000_000_000;
+    let propagation_ns = (u128::from(path.propagation.as_ps()) + 500) / 1000;
+    let per_hop: u128 = (path.rates.iter())
+        .map(|r| u128::from(mtu) * 8 * NS_PER_S / u128::from(r.as_bps().max(1)))
+        .sum();
+    let base_rtt = 2 * propagation_ns + per_hop;
+    let packets = u128::from(packets_for(size_bytes, mtu));
+    let total_bytes = u128::from(size_bytes) + packets * u128::from(header_bytes);
+    let transfer = total_bytes * 8 * NS_PER_S / u128::from(path.bottleneck.as_bps().max(1));
+    u64::try_from(base_rtt + transfer).unwrap_or(u64::MAX)
 }
 
 /// How ns-3 numbers the UDP ports of flows, which FCT files print.
@@ -512,6 +589,53 @@ mod tests {
         for ps in [0, 1, 999, 1000, 123_456_789_012_345] {
             assert_eq!(seconds_to_ps(&ps_to_seconds(ps)), Ok(ps));
         }
+    }
+
+    #[test]
+    fn ns3_start_times_round_down_as_ns3_holds_them() {
+        // (start in s as a flow file has it, what ns-3.18/3.19 prints), worked out with exact
+        // rational arithmetic from the double nearest each decimal.
+        let cases: &[(&str, u64)] = &[
+            ("0", 0),
+            ("0.000000003", 2),
+            ("0.000001", 999),
+            ("0.00002", 19_999),
+            ("0.1", 100_000_000),
+            ("2", 2_000_000_000),
+            ("2.5", 2_500_000_000),
+            ("2.000000001", 2_000_000_001),
+            ("2.000000003", 2_000_000_002),
+            ("2.000001234", 2_000_001_233),
+            ("2.000000001234", 2_000_000_001),
+            ("3600.000000001", 3_600_000_000_000),
+        ];
+        for &(text, want) in cases {
+            let start = Time::from_ps(seconds_to_ps(text).unwrap());
+            assert_eq!(ns3_start_ns(start), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn ns3_standalone_fct_is_worked_out_in_whole_ns() {
+        // 100, 40 and 100 Gb/s links, 3 µs one way. Base RTT: 6000 ns of links + one 1024 B
+        // payload per hop, floor(81.92) + floor(204.8) + floor(81.92) = 366 ns. 3000 B is 3
+        // packets: (3000 + 3 × 62) B × 8 / 40 Gb/s = 637.2 ns, rounded down.
+        let path = PathInfo {
+            hops: 3,
+            propagation: Duration::from_us(3),
+            bottleneck: Bandwidth::from_gbps(40),
+            rates: vec![
+                Bandwidth::from_gbps(100),
+                Bandwidth::from_gbps(40),
+                Bandwidth::from_gbps(100),
+            ],
+        };
+        assert_eq!(ns3_standalone_fct_ns(&path, 3000, 1024, 62), 6366 + 637);
+        // ns-3's own packet: 48 B headers, 1000 B payloads; one byte is still one packet.
+        assert_eq!(
+            ns3_standalone_fct_ns(&path, 1, 1000, 48),
+            6000 + 80 + 200 + 80 + 9
+        );
     }
 
     #[test]
