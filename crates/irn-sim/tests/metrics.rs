@@ -7,7 +7,7 @@
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{InitialPsn, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::{FlowClass, FlowSpec};
@@ -38,6 +38,7 @@ fn config(topology: Topology, flows: Vec<FlowSpec>) -> SimConfig {
         drain_limit: Duration::from_ms(100),
         extra_header_bytes: 0,
         verbs_irn_headers: true,
+        initial_psn: InitialPsn::Seeded,
     }
 }
 
