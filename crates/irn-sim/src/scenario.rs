@@ -926,6 +926,10 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             &format!("must hold at least one full frame ({max_frame}B)"),
         ));
     }
+    // Why PFC can drop packets, when it can: then timeouts must stay on.
+    let mut pfc_drops = None;
+    // Shared-buffer switches with PFC: the most headroom one switch reserves, and the switch.
+    let mut shared_reserved = None;
     let pfc = if s.switch.pfc {
         let threshold = match s.switch.pfc_threshold.as_str() {
             "auto" => PfcThreshold::Auto,
@@ -947,26 +951,38 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             v => parse_key::<Bytes>(file, "switch.pfc_resume_gap", v)?.0,
         };
         match model {
-            // A threshold below what the upstream link can deliver after a pause loses packets.
-            SwitchModel::InputQueued if threshold == PfcThreshold::Auto => {
+            // A threshold closer to the buffer's end than what the upstream link can deliver
+            // after a pause loses packets.
+            SwitchModel::InputQueued => {
                 let worst = (topology.ports().iter())
                     .map(|p| (pfc_headroom_bytes(p, max_frame), p))
                     .max_by_key(|&(headroom, _)| headroom);
-                if let Some((headroom, link)) = worst.filter(|&(h, _)| h >= buffer) {
-                    return Err(invalid(
-                        file,
-                        "switch.buffer",
-                        &format!("{buffer_text:?}"),
-                        &format!(
-                            "too small for PFC headroom: an input on a {}, {} link needs more \
-                             than {}B (the link round trip, two frames and a PAUSE frame); \
-                             enlarge it or set switch.pfc_threshold",
-                            link.rate, link.delay, headroom
-                        ),
-                    ));
+                match (threshold, worst) {
+                    (PfcThreshold::Auto, Some((headroom, link))) if headroom >= buffer => {
+                        return Err(invalid(
+                            file,
+                            "switch.buffer",
+                            &format!("{buffer_text:?}"),
+                            &format!(
+                                "too small for PFC headroom: an input on a {}, {} link needs \
+                                 more than {}B (the link round trip, two frames and a PAUSE \
+                                 frame); enlarge it or set switch.pfc_threshold",
+                                link.rate, link.delay, headroom
+                            ),
+                        ));
+                    }
+                    (PfcThreshold::Bytes(b), Some((headroom, link))) if b + headroom > buffer => {
+                        pfc_drops = Some(format!(
+                            "switch.pfc_threshold = {:?} lets PFC drop packets: an input on a \
+                             {}, {} link can still receive {headroom}B after it pauses (the link \
+                             round trip, two frames and a PAUSE frame), and {b}B + {headroom}B is \
+                             more than the {buffer}B buffer",
+                            s.switch.pfc_threshold, link.rate, link.delay
+                        ));
+                    }
+                    _ => {}
                 }
             }
-            SwitchModel::InputQueued => {}
             // Every input reserves its headroom out of the one buffer. Were the rest, the shared
             // pool, smaller than a frame, every packet would land in headroom and pause its
             // sender: the buffer must hold all the headrooms and a frame besides.
@@ -994,6 +1010,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
                         ),
                     ));
                 }
+                shared_reserved = worst;
             }
         }
         Some(PfcConfig {
@@ -1003,6 +1020,42 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     } else {
         None
     };
+
+    // A full frame must fit under the dynamic threshold of an empty pool, or no packet ever
+    // passes through the shared pool: without PFC each is dropped, with PFC each lands in
+    // headroom and pauses its sender.
+    if let SwitchModel::SharedBuffer { alpha } = model {
+        let (reserved, node) = shared_reserved.unwrap_or((0, NodeId(0)));
+        let pool = buffer - reserved;
+        let threshold = crate::switch::shared::empty_pool_threshold(pool, alpha);
+        if threshold < max_frame {
+            // The least alpha on the switches' 1/65536 grid, rounded up to 6 decimals.
+            let least = ((max_frame << 16).div_ceil(pool) as f64 / 65536.0 * 1e6).ceil() / 1e6;
+            let (what, outcome) = if s.switch.pfc {
+                (
+                    format!(
+                        "the shared pool (the {buffer}B buffer less the {reserved}B switch node \
+                         {node}'s inputs reserve for PFC headroom)"
+                    ),
+                    "every packet would land in headroom and pause its sender",
+                )
+            } else {
+                (
+                    format!("the {buffer}B buffer"),
+                    "every full-size packet would be dropped and no flow would finish",
+                )
+            };
+            return Err(invalid(
+                file,
+                "switch.alpha",
+                &alpha.to_string(),
+                &format!(
+                    "alpha × {what} is {threshold}B, less than a full frame ({max_frame}B): \
+                     {outcome}; use an alpha of at least {least} or a larger buffer"
+                ),
+            ));
+        }
+    }
 
     let rto_low = parse_key::<Duration>(file, "transport.rto_low", &t.rto_low)?;
     let rto_high = parse_key::<Duration>(file, "transport.rto_high", &t.rto_high)?;
@@ -1030,10 +1083,26 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             &format!("must be at least rto_low ({})", t.rto_low),
         ));
     }
+    // Without timeouts a dropped packet whose loss no later packet reveals is never resent and
+    // its flow never finishes: only a network that cannot drop may run without them.
     let timeouts = match t.timeouts.as_str() {
-        "auto" => !s.switch.pfc,
+        "auto" => !s.switch.pfc || pfc_drops.is_some(),
         "on" => true,
-        "off" => false,
+        "off" => {
+            if let Some(why) = &pfc_drops {
+                return Err(invalid(
+                    file,
+                    "transport.timeouts",
+                    "\"off\"",
+                    &format!(
+                        "{why}; without timeouts a lost packet may never be resent and its flow \
+                         never finish: use \"on\" or \"auto\" (which turns them on here), or \
+                         pfc_threshold = \"auto\", which leaves the headroom free"
+                    ),
+                ));
+            }
+            false
+        }
         v => {
             return Err(invalid(
                 file,
@@ -1845,7 +1914,7 @@ mod tests {
             format!(
                 "[topology]\nkind = \"star\"\nhosts = 4\nlink_rate = \"100Gbps\"\n\
                  link_delay = \"1us\"\n[switch]\nmodel = \"shared-buffer\"\nbuffer = \"{buffer}\"\n\
-                 pfc = true\n"
+                 alpha = 1\npfc = true\n"
             )
         };
         let err = one(&text("110029B")).unwrap_err().to_string();
@@ -1857,6 +1926,93 @@ mod tests {
         assert!(one(&text("110030B")).is_ok());
         // Without PFC there is no headroom to reserve.
         assert!(one(&text("2KB").replace("pfc = true", "pfc = false")).is_ok());
+    }
+
+    #[test]
+    fn a_frame_must_fit_under_the_dynamic_threshold_of_an_empty_shared_pool() {
+        // A star of 4 hosts at 100 Gb/s, 1 us: with PFC each input reserves 27 236 B (see the
+        // test above), 108 944 B in all, so a 118 944 B buffer leaves a 10 000 B pool and a
+        // 115 944 B one 7 000 B.
+        let text = |buffer: &str, alpha: &str, pfc: bool| {
+            format!(
+                "[topology]\nkind = \"star\"\nhosts = 4\nlink_rate = \"100Gbps\"\n\
+                 link_delay = \"1us\"\n[switch]\nmodel = \"shared-buffer\"\nbuffer = \"{buffer}\"\n\
+                 alpha = {alpha}\npfc = {pfc}\n"
+            )
+        };
+        // (buffer, alpha, PFC, the error, or None). alpha × pool must reach 1086 B: the least
+        // alpha on the 1/65536 grid is ceil(1086 × 65536 / pool) / 65536.
+        let cases: &[(&str, &str, bool, Option<&str>)] = &[
+            ("115944B", "0.125", true, Some(
+                "switch.alpha = 0.125: alpha × the shared pool (the 115944B buffer less the \
+                 108944B switch node 4's inputs reserve for PFC headroom) is 875B",
+            )),
+            ("118944B", "0.1", true, Some(
+                "is 1000B, less than a full frame (1086B): every packet would land in headroom \
+                 and pause its sender; use an alpha of at least 0.108613 or a larger buffer",
+            )),
+            ("118944B", "0.108613", true, None),
+            ("10000B", "0.1", false, Some(
+                "switch.alpha = 0.1: alpha × the 10000B buffer is 1000B, less than a full frame \
+                 (1086B): every full-size packet would be dropped and no flow would finish",
+            )),
+            ("10000B", "0.108613", false, None),
+            // 0.0001 applies as 7/65536: 9 000 000 × 7 / 65536 = 961.3.
+            ("9MB", "0.0001", false, Some("is 961B, less than a full frame")),
+            ("9MB", "0.125", true, None),
+        ];
+        for &(buffer, alpha, pfc, want) in cases {
+            let got = one(&text(buffer, alpha, pfc)).map(|_| ());
+            match want {
+                None => assert!(got.is_ok(), "{buffer} {alpha} {pfc}: {got:?}"),
+                Some(want) => {
+                    let err = got.unwrap_err().to_string();
+                    assert!(err.contains(want), "{buffer} {alpha} {pfc}: {err}");
+                }
+            }
+        }
+    }
+
+    /// The default link (40 Gb/s, 2 us) and frame: an input can still receive 22 236 B after it
+    /// pauses, so a 240 KB input buffer is lossless with a threshold up to 217 764 B.
+    #[test]
+    fn timeouts_stay_on_whenever_pfc_can_drop() {
+        let text = |threshold: &str, timeouts: &str| {
+            format!(
+                "[switch]\npfc = true\npfc_threshold = \"{threshold}\"\n\
+                 [transport]\nkind = \"roce\"\ntimeouts = \"{timeouts}\"\n"
+            )
+        };
+        let on = |threshold: &str, timeouts: &str| {
+            one(&text(threshold, timeouts))
+                .map(|r| r.config.transport.rto != RtoPolicy::Disabled)
+                .map_err(|e| e.to_string())
+        };
+        // (threshold, timeouts, resolved to on?)
+        for (threshold, timeouts, want) in [
+            ("auto", "auto", false),
+            ("217764B", "auto", false),
+            ("217765B", "auto", true),
+            ("220KB", "auto", true),
+            ("100KB", "off", false),
+            ("220KB", "on", true),
+        ] {
+            assert_eq!(on(threshold, timeouts), Ok(want), "{threshold} {timeouts}");
+        }
+        let err = on("220KB", "off").unwrap_err();
+        assert!(
+            err.contains(
+                "t.toml: transport.timeouts = \"off\": switch.pfc_threshold = \"220KB\" lets PFC \
+                 drop packets: an input on a 40Gbps, 2us link can still receive 22236B after it \
+                 pauses (the link round trip, two frames and a PAUSE frame), and 220000B + \
+                 22236B is more than the 240000B buffer; without timeouts"
+            ),
+            "{err}"
+        );
+        // The shared-buffer switch reserves the headroom: it never drops with PFC.
+        let shared =
+            "[switch]\nmodel = \"shared-buffer\"\npfc = true\n[transport]\ntimeouts = \"off\"\n";
+        assert!(one(shared).is_ok());
     }
 
     #[test]

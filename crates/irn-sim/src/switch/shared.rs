@@ -11,8 +11,16 @@
 //!   each input has a headroom reserved out of the buffer (`crate::config::pfc_headroom_bytes`)
 //!   and a share of the rest bounded by the dynamic threshold. An input whose share passes the
 //!   threshold, or that has started using its headroom, pauses its upstream neighbour; packets
-//!   still in flight land in the headroom. It resumes when it is back in the shared pool with a
-//!   gap below the threshold.
+//!   still in flight land in the headroom. It resumes when its headroom is empty and its share
+//!   is either a gap below the threshold or nothing at all. The second case is the escape of
+//!   HPCC's ns-3 switch (`SwitchMmu::CheckShouldResume` in
+//!   `simulation/src/point-to-point/model/switch-mmu.cc`, alibaba-edu/High-Precision-Congestion-Control;
+//!   ConWeave's fork has the same): there a paused ingress queue resumes once its headroom bytes
+//!   are 0 and its shared-pool bytes are 0 or, with the resume offset added, at most the
+//!   dynamic threshold (`GetPfcThreshold`: the free shared buffer shifted right by
+//!   `pfc_a_shift`). Without it, a pool whose threshold never climbs above the gap
+//!   (`alpha` × pool ≤ gap: 150 KB shared by six 40 Gb/s, 2 µs inputs) keeps an input paused
+//!   with nothing left in the buffer, and its flows hang.
 //!
 //! ECN marking watches each output queue, as on the input-queued switch.
 
@@ -90,7 +98,7 @@ impl SharedSwitch {
             outputs: vec![Output::default(); ports],
             shared_used: 0,
             shared_size: buffer_bytes.saturating_sub(inputs.iter().map(|i| i.headroom).sum()),
-            alpha_q16: (alpha * 65536.0).round() as u64,
+            alpha_q16: alpha_q16(alpha),
             inputs,
             headroom_used: 0,
             resume_gap: pfc.map(|(_, gap)| gap),
@@ -104,6 +112,19 @@ impl SharedSwitch {
     fn threshold(&self) -> u64 {
         threshold_of(self.shared_size, self.shared_used, self.alpha_q16)
     }
+}
+
+/// `alpha` in the 16.16 fixed point the switch computes thresholds in.
+fn alpha_q16(alpha: f64) -> u64 {
+    (alpha * 65536.0).round() as u64
+}
+
+/// The dynamic threshold of an empty shared pool of `pool_bytes`, as a switch with `alpha`
+/// computes it: the most one queue (lossy) or one input's share (PFC) may ever hold. Below a
+/// frame, a full frame never fits: without PFC it is always dropped, with PFC it always lands in
+/// headroom and pauses its sender. Scenario validation checks it.
+pub fn empty_pool_threshold(pool_bytes: u64, alpha: f64) -> u64 {
+    threshold_of(pool_bytes, 0, alpha_q16(alpha))
 }
 
 /// [`SharedSwitch::threshold`] from its parts, for use while a port's fields are borrowed.
@@ -177,7 +198,7 @@ impl Accounting for SharedSwitch {
                 let i = paused_inputs.trailing_zeros() as usize;
                 paused_inputs &= paused_inputs - 1;
                 let inp = &self.inputs[i];
-                if inp.headroom_used == 0 && inp.shared + gap < threshold {
+                if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
                     resume |= 1 << i;
                 }
             }
@@ -309,6 +330,64 @@ mod tests {
             ),
             (0, 0, 0)
         );
+    }
+
+    /// Two inputs with 300 B of headroom each in a 1600 B buffer leave a 1000 B pool. Input 0
+    /// takes seven 100 B packets for output 1 with alpha 1: shares of 100..500 fit under the
+    /// thresholds 1000..600; the fifth makes the share 500 ≥ the threshold 500 and pauses; the
+    /// sixth and seventh land in headroom. Draining empties the headroom first (dequeues 0, 1),
+    /// then the share falls 400, 300, 200, 100, 0 while the threshold climbs 600, 700, 800, 900,
+    /// 1000 (dequeues 2..6). The input resumes on the first dequeue after which its headroom is
+    /// empty and share + gap < threshold, or its share is 0.
+    #[test]
+    fn resume_a_gap_below_the_dynamic_threshold_or_once_the_share_is_empty() {
+        // (resume gap, dequeue that resumes)
+        for (gap, resumes) in [(50, 2), (250, 3), (550, 4), (1000, 6), (5000, 6)] {
+            let headroom = |_| 300;
+            let mut s = Harness::new(SharedSwitch::new(
+                2,
+                1600,
+                1.0,
+                Some((&headroom, gap)),
+                None,
+            ));
+            let admits: Vec<Admit> = (0..7).map(|i| s.admit_data(0, 1, pkt(i, 100))).collect();
+            let mut want = vec![Admit::Queued; 7];
+            want[4] = Admit::QueuedAndPause;
+            assert_eq!(admits, want);
+            assert_eq!(s.switch.inputs[0].headroom_used, 200);
+            let masks: Vec<u64> = std::iter::from_fn(|| s.dequeue(1, false))
+                .map(|(_, r)| r)
+                .collect();
+            let mut want = vec![0; 7];
+            want[resumes] = 1;
+            assert_eq!(masks, want, "gap {gap}");
+        }
+    }
+
+    /// alpha 1/8 on a 1000 B pool: the threshold is at most 125 B, below the 200 B gap, so
+    /// `share + gap < threshold` never holds. The input resumes once its share is empty.
+    #[test]
+    fn an_input_paused_under_a_threshold_below_the_gap_resumes_once_empty() {
+        let headroom = |_| 300;
+        let mut s = Harness::new(SharedSwitch::new(
+            2,
+            1600,
+            0.125,
+            Some((&headroom, 200)),
+            None,
+        ));
+        // 100 ≤ 125 fits (threshold then 112); 200 > 112 goes to headroom and pauses.
+        let admits: Vec<Admit> = (0..3).map(|i| s.admit_data(0, 1, pkt(i, 100))).collect();
+        assert_eq!(
+            admits,
+            [Admit::Queued, Admit::QueuedAndPause, Admit::Queued]
+        );
+        let masks: Vec<u64> = std::iter::from_fn(|| s.dequeue(1, false))
+            .map(|(_, r)| r)
+            .collect();
+        // Headroom 200 → 100 → 0 with 100 B still shared (100 + 200 ≥ 112), then empty.
+        assert_eq!(masks, [0, 0, 1]);
     }
 
     #[test]

@@ -4,8 +4,11 @@
 //! output only if the input's buffer has room (tail drop otherwise). Each output serves the
 //! inputs with waiting packets round-robin, one packet per turn. With PFC on, an input whose
 //! occupancy passes the pause threshold pauses its upstream neighbour and resumes it once the
-//! occupancy falls a gap below. Control packets (ACK/NACK) wait in a per-output queue of their
-//! own that is served first and never paused or dropped.
+//! occupancy falls a gap below, or once the input is empty, whichever comes first: a threshold
+//! at most the gap leaves no level above zero to fall below, and the input would never resume
+//! (a 24 KB buffer behind a 40 Gb/s, 2 µs link has a 1764 B threshold and a 2172 B gap). Control
+//! packets (ACK/NACK) wait in a per-output queue of their own that is served first and never
+//! paused or dropped.
 //!
 //! This module holds the queues and counters and makes the admission and arbitration decisions;
 //! the simulation moves packets in and out and sends the PFC frames it asks for.
@@ -34,7 +37,7 @@ struct Input {
     occupancy: u64,
     /// Pause above this occupancy (`u64::MAX` without PFC)...
     pause_at: u64,
-    /// ...resume below this one.
+    /// ...resume below this one: at least 1, so an input that empties always resumes.
     resume_below: u64,
     /// PAUSE sent and not yet resumed.
     pausing: bool,
@@ -56,7 +59,8 @@ pub struct VoqSwitch {
 
 impl VoqSwitch {
     /// A switch with `ports` ports and per-input buffers of `buffer_bytes`. `pfc[i]` gives input
-    /// `i`'s (pause threshold, resume threshold), or `None` to disable PFC.
+    /// `i`'s (pause threshold, resume threshold), or `None` to disable PFC. A paused input
+    /// resumes below the resume threshold or, whatever that threshold (0 included), once empty.
     ///
     /// # Panics
     /// With more than 64 ports (topologies are validated against this).
@@ -74,7 +78,8 @@ impl VoqSwitch {
                 Input {
                     occupancy: 0,
                     pause_at,
-                    resume_below,
+                    // Raising 0 to 1 resumes an empty input at no cost per packet.
+                    resume_below: resume_below.max(1),
                     pausing: false,
                 }
             })
@@ -264,6 +269,48 @@ mod tests {
         assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(0)); // 300
         assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(0)); // 200
         assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(1)); // 100 < 150: resume input 0
+    }
+
+    /// Input 0 of a 1000 B buffer takes four 100 B packets for output 1, then output 1 drains
+    /// them: the input pauses when it passes the threshold and resumes on the dequeue that takes
+    /// it strictly below the resume level, or empties it. The simulation passes the resume
+    /// level as `threshold - gap`, saturating at 0 when the gap is at least the threshold.
+    #[test]
+    fn resume_below_the_resume_level_or_once_empty() {
+        // (pause threshold, resume level, admission that pauses, dequeue that resumes).
+        let cases: &[(u64, u64, usize, usize)] = &[
+            (250, 150, 2, 2), // 300 > 250 pauses; 300, 200, then 100 < 150 resumes
+            (250, 201, 2, 1), // 200 < 201
+            (250, 200, 2, 2), // 200 is not below 200; 100 is
+            (150, 0, 1, 3),   // gap ≥ threshold: resume level 0, resumes once empty
+            (50, 0, 0, 3),    // one packet passes the threshold: still resumes once empty
+            (50, 10, 0, 3),   // 0 < 10: a level below one packet is reached only when empty
+        ];
+        for &(pause_at, resume_below, pauses, resumes) in cases {
+            let mut s = Harness::new(VoqSwitch::new(
+                2,
+                1000,
+                |_| Some((pause_at, resume_below)),
+                None,
+            ));
+            let admits: Vec<Admit> = (0..4).map(|i| s.admit_data(0, 1, pkt(i, 100))).collect();
+            let mut want = vec![Admit::Queued; 4];
+            want[pauses] = Admit::QueuedAndPause;
+            assert_eq!(admits, want, "threshold {pause_at}, resume {resume_below}");
+            let masks: Vec<u64> = std::iter::from_fn(|| s.dequeue(1, false))
+                .map(|(_, r)| r)
+                .collect();
+            let mut want = vec![0; 4];
+            want[resumes] = 1;
+            assert_eq!(masks, want, "threshold {pause_at}, resume {resume_below}");
+        }
+    }
+
+    #[test]
+    fn an_input_that_never_paused_never_resumes() {
+        let mut s = Harness::new(VoqSwitch::new(2, 1000, |_| Some((500, 0)), None));
+        s.admit_data(0, 1, pkt(0, 100));
+        assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(0)); // empty, but never paused
     }
 
     #[test]
