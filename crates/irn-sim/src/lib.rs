@@ -20,6 +20,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod forwarding;
 pub mod ids;
 pub mod metrics;
 pub mod packet;

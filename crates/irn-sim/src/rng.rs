@@ -39,6 +39,8 @@ pub enum Purpose {
     /// Each queue pair's initial PSNs (index: the flow and its packet space, see
     /// [`crate::config::InitialPsn`]).
     InitialPsn,
+    /// Per-packet load balancing's random draws (index: the switch).
+    LoadBalancing,
 }
 
 impl Purpose {
@@ -55,6 +57,7 @@ impl Purpose {
             Purpose::EcnMarking => *b"ecnmark\0",
             Purpose::Verbs => *b"verbs\0\0\0",
             Purpose::InitialPsn => *b"isn\0\0\0\0\0",
+            Purpose::LoadBalancing => *b"lbalance",
         })
     }
 }
@@ -87,12 +90,47 @@ pub fn stream(seed: u64, purpose: Purpose, index: u64) -> StdRng {
     StdRng::seed_from_u64(stream_seed(seed, purpose, index))
 }
 
+/// SplitMix64 (Steele et al., 2014): a generator of one `u64` of state and a few instructions
+/// per draw, for choices made on the packet path (per-packet load balancing), where a
+/// [`StdRng`] would cost more than the rest of the decision. Portable and deterministic: only
+/// wrapping integer arithmetic.
+#[derive(Clone, Debug)]
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    pub const fn new(seed: u64) -> Self {
+        SplitMix(seed)
+    }
+
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(GAMMA);
+        mix(self.0)
+    }
+
+    /// A uniform index below `n` (0 < `n` ≤ 2³²), by multiplying 32 random bits by `n`
+    /// (Lemire's method without its rejection step: a bias of at most n / 2³², negligible for
+    /// the handful of candidates a switch has).
+    #[inline]
+    pub fn below(&mut self, n: usize) -> usize {
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
+    }
+
+    /// Two distinct uniform indices below `n` (`n` ≥ 2).
+    #[inline]
+    pub fn two_distinct(&mut self, n: usize) -> (usize, usize) {
+        let a = self.below(n);
+        let b = (a + 1 + self.below(n - 1)) % n;
+        (a, b)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::Rng;
 
-    const ALL: [Purpose; 9] = [
+    const ALL: [Purpose; 10] = [
         Purpose::Arrivals,
         Purpose::Sizes,
         Purpose::Destinations,
@@ -102,6 +140,7 @@ mod tests {
         Purpose::EcnMarking,
         Purpose::Verbs,
         Purpose::InitialPsn,
+        Purpose::LoadBalancing,
     ];
 
     fn first(seed: u64, purpose: Purpose, index: u64) -> Vec<u64> {
@@ -150,5 +189,32 @@ mod tests {
             stream_seed(5, Purpose::Sizes, 5),
             stream_seed(0, Purpose::Sizes, 0)
         );
+    }
+
+    #[test]
+    fn splitmix_draws_are_uniform_and_two_distinct_differ() {
+        let mut r = SplitMix::new(stream_seed(3, Purpose::LoadBalancing, 0));
+        let mut counts = [0u32; 5];
+        for _ in 0..50_000 {
+            counts[r.below(5)] += 1;
+        }
+        assert!(counts.iter().all(|&c| (9_500..10_500).contains(&c)), "{counts:?}");
+        let mut pairs = [[0u32; 3]; 3];
+        for _ in 0..30_000 {
+            let (a, b) = r.two_distinct(3);
+            assert_ne!(a, b);
+            pairs[a][b] += 1;
+        }
+        // Each of the six ordered pairs about equally often.
+        for (a, row) in pairs.iter().enumerate() {
+            for (b, &c) in row.iter().enumerate() {
+                assert!(a == b || (4_500..5_500).contains(&c), "{pairs:?}");
+            }
+        }
+        // The sequence is fixed by the seed alone.
+        let mut again = SplitMix::new(stream_seed(3, Purpose::LoadBalancing, 0));
+        let mut fresh = SplitMix::new(stream_seed(3, Purpose::LoadBalancing, 0));
+        assert_eq!(again.next_u64(), fresh.next_u64());
+        assert_eq!(SplitMix::new(0).next_u64(), 0xe220_a839_7b1d_cdaf);
     }
 }

@@ -1,0 +1,276 @@
+//! Load balancing: which of a switch's equal-cost next hops a packet takes.
+//!
+//! Routing (`topology::routing`) gives each (switch, destination host) its candidate egress
+//! ports, all on shortest paths; a [`Balancer`] picks one per packet. ECMP keeps a flow on one
+//! path (a hash of the flow), the others move packets of one flow over several paths and so
+//! reorder them, which is what Eunomia's ordering layer exists to absorb.
+//!
+//! Every choice is a few array reads and, for the random ones, one step of a per-switch
+//! generator: no allocation and no hashing on the packet path. The per-destination state
+//! (round-robin turns, DRILL's memory) is a flat table of switches × hosts entries, allocated
+//! only for the balancers that use it.
+
+use irn_core::time::{Duration, Time};
+
+use crate::ids::{FlowId, HostIdx, NodeId, PortId};
+use crate::rng::{stream_seed, Purpose, SplitMix};
+
+/// How switches spread packets over equal-cost next hops (`switch.load_balancing`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LoadBalancing {
+    /// Per flow: a seeded hash of the flow id, re-mixed at every switch (MODEL §1).
+    #[default]
+    Ecmp,
+    /// Per packet, round-robin over the candidates, one turn per (switch, destination host):
+    /// Eunomia's "PS", a round-robin version of random packet spraying.
+    Spray,
+    /// Per packet, a uniformly random candidate (Dixit et al., INFOCOM'13).
+    RandomSpray,
+    /// DRILL(d, m) (Ghorbani et al., SIGCOMM'17): per packet, `d` random candidates and the `m`
+    /// least loaded remembered from the last choice; the one with the fewest bytes queued for
+    /// it wins.
+    Drill { d: u8, m: u8 },
+    /// Power of two choices: two distinct random candidates, the less loaded wins; no memory.
+    PowerOfTwo,
+    /// LetFlow (Vanini et al., NSDI'17): a flow keeps its candidate while its packets are less
+    /// than `gap` apart at this switch; after a longer gap (a new flowlet) it draws a random one.
+    LetFlow { gap: Duration },
+}
+
+impl LoadBalancing {
+    /// DRILL's defaults, (2, 1), as its paper evaluates it.
+    pub const DRILL: LoadBalancing = LoadBalancing::Drill { d: 2, m: 1 };
+    /// LetFlow's flowlet timeout in its paper and in ConWeave's ns-3 comparison: 100 µs.
+    pub const LETFLOW: LoadBalancing = LoadBalancing::LetFlow {
+        gap: Duration::from_us(100),
+    };
+
+    /// The scenario name (`switch.load_balancing`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadBalancing::Ecmp => "ecmp",
+            LoadBalancing::Spray => "spray",
+            LoadBalancing::RandomSpray => "random-spray",
+            LoadBalancing::Drill { .. } => "drill",
+            LoadBalancing::PowerOfTwo => "power-of-two",
+            LoadBalancing::LetFlow { .. } => "letflow",
+        }
+    }
+
+    /// Whether one flow's packets may take different paths (and so arrive out of order).
+    pub fn per_packet(self) -> bool {
+        !matches!(self, LoadBalancing::Ecmp)
+    }
+}
+
+/// Slots in each switch's flowlet table. A flow's entry is `flow % FLOWLET_SLOTS`, tagged with
+/// the flow: a flow that finds another flow's entry starts a new flowlet, as a collision in a
+/// hardware flowlet table does. Far more than the flows a switch carries at once in the
+/// scenarios here; 16 B each.
+const FLOWLET_SLOTS: usize = 4096;
+
+/// One flowlet table entry: which flow, when its last packet passed, where it went.
+#[derive(Clone, Copy, Debug)]
+struct Flowlet {
+    flow: u32,
+    candidate: u32,
+    last: Time,
+}
+
+const NO_FLOW: u32 = u32::MAX;
+
+/// The state every switch's load balancer keeps, for all switches at once.
+#[derive(Debug)]
+pub struct Balancer {
+    kind: LoadBalancing,
+    /// ECMP's hash salt, common to all switches (each switch mixes in its node id).
+    salt: u32,
+    /// Hosts: the row length of the per-destination tables.
+    hosts: usize,
+    /// Spray: the next turn per (switch, destination); DRILL: the `m` remembered candidate
+    /// indices per (switch, destination). Empty for the others.
+    per_destination: Vec<u16>,
+    /// One generator per switch, so one switch's draws never shift another's.
+    rngs: Vec<SplitMix>,
+    /// LetFlow: `FLOWLET_SLOTS` entries per switch.
+    flowlets: Vec<Flowlet>,
+}
+
+impl Balancer {
+    /// The balancers of `switches` switches routing to `hosts` hosts; `salt` is ECMP's, drawn
+    /// by the caller from its own stream so ECMP runs keep their paths.
+    pub fn new(kind: LoadBalancing, switches: usize, hosts: usize, seed: u64, salt: u32) -> Self {
+        let per_destination = match kind {
+            LoadBalancing::Spray => vec![0; switches * hosts],
+            LoadBalancing::Drill { m, .. } => vec![0; switches * hosts * usize::from(m)],
+            _ => Vec::new(),
+        };
+        let random = !matches!(kind, LoadBalancing::Ecmp | LoadBalancing::Spray);
+        let rngs = if random {
+            (0..switches)
+                .map(|s| SplitMix::new(stream_seed(seed, Purpose::LoadBalancing, s as u64)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let empty = Flowlet {
+            flow: NO_FLOW,
+            candidate: 0,
+            last: Time::ZERO,
+        };
+        let flowlets = match kind {
+            LoadBalancing::LetFlow { .. } => vec![empty; switches * FLOWLET_SLOTS],
+            _ => Vec::new(),
+        };
+        Balancer {
+            kind,
+            salt,
+            hosts,
+            per_destination,
+            rngs,
+            flowlets,
+        }
+    }
+
+    pub fn kind(&self) -> LoadBalancing {
+        self.kind
+    }
+
+    /// The egress port for a packet of `flow` to `dst` at switch `s` (node `node`) at `now`,
+    /// among `hops` (non-empty); `queued(port)` is the bytes waiting for that output there.
+    #[inline]
+    pub fn choose(
+        &mut self,
+        s: usize,
+        node: NodeId,
+        (flow, dst): (FlowId, HostIdx),
+        now: Time,
+        hops: &[PortId],
+        queued: impl Fn(PortId) -> u64,
+    ) -> PortId {
+        let n = hops.len();
+        if n == 1 {
+            return hops[0];
+        }
+        let i = match self.kind {
+            LoadBalancing::Ecmp => {
+                let hash = mix32(flow.0 ^ self.salt);
+                mix32(hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % n
+            }
+            LoadBalancing::Spray => {
+                let turn = &mut self.per_destination[s * self.hosts + dst.index()];
+                let i = usize::from(*turn) % n;
+                *turn = ((i + 1) % n) as u16;
+                i
+            }
+            LoadBalancing::RandomSpray => self.rngs[s].below(n),
+            LoadBalancing::PowerOfTwo => {
+                let (a, b) = self.rngs[s].two_distinct(n);
+                if queued(hops[b]) < queued(hops[a]) {
+                    b
+                } else {
+                    a
+                }
+            }
+            LoadBalancing::Drill { d, m } => self.drill(s, dst, hops, (d, m), queued),
+            LoadBalancing::LetFlow { gap } => self.letflow(s, flow, now, n, gap),
+        };
+        hops[i]
+    }
+
+    /// DRILL(d, m): the remembered candidates are offered first, so a sample replaces one only
+    /// when its queue is strictly shorter (ties keep the path, which reorders less); then the
+    /// `m` best of what was compared are remembered for the next packet to the same
+    /// destination. Samples are drawn with replacement; a candidate drawn twice is compared once.
+    fn drill(
+        &mut self,
+        s: usize,
+        dst: HostIdx,
+        hops: &[PortId],
+        (d, m): (u8, u8),
+        queued: impl Fn(PortId) -> u64,
+    ) -> usize {
+        let n = hops.len();
+        let m = usize::from(m);
+        let row = (s * self.hosts + dst.index()) * m;
+        let mut best = Best::new(m);
+        for k in 0..m {
+            let i = usize::from(self.per_destination[row + k]) % n;
+            best.offer(i, |i| queued(hops[i]));
+        }
+        let rng = &mut self.rngs[s];
+        for _ in 0..d {
+            best.offer(rng.below(n), |i| queued(hops[i]));
+        }
+        for k in 0..m {
+            self.per_destination[row + k] = best.candidate(k.min(best.len - 1)) as u16;
+        }
+        best.candidate(0)
+    }
+
+    fn letflow(&mut self, s: usize, flow: FlowId, now: Time, n: usize, gap: Duration) -> usize {
+        let e = &mut self.flowlets[s * FLOWLET_SLOTS + flow.index() % FLOWLET_SLOTS];
+        let continues = e.flow == flow.0 && now.saturating_since(e.last) < gap;
+        if !continues {
+            e.flow = flow.0;
+            e.candidate = self.rngs[s].below(n) as u32;
+        }
+        e.last = now;
+        e.candidate as usize % n
+    }
+}
+
+/// DRILL's memory is at most this many candidates (its paper uses m = 1 and finds larger m
+/// unhelpful).
+pub const MAX_DRILL_MEMORY: u8 = 4;
+
+/// The (queued bytes, candidate) pairs of the least loaded distinct candidates compared so far,
+/// least loaded first, at most `cap` of them.
+struct Best {
+    slots: [(u64, usize); MAX_DRILL_MEMORY as usize],
+    len: usize,
+    cap: usize,
+}
+
+impl Best {
+    fn new(cap: usize) -> Self {
+        Best {
+            slots: [(u64::MAX, 0); MAX_DRILL_MEMORY as usize],
+            len: 0,
+            cap,
+        }
+    }
+
+    /// Compares candidate `i`, reading its queue only if it has not been compared yet.
+    fn offer(&mut self, i: usize, queued: impl Fn(usize) -> u64) {
+        if self.slots[..self.len].iter().any(|&(_, j)| j == i) {
+            return;
+        }
+        let q = queued(i);
+        let at = self.slots[..self.len]
+            .iter()
+            .position(|&(b, _)| q < b)
+            .unwrap_or(self.len);
+        if at >= self.cap {
+            return;
+        }
+        let end = (self.len + 1).min(self.cap);
+        self.slots.copy_within(at..end - 1, at + 1);
+        self.slots[at] = (q, i);
+        self.len = end;
+    }
+
+    fn candidate(&self, k: usize) -> usize {
+        self.slots[k].1
+    }
+}
+
+/// A 32-bit finalizer (MurmurHash3's): ECMP's per-flow hash.
+#[inline(always)]
+pub(crate) fn mix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
