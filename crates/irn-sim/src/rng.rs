@@ -198,7 +198,10 @@ mod tests {
         for _ in 0..50_000 {
             counts[r.below(5)] += 1;
         }
-        assert!(counts.iter().all(|&c| (9_500..10_500).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (9_500..10_500).contains(&c)),
+            "{counts:?}"
+        );
         let mut pairs = [[0u32; 3]; 3];
         for _ in 0..30_000 {
             let (a, b) = r.two_distinct(3);

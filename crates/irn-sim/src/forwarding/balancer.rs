@@ -274,3 +274,198 @@ pub(crate) fn mix32(mut h: u32) -> u32 {
     h = h.wrapping_mul(0xc2b2_ae35);
     h ^ (h >> 16)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOPS: [PortId; 4] = [PortId(10), PortId(11), PortId(12), PortId(13)];
+
+    fn balancer(kind: LoadBalancing) -> Balancer {
+        Balancer::new(kind, 2, 3, 42, 7)
+    }
+
+    /// `n` choices at switch 0 for flow 1 to host 2, one every `step` µs, with queue lengths
+    /// `queued[port - 10]` fixed.
+    fn picks(b: &mut Balancer, n: u64, step: u64, queued: [u64; 4]) -> Vec<u32> {
+        (0..n)
+            .map(|i| {
+                let now = Time::from_ps(i * step * 1_000_000);
+                let q = |p: PortId| queued[p.index() - 10];
+                b.choose(0, NodeId(5), (FlowId(1), HostIdx(2)), now, &HOPS, q)
+                    .0
+                    - 10
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_single_candidate_is_taken_without_a_draw() {
+        for kind in [
+            LoadBalancing::Ecmp,
+            LoadBalancing::Spray,
+            LoadBalancing::RandomSpray,
+            LoadBalancing::DRILL,
+            LoadBalancing::PowerOfTwo,
+            LoadBalancing::LETFLOW,
+        ] {
+            let mut b = balancer(kind);
+            let only = [PortId(3)];
+            let got = b.choose(
+                1,
+                NodeId(6),
+                (FlowId(0), HostIdx(0)),
+                Time::ZERO,
+                &only,
+                |_| 0,
+            );
+            assert_eq!(got, PortId(3), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn ecmp_keeps_a_flow_on_one_port_and_spreads_flows() {
+        let mut b = balancer(LoadBalancing::Ecmp);
+        assert!(picks(&mut b, 20, 1, [0; 4])
+            .windows(2)
+            .all(|w| w[0] == w[1]));
+        let mut used = [false; 4];
+        for f in 0..64 {
+            let p = b.choose(
+                0,
+                NodeId(5),
+                (FlowId(f), HostIdx(2)),
+                Time::ZERO,
+                &HOPS,
+                |_| 0,
+            );
+            used[p.index() - 10] = true;
+        }
+        assert_eq!(used, [true; 4]);
+    }
+
+    #[test]
+    fn spray_alternates_per_destination() {
+        let mut b = balancer(LoadBalancing::Spray);
+        assert_eq!(picks(&mut b, 6, 1, [0; 4]), [0, 1, 2, 3, 0, 1]);
+        // Another destination at the same switch has a turn of its own; another switch too.
+        let at = |b: &mut Balancer, s, dst| {
+            b.choose(
+                s,
+                NodeId(5),
+                (FlowId(9), HostIdx(dst)),
+                Time::ZERO,
+                &HOPS,
+                |_| 0,
+            )
+            .0 - 10
+        };
+        assert_eq!(at(&mut b, 0, 0), 0);
+        assert_eq!(at(&mut b, 1, 2), 0);
+        assert_eq!(at(&mut b, 0, 2), 2);
+    }
+
+    #[test]
+    fn random_spray_uses_every_candidate_about_equally() {
+        let mut b = balancer(LoadBalancing::RandomSpray);
+        let mut counts = [0; 4];
+        for p in picks(&mut b, 4000, 1, [0; 4]) {
+            counts[p as usize] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (900..1100).contains(&c)),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn power_of_two_never_picks_the_longest_queue() {
+        let mut b = balancer(LoadBalancing::PowerOfTwo);
+        let got = picks(&mut b, 400, 1, [500, 100, 900, 300]);
+        // Port 2 (900 B) loses to every other; port 1 (shortest) wins whenever drawn.
+        assert!(!got.contains(&2));
+        let ones = got.iter().filter(|&&p| p == 1).count();
+        // Drawn in a pair with probability 1/2.
+        assert!((170..230).contains(&ones), "{ones}");
+    }
+
+    #[test]
+    fn drill_picks_the_shortest_queue_and_remembers_it() {
+        let mut b = balancer(LoadBalancing::DRILL);
+        let got = picks(&mut b, 50, 1, [500, 100, 900, 300]);
+        // Once port 1 has been sampled it is remembered, and nothing shorter exists.
+        let first = got.iter().position(|&p| p == 1).expect("port 1 sampled");
+        assert!(first < 10, "{got:?}");
+        assert!(got[first..].iter().all(|&p| p == 1), "{got:?}");
+        // With every queue equal, the remembered port stays (ties keep the path).
+        let mut b = balancer(LoadBalancing::DRILL);
+        let got = picks(&mut b, 50, 1, [7; 4]);
+        assert!(got.iter().all(|&p| p == got[0]), "{got:?}");
+    }
+
+    #[test]
+    fn drill_with_more_memory_keeps_the_best_few() {
+        let mut b = balancer(LoadBalancing::Drill { d: 1, m: 2 });
+        let got = picks(&mut b, 200, 1, [40, 10, 30, 20]);
+        let tail = &got[50..];
+        assert!(tail.iter().all(|&p| p == 1), "{tail:?}");
+        // The memory row holds the two best: ports 1 and 3.
+        let row = (2) * 2;
+        let mut remembered = [b.per_destination[row], b.per_destination[row + 1]];
+        remembered.sort_unstable();
+        assert_eq!(remembered, [1, 3]);
+    }
+
+    #[test]
+    fn letflow_keeps_a_flowlet_and_redraws_after_a_gap() {
+        let mut b = balancer(LoadBalancing::LETFLOW);
+        // Packets 10 µs apart: one flowlet, one port.
+        let close = picks(&mut b, 30, 10, [0; 4]);
+        assert!(close.iter().all(|&p| p == close[0]), "{close:?}");
+        // 200 µs apart: every packet starts a flowlet; over 40 of them several ports are used.
+        let mut b = balancer(LoadBalancing::LETFLOW);
+        let apart = picks(&mut b, 40, 200, [0; 4]);
+        let mut used = apart.clone();
+        used.sort_unstable();
+        used.dedup();
+        assert!(used.len() >= 3, "{apart:?}");
+    }
+
+    #[test]
+    fn letflow_gap_is_measured_per_flow_and_a_slot_collision_starts_a_flowlet() {
+        let mut b = balancer(LoadBalancing::LETFLOW);
+        let go = |b: &mut Balancer, flow: u32, us: u64| {
+            let now = Time::from_ps(us * 1_000_000);
+            b.choose(0, NodeId(5), (FlowId(flow), HostIdx(2)), now, &HOPS, |_| 0)
+        };
+        let a = go(&mut b, 1, 0);
+        // Another flow in between does not refresh flow 1's entry, but does not break it either.
+        go(&mut b, 2, 50);
+        assert_eq!(go(&mut b, 1, 90), a);
+        // A flow sharing flow 1's slot takes it over; flow 1 then starts a new flowlet.
+        let twin = 1 + FLOWLET_SLOTS as u32;
+        go(&mut b, twin, 95);
+        let e = b.flowlets[1];
+        assert_eq!(e.flow, twin);
+    }
+
+    #[test]
+    fn choices_are_deterministic_per_seed_and_differ_across_seeds() {
+        for kind in [
+            LoadBalancing::RandomSpray,
+            LoadBalancing::DRILL,
+            LoadBalancing::PowerOfTwo,
+            LoadBalancing::LETFLOW,
+        ] {
+            let q = [3, 1, 4, 1];
+            let run = |seed| {
+                let mut b = Balancer::new(kind, 2, 3, seed, 7);
+                picks(&mut b, 200, 150, q)
+            };
+            assert_eq!(run(1), run(1), "{kind:?}");
+            if kind != LoadBalancing::DRILL {
+                assert_ne!(run(1), run(2), "{kind:?}");
+            }
+        }
+    }
+}

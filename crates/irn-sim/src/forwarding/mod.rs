@@ -4,5 +4,5 @@
 
 mod balancer;
 
-pub use balancer::{Balancer, LoadBalancing, MAX_DRILL_MEMORY};
 pub(crate) use balancer::mix32;
+pub use balancer::{Balancer, LoadBalancing, MAX_DRILL_MEMORY};
