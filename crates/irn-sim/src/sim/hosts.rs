@@ -1,0 +1,370 @@
+//! A host's side of the packet path: its NIC (control packets first, then the ready flows
+//! round-robin), the flows' `irn-core` endpoints (a sender and a receiver per message flow, or
+//! a verbs queue pair on each host), their timers, and what a flow leaves behind when it ends.
+
+use std::collections::VecDeque;
+
+use irn_core::packet::Qpn;
+use irn_core::transport::Requester;
+use irn_core::{Receiver, Time};
+
+use super::Simulation;
+use crate::config::SimConfig;
+use crate::engine::Event;
+use crate::ids::{FlowId, HostIdx, PortId};
+use crate::packet::SimPacket;
+use crate::packets::{Fifo, PacketId};
+use crate::verbs_flow::{self, Side, VerbsFlow, VerbsPackets};
+
+/// A host's NIC: one port, control packets first, then the flows that may send, round-robin.
+#[derive(Debug)]
+pub(super) struct Nic {
+    pub(super) port: PortId,
+    /// ACKs, NACKs and CNPs waiting in the packet slab.
+    pub(super) control: Fifo,
+    /// Flows that may have a packet to send, in round-robin order.
+    pub(super) ready: VecDeque<FlowId>,
+}
+
+/// A flow's two ends while it runs. Always boxed (in [`Flow::qp`]), so its size costs nothing
+/// in the flow table; the verbs variant, four times the size of the other, is boxed again so a
+/// message flow allocates only what it uses.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Endpoints {
+    /// One message on the transport alone: the sender at the source, the receiver at the
+    /// destination.
+    Message {
+        sender: Requester,
+        receiver: Receiver,
+    },
+    /// One verb between a verbs queue pair on each host.
+    Verbs(Box<VerbsFlow>),
+}
+
+/// What the packet path reads and writes of a flow, in one cache line; the rest of its
+/// description is its [`FlowSpec`](crate::workload::FlowSpec) in the configuration, and its
+/// counters are in [`FlowCounts`], written once when it ends.
+#[derive(Debug)]
+#[repr(align(64))]
+pub(super) struct Flow {
+    /// Live from the flow's start until both ends complete; then dropped to free its bitmaps.
+    pub(super) qp: Option<Box<Endpoints>>,
+    /// The time of the timer event scheduled for this flow, or [`Flow::NO_TIMER`]. Later events
+    /// for the flow are stale and ignored; an early one re-reads the sender's deadline.
+    pub(super) timer_at: Time,
+    pub(super) received_at: Option<Time>,
+    pub(super) acked_at: Option<Time>,
+    pub(super) src: HostIdx,
+    pub(super) dst: HostIdx,
+    /// On its source's (index 0) and destination's (index 1) NIC ready list.
+    pub(super) in_ready: [bool; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<Flow>() == 64);
+
+impl Flow {
+    pub(super) const NO_TIMER: Time = Time::MAX;
+}
+
+/// A flow's counters, taken from its endpoints when they go away.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct FlowCounts {
+    pub(super) retransmissions: u64,
+    pub(super) timeouts: u64,
+    pub(super) min_rate_bps: Option<u64>,
+    pub(super) min_window: Option<u32>,
+}
+
+impl Simulation<'_> {
+    /// [`try_send`](Self::try_send) for host `h`'s NIC port `p`.
+    #[inline]
+    pub(super) fn nic_send(&mut self, p: PortId, h: HostIdx) {
+        if self.now < self.ports[p.index()].busy_until {
+            return self.wake_when_done(p);
+        }
+        if let Some(pkt) = self.nic_next(h) {
+            let nic = &self.nics[h.index()];
+            // A NIC with ready flows may have more; finding out costs a poll, so just wake.
+            let more = !nic.control.is_empty() || !nic.ready.is_empty();
+            self.transmit(p, pkt, more);
+        }
+    }
+
+    /// The NIC's next packet: control first, then (unless paused) the ready flows round-robin.
+    #[inline]
+    pub(super) fn nic_next(&mut self, h: HostIdx) -> Option<PacketId> {
+        let nic = &mut self.nics[h.index()];
+        if let Some(p) = self.packets.pop(&mut nic.control) {
+            return Some(p);
+        }
+        if self.ports[nic.port.index()].paused {
+            return None;
+        }
+        let now = self.now;
+        for _ in 0..nic.ready.len() {
+            let f = nic.ready.pop_front()?;
+            let flow = &mut self.flows[f.index()];
+            let side = if flow.src == h { Side::Src } else { Side::Dst };
+            let sent = match flow.qp.as_deref_mut() {
+                None => None,
+                Some(Endpoints::Message { sender, .. }) => {
+                    sender.poll_transmit(now).map(|pkt| SimPacket {
+                        wire_bytes: pkt.wire_len() + self.cfg.extra_header_bytes,
+                        pkt,
+                        flow: f,
+                        dst: flow.dst,
+                        verbs: None,
+                    })
+                }
+                Some(Endpoints::Verbs(v)) => v.qp_mut(side).poll_transmit(now).map(|pkt| {
+                    let to = if side == Side::Src {
+                        flow.dst
+                    } else {
+                        flow.src
+                    };
+                    wrap_verbs(&mut self.verbs_packets, self.cfg, pkt, f, to)
+                }),
+            };
+            match sent {
+                Some(sim) => {
+                    nic.ready.push_back(f);
+                    if sim.is_data() {
+                        self.counters.data_packets_sent += 1;
+                    }
+                    self.sync_timer(f);
+                    return Some(self.packets.alloc(sim));
+                }
+                None => flow.in_ready[side as usize] = false,
+            }
+        }
+        None
+    }
+
+    /// Put a flow on the NIC of its `side`'s host and kick the NIC.
+    #[inline]
+    pub(super) fn make_ready(&mut self, f: FlowId, side: Side) {
+        let flow = &mut self.flows[f.index()];
+        let host = match side {
+            Side::Src => flow.src,
+            Side::Dst => flow.dst,
+        };
+        if !flow.in_ready[side as usize] {
+            flow.in_ready[side as usize] = true;
+            self.nics[host.index()].ready.push_back(f);
+        }
+        self.nic_send(self.nics[host.index()].port, host);
+    }
+
+    #[inline]
+    pub(super) fn host_receive(&mut self, h: HostIdx, pkt: SimPacket) {
+        let f = pkt.flow;
+        let now = self.now;
+        let flow = &mut self.flows[f.index()];
+        let verbs = pkt.verbs.and_then(|slot| self.verbs_packets.take(slot));
+        let Some(ends) = flow.qp.as_deref_mut() else {
+            // The flow already finished: a late duplicate or spurious retransmission.
+            return;
+        };
+        let nic = &mut self.nics[h.index()];
+        match ends {
+            Endpoints::Message { sender, receiver } => {
+                if pkt.is_data() {
+                    receiver.handle_packet(now, &pkt.pkt);
+                    while let Some(reply) = receiver.poll_transmit(now) {
+                        let id = self.packets.alloc(SimPacket {
+                            wire_bytes: reply.wire_len(),
+                            pkt: reply,
+                            flow: f,
+                            dst: flow.src,
+                            verbs: None,
+                        });
+                        self.packets.push(&mut nic.control, id);
+                    }
+                    if receiver.poll_completion().is_some() {
+                        flow.received_at = Some(now);
+                    }
+                    let port = nic.port;
+                    self.nic_send(port, h);
+                } else {
+                    sender.handle_packet(now, &pkt.pkt);
+                    if sender.poll_completion().is_some() {
+                        flow.acked_at = Some(now);
+                    }
+                    self.sync_timer(f);
+                    self.make_ready(f, Side::Src);
+                }
+            }
+            Endpoints::Verbs(v) => {
+                let Some(mut verbs) = verbs else { return };
+                verbs_flow::take_marks(&pkt.pkt, &mut verbs);
+                let (side, peer) = if h == flow.src {
+                    (Side::Src, flow.dst)
+                } else {
+                    (Side::Dst, flow.src)
+                };
+                let qp = v.qp_mut(side);
+                qp.handle_packet(now, &verbs);
+                while let Some(reply) = qp.poll_control() {
+                    let reply = wrap_verbs(&mut self.verbs_packets, self.cfg, reply, f, peer);
+                    let id = self.packets.alloc(reply);
+                    self.packets.push(&mut nic.control, id);
+                }
+                let (received, acked) = v.progress();
+                if received {
+                    flow.received_at.get_or_insert(now);
+                }
+                if acked {
+                    flow.acked_at.get_or_insert(now);
+                }
+                self.sync_timer(f);
+                self.make_ready(f, side);
+            }
+        }
+        self.finish_if_done(f);
+    }
+
+    #[inline]
+    pub(super) fn timer(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        if flow.timer_at != self.now {
+            return; // superseded
+        }
+        flow.timer_at = Flow::NO_TIMER;
+        match flow.qp.as_deref_mut() {
+            None => return,
+            Some(Endpoints::Message { sender, .. }) => sender.handle_timeout(self.now),
+            Some(Endpoints::Verbs(v)) => {
+                v.handle_timeout(self.now);
+                self.make_ready(f, Side::Dst);
+            }
+        }
+        self.sync_timer(f);
+        self.make_ready(f, Side::Src);
+    }
+
+    /// Make sure a timer event is pending no later than the flow's next deadline.
+    #[inline]
+    pub(super) fn sync_timer(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        let deadline = match flow.qp.as_deref() {
+            None => None,
+            Some(Endpoints::Message { sender, .. }) => sender.poll_timeout(),
+            Some(Endpoints::Verbs(v)) => v.poll_timeout(),
+        };
+        let Some(deadline) = deadline else {
+            return;
+        };
+        let deadline = deadline.max(self.now);
+        if deadline < flow.timer_at {
+            flow.timer_at = deadline;
+            self.queue.schedule(deadline, Event::Timer(f));
+        }
+    }
+
+    #[inline]
+    pub(super) fn start_next_flow(&mut self) {
+        let i = self.next_flow;
+        self.next_flow += 1;
+        if let Some(next) = self.cfg.flows.get(self.next_flow) {
+            self.queue.schedule(next.start, Event::FlowArrival);
+        }
+        let cfg = self.cfg.transport;
+        let qpn = Qpn::new(i as u32);
+        let spec = self.cfg.flows[i];
+        // Sizes (and verbs) are validated when the configuration is built.
+        let isn = |space| self.cfg.initial_psn.psn(self.cfg.seed, i, space);
+        let (ends, first) = match spec.verb {
+            None => {
+                let mut sender = Requester::new(cfg, qpn, isn(0));
+                if sender.post(spec.size_bytes).is_err() {
+                    return;
+                }
+                let receiver = Receiver::new(cfg, qpn, isn(0));
+                (Endpoints::Message { sender, receiver }, Side::Src)
+            }
+            Some(verb) => {
+                let Ok(flow) = VerbsFlow::new(cfg, qpn, &spec, [isn(0), isn(1), isn(2), isn(3)])
+                else {
+                    return;
+                };
+                let requester = if verb.requester_at_dst() {
+                    Side::Dst
+                } else {
+                    Side::Src
+                };
+                (Endpoints::Verbs(Box::new(flow)), requester)
+            }
+        };
+        self.flows[i].qp = Some(Box::new(ends));
+        self.make_ready(FlowId(i as u32), first);
+    }
+
+    /// Ends flow `f` if both its ends are done: a check on every packet a host receives, so
+    /// inlined, with the rare ending apart.
+    #[inline(always)]
+    pub(super) fn finish_if_done(&mut self, f: FlowId) {
+        let flow = &self.flows[f.index()];
+        if flow.received_at.is_some() && flow.acked_at.is_some() {
+            self.end_flow(f);
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn end_flow(&mut self, f: FlowId) {
+        if let Some(ends) = self.flows[f.index()].qp.take() {
+            self.absorb_stats(f, &ends, true);
+            self.flows_finished += 1;
+        }
+    }
+
+    /// Takes a flow's counters when its endpoints go away; a finished verbs flow also has its
+    /// data checked.
+    #[inline]
+    pub(super) fn absorb_stats(&mut self, f: FlowId, ends: &Endpoints, finished: bool) {
+        let flow = &mut self.counts[f.index()];
+        let duplicates = match ends {
+            Endpoints::Message { sender, receiver } => {
+                let s = sender.stats();
+                flow.retransmissions = s.retransmissions;
+                flow.timeouts = s.timeouts;
+                flow.min_rate_bps = s.min_rate_bps;
+                flow.min_window = s.min_window;
+                self.counters.cnps += receiver.stats().cnps_sent;
+                receiver.stats().duplicates
+            }
+            Endpoints::Verbs(v) => {
+                let c = v.counts();
+                flow.retransmissions = c.retransmissions;
+                flow.timeouts = c.timeouts;
+                flow.min_rate_bps = c.min_rate_bps;
+                flow.min_window = c.min_window;
+                if finished && !v.data_ok() {
+                    self.counters.verbs_data_errors += 1;
+                }
+                self.counters.cnps += c.cnps;
+                c.duplicates
+            }
+        };
+        self.counters.retransmissions += flow.retransmissions;
+        self.counters.timeouts += flow.timeouts;
+        self.counters.duplicates += duplicates;
+    }
+}
+
+/// Parks a verbs packet in `slab` and wraps its network view for the trip to host `to`.
+fn wrap_verbs(
+    slab: &mut VerbsPackets,
+    cfg: &SimConfig,
+    pkt: irn_core::verbs::VerbsPacket,
+    flow: FlowId,
+    to: HostIdx,
+) -> SimPacket {
+    SimPacket {
+        wire_bytes: verbs_flow::wire_bytes(&pkt, cfg.verbs_irn_headers),
+        pkt: verbs_flow::network_view(&pkt),
+        flow,
+        dst: to,
+        verbs: Some(slab.insert(pkt)),
+    }
+}

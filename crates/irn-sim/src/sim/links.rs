@@ -1,0 +1,95 @@
+//! Ports and links: a port starts sending when its node has something for it, a link carries
+//! packets to the far end, and PFC frames travel upstream ahead of data.
+
+use super::Simulation;
+use crate::engine::Event;
+use crate::ids::PortId;
+use crate::packets::PacketId;
+use crate::port::OwnerKind;
+
+impl Simulation<'_> {
+    /// If the port is idle, start sending whatever its node has for it; if it is busy, make sure
+    /// it wakes up when it is done.
+    #[inline]
+    pub(super) fn try_send(&mut self, p: PortId) {
+        let port = &self.ports[p.index()];
+        match port.owner.kind() {
+            OwnerKind::Host(h) => self.nic_send(p, h),
+            OwnerKind::Switch(s) => self.switch_send(p, s, usize::from(port.local)),
+        }
+    }
+
+    /// Makes a busy port wake up when its current packet is out.
+    #[inline(always)]
+    pub(super) fn wake_when_done(&mut self, p: PortId) {
+        let port = &mut self.ports[p.index()];
+        if port.wake_at != port.busy_until {
+            port.wake_at = port.busy_until;
+            self.queue.schedule(port.busy_until, Event::TxDone(p));
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
+        let port = &mut self.ports[p.index()];
+        let wire_bytes = self.packets.get(pkt).wire_bytes;
+        let done = self.now + port.serialization(wire_bytes, &self.extra[p.index()]);
+        port.busy_until = done;
+        port.bytes_sent += u64::from(wire_bytes);
+        let arrives = done + port.delay;
+        let first_on_link = port.in_flight.is_empty();
+        self.packets.push_link(&mut port.in_flight, pkt, arrives);
+        if more && port.wake_at != done {
+            port.wake_at = done;
+            self.queue.schedule(done, Event::TxDone(p));
+        }
+        if first_on_link {
+            self.queue.schedule(arrives, Event::Arrive(p));
+        }
+    }
+
+    /// The head packet of the link leaving `p` reaches the other end.
+    #[inline]
+    pub(super) fn arrive(&mut self, p: PortId) {
+        let port = &mut self.ports[p.index()];
+        let Some((pkt, next)) = self.packets.pop_link(&mut port.in_flight) else {
+            return;
+        };
+        let (ingress, owner, input) = (port.peer, port.peer_owner, usize::from(port.peer_local));
+        if let Some(next) = next {
+            self.queue.schedule(next, Event::Arrive(p));
+            // The new head arrives a serialization time from now: bring it into cache.
+            if let Some(head) = self.packets.front(&port.in_flight) {
+                self.packets.prefetch(head);
+            }
+        }
+        match owner.kind() {
+            OwnerKind::Host(h) => {
+                let pkt = self.packets.free(pkt);
+                self.host_receive(h, pkt)
+            }
+            OwnerKind::Switch(s) => self.switch_receive(s, ingress, input, pkt),
+        }
+    }
+
+    /// A PFC frame from the switch port `from` to the port upstream of it. Pause frames do not
+    /// queue behind data (they preempt) and take their own serialization plus the link delay.
+    #[inline]
+    pub(super) fn send_pfc(&mut self, from: PortId, pause: bool) {
+        let port = &self.ports[from.index()];
+        let frame = irn_core::packet::CONTROL_FRAME_BYTES;
+        let at = self.now + port.serialization(frame, &self.extra[from.index()]) + port.delay;
+        if pause {
+            self.counters.pause_frames += 1;
+        } else {
+            self.counters.resume_frames += 1;
+        }
+        self.queue.schedule(
+            at,
+            Event::Pfc {
+                port: port.peer,
+                pause,
+            },
+        );
+    }
+}
