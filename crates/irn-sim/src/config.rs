@@ -3,6 +3,7 @@
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
+pub use crate::forwarding::LoadBalancing;
 use crate::rng::{stream_seed, Purpose};
 use crate::topology::{Port, Topology};
 use crate::workload::FlowSpec;
@@ -31,6 +32,8 @@ pub struct SimConfig {
     pub verbs_irn_headers: bool,
     /// Where each queue pair's PSNs start: seeded at random unless a test fixes them.
     pub initial_psn: InitialPsn,
+    /// How switches choose among equal-cost next hops.
+    pub load_balancing: LoadBalancing,
 }
 
 /// Where a queue pair's packet sequence numbers start.

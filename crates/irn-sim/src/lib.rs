@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | [`engine`] | the event queue, ordered by (time, insertion sequence) |
 //! | [`sim`] | the world: ports, links, switches, NICs, flows; event dispatch |
+//! | [`forwarding`] | load balancing among equal-cost next hops (ECMP, spray, DRILL, power of two, LetFlow) |
 //! | [`switch`] | the IRN paper's input-queued VOQ switch with per-input buffers and PFC |
 //! | [`port`] | an egress port and the link leaving it |
 //! | [`packet`] | the packet as the network sees it |

@@ -25,6 +25,10 @@ use crate::topology::Topology;
 use crate::units::Bytes;
 use crate::workload::{self, Cdf, FlowSpec, SizeDist, VerbMix};
 
+mod load_balancing;
+
+pub use load_balancing::{BalancerKind, LoadBalancingSection};
+
 /// A scenario as written, every key defaulted. Serialized back into `summary.json` as the
 /// resolved scenario.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -35,6 +39,7 @@ pub struct ScenarioFile {
     pub seed: u64,
     pub topology: TopologySection,
     pub switch: SwitchSection,
+    pub load_balancing: LoadBalancingSection,
     pub transport: TransportSection,
     pub workload: WorkloadSection,
     pub run: RunSection,
@@ -50,6 +55,7 @@ impl Default for ScenarioFile {
             seed: 1,
             topology: TopologySection::default(),
             switch: SwitchSection::default(),
+            load_balancing: LoadBalancingSection::default(),
             transport: TransportSection::default(),
             workload: WorkloadSection::default(),
             run: RunSection::default(),
@@ -720,6 +726,7 @@ pub fn parse(
                 })?;
             resolved.topology.normalize(file)?;
             resolved.switch.normalize(file)?;
+            resolved.load_balancing.normalize(file)?;
             resolved.workload.normalize(file)?;
             let config = validate(&resolved, file, base_dir)?;
             Ok((resolved, config))
@@ -1352,6 +1359,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         extra_header_bytes,
         verbs_irn_headers,
         initial_psn: InitialPsn::Seeded,
+        load_balancing: s.load_balancing.to_balancing(file)?,
     })
 }
 

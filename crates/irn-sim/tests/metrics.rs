@@ -7,7 +7,9 @@
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{InitialPsn, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{
+    InitialPsn, LoadBalancing, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel,
+};
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::{FlowClass, FlowSpec};
@@ -39,6 +41,7 @@ fn config(topology: Topology, flows: Vec<FlowSpec>) -> SimConfig {
         extra_header_bytes: 0,
         verbs_irn_headers: true,
         initial_psn: InitialPsn::Seeded,
+        load_balancing: LoadBalancing::Ecmp,
     }
 }
 

@@ -181,7 +181,8 @@ impl Balancer {
     /// DRILL(d, m): the remembered candidates are offered first, so a sample replaces one only
     /// when its queue is strictly shorter (ties keep the path, which reorders less); then the
     /// `m` best of what was compared are remembered for the next packet to the same
-    /// destination. Samples are drawn with replacement; a candidate drawn twice is compared once.
+    /// destination. The `d` samples are distinct (with replacement beyond 64 candidates, where a
+    /// candidate drawn twice is compared once).
     fn drill(
         &mut self,
         s: usize,
@@ -193,14 +194,27 @@ impl Balancer {
         let n = hops.len();
         let m = usize::from(m);
         let row = (s * self.hosts + dst.index()) * m;
-        let mut best = Best::new(m);
+        // Without memory (m = 0) the best sample still wins.
+        let mut best = Best::new(m.max(1));
         for k in 0..m {
             let i = usize::from(self.per_destination[row + k]) % n;
             best.offer(i, |i| queued(hops[i]));
         }
         let rng = &mut self.rngs[s];
-        for _ in 0..d {
-            best.offer(rng.below(n), |i| queued(hops[i]));
+        let d = usize::from(d).min(n);
+        if n <= 64 {
+            // Floyd's algorithm: `d` distinct candidates, uniformly, with a bit per candidate.
+            let mut drawn = 0u64;
+            for j in n - d..n {
+                let t = rng.below(j + 1);
+                let pick = if drawn >> t & 1 == 1 { j } else { t };
+                drawn |= 1 << pick;
+                best.offer(pick, |i| queued(hops[i]));
+            }
+        } else {
+            for _ in 0..d {
+                best.offer(rng.below(n), |i| queued(hops[i]));
+            }
         }
         for k in 0..m {
             self.per_destination[row + k] = best.candidate(k.min(best.len - 1)) as u16;
@@ -267,7 +281,7 @@ impl Best {
 
 /// A 32-bit finalizer (MurmurHash3's): ECMP's per-flow hash.
 #[inline(always)]
-pub(crate) fn mix32(mut h: u32) -> u32 {
+fn mix32(mut h: u32) -> u32 {
     h ^= h >> 16;
     h = h.wrapping_mul(0x85eb_ca6b);
     h ^= h >> 13;
@@ -401,6 +415,21 @@ mod tests {
         let mut b = balancer(LoadBalancing::DRILL);
         let got = picks(&mut b, 50, 1, [7; 4]);
         assert!(got.iter().all(|&p| p == got[0]), "{got:?}");
+    }
+
+    #[test]
+    fn drill_without_memory_is_the_best_of_its_samples() {
+        let mut b = balancer(LoadBalancing::Drill { d: 2, m: 0 });
+        let got = picks(&mut b, 400, 1, [500, 100, 900, 300]);
+        assert!(!got.contains(&2), "the longest queue never wins a pair");
+        let mut used = got.clone();
+        used.sort_unstable();
+        used.dedup();
+        assert_eq!(
+            used,
+            [0, 1, 3],
+            "no memory: every port but the longest wins sometimes"
+        );
     }
 
     #[test]

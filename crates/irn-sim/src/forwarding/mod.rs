@@ -4,5 +4,4 @@
 
 mod balancer;
 
-pub(crate) use balancer::mix32;
 pub use balancer::{Balancer, LoadBalancing, MAX_DRILL_MEMORY};

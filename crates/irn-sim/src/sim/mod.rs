@@ -13,6 +13,7 @@ use irn_core::{Duration, Time};
 
 use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
 use crate::engine::{Event, EventQueue};
+use crate::forwarding::Balancer;
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packets::{Fifo, Packets};
@@ -66,8 +67,8 @@ pub struct Simulation<'a> {
     flows_finished: usize,
     counters: NetworkCounters,
     horizon: Time,
-    /// Mixed with flow ids for ECMP.
-    salt: u32,
+    /// Every switch's load balancer state.
+    balancer: Balancer,
     verbs_packets: VerbsPackets,
 }
 
@@ -139,7 +140,15 @@ impl<'a> Simulation<'a> {
             .iter()
             .enumerate()
             .all(|(i, &n)| owners[n.index()] == Owner::switch(i)));
+        // ECMP's salt has its own stream, so ECMP paths stay where they were.
         let salt: u32 = stream(cfg.seed, Purpose::EcmpSalt, 0).random();
+        let balancer = Balancer::new(
+            cfg.load_balancing,
+            topo.switches().len(),
+            topo.hosts().len(),
+            cfg.seed,
+            salt,
+        );
         let flows = cfg
             .flows
             .iter()
@@ -208,7 +217,7 @@ impl<'a> Simulation<'a> {
             flows_finished: 0,
             counters: NetworkCounters::default(),
             horizon: last_start + cfg.drain_limit,
-            salt,
+            balancer,
             verbs_packets: VerbsPackets::default(),
         }
     }

@@ -3,7 +3,6 @@
 //! the input's upstream port), and sent when the output is free.
 
 use super::Simulation;
-use crate::forwarding::mix32;
 use crate::ids::PortId;
 use crate::packets::PacketId;
 use crate::switch::{Admit, Queues};
@@ -13,17 +12,21 @@ impl Simulation<'_> {
     #[inline]
     pub(super) fn switch_receive(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
         let pkt = self.packets.get(id);
-        let hops = self.cfg.topology.next_hops_at_switch(s, pkt.dst);
+        let topology = &self.cfg.topology;
+        let hops = topology.next_hops_at_switch(s, pkt.dst);
+        // Ports are numbered contiguously per node.
+        let first = ingress.0 - input as u32;
+        let switch = &mut self.switches[s];
         let out = if hops.len() == 1 {
             hops[0]
         } else {
-            let hash = mix32(pkt.flow.0 ^ self.salt);
-            let node = self.cfg.topology.switches()[s];
-            hops[mix32(hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % hops.len()]
+            let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
+            let node = topology.switches()[s];
+            let packet = (pkt.flow, pkt.dst);
+            self.balancer
+                .choose(s, node, packet, self.now, hops, queued)
         };
-        // Ports are numbered contiguously per node.
-        let output = (out.0 - (ingress.0 - input as u32)) as usize;
-        let switch = &mut self.switches[s];
+        let output = (out.0 - first) as usize;
         let is_data = pkt.is_data();
         let port = &self.ports[out.index()];
         // Most packets find their output idle with nothing queued (59 % on the leaf-spine

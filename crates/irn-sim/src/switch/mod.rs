@@ -96,6 +96,9 @@ pub trait Queues {
     /// Whether `output` has anything it could send (ignoring pause for data).
     fn has_work(&self, output: usize) -> bool;
 
+    /// Data bytes waiting for `output`: the local queue length load balancers compare.
+    fn queued_bytes(&self, output: usize) -> u64;
+
     /// [`dequeue`](Self::dequeue), and whether `output` has more to send after this packet: the
     /// port's one call per packet.
     #[inline(always)]
@@ -187,6 +190,11 @@ impl Queues for Switch {
     #[inline]
     fn has_work(&self, output: usize) -> bool {
         delegate!(self, s => s.has_work(output))
+    }
+
+    #[inline]
+    fn queued_bytes(&self, output: usize) -> u64 {
+        delegate!(self, s => s.queued_bytes(output))
     }
 
     #[inline]

@@ -257,6 +257,10 @@ impl Queues for SharedSwitch {
         let out = &self.outputs[output];
         !out.control.is_empty() || !out.data.is_empty()
     }
+
+    fn queued_bytes(&self, output: usize) -> u64 {
+        self.outputs[output].egress
+    }
 }
 
 #[cfg(test)]

@@ -208,6 +208,10 @@ impl Queues for VoqSwitch {
         let out = &self.outputs[output];
         !out.control.is_empty() || out.waiting != 0
     }
+
+    fn queued_bytes(&self, output: usize) -> u64 {
+        self.outputs[output].queued
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,216 @@
+//! `[load_balancing]`: how every switch spreads packets over its equal-cost next hops.
+//!
+//! ```toml
+//! [load_balancing]
+//! kind = "drill"       # "ecmp" (default), "spray", "random-spray", "drill", "power-of-two", "letflow"
+//! samples = 2          # drill: random candidates per packet (d)
+//! memory = 1           # drill: least loaded candidates remembered (m)
+//! flowlet_gap = "100us" # letflow: a longer pause starts a new flowlet
+//! ```
+
+use irn_core::Duration;
+use serde::{Deserialize, Serialize};
+
+use super::{check_keys, invalid, parse_key, ScenarioError};
+use crate::forwarding::{LoadBalancing, MAX_DRILL_MEMORY};
+
+/// The section as written; keys of another `kind` are rejected, the chosen kind's defaults
+/// filled in when the scenario is loaded.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoadBalancingSection {
+    pub kind: BalancerKind,
+    /// drill: d, the random candidates compared per packet. Default 2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u8>,
+    /// drill: m, the least loaded candidates remembered for the next packet. Default 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u8>,
+    /// letflow: the pause that ends a flowlet. Default 100us.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flowlet_gap: Option<String>,
+}
+
+/// `load_balancing.kind`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BalancerKind {
+    #[default]
+    Ecmp,
+    Spray,
+    RandomSpray,
+    Drill,
+    PowerOfTwo,
+    Letflow,
+}
+
+impl LoadBalancingSection {
+    /// Rejects keys of another kind and fills the chosen kind's defaults, so the resolved
+    /// scenario shows every value the run used.
+    pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let kind = self.kind;
+        let name = self.to_balancing(file)?.name();
+        let drill = kind == BalancerKind::Drill;
+        check_keys(
+            file,
+            ("load_balancing", "kind"),
+            name,
+            &[
+                ("samples", self.samples.is_some(), drill),
+                ("memory", self.memory.is_some(), drill),
+                (
+                    "flowlet_gap",
+                    self.flowlet_gap.is_some(),
+                    kind == BalancerKind::Letflow,
+                ),
+            ],
+        )?;
+        if let LoadBalancing::Drill { d, m } = LoadBalancing::DRILL {
+            if drill {
+                self.samples.get_or_insert(d);
+                self.memory.get_or_insert(m);
+            }
+        }
+        if kind == BalancerKind::Letflow && self.flowlet_gap.is_none() {
+            self.flowlet_gap = Some("100us".into());
+        }
+        Ok(())
+    }
+
+    /// The validated choice.
+    pub(super) fn to_balancing(&self, file: &str) -> Result<LoadBalancing, ScenarioError> {
+        Ok(match self.kind {
+            BalancerKind::Ecmp => LoadBalancing::Ecmp,
+            BalancerKind::Spray => LoadBalancing::Spray,
+            BalancerKind::RandomSpray => LoadBalancing::RandomSpray,
+            BalancerKind::PowerOfTwo => LoadBalancing::PowerOfTwo,
+            BalancerKind::Drill => {
+                let LoadBalancing::Drill { d, m } = LoadBalancing::DRILL else {
+                    unreachable!("DRILL is a Drill")
+                };
+                let d = self.samples.unwrap_or(d);
+                let m = self.memory.unwrap_or(m);
+                if d == 0 || d > 16 {
+                    return Err(invalid(
+                        file,
+                        "load_balancing.samples",
+                        &d.to_string(),
+                        "DRILL compares 1 to 16 random candidates per packet (its paper: 2)",
+                    ));
+                }
+                if m > MAX_DRILL_MEMORY {
+                    return Err(invalid(
+                        file,
+                        "load_balancing.memory",
+                        &m.to_string(),
+                        &format!(
+                            "DRILL remembers 0 to {MAX_DRILL_MEMORY} candidates (its paper: 1; \
+                             more helps no further)"
+                        ),
+                    ));
+                }
+                LoadBalancing::Drill { d, m }
+            }
+            BalancerKind::Letflow => {
+                let gap = match &self.flowlet_gap {
+                    Some(text) => parse_key::<Duration>(file, "load_balancing.flowlet_gap", text)?,
+                    None => Duration::from_us(100),
+                };
+                if gap == Duration::ZERO {
+                    return Err(invalid(
+                        file,
+                        "load_balancing.flowlet_gap",
+                        &format!("{:?}", self.flowlet_gap.as_deref().unwrap_or("")),
+                        "a flowlet gap must be longer than zero (LetFlow's paper: 100us to \
+                         500us); for a new path per packet, use kind = \"random-spray\"",
+                    ));
+                }
+                LoadBalancing::LetFlow { gap }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::scenario::parse;
+
+    fn balancing(text: &str) -> Result<LoadBalancing, String> {
+        let overrides = ["workload.duration=10us".to_string()];
+        parse(text, "t.toml", Path::new("."), &overrides)
+            .map(|s| s.runs[0].config.load_balancing)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn each_kind_with_its_defaults_and_overrides() {
+        let cases: &[(&str, LoadBalancing)] = &[
+            ("", LoadBalancing::Ecmp),
+            ("kind = \"ecmp\"", LoadBalancing::Ecmp),
+            ("kind = \"spray\"", LoadBalancing::Spray),
+            ("kind = \"random-spray\"", LoadBalancing::RandomSpray),
+            ("kind = \"power-of-two\"", LoadBalancing::PowerOfTwo),
+            ("kind = \"drill\"", LoadBalancing::Drill { d: 2, m: 1 }),
+            (
+                "kind = \"drill\"\nsamples = 3\nmemory = 0",
+                LoadBalancing::Drill { d: 3, m: 0 },
+            ),
+            ("kind = \"letflow\"", LoadBalancing::LETFLOW),
+            (
+                "kind = \"letflow\"\nflowlet_gap = \"500us\"",
+                LoadBalancing::LetFlow {
+                    gap: Duration::from_us(500),
+                },
+            ),
+        ];
+        for (section, want) in cases {
+            let text = format!("[load_balancing]\n{section}\n");
+            assert_eq!(balancing(&text).as_ref(), Ok(want), "{section}");
+        }
+    }
+
+    #[test]
+    fn bad_values_and_keys_of_another_kind_are_refused_by_name() {
+        let cases = [
+            (
+                "kind = \"ecmp\"\nsamples = 2",
+                "t.toml: load_balancing.samples = (set): does not apply to load_balancing.kind = \"ecmp\"",
+            ),
+            (
+                "kind = \"drill\"\nflowlet_gap = \"50us\"",
+                "load_balancing.flowlet_gap = (set): does not apply to load_balancing.kind = \"drill\"",
+            ),
+            ("kind = \"drill\"\nsamples = 0", "load_balancing.samples = 0: DRILL compares 1 to 16"),
+            ("kind = \"drill\"\nmemory = 9", "load_balancing.memory = 9: DRILL remembers 0 to 4"),
+            (
+                "kind = \"letflow\"\nflowlet_gap = \"0us\"",
+                "load_balancing.flowlet_gap = \"0us\": a flowlet gap must be longer than zero",
+            ),
+            ("kind = \"letflow\"\nflowlet_gap = \"100\"", "load_balancing.flowlet_gap = \"100\""),
+            ("kind = \"dril\"", "unknown variant `dril`"),
+            ("knd = \"drill\"", "unknown field `knd`"),
+        ];
+        for (section, want) in cases {
+            let err = balancing(&format!("[load_balancing]\n{section}\n")).unwrap_err();
+            assert!(err.contains(want), "{section}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_resolved_scenario_shows_the_defaults_it_used() {
+        let overrides = ["workload.duration=10us".to_string()];
+        let s = parse(
+            "[load_balancing]\nkind = \"drill\"\n",
+            "t.toml",
+            Path::new("."),
+            &overrides,
+        )
+        .unwrap();
+        let section = &s.runs[0].resolved.load_balancing;
+        assert_eq!((section.samples, section.memory), (Some(2), Some(1)));
+        assert_eq!(section.flowlet_gap, None);
+    }
+}
