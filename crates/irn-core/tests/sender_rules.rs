@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use irn_core::transport::{RtoPolicy, TransportConfig};
+use irn_core::transport::{RtoBackoff, RtoPolicy, TransportConfig};
 use Step::*;
 
 #[derive(Debug)]
@@ -139,8 +139,8 @@ fn irn_timeouts_rto_low_and_rto_high() {
             Timeout,
             Recovering(true),
             Send(vec![re(0)]), // timeout recovery starts at the cumulative ACK
-            Timer(Some(200)),
-            In(ack(1)), // progress restarts the timer
+            Timer(Some(300)),  // backed off: 2 × RTO_low
+            In(ack(1)),        // progress restarts the timer with RTO_low
             Timer(Some(200)),
             Recovering(true),
             At(150),
@@ -164,7 +164,7 @@ fn irn_timeouts_rto_low_and_rto_high() {
             At(320),
             Timeout,
             Send(vec![re(0)]),
-            Timer(Some(420)), // re-armed with RTO_low
+            Timer(Some(520)), // re-armed with RTO_low, backed off once: 2 × 100 us
             At(330),
             In(nack(0, 2)), // SACKs after a timeout guide the same recovery
             Send(vec![re(1)]),
@@ -331,7 +331,7 @@ fn go_back_n_timeouts() {
             At(320),
             Timeout,
             Send(vec![re(1), re(2)]),
-            Timer(Some(640)),
+            Timer(Some(960)), // backed off: 2 × 320 us
         ],
     );
     run(
@@ -488,4 +488,99 @@ fn retransmissions_wait_for_the_refetch_delay() {
             Send(vec![re(1), re(2)]),
         ],
     );
+}
+
+#[test]
+fn timeouts_back_off_until_the_cumulative_ack_moves() {
+    run(
+        "go-back-N: each timeout without progress doubles the next; progress restores RTO_high",
+        TransportConfig::roce(false),
+        0,
+        vec![
+            Post(3 * KB),
+            Send(vec![new(0), new(1), new(2)]),
+            Timer(Some(320)),
+            At(320),
+            Timeout,
+            Send(vec![re(0), re(1), re(2)]),
+            Timer(Some(960)), // 320 + 2 × 320
+            At(960),
+            Timeout,
+            Send(vec![re(0), re(1), re(2)]),
+            Timer(Some(2240)), // 960 + 4 × 320
+            At(1000),
+            In(nack(0, 0)), // a NACK that acknowledges nothing is no progress
+            Send(vec![re(0), re(1), re(2)]),
+            Timer(Some(2240)),
+            At(1100),
+            In(ack(1)), // progress: the timer restarts with RTO_high
+            Timer(Some(1420)),
+            At(1420),
+            Timeout,
+            Send(vec![re(1), re(2)]),
+            Timer(Some(2060)), // 1420 + 2 × 320
+        ],
+    );
+    run(
+        "IRN: RTO_low and its extension to RTO_high both back off",
+        TransportConfig::irn(),
+        0,
+        vec![
+            Post(5 * KB),
+            Send((0..5).map(new).collect()),
+            At(100),
+            Timeout, // 5 in flight > N: extended to RTO_high, not a timeout
+            Timer(Some(320)),
+            At(320),
+            Timeout,
+            Send(vec![re(0)]),
+            Timer(Some(520)), // 320 + 2 × RTO_low
+            At(520),
+            Timeout, // still 5 in flight: extended by 2 × (RTO_high - RTO_low)
+            Timer(Some(960)),
+            At(960),
+            Timeout,
+            Send(vec![re(0)]),
+            Timer(Some(1360)), // 960 + 4 × RTO_low
+        ],
+    );
+}
+
+#[test]
+fn timeout_backoff_stops_at_the_cap_and_can_be_turned_off() {
+    // The k-th timeout (k = 1, 2, ...) arms the next one 320 us × 2^min(k, 10) later.
+    let mut steps = vec![Post(KB), Send(vec![new(0)]), Timer(Some(320))];
+    let mut at = 320;
+    for k in 1..=12u32 {
+        at_timeout(&mut steps, at);
+        at += 320 * u64::from(TransportConfig::MAX_RTO_BACKOFF.min(1 << k));
+        steps.push(Timer(Some(at)));
+    }
+    assert_eq!(
+        at,
+        320 * (2 + 4 + 8 + 16 + 32 + 64 + 128 + 256 + 512 + 1024 * 3) + 320
+    );
+    run(
+        "capped at 1024 × RTO_high",
+        TransportConfig::roce(false),
+        0,
+        steps,
+    );
+
+    let constant = TransportConfig {
+        rto_backoff: RtoBackoff::Constant,
+        ..TransportConfig::roce(false)
+    };
+    let mut steps = vec![Post(KB), Send(vec![new(0)])];
+    for k in 1..=3 {
+        steps.push(Timer(Some(320 * k)));
+        at_timeout(&mut steps, 320 * k);
+    }
+    steps.push(Timer(Some(1280)));
+    run("constant: every timeout waits RTO_high", constant, 0, steps);
+}
+
+/// A timeout at `t` us that resends packet 0, the only one.
+fn at_timeout(steps: &mut Vec<Step>, t: u64) {
+    steps.extend([At(t), Timeout, Send(vec![re(0)])]);
 }

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use irn_core::cc::CcConfig;
-use irn_core::transport::{RtoPolicy, TransportConfig};
+use irn_core::transport::{RtoBackoff, RtoPolicy, TransportConfig};
 use irn_core::{Bandwidth, Duration, Time};
 use serde::{Deserialize, Serialize};
 
@@ -363,6 +363,10 @@ pub struct TransportSection {
     pub rto_low_packets: u32,
     /// `"auto"`: off when PFC is on (IRN §4.1), on otherwise. Or `"on"` / `"off"`.
     pub timeouts: String,
+    /// `"exponential"`: each timeout with no progress since the last doubles the next (up to
+    /// 1024×), as ConnectX's adaptive retransmission and TCP do; `"constant"`: every timeout
+    /// waits the same, as in the IRN paper. See `irn_core::transport::RtoBackoff`.
+    pub rto_backoff: String,
     /// Extra header bytes on every data packet (IRN §6.3 worst case: "16B").
     pub header_overhead: String,
     /// A retransmission may leave only this long after its loss was detected (IRN §6.3's
@@ -394,6 +398,7 @@ impl Default for TransportSection {
             rto_high: "320us".into(),
             rto_low_packets: TransportConfig::DEFAULT_RTO_LOW_N,
             timeouts: "auto".into(),
+            rto_backoff: "exponential".into(),
             header_overhead: "0B".into(),
             retransmit_delay: "0us".into(),
             cc: CcKind::None,
@@ -1135,6 +1140,25 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             "models an RDMA NIC refetching a lost packet; TCP (kind = \"tcp\") does not use it",
         ));
     }
+    let rto_backoff =
+        match t.rto_backoff.as_str() {
+            "exponential" => RtoBackoff::Exponential,
+            "constant" if t.kind == TransportKind::Tcp => return Err(invalid(
+                file,
+                "transport.rto_backoff",
+                "\"constant\"",
+                "TCP (kind = \"tcp\") always backs off its timeout (RFC 6298); use \"exponential\"",
+            )),
+            "constant" => RtoBackoff::Constant,
+            v => {
+                return Err(invalid(
+                    file,
+                    "transport.rto_backoff",
+                    &format!("{v:?}"),
+                    "\"exponential\" or \"constant\"",
+                ))
+            }
+        };
     if t.kind == TransportKind::Tcp && t.cc != CcKind::None {
         return Err(invalid(
             file,
@@ -1184,6 +1208,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     let transport = TransportConfig {
         bdp_cap,
         rto,
+        rto_backoff,
         mtu: t.mtu,
         cc,
         line_rate: topology.min_host_rate(),

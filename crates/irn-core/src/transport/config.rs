@@ -50,6 +50,34 @@ impl core::fmt::Display for RtoPolicy {
     }
 }
 
+/// What consecutive retransmission timeouts do to the next one.
+///
+/// A go-back-N sender without a window or congestion control resends its whole remaining
+/// message at line rate after every timeout. On a deterministic network two such senders into one
+/// congested port can lock into a cycle with the timeout's period: each one's first packet (the
+/// one the receiver waits for) arrives when the other's burst keeps the queue at its threshold and
+/// is dropped, every time, and a go-back-N receiver NACKs only once per loss episode, so nothing
+/// but the next timeout ever resends it (a 2:1 dumbbell incast of issue 19 made no progress in
+/// 1 s). Backing off breaks any such cycle: a sender that makes no progress sends at most its
+/// remaining packets once per timeout, so as its timeout doubles its share of every port's time
+/// shrinks to nothing; once the backed-off timeouts of the stuck senders outlast their bursts,
+/// the first of them to fire resends into a quiet port, where a packet is admitted, and its
+/// cumulative ACK moves. Real NICs do this: ConnectX's adaptive retransmission doubles the
+/// current timeout on consecutive timeouts and lowers it again on forward progress, and TCP
+/// backs off (RFC 6298 §5.5; [`TcpSender`](super::TcpSender)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum RtoBackoff {
+    /// Every timeout waits the configured RTO, as the IRN paper's model does.
+    Constant,
+    /// Each timeout doubles the wait for the next one (RTO_low and its extension to RTO_high
+    /// alike), up to [`TransportConfig::MAX_RTO_BACKOFF`] times the configured RTO, until the
+    /// cumulative ACK moves, which restores the configured RTO. Outputs differ from
+    /// [`Constant`](Self::Constant) only where a queue pair times out twice without progress in
+    /// between.
+    #[default]
+    Exponential,
+}
+
 /// A transport's behaviour, shared by the sender and the receiver of a queue pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TransportConfig {
@@ -63,6 +91,8 @@ pub struct TransportConfig {
     /// the only bound on packets in flight; the default is far above what any path buffers.
     pub tracking_window: u32,
     pub rto: RtoPolicy,
+    /// Whether consecutive timeouts without progress wait longer each time.
+    pub rto_backoff: RtoBackoff,
     /// Payload bytes per packet (the QP's path MTU); every packet but a message's last is full.
     pub mtu: u32,
     /// Congestion control, independent of loss recovery (IRN §3); the receiver side of DCQCN
@@ -87,6 +117,11 @@ impl TransportConfig {
     pub const DEFAULT_RTO_LOW_N: u32 = 3;
     /// The IRN default case's 40 Gb/s links (§4.1).
     pub const DEFAULT_LINE_RATE: Bandwidth = Bandwidth::from_gbps(40);
+    /// Most a backed-off timeout exceeds the configured one: 1024× (10 doublings), so RTO_high's
+    /// 320 µs backs off to 328 ms at most, longer than a go-back-N sender takes to resend
+    /// 400 MB at 10 Gb/s; the backoff's progress argument ([`RtoBackoff`]) holds for the bursts
+    /// below that.
+    pub const MAX_RTO_BACKOFF: u32 = 1024;
     /// Tracking window without BDP-FC: 16384 packets, ~17 MB at a 1 KB MTU.
     pub const DEFAULT_TRACKING_WINDOW: u32 = 16_384;
 
@@ -109,6 +144,7 @@ impl TransportConfig {
             } else {
                 RtoPolicy::Fixed(Self::DEFAULT_RTO_HIGH)
             },
+            rto_backoff: RtoBackoff::Exponential,
             mtu: Self::DEFAULT_MTU,
             cc: CcConfig::None,
             line_rate: Self::DEFAULT_LINE_RATE,
@@ -123,6 +159,7 @@ impl TransportConfig {
             bdp_cap: Some(Self::DEFAULT_BDP_CAP),
             tracking_window: Self::DEFAULT_TRACKING_WINDOW,
             rto: Self::dual_rto(),
+            rto_backoff: RtoBackoff::Exponential,
             mtu: Self::DEFAULT_MTU,
             cc: CcConfig::None,
             line_rate: Self::DEFAULT_LINE_RATE,

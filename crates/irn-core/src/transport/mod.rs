@@ -35,7 +35,7 @@ mod requester;
 mod sender;
 mod tcp;
 
-pub use config::{ConfigError, LossRecovery, RtoPolicy, TransportConfig};
+pub use config::{ConfigError, LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
 pub use outbox::{PostError, MAX_OUTSTANDING_PACKETS};
 pub use receiver::{Receiver, ReceiverStats};
 pub use requester::Requester;

@@ -1,6 +1,6 @@
 //! The requester: segments messages into packets, decides what to (re)send, runs the timer.
 
-use super::config::{LossRecovery, RtoPolicy, TransportConfig};
+use super::config::{LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
 use super::outbox::{Outbox, PostError};
 use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
@@ -58,6 +58,9 @@ pub struct Sender {
     next_tx_at: Time,
     /// For [`RtoPolicy::Dual`]: the running timer was already extended from RTO_low to RTO_high.
     timer_extended: bool,
+    /// Doublings of the timeout ([`RtoBackoff::Exponential`]): timeouts since the cumulative
+    /// ACK last moved, at most log2 of [`TransportConfig::MAX_RTO_BACKOFF`].
+    backoff: u8,
     /// `cc` is a controller at all. Without one (the common case) it has nothing to learn or
     /// say, and the per-packet path skips it without reading it.
     cc_active: bool,
@@ -164,6 +167,7 @@ impl Sender {
             retx_ready_at: Time::ZERO,
             next_tx_at: Time::ZERO,
             timer_extended: false,
+            backoff: 0,
             cc_active: !matches!(cc, CongestionControl::None),
             loss,
             outbox: Outbox::new(cfg.mtu, peer, isn),
@@ -328,13 +332,18 @@ impl Sender {
         }
         if let RtoPolicy::Dual { low, high, n } = self.cfg.rto {
             if !self.timer_extended && self.in_flight() > u64::from(n) {
-                self.timer = Some(deadline + (high - low));
+                self.timer = Some(deadline + (high - low) * (1u64 << self.backoff));
                 self.timer_extended = true;
                 self.stats.rto_extensions += 1;
                 return;
             }
         }
         self.stats.timeouts += 1;
+        if self.cfg.rto_backoff == RtoBackoff::Exponential
+            && (1u32 << self.backoff) < TransportConfig::MAX_RTO_BACKOFF
+        {
+            self.backoff += 1;
+        }
         match &mut self.loss {
             Loss::GoBackN => self.nxt = self.una,
             Loss::Selective(s) => s.recovery = Some(Recovery::start(self.una, self.high)),
@@ -520,6 +529,8 @@ impl Sender {
         // Go-back-N: acknowledgements for packets sent before a rewind.
         self.nxt = self.nxt.max(c);
         self.outbox.acknowledge(c);
+        // Progress: the next timeout waits the configured RTO again.
+        self.backoff = 0;
         if self.una < self.high {
             self.arm_timer(now);
         } else {
@@ -567,7 +578,8 @@ impl Sender {
     }
 
     fn arm_timer(&mut self, now: Time) {
-        self.timer = self.rto_armed.map(|rto| now + rto);
+        let factor = 1u64 << self.backoff;
+        self.timer = self.rto_armed.map(|rto| now + rto * factor);
         // Only read under the dual policy, where the timer starts at RTO_low.
         self.timer_extended = false;
     }
