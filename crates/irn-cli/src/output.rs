@@ -418,10 +418,12 @@ impl Staging {
     pub fn write_comparison(&self, runs: &[Finished]) -> Result<()> {
         let mut w = csv::Writer::from_path(self.tmp.join("comparison.csv"))?;
         for (i, r) in runs.iter().enumerate() {
-            let serde_json::Value::Object(metrics) = serde_json::to_value(&r.result.summary)?
+            let serde_json::Value::Object(mut metrics) = serde_json::to_value(&r.result.summary)?
             else {
                 unreachable!("a struct serializes to an object")
             };
+            // A CSV cell holds a number: lists (`fct_by_size`) stay in `summary.json`.
+            metrics.retain(|_, v| !v.is_array());
             if i == 0 {
                 w.write_record(
                     std::iter::once("variant").chain(metrics.keys().map(String::as_str)),

@@ -164,6 +164,102 @@ pub fn grouped_bars(title: &str, variants: &[&str], groups: &[BarGroup]) -> Resu
     Ok(svg)
 }
 
+/// One flow-size bucket of [`fct_bucket_bars`]: its label and, per variant, its mean and p99
+/// FCT in µs (`None`: no finished flow there).
+pub struct FctBucketGroup {
+    pub label: String,
+    pub values: Vec<(Option<f64>, Option<f64>)>,
+}
+
+/// FCT by flow-size bucket (the form of Eunomia's Figs. 10 and 11): per bucket one bar per
+/// variant up to its mean FCT, with a whisker up to its p99, on a log axis (buckets' FCTs
+/// differ by orders of magnitude). Absolute values, not relative ones: a bucket's variants are
+/// compared side by side, and a single run has nothing to be relative to.
+pub fn fct_bucket_bars(
+    title: &str,
+    variants: &[&str],
+    buckets: &[FctBucketGroup],
+) -> Result<String> {
+    let values = || {
+        buckets
+            .iter()
+            .flat_map(|b| b.values.iter().flat_map(|&(a, p)| [a, p]))
+            .flatten()
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    let lo = values().fold(f64::INFINITY, f64::min);
+    let hi = values().fold(f64::NEG_INFINITY, f64::max);
+    let empty = !lo.is_finite();
+    let (y0, y1) = if empty {
+        (1.0, 10.0)
+    } else {
+        (lo / 2.0, hi * 2.0)
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = legend(&area, variants, Marker::Box)?;
+        let n_groups = buckets.len().max(1);
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(20)
+            .margin_bottom(10)
+            .x_label_area_size(40)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(-0.5..n_groups as f64 - 0.5, (y0..y1).log_scale())?;
+        let y_fmt = |y: &f64| fmt_us(*y);
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_label_formatter(&y_fmt)
+            .y_desc("FCT: mean (bar), p99 (whisker)")
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        let n = variants.len().max(1);
+        let w = 0.8 / n as f64;
+        for (g, bucket) in buckets.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(g as f64, y0));
+            let style = (FONT, LABEL_SIZE)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            root.draw(&Text::new(bucket.label.clone(), (px, py + 10), style))?;
+            for (i, &(avg, p99)) in bucket.values.iter().enumerate() {
+                let left = g as f64 - 0.4 + i as f64 * w;
+                let (x0, x1, xc) = (left + 0.08 * w, left + 0.92 * w, left + 0.5 * w);
+                if let Some(avg) = avg.filter(|v| *v > 0.0) {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x0, y0), (x1, avg)],
+                        color(i).filled(),
+                    )))?;
+                }
+                if let Some(p99) = p99.filter(|v| *v > 0.0) {
+                    let base = avg.filter(|v| *v > 0.0).unwrap_or(y0);
+                    let cap = 0.25 * w;
+                    chart.draw_series([
+                        PathElement::new(vec![(xc, base), (xc, p99)], BLACK.stroke_width(1)),
+                        PathElement::new(
+                            vec![(xc - cap, p99), (xc + cap, p99)],
+                            BLACK.stroke_width(2),
+                        ),
+                    ])?;
+                }
+            }
+        }
+        if empty {
+            no_data(&chart, (n_groups as f64 - 1.0) / 2.0, (y0 * y1).sqrt())?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
 /// The upper tail of a distribution as a CDF: x = value, y = percentile (nearest rank), from
 /// percentile `lo` to `hi`, one line per series (the IRN paper's Fig. 8 form).
 pub fn tail_cdf(

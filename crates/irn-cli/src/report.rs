@@ -240,7 +240,12 @@ fn load_comparison(dir: &Path, csv_path: &Path) -> Result<Results> {
 }
 
 /// The charts' ids, in report order (`metrics` only for comparisons).
-const CHART_IDS: [&str; 3] = ["metrics", "single_packet_fct_cdf", "slowdown_by_size"];
+const CHART_IDS: [&str; 4] = [
+    "metrics",
+    "single_packet_fct_cdf",
+    "slowdown_by_size",
+    "fct_by_size",
+];
 
 /// One chart of the report.
 pub struct Chart {
@@ -360,7 +365,74 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
                geometric centres."
             .to_string(),
     });
+
+    // `summary.json`'s `fct_by_size`; every variant of a folder has the same buckets (the
+    // first variant's are used), and files of versions before it have none.
+    let buckets = |v: &Variant| -> Vec<Value> {
+        v.metrics
+            .get("fct_by_size")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let edges = results.variants.first().map(buckets).unwrap_or_default();
+    let groups: Vec<plot::FctBucketGroup> = edges
+        .iter()
+        .enumerate()
+        .map(|(b, edge)| plot::FctBucketGroup {
+            label: bucket_label(edge),
+            values: (results.variants.iter())
+                .map(|v| {
+                    let bucket = buckets(v).get(b).cloned().unwrap_or(Value::Null);
+                    let stat = |key: &str| bucket.get(key).and_then(Value::as_f64);
+                    (stat("avg_fct_us"), stat("p99_fct_us"))
+                })
+                .collect(),
+        })
+        .collect();
+    let counts: Vec<String> = results
+        .variants
+        .iter()
+        .map(|v| {
+            let flows: Vec<String> = buckets(v)
+                .iter()
+                .map(|b| {
+                    b.get("flows")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                        .to_string()
+                })
+                .collect();
+            format!("{} {}", v.name, flows.join("/"))
+        })
+        .collect();
+    let title = "FCT by flow size: mean and p99".to_string();
+    charts.push(Chart {
+        id: CHART_IDS[3],
+        svg: svg_with_label(plot::fct_bucket_bars(&title, &names, &groups)?, &title),
+        title,
+        note: format!(
+            "Mean (bars) and 99th-percentile (whiskers) FCT of measured, finished flows in \
+             each flow-size bucket of [run] fct_size_buckets (summary.json's fct_by_size, as \
+             in Eunomia's Figs. 10 and 11). Flows per bucket: {}.",
+            counts.join(", ")
+        ),
+    });
     Ok(charts)
+}
+
+/// A `fct_by_size` bucket's label: "≤ 10 KB", "10 KB–100 KB", "> 1 MB".
+fn bucket_label(bucket: &Value) -> String {
+    let min = bucket.get("min_bytes").and_then(Value::as_u64).unwrap_or(0);
+    let max = bucket.get("max_bytes").and_then(Value::as_u64);
+    // A bucket starts one byte above the previous one's largest flow.
+    let below = min.saturating_sub(1) as f64;
+    match (min, max) {
+        (0, Some(max)) => format!("≤ {}", plot::fmt_bytes(max as f64)),
+        (_, Some(max)) => format!("{}–{}", plot::fmt_bytes(below), plot::fmt_bytes(max as f64)),
+        (0, None) => "all".to_string(),
+        (_, None) => format!("> {}", plot::fmt_bytes(below)),
+    }
 }
 
 /// Marks an SVG as an image with an accessible name.
@@ -550,7 +622,8 @@ fn all_metrics_table(out: &mut String, results: &Results) {
     out.push_str("</tr></thead>\n<tbody>\n");
     let mut keys: Vec<&String> = Vec::new();
     for v in vs {
-        for k in v.metrics.keys() {
+        // Lists (`fct_by_size`) have their own chart.
+        for (k, _) in v.metrics.iter().filter(|(_, value)| !value.is_array()) {
             if !keys.contains(&k) {
                 keys.push(k);
             }

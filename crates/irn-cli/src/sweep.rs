@@ -387,14 +387,16 @@ type Rows = BTreeMap<(String, String), (PathBuf, RunRecord)>;
 fn write_sweep_csv(rows: &Rows, out: &Path) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for (i, ((point, variant), (_, run))) in rows.iter().enumerate() {
+        // A CSV cell holds a number: lists (`fct_by_size`) stay in `summary.json`.
+        let metrics = || run.metrics.iter().filter(|(_, v)| !v.is_array());
         if i == 0 {
             w.write_record(
                 ["point", "variant"]
                     .into_iter()
-                    .chain(run.metrics.keys().map(String::as_str)),
+                    .chain(metrics().map(|(k, _)| k.as_str())),
             )?;
         }
-        let values = run.metrics.values().map(|v| v.to_string());
+        let values = metrics().map(|(_, v)| v.to_string());
         w.write_record([point.clone(), variant.clone()].into_iter().chain(values))?;
     }
     let bytes = w.into_inner().context("cannot write sweep.csv")?;

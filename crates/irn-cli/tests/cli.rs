@@ -83,7 +83,7 @@ fn run_writes_results_and_reruns_are_identical() {
             std::fs::read(b.join("flows.csv")).unwrap(),
             "{variant}: flows.csv differs"
         );
-        assert!(flows.starts_with(b"flow_id,src,dst,size_bytes,start_us,fct_us,sender_fct_us,ideal_fct_us,slowdown,retransmissions,timeouts,measured,min_rate_gbps,min_window_packets,incast,verb\n"));
+        assert!(flows.starts_with(b"flow_id,src,dst,size_bytes,start_us,fct_us,sender_fct_us,ideal_fct_us,slowdown,retransmissions,timeouts,measured,min_rate_gbps,min_window_packets,incast,verb,out_of_order,max_reorder_distance,recoveries,nacks\n"));
         assert!(flows.split(|&c| c == b'\n').count() > 50);
         let sa = summary_without_performance(&a.join("summary.json"));
         assert_eq!(

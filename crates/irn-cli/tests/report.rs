@@ -97,7 +97,12 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-const CHARTS: [&str; 3] = ["metrics", "single_packet_fct_cdf", "slowdown_by_size"];
+const CHARTS: [&str; 4] = [
+    "metrics",
+    "single_packet_fct_cdf",
+    "slowdown_by_size",
+    "fct_by_size",
+];
 
 /// Checks that hold for any report: closed SVGs, balanced sections, nothing external.
 fn check_html(html: &str, charts: usize) {
@@ -139,6 +144,12 @@ fn report_for_a_comparison() {
     for id in CHARTS {
         assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
     }
+    // FCT by flow size: the default buckets, labelled by their edges, with bars.
+    for label in ["FCT by flow size", "≤ 10 KB", "10 KB–100 KB", "&gt; 1 MB"] {
+        assert!(html.contains(label), "{label}");
+    }
+    let by_size = std::fs::read_to_string(dir.join("plots/fct_by_size.svg")).unwrap();
+    assert!(by_size.matches("<rect").count() > 2, "{by_size}");
 
     for id in CHARTS {
         let path = dir.join("plots").join(format!("{id}.svg"));
@@ -147,7 +158,7 @@ fn report_for_a_comparison() {
         assert!(svg.trim_end().ends_with("</svg>"), "{path:?}");
         assert_eq!(svg.matches("<svg").count(), 1);
         assert!(svg.contains("IRN"), "{path:?} has a legend");
-        // Lines for the line charts, one per variant.
+        // Lines for the line charts, one per variant (whiskers for FCT by size).
         if id != "metrics" {
             assert!(svg.matches("<polyline").count() >= 2, "{path:?}");
         }
@@ -218,14 +229,16 @@ fn report_for_one_run_with_out() {
     ));
     assert!(stdout.contains("irn.html"), "{stdout}");
     let html = std::fs::read_to_string(&out).unwrap();
-    // One run: no bars relative to a first variant, the two distribution charts.
-    check_html(&html, 2);
+    // One run: no bars relative to a first variant; the two distribution charts and FCT by
+    // flow size.
+    check_html(&html, 3);
     assert!(html.contains("one run"));
     assert!(
         !run.join("report.html").exists(),
         "--out writes nothing into DIR"
     );
     assert!(dir.join("nested/plots/single_packet_fct_cdf.svg").is_file());
+    assert!(dir.join("nested/plots/fct_by_size.svg").is_file());
     assert!(!dir.join("nested/plots/metrics.svg").exists());
 }
 

@@ -246,3 +246,30 @@ fn acks_carry_the_message_sequence_number() {
         .collect();
     assert_eq!(msns, vec![0, 2]);
 }
+
+#[test]
+fn max_reorder_distance_is_the_farthest_arrival_ahead_of_the_expected_packet() {
+    // Packet numbers in arrival order, and the largest lead over the expected packet.
+    let cases: &[(&str, &[u32], u64)] = &[
+        ("in order", &[0, 1, 2, 3], 0),
+        // 3 arrives while 1 is expected: 2 ahead; 2 arrives while 1 is still expected: 1.
+        ("a late packet", &[0, 3, 2, 1], 2),
+        // Duplicates and old packets are behind the expected one: they never count.
+        ("duplicates", &[0, 1, 0, 1, 2], 0),
+        // Ahead of the expected packet 0 by 5, then by 1.
+        ("first packet late", &[5, 1, 0], 5),
+    ];
+    for cfg in [TransportConfig::roce(false), TransportConfig::irn()] {
+        for &(name, order, want) in cases {
+            let mut r = receiver(cfg, 0);
+            for (i, &n) in order.iter().enumerate() {
+                recv(&mut r, us(i as u64), only(n, 8));
+            }
+            assert_eq!(r.stats().max_reorder_distance, want, "{name} ({cfg:?})");
+        }
+    }
+    // Beyond the bitmap: dropped, yet it arrived that far ahead.
+    let mut r = receiver(TransportConfig::irn(), 0);
+    recv(&mut r, us(0), only(200, 8));
+    assert_eq!(r.stats().max_reorder_distance, 200);
+}

@@ -34,7 +34,15 @@ pub struct SimConfig {
     pub initial_psn: InitialPsn,
     /// How switches choose among equal-cost next hops.
     pub load_balancing: LoadBalancing,
+    /// Upper edges (bytes, increasing) of the flow-size buckets `summary.json`'s `fct_by_size`
+    /// reports; a last bucket holds every larger flow.
+    pub fct_size_buckets: Vec<u64>,
 }
+
+/// The default `fct_size_buckets`: ≤ 10 KB, 10–100 KB, 100 KB–1 MB and over 1 MB. Eunomia
+/// calls flows up to 10 KB short (§5.2, Fig. 11) and its figures' size axes run from a few KB
+/// to a few MB; decades keep every bucket populated on both AliStorage and FB Hadoop sizes.
+pub const DEFAULT_FCT_SIZE_BUCKETS: [u64; 3] = [10_000, 100_000, 1_000_000];
 
 /// Where a queue pair's packet sequence numbers start.
 ///

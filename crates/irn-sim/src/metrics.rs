@@ -47,6 +47,14 @@ pub struct NetworkCounters {
     /// Finished verbs flows whose destination memory differs from what the verb should have
     /// put there (expected 0: out-of-order placement must be exact).
     pub verbs_data_errors: u64,
+    /// Sums over flows of their [`FlowRecord`] counters of the same names.
+    pub out_of_order: u64,
+    pub recoveries: u64,
+    pub nacks: u64,
+    /// Mean over switch ports, and over host (NIC) ports, of the fraction of the measured
+    /// interval each spent paused by its peer's PFC; `None` without ports of that kind.
+    pub pause_fraction_switch_ports: Option<f64>,
+    pub pause_fraction_host_ports: Option<f64>,
 }
 
 /// One flow's outcome.
@@ -69,6 +77,15 @@ pub struct FlowRecord {
     pub min_window: Option<u32>,
     pub class: FlowClass,
     pub verb: Option<Verb>,
+    /// Data packets that arrived at the receiver ahead of the expected one.
+    pub out_of_order: u64,
+    /// The most packets by which one arrival was ahead of the expected one.
+    pub max_reorder_distance: u64,
+    /// Loss-recovery episodes the sender started: go-back-N rewinds, selective-repeat recovery
+    /// entries.
+    pub recoveries: u64,
+    /// NACKs the receiver sent.
+    pub nacks: u64,
 }
 
 /// A row of `flows.csv`. Times are in microseconds (floats, exact to the picosecond).
@@ -98,6 +115,18 @@ pub struct FlowRow {
     /// The RDMA verb (`write`, `write_imm`, `read`, `send`, `atomic`) in a verbs workload;
     /// empty otherwise.
     pub verb: Option<&'static str>,
+    // Reordering and recovery come last, so that older columns keep their positions.
+    /// Data packets that arrived ahead of the expected one (go-back-N discards them; selective
+    /// repeat keeps each the first time). A verbs flow counts its requests and read responses.
+    pub out_of_order: u64,
+    /// The most packets by which an arrival was ahead of the expected one (Eunomia Fig. 4b's
+    /// reorder degree); 0 for a flow that arrived in order.
+    pub max_reorder_distance: u64,
+    /// Loss-recovery episodes its sender started: go-back-N rewinds and IRN recovery entries
+    /// (Eunomia Fig. 1c's "GBN triggers"); timeouts are counted apart.
+    pub recoveries: u64,
+    /// NACKs its receiver sent.
+    pub nacks: u64,
 }
 
 /// `summary.json`'s metrics. Field names carry their unit last.
@@ -183,6 +212,69 @@ pub struct Summary {
     /// `rct_us` with unfinished flows counted as completing at the end of the run: a lower
     /// bound on the request completion time, equal to `rct_us` when that is known.
     pub censored_rct_us: Option<f64>,
+    // Reordering, pauses by port kind and FCT by size come after everything older, for the
+    // same reason; `default` lets the runs of earlier versions still be read (and resumed).
+    /// Sums over all flows of `flows.csv`'s `out_of_order`, `recoveries` and `nacks`.
+    #[serde(default)]
+    pub out_of_order_packets: u64,
+    #[serde(default)]
+    pub recoveries: u64,
+    #[serde(default)]
+    pub nacks: u64,
+    /// Mean over the switches' egress ports of the fraction of the measured interval (as
+    /// `link_utilization`'s) each spent paused by PFC (Eunomia Fig. 12's switch ports); `null`
+    /// without switches.
+    #[serde(default)]
+    pub pause_fraction_switch_ports: Option<f64>,
+    /// The same over the hosts' NIC ports (Fig. 12's server ports).
+    #[serde(default)]
+    pub pause_fraction_host_ports: Option<f64>,
+    /// FCT and slowdown of the measured, finished flows by flow size, one entry per bucket of
+    /// `[run] fct_size_buckets` (the form of Eunomia Figs. 10, 11, 14, 15).
+    #[serde(default)]
+    pub fct_by_size: Vec<FctBucket>,
+}
+
+/// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
+/// bytes, both included (`max_bytes` is `null` for the last, open bucket). Without flows, the
+/// statistics are `null`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FctBucket {
+    pub min_bytes: u64,
+    pub max_bytes: Option<u64>,
+    pub flows: usize,
+    pub avg_fct_us: Option<f64>,
+    pub p99_fct_us: Option<f64>,
+    pub avg_slowdown: Option<f64>,
+}
+
+/// [`Summary::fct_by_size`] of the finished flows `done`, for buckets with upper edges `edges`
+/// (increasing) and an open last one.
+fn fct_by_size(done: &[&FlowRow], edges: &[u64]) -> Vec<FctBucket> {
+    let lows = std::iter::once(0).chain(edges.iter().map(|&e| e.saturating_add(1)));
+    let highs = edges.iter().map(|&e| Some(e)).chain(std::iter::once(None));
+    lows.zip(highs)
+        .map(|(min_bytes, max_bytes)| {
+            let inside: Vec<&FlowRow> = done
+                .iter()
+                .copied()
+                .filter(|r| {
+                    r.size_bytes >= min_bytes && max_bytes.is_none_or(|m| r.size_bytes <= m)
+                })
+                .collect();
+            let fcts = sorted(inside.iter().filter_map(|r| r.fct_us).collect());
+            let slowdowns = sorted(inside.iter().filter_map(|r| r.slowdown).collect());
+            let any = !inside.is_empty();
+            FctBucket {
+                min_bytes,
+                max_bytes,
+                flows: inside.len(),
+                avg_fct_us: any.then(|| mean(&fcts)),
+                p99_fct_us: any.then(|| percentile(&fcts, 0.99)),
+                avg_slowdown: any.then(|| mean(&slowdowns)),
+            }
+        })
+        .collect()
 }
 
 impl Summary {
@@ -405,6 +497,10 @@ impl RunResult {
                     min_window_packets: r.min_window,
                     incast: r.class == FlowClass::Incast,
                     verb: r.verb.map(Verb::name),
+                    out_of_order: r.out_of_order,
+                    max_reorder_distance: r.max_reorder_distance,
+                    recoveries: r.recoveries,
+                    nacks: r.nacks,
                 }
             })
             .collect();
@@ -501,6 +597,12 @@ impl RunResult {
                 .iter()
                 .any(|r| r.verb.is_some())
                 .then_some(c.verbs_data_errors),
+            out_of_order_packets: c.out_of_order,
+            recoveries: c.recoveries,
+            nacks: c.nacks,
+            pause_fraction_switch_ports: c.pause_fraction_switch_ports,
+            pause_fraction_host_ports: c.pause_fraction_host_ports,
+            fct_by_size: fct_by_size(&done, &cfg.fct_size_buckets),
         };
         RunResult {
             flows: rows,
@@ -532,6 +634,10 @@ mod tests {
             min_window_packets: None,
             incast,
             verb: None,
+            out_of_order: 0,
+            max_reorder_distance: 0,
+            recoveries: 0,
+            nacks: 0,
         }
     }
 

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{
     bdp_cap_packets, pfc_headroom_bytes, EcnConfig, InitialPsn, PfcConfig, PfcThreshold, SimConfig,
-    SwitchConfig, SwitchModel,
+    SwitchConfig, SwitchModel, DEFAULT_FCT_SIZE_BUCKETS,
 };
 use crate::ids::{HostIdx, NodeId};
 use crate::topology::Topology;
@@ -574,6 +574,11 @@ pub struct RunSection {
     pub warmup: String,
     /// Stop this long after the last flow starts even if flows remain (reported incomplete).
     pub drain_limit: String,
+    /// Upper edges of `summary.json`'s `fct_by_size` buckets, increasing sizes such as
+    /// `["10KB", "100KB", "1MB"]`; absent: those, [`DEFAULT_FCT_SIZE_BUCKETS`]. Left out of
+    /// the resolved scenario when absent, so runs of earlier versions still resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_size_buckets: Option<Vec<String>>,
 }
 
 impl Default for RunSection {
@@ -581,6 +586,7 @@ impl Default for RunSection {
         RunSection {
             warmup: "0us".into(),
             drain_limit: "100ms".into(),
+            fct_size_buckets: None,
         }
     }
 }
@@ -1368,6 +1374,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
 
     let warmup = parse_key::<Duration>(file, "run.warmup", &s.run.warmup)?;
     let drain_limit = parse_key::<Duration>(file, "run.drain_limit", &s.run.drain_limit)?;
+    let fct_size_buckets = fct_size_buckets(file, s.run.fct_size_buckets.as_deref())?;
     Ok(SimConfig {
         seed: s.seed,
         topology,
@@ -1385,7 +1392,30 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         verbs_irn_headers,
         initial_psn: InitialPsn::Seeded,
         load_balancing: s.load_balancing.to_balancing(file)?,
+        fct_size_buckets,
     })
+}
+
+/// `run.fct_size_buckets` as byte edges: positive and increasing.
+fn fct_size_buckets(file: &str, edges: Option<&[String]>) -> Result<Vec<u64>, ScenarioError> {
+    let Some(edges) = edges else {
+        return Ok(DEFAULT_FCT_SIZE_BUCKETS.to_vec());
+    };
+    let key = "run.fct_size_buckets";
+    let mut bytes: Vec<u64> = Vec::with_capacity(edges.len());
+    for text in edges {
+        let b = parse_key::<Bytes>(file, key, text)?.0;
+        if b == 0 || bytes.last().is_some_and(|&prev| b <= prev) {
+            return Err(invalid(
+                file,
+                key,
+                &format!("{edges:?}"),
+                "sizes above 0 B in increasing order (each a bucket's largest flow)",
+            ));
+        }
+        bytes.push(b);
+    }
+    Ok(bytes)
 }
 
 /// `workload.verbs`, checked against the rest of the scenario: verbs run on the RDMA transports
@@ -1759,6 +1789,33 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn fct_size_buckets_are_increasing_sizes() {
+        let default = one("").unwrap();
+        assert_eq!(default.config.fct_size_buckets, DEFAULT_FCT_SIZE_BUCKETS);
+        let set = one("[run]\nfct_size_buckets = [\"1KB\", \"64KiB\", \"2MB\"]\n").unwrap();
+        assert_eq!(set.config.fct_size_buckets, [1_000, 65_536, 2_000_000]);
+        assert_eq!(
+            one("[run]\nfct_size_buckets = []\n")
+                .unwrap()
+                .config
+                .fct_size_buckets,
+            [0u64; 0]
+        );
+        let cases = [
+            ("[\"10KB\", \"10KB\"]", "t.toml: run.fct_size_buckets = [\"10KB\", \"10KB\"]: sizes above 0 B in increasing order (each a bucket's largest flow)"),
+            ("[\"1MB\", \"100KB\"]", "increasing order"),
+            ("[\"0B\"]", "sizes above 0 B"),
+            ("[\"10 parsecs\"]", "t.toml: run.fct_size_buckets = \"10 parsecs\": "),
+        ];
+        for (value, want) in cases {
+            let err = one(&format!("[run]\nfct_size_buckets = {value}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{value}: {err}");
+        }
     }
 
     #[test]

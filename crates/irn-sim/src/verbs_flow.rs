@@ -182,7 +182,11 @@ impl VerbsFlow {
             let s = qp.stats();
             c.duplicates += s.responder.duplicates + s.requester.response_duplicates;
             c.cnps += s.responder.cnps_sent + s.requester.cnps_sent;
+            c.out_of_order += s.responder.out_of_order + s.requester.responses_out_of_order;
+            c.max_reorder_distance = c.max_reorder_distance.max(s.max_reorder_distance);
+            c.nacks += s.responder.nacks_sent + s.requester.read_nacks_sent;
             for sender in [s.requests, s.responses] {
+                c.recoveries += sender.recoveries;
                 c.retransmissions += sender.retransmissions;
                 c.timeouts += sender.timeouts;
                 c.min_rate_bps = min_some(c.min_rate_bps, sender.min_rate_bps);
@@ -203,6 +207,15 @@ pub struct VerbsCounts {
     pub cnps: u64,
     pub min_rate_bps: Option<u64>,
     pub min_window: Option<u32>,
+    /// Request and read-response packets that arrived ahead of the expected one.
+    pub out_of_order: u64,
+    /// The most packets by which one of them was ahead.
+    pub max_reorder_distance: u64,
+    /// Loss-recovery episodes (go-back-N rewinds, selective-repeat recoveries) of both ends'
+    /// request and response senders.
+    pub recoveries: u64,
+    /// NACKs both receive halves sent (responders' and read requesters').
+    pub nacks: u64,
 }
 
 fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {

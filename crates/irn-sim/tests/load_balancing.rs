@@ -42,6 +42,7 @@ fn config(
         verbs_irn_headers: true,
         initial_psn: InitialPsn::Seeded,
         load_balancing,
+        fct_size_buckets: irn_sim::config::DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
     }
 }
 

@@ -42,6 +42,7 @@ fn one_flow(verb: Verb, size_bytes: u64, transport: TransportConfig, irn: bool) 
         verbs_irn_headers: irn,
         initial_psn: InitialPsn::Seeded,
         load_balancing: LoadBalancing::Ecmp,
+        fct_size_buckets: irn_sim::config::DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
     }
 }
 

@@ -75,6 +75,10 @@ pub struct ReceiverStats {
     pub duplicates: u64,
     /// Packets that arrived ahead of the expected one (kept or, for go-back-N, discarded).
     pub out_of_order: u64,
+    /// The most packets by which any arrival was ahead of the expected one (0: never out of
+    /// order): how far the network reordered this flow (Eunomia Fig. 4b's reorder degree).
+    /// Window drops count too: they were that far ahead.
+    pub max_reorder_distance: u64,
     /// Packets too far ahead for the bitmap (a sender ignoring BDP-FC); discarded unanswered.
     pub window_drops: u64,
     /// Data packets with a payload longer than the MTU, or a non-final packet shorter than it;
@@ -182,6 +186,7 @@ impl Receiver {
                 return;
             }
         };
+        self.stats.max_reorder_distance = self.stats.max_reorder_distance.max(ahead);
         match &mut self.order {
             Ordering::InOrder { nack_sent } => {
                 if ahead > 0 {

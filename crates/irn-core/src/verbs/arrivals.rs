@@ -88,6 +88,8 @@ pub(super) struct Arrivals {
     /// Every packet before this one has arrived.
     expected: u64,
     mode: Mode,
+    /// The most packets by which an arrival was ahead of the expected one.
+    max_ahead: u32,
 }
 
 impl Arrivals {
@@ -104,12 +106,18 @@ impl Arrivals {
             isn,
             expected: 0,
             mode,
+            max_ahead: 0,
         }
     }
 
     /// The next packet number expected in order.
     pub fn expected(&self) -> u64 {
         self.expected
+    }
+
+    /// The most packets by which an arrival was ahead of the expected one (0: none was).
+    pub fn max_ahead(&self) -> u32 {
+        self.max_ahead
     }
 
     pub fn expected_psn(&self) -> Psn {
@@ -126,6 +134,7 @@ impl Arrivals {
             Some(d) if d >= 0 => d as u32,
             _ => return Verdict::Stale,
         };
+        self.max_ahead = self.max_ahead.max(ahead);
         match &mut self.mode {
             Mode::InOrder { nack_sent } => {
                 if ahead == 0 {
@@ -251,5 +260,21 @@ mod tests {
             }
         );
         assert_eq!(a.classify(Psn::new(3)), Verdict::Discard { nack: true });
+    }
+
+    #[test]
+    fn max_ahead_is_the_farthest_arrival_past_the_expected_packet() {
+        for cfg in [TransportConfig::irn_go_back_n(), TransportConfig::irn()] {
+            let mut a = Arrivals::new(&cfg, Psn::ZERO, false);
+            assert_eq!(a.max_ahead(), 0);
+            a.classify(Psn::new(3));
+            a.classify(Psn::new(1));
+            assert_eq!(a.max_ahead(), 3, "{cfg:?}");
+            a.classify(Psn::new(0));
+            a.accept(0, false);
+            // Behind the expected packet now: stale, not ahead.
+            a.classify(Psn::new(0));
+            assert_eq!(a.max_ahead(), 3, "{cfg:?}");
+        }
     }
 }

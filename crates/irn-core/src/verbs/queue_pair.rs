@@ -35,6 +35,9 @@ pub struct VerbsStats {
     pub responses: SenderStats,
     /// Packets for another QP, or malformed ([`VerbsPacket::check`]); dropped.
     pub invalid_packets: u64,
+    /// The most packets by which a request (sPSN) or read response (rPSN) arrival was ahead
+    /// of the expected one: how far the network reordered this queue pair's traffic.
+    pub max_reorder_distance: u64,
 }
 
 /// A verbs queue pair over IRN's out-of-order transport (IRN §5), sans-IO.
@@ -133,6 +136,9 @@ impl QueuePair {
             requests: *self.requester.sender_stats(),
             responses: *self.responder.sender_stats(),
             invalid_packets: self.invalid_packets,
+            max_reorder_distance: u64::from(
+                (self.requester.max_ahead()).max(self.responder.max_ahead()),
+            ),
         }
     }
 

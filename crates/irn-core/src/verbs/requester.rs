@@ -149,6 +149,11 @@ impl RequestSide {
         self.sender.stats()
     }
 
+    /// The most packets by which a read response arrived ahead of the expected rPSN.
+    pub fn max_ahead(&self) -> u32 {
+        self.responses.max_ahead()
+    }
+
     /// Send WQEs posted and not yet completed.
     pub fn outstanding(&self) -> usize {
         self.wqes.len() - self.emitted

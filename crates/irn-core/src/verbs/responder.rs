@@ -183,6 +183,11 @@ impl ResponseSide {
         self.responses.stats()
     }
 
+    /// The most packets by which a request arrived ahead of the expected PSN.
+    pub fn max_ahead(&self) -> u32 {
+        self.requests.max_ahead()
+    }
+
     pub fn expected_request_psn(&self) -> Psn {
         self.requests.expected_psn()
     }

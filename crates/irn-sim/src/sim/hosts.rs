@@ -74,6 +74,10 @@ pub(super) struct FlowCounts {
     pub(super) timeouts: u64,
     pub(super) min_rate_bps: Option<u64>,
     pub(super) min_window: Option<u32>,
+    pub(super) out_of_order: u64,
+    pub(super) max_reorder_distance: u64,
+    pub(super) recoveries: u64,
+    pub(super) nacks: u64,
 }
 
 impl Simulation<'_> {
@@ -330,8 +334,13 @@ impl Simulation<'_> {
                 flow.timeouts = s.timeouts;
                 flow.min_rate_bps = s.min_rate_bps;
                 flow.min_window = s.min_window;
-                self.counters.cnps += receiver.stats().cnps_sent;
-                receiver.stats().duplicates
+                flow.recoveries = s.recoveries;
+                let r = receiver.stats();
+                (flow.out_of_order, flow.max_reorder_distance) =
+                    (r.out_of_order, r.max_reorder_distance);
+                flow.nacks = r.nacks_sent;
+                self.counters.cnps += r.cnps_sent;
+                r.duplicates
             }
             Endpoints::Verbs(v) => {
                 let c = v.counts();
@@ -339,6 +348,9 @@ impl Simulation<'_> {
                 flow.timeouts = c.timeouts;
                 flow.min_rate_bps = c.min_rate_bps;
                 flow.min_window = c.min_window;
+                (flow.out_of_order, flow.max_reorder_distance) =
+                    (c.out_of_order, c.max_reorder_distance);
+                (flow.recoveries, flow.nacks) = (c.recoveries, c.nacks);
                 if finished && !v.data_ok() {
                     self.counters.verbs_data_errors += 1;
                 }
@@ -349,6 +361,9 @@ impl Simulation<'_> {
         self.counters.retransmissions += flow.retransmissions;
         self.counters.timeouts += flow.timeouts;
         self.counters.duplicates += duplicates;
+        self.counters.out_of_order += flow.out_of_order;
+        self.counters.recoveries += flow.recoveries;
+        self.counters.nacks += flow.nacks;
     }
 }
 

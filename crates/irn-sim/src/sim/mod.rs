@@ -326,6 +326,9 @@ impl<'a> Simulation<'a> {
         let topo = &self.cfg.topology;
         let mut link_busy_fraction_sum = 0.0;
         let mut paused_total = Duration::ZERO;
+        let interval = end.saturating_since(first_arrival);
+        // Per kind of owner (switch, host): the sum of paused fractions and how many ports.
+        let mut pause_fraction = [(0.0, 0usize); 2];
         for (p, port) in self.ports.iter().enumerate() {
             let rate = topo.ports()[p].rate;
             let capacity_bytes = rate.bdp_bytes(end.saturating_since(first_arrival)) as f64;
@@ -336,9 +339,20 @@ impl<'a> Simulation<'a> {
                 link_busy_fraction_sum +=
                     port.bytes_sent.saturating_sub(unsent) as f64 / capacity_bytes;
             }
-            paused_total = paused_total + self.extra[p].pauses.until(end, port.paused);
+            let paused = self.extra[p].pauses.until(end, port.paused);
+            paused_total = paused_total + paused;
+            let kind =
+                &mut pause_fraction[usize::from(matches!(port.owner.kind(), OwnerKind::Host(_)))];
+            if interval.as_ps() > 0 {
+                kind.0 += paused.as_ps() as f64 / interval.as_ps() as f64;
+            }
+            kind.1 += 1;
         }
         self.counters.paused_time = paused_total;
+        [
+            self.counters.pause_fraction_switch_ports,
+            self.counters.pause_fraction_host_ports,
+        ] = pause_fraction.map(|(sum, ports)| (ports > 0).then(|| sum / ports as f64));
         self.counters.link_utilization = link_busy_fraction_sum / self.ports.len().max(1) as f64;
         self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks()).sum();
         self.counters.peak_buffer_bytes = self
@@ -364,6 +378,10 @@ impl<'a> Simulation<'a> {
                 timeouts: counts.timeouts,
                 min_rate_bps: counts.min_rate_bps,
                 min_window: counts.min_window,
+                out_of_order: counts.out_of_order,
+                max_reorder_distance: counts.max_reorder_distance,
+                recoveries: counts.recoveries,
+                nacks: counts.nacks,
                 class: spec.class,
                 verb: spec.verb,
             })
