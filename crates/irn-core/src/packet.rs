@@ -96,8 +96,8 @@ pub enum PacketKind {
     /// and `sack` the out-of-order PSN whose arrival triggered it (IRN's one-packet SACK).
     Nack { msn: u32, sack: Psn, echo: Echo },
     /// An ordering layer's selective acknowledgement (Eunomia §3.5.1): `Packet::psn` is the
-    /// cumulative ACK and `sacked` arrived out of order and is held. Unlike a [`Nack`]
-    /// (`PacketKind::Nack`), it never starts loss recovery: the reordering it reports is not loss.
+    /// cumulative ACK and `sacked` arrived out of order and is held. Unlike a
+    /// [`Nack`](PacketKind::Nack), it never starts loss recovery: the reordering it reports is not loss.
     /// It carries no MSN: it completes nothing (and so `Packet` keeps its 24 bytes).
     Sack { sacked: Psn, echo: Echo },
     /// An ordering layer's NACK (Eunomia §3.5.1): `Packet::psn` is the cumulative ACK and

@@ -1,5 +1,6 @@
 //! A fully resolved simulation: typed, validated, ready to run. Scenario files become this.
 
+use irn_core::ordering::{OrderingConfig, OrderingMode};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
@@ -25,7 +26,7 @@ pub struct SimConfig {
     /// are unfinished (they are reported as incomplete).
     pub drain_limit: Duration,
     /// Extra header bytes on every data packet: 16 for IRN §6.3's worst case (a RETH in every
-    /// Write packet), 0 otherwise.
+    /// Write packet), plus 5 for an ordering layer's metadata (Eunomia's 33 bits); 0 otherwise.
     pub extra_header_bytes: u32,
     /// Verbs packets carry IRN's extension headers (§5.3, §6.3: a RETH in every Write packet,
     /// `recv_WQE_SN` and offset in every Send packet); `false` for RoCE, which has none.
@@ -34,6 +35,16 @@ pub struct SimConfig {
     pub initial_psn: InitialPsn,
     /// How switches choose among equal-cost next hops.
     pub load_balancing: LoadBalancing,
+    /// The ordering layer every NIC runs under its transport.
+    pub ordering: Ordering,
+}
+
+/// A NIC's ordering layer (Eunomia): which one, and the sizes of Eunomia's bitmaps and pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ordering {
+    pub mode: OrderingMode,
+    /// Eunomia's block, cap and per-NIC pool (read only by [`OrderingMode::Eunomia`]).
+    pub config: OrderingConfig,
 }
 
 /// Where a queue pair's packet sequence numbers start.

@@ -8,7 +8,8 @@
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{
-    InitialPsn, LoadBalancing, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel,
+    InitialPsn, LoadBalancing, Ordering, PfcConfig, PfcThreshold, SimConfig, SwitchConfig,
+    SwitchModel,
 };
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
@@ -42,6 +43,7 @@ fn config(topology: Topology, flows: Vec<FlowSpec>) -> SimConfig {
         verbs_irn_headers: true,
         initial_psn: InitialPsn::Seeded,
         load_balancing: LoadBalancing::Ecmp,
+        ordering: Ordering::default(),
     }
 }
 

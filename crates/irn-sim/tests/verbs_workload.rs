@@ -3,7 +3,7 @@
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{InitialPsn, LoadBalancing, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{InitialPsn, LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::HostIdx;
 use irn_sim::scenario;
 use irn_sim::topology::Topology;
@@ -42,6 +42,7 @@ fn one_flow(verb: Verb, size_bytes: u64, transport: TransportConfig, irn: bool) 
         verbs_irn_headers: irn,
         initial_psn: InitialPsn::Seeded,
         load_balancing: LoadBalancing::Ecmp,
+        ordering: Ordering::default(),
     }
 }
 

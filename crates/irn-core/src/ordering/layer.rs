@@ -66,29 +66,27 @@ pub struct LayerStats {
     pub dropped: u64,
 }
 
-/// A transport receiver with an ordering layer under it: the same inputs and outputs as
-/// [`Receiver`], plus the NIC's [`MemoryController`] for [`OrderingMode::Eunomia`].
+/// The ordering layer of one connection, under the transport [`Receiver`] passed to each call
+/// (always the same one). [`OrderedReceiver`] bundles the two.
 #[derive(Debug, Clone)]
-pub struct OrderedReceiver {
-    receiver: Receiver,
+pub struct OrderingLayer {
     mode: OrderingMode,
     /// `held[i]` is the packet `i + 1` ahead of the expected one, once it has arrived.
     held: VecDeque<Option<Packet>>,
     held_count: u32,
     /// Eunomia's bitmap (its blocks live in the NIC's pool).
     bitmap: Option<HdBitmap>,
-    /// The layer's own answers (SACKs, NACKs), then the transport's.
+    /// The layer's own answers (SACKs, NACKs), and the transport's ACKs and CNPs it passed on.
     control: Fifo<Packet>,
     stats: LayerStats,
 }
 
-impl OrderedReceiver {
-    /// `receiver` under a layer of kind `mode`; `ordering` sizes Eunomia's bitmap.
-    pub fn new(receiver: Receiver, mode: OrderingMode, ordering: &OrderingConfig) -> Self {
+impl OrderingLayer {
+    /// A layer of kind `mode` under `receiver`; `ordering` sizes Eunomia's bitmap.
+    pub fn new(mode: OrderingMode, receiver: &Receiver, ordering: &OrderingConfig) -> Self {
         let bitmap = (mode == OrderingMode::Eunomia)
             .then(|| HdBitmap::new(receiver.expected_psn(), ordering));
-        OrderedReceiver {
-            receiver,
+        OrderingLayer {
             mode,
             held: VecDeque::new(),
             held_count: 0,
@@ -98,15 +96,7 @@ impl OrderedReceiver {
         }
     }
 
-    pub fn receiver(&self) -> &Receiver {
-        &self.receiver
-    }
-
-    pub fn stats(&self) -> &ReceiverStats {
-        self.receiver.stats()
-    }
-
-    pub fn layer_stats(&self) -> &LayerStats {
+    pub fn stats(&self) -> &LayerStats {
         &self.stats
     }
 
@@ -120,55 +110,59 @@ impl OrderedReceiver {
         }
     }
 
-    /// A packet arrived from the wire. `pool` is the NIC's ordering memory (Eunomia only).
-    pub fn handle_packet(&mut self, now: Time, pkt: &Packet, pool: Option<&mut MemoryController>) {
+    /// A packet arrived from the wire for `receiver`. `pool` is the NIC's ordering memory
+    /// (Eunomia only).
+    pub fn handle_packet(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        receiver: &mut Receiver,
+        pool: Option<&mut MemoryController>,
+    ) {
         let PacketKind::Data { ecn, ts, .. } = pkt.kind else {
-            return self.receiver.handle_packet(now, pkt);
+            return receiver.handle_packet(now, pkt);
         };
         if self.mode == OrderingMode::None {
-            return self.receiver.handle_packet(now, pkt);
+            return receiver.handle_packet(now, pkt);
         }
-        let ahead = match pkt.psn.serial_diff(self.receiver.expected_psn()) {
+        let expected = receiver.expected_psn();
+        let ahead = match pkt.psn.serial_diff(expected) {
             Some(d) if d > 0 => d as u32,
-            Some(0) => return self.deliver_run(now, pkt, pool),
+            Some(0) => return self.deliver_run(now, pkt, receiver, pool),
             // An old duplicate: the transport re-ACKs it.
-            _ => return self.receiver.handle_packet(now, pkt),
+            _ => return receiver.handle_packet(now, pkt),
         };
         let echo = Echo {
             ts,
             ece: ecn == Ecn::Ce,
         };
-        let expected = self.receiver.expected_psn();
-        if !self.room_for(ahead, pkt, pool) {
-            self.stats.dropped += 1;
-            self.control.push(Packet {
-                dest_qp: self.receiver.peer(),
-                psn: expected,
-                kind: PacketKind::DropNack {
-                    dropped: pkt.psn,
-                    echo,
-                },
-            });
-            return;
-        }
-        let i = ahead as usize - 1;
-        if self.held.len() <= i {
-            self.held.resize(i + 1, None);
-        }
-        if self.held[i].is_none() {
-            self.held[i] = Some(*pkt);
-            self.held_count += 1;
-            self.stats.held += 1;
-            self.stats.peak_held = self.stats.peak_held.max(self.held_count);
-        }
-        self.stats.sacks_sent += 1;
-        self.control.push(Packet {
-            dest_qp: self.receiver.peer(),
-            psn: expected,
-            kind: PacketKind::Sack {
+        let kind = if self.room_for(ahead, pkt, pool) {
+            let i = ahead as usize - 1;
+            if self.held.len() <= i {
+                self.held.resize(i + 1, None);
+            }
+            if self.held[i].is_none() {
+                self.held[i] = Some(*pkt);
+                self.held_count += 1;
+                self.stats.held += 1;
+                self.stats.peak_held = self.stats.peak_held.max(self.held_count);
+            }
+            self.stats.sacks_sent += 1;
+            PacketKind::Sack {
                 sacked: pkt.psn,
                 echo,
-            },
+            }
+        } else {
+            self.stats.dropped += 1;
+            PacketKind::DropNack {
+                dropped: pkt.psn,
+                echo,
+            }
+        };
+        self.control.push(Packet {
+            dest_qp: receiver.peer(),
+            psn: expected,
+            kind,
         });
     }
 
@@ -188,7 +182,13 @@ impl OrderedReceiver {
     /// The expected packet arrived: the transport gets it and the run held behind it, in order.
     /// Only the last of the ACKs it answers with is sent (one ACK per arrival, as Eunomia's
     /// receiver); its CNPs all go.
-    fn deliver_run(&mut self, now: Time, pkt: &Packet, pool: Option<&mut MemoryController>) {
+    fn deliver_run(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        receiver: &mut Receiver,
+        pool: Option<&mut MemoryController>,
+    ) {
         if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
             let placed = bitmap.insert(pkt.psn, pool);
             debug_assert!(
@@ -196,10 +196,10 @@ impl OrderedReceiver {
                 "{placed:?}"
             );
         }
-        self.receiver.handle_packet(now, pkt);
+        receiver.handle_packet(now, pkt);
         let mut last_ack = None;
         loop {
-            while let Some(reply) = self.receiver.poll_transmit(now) {
+            while let Some(reply) = receiver.poll_transmit(now) {
                 match reply.kind {
                     PacketKind::Cnp => self.control.push(reply),
                     _ => last_ack = Some(reply),
@@ -208,7 +208,7 @@ impl OrderedReceiver {
             match self.held.pop_front() {
                 Some(Some(next)) => {
                     self.held_count -= 1;
-                    self.receiver.handle_packet(now, &next);
+                    receiver.handle_packet(now, &next);
                 }
                 // The slot of the packet now expected, still missing.
                 Some(None) | None => break,
@@ -221,10 +221,60 @@ impl OrderedReceiver {
 
     /// The next packet to send back: the layer's SACKs and NACKs and the transport's ACKs and
     /// CNPs, in the order they were produced.
+    pub fn poll_transmit(&mut self, now: Time, receiver: &mut Receiver) -> Option<Packet> {
+        self.control.pop().or_else(|| receiver.poll_transmit(now))
+    }
+
+    /// Returns the connection's ordering memory to the NIC's pool (when its message is complete:
+    /// garbage collection, §3.5.3).
+    pub fn release(&mut self, pool: Option<&mut MemoryController>) {
+        if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
+            bitmap.release(pool);
+        }
+        self.held.clear();
+        self.held_count = 0;
+    }
+}
+
+/// A transport receiver with an ordering layer under it: the same inputs and outputs as
+/// [`Receiver`], plus the NIC's [`MemoryController`] for [`OrderingMode::Eunomia`].
+#[derive(Debug, Clone)]
+pub struct OrderedReceiver {
+    receiver: Receiver,
+    layer: OrderingLayer,
+}
+
+impl OrderedReceiver {
+    /// `receiver` under a layer of kind `mode`; `ordering` sizes Eunomia's bitmap.
+    pub fn new(receiver: Receiver, mode: OrderingMode, ordering: &OrderingConfig) -> Self {
+        let layer = OrderingLayer::new(mode, &receiver, ordering);
+        OrderedReceiver { receiver, layer }
+    }
+
+    pub fn receiver(&self) -> &Receiver {
+        &self.receiver
+    }
+
+    pub fn stats(&self) -> &ReceiverStats {
+        self.receiver.stats()
+    }
+
+    pub fn layer_stats(&self) -> &LayerStats {
+        self.layer.stats()
+    }
+
+    /// See [`OrderingLayer::footprint_bytes`].
+    pub fn footprint_bytes(&self) -> u32 {
+        self.layer.footprint_bytes()
+    }
+
+    /// A packet arrived from the wire. `pool` is the NIC's ordering memory (Eunomia only).
+    pub fn handle_packet(&mut self, now: Time, pkt: &Packet, pool: Option<&mut MemoryController>) {
+        self.layer.handle_packet(now, pkt, &mut self.receiver, pool);
+    }
+
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        self.control
-            .pop()
-            .or_else(|| self.receiver.poll_transmit(now))
+        self.layer.poll_transmit(now, &mut self.receiver)
     }
 
     /// The next message complete in order.
@@ -232,13 +282,8 @@ impl OrderedReceiver {
         self.receiver.poll_completion()
     }
 
-    /// Returns the connection's ordering memory to the NIC's pool (when the flow ends, complete
-    /// or not: garbage collection, §3.5.3).
+    /// See [`OrderingLayer::release`].
     pub fn release(&mut self, pool: Option<&mut MemoryController>) {
-        if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
-            bitmap.release(pool);
-        }
-        self.held.clear();
-        self.held_count = 0;
+        self.layer.release(pool);
     }
 }
