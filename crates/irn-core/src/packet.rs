@@ -95,6 +95,15 @@ pub enum PacketKind {
     /// Negative acknowledgement: `Packet::psn` is the cumulative ACK (the PSN the receiver expects)
     /// and `sack` the out-of-order PSN whose arrival triggered it (IRN's one-packet SACK).
     Nack { msn: u32, sack: Psn, echo: Echo },
+    /// An ordering layer's selective acknowledgement (Eunomia §3.5.1): `Packet::psn` is the
+    /// cumulative ACK and `sacked` arrived out of order and is held. Unlike a
+    /// [`Nack`](PacketKind::Nack), it never starts loss recovery: the reordering it reports is not loss.
+    /// It carries no MSN: it completes nothing (and so `Packet` keeps its 24 bytes).
+    Sack { sacked: Psn, echo: Echo },
+    /// An ordering layer's NACK (Eunomia §3.5.1): `Packet::psn` is the cumulative ACK and
+    /// `dropped` arrived but could not be tracked (the bitmap's cap or the NIC's ordering memory
+    /// ran out) and was discarded; the sender starts its loss recovery.
+    DropNack { dropped: Psn, echo: Echo },
     /// Congestion notification (DCQCN): the receiver saw CE-marked packets of this QP.
     Cnp,
 }
@@ -128,9 +137,11 @@ impl Packet {
     pub fn wire_len(&self) -> u32 {
         match self.kind {
             PacketKind::Data { payload_len, .. } => DATA_FRAMING_BYTES + u32::from(payload_len),
-            PacketKind::Ack { .. } | PacketKind::Nack { .. } | PacketKind::Cnp => {
-                CONTROL_FRAME_BYTES
-            }
+            PacketKind::Ack { .. }
+            | PacketKind::Nack { .. }
+            | PacketKind::Sack { .. }
+            | PacketKind::DropNack { .. }
+            | PacketKind::Cnp => CONTROL_FRAME_BYTES,
         }
     }
 

@@ -75,6 +75,11 @@ pub const SYNDROME_ACK: u8 = 0b000_11111;
 /// AETH syndrome of a NACK: top bits `011` (NAK) and code `00000` (PSN sequence error), the NAK a
 /// receiver sends when a packet arrives out of order, which is exactly when IRN NACKs.
 pub const SYNDROME_NAK_PSN_SEQUENCE_ERROR: u8 = 0b011_00000;
+/// irn's encoding of Eunomia's NACK (a packet the receiver's ordering layer could not track and
+/// dropped), which the paper does not specify: a NAK with code 5, reserved in the InfiniBand
+/// specification, followed by the SACK extension naming the dropped PSN. Eunomia's SACK is an
+/// ACK syndrome followed by the SACK extension (a plain ACK has none).
+pub const SYNDROME_NAK_UNTRACKED: u8 = 0b011_00101;
 
 /// Why bytes could not be parsed into a [`Packet`], or a [`Packet`] could not be emitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
@@ -636,6 +641,8 @@ impl<T: AsRef<[u8]>> AsRef<[u8]> for SackExt<T> {
 enum Syndrome {
     Ack,
     Nack,
+    /// Eunomia's NACK for a packet the receiver could not track (see [`SYNDROME_NAK_UNTRACKED`]).
+    DropNack,
 }
 
 impl Syndrome {
@@ -645,6 +652,7 @@ impl Syndrome {
         match (syndrome >> 5, syndrome & 0b1_1111) {
             (0b000, _) => Ok(Syndrome::Ack),
             (0b011, 0) => Ok(Syndrome::Nack),
+            (0b011, code) if code == SYNDROME_NAK_UNTRACKED & 0b1_1111 => Ok(Syndrome::DropNack),
             _ => Err(WireError::BadSyndrome(syndrome)),
         }
     }
@@ -683,16 +691,9 @@ impl Packet {
                     ece: bth.becn(),
                 };
                 match Syndrome::classify(aeth.syndrome())? {
-                    Syndrome::Ack => {
-                        if got > ACK_LEN {
-                            return Err(WireError::TrailingBytes {
-                                expected: ACK_LEN,
-                                got,
-                            });
-                        }
-                        PacketKind::Ack { msn, echo }
-                    }
-                    Syndrome::Nack => {
+                    Syndrome::Ack if got == ACK_LEN => PacketKind::Ack { msn, echo },
+                    syndrome => {
+                        // Every other kind carries the SACK extension.
                         if got < NACK_LEN {
                             return Err(WireError::Truncated {
                                 needed: NACK_LEN,
@@ -705,8 +706,16 @@ impl Packet {
                                 got,
                             });
                         }
-                        let sack = SackExt::new_checked(&rest[TS_EXT_LEN..])?.sack_psn();
-                        PacketKind::Nack { msn, sack, echo }
+                        let psn = SackExt::new_checked(&rest[TS_EXT_LEN..])?.sack_psn();
+                        match syndrome {
+                            Syndrome::Ack => PacketKind::Sack { sacked: psn, echo },
+                            Syndrome::Nack => PacketKind::Nack {
+                                msn,
+                                sack: psn,
+                                echo,
+                            },
+                            Syndrome::DropNack => PacketKind::DropNack { dropped: psn, echo },
+                        }
                     }
                 }
             }
@@ -762,7 +771,9 @@ impl Packet {
         match self.kind {
             PacketKind::Data { payload_len, .. } => BTH_LEN + TS_EXT_LEN + usize::from(payload_len),
             PacketKind::Ack { .. } => ACK_LEN,
-            PacketKind::Nack { .. } => NACK_LEN,
+            PacketKind::Nack { .. } | PacketKind::Sack { .. } | PacketKind::DropNack { .. } => {
+                NACK_LEN
+            }
             PacketKind::Cnp => CNP_LEN,
         }
     }
@@ -819,19 +830,39 @@ impl Packet {
                 aeth.payload_mut()[..TS_EXT_LEN].copy_from_slice(&echo.ts.to_be_bytes());
             }
             PacketKind::Nack { msn, sack, echo } => {
-                bth.set_opcode(Opcode::Acknowledge);
-                bth.set_becn(echo.ece);
-                let mut aeth = Aeth::new_checked(bth.payload_mut())?;
-                aeth.set_syndrome(SYNDROME_NAK_PSN_SEQUENCE_ERROR);
-                aeth.set_msn(msn);
-                let rest = aeth.payload_mut();
-                rest[..TS_EXT_LEN].copy_from_slice(&echo.ts.to_be_bytes());
-                SackExt::new_checked(&mut rest[TS_EXT_LEN..])?.set_sack_psn(sack);
+                emit_sack(&mut bth, SYNDROME_NAK_PSN_SEQUENCE_ERROR, msn, sack, echo)?;
+            }
+            // Eunomia's acknowledgements carry no MSN: zero on the wire.
+            PacketKind::Sack { sacked, echo } => {
+                emit_sack(&mut bth, SYNDROME_ACK, 0, sacked, echo)?;
+            }
+            PacketKind::DropNack { dropped, echo } => {
+                emit_sack(&mut bth, SYNDROME_NAK_UNTRACKED, 0, dropped, echo)?;
             }
             PacketKind::Cnp => bth.set_opcode(Opcode::Cnp),
         }
         Ok(len)
     }
+}
+
+/// An acknowledgement that carries the SACK extension: the AETH with `syndrome`, the echoed
+/// timestamp, then `psn` in the extension.
+fn emit_sack(
+    bth: &mut Bth<&mut [u8]>,
+    syndrome: u8,
+    msn: u32,
+    psn: Psn,
+    echo: Echo,
+) -> Result<(), WireError> {
+    bth.set_opcode(Opcode::Acknowledge);
+    bth.set_becn(echo.ece);
+    let mut aeth = Aeth::new_checked(bth.payload_mut())?;
+    aeth.set_syndrome(syndrome);
+    aeth.set_msn(msn);
+    let rest = aeth.payload_mut();
+    rest[..TS_EXT_LEN].copy_from_slice(&echo.ts.to_be_bytes());
+    SackExt::new_checked(&mut rest[TS_EXT_LEN..])?.set_sack_psn(psn);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1121,11 +1152,20 @@ mod tests {
                 },
             ),
             (
+                // Longer than an ACK, an ACK syndrome is an ordering layer's SACK, cut short.
                 "ACK 21 bytes",
                 [&ack_bytes[..], &[0]].concat(),
-                WireError::TrailingBytes {
-                    expected: 20,
+                WireError::Truncated {
+                    needed: 24,
                     got: 21,
+                },
+            ),
+            (
+                "SACK 25 bytes",
+                [&ack_bytes[..], &[0; 5]].concat(),
+                WireError::TrailingBytes {
+                    expected: 24,
+                    got: 25,
                 },
             ),
             (
@@ -1378,6 +1418,14 @@ mod tests {
                     }
                 }),
             (0..PSN_SPACE, arb_echo()).prop_map(|(msn, echo)| PacketKind::Ack { msn, echo }),
+            (0..PSN_SPACE, arb_echo()).prop_map(|(p, echo)| PacketKind::Sack {
+                sacked: Psn::new(p),
+                echo
+            }),
+            (0..PSN_SPACE, arb_echo()).prop_map(|(p, echo)| PacketKind::DropNack {
+                dropped: Psn::new(p),
+                echo
+            }),
             (0..PSN_SPACE, 0..PSN_SPACE, arb_echo()).prop_map(|(msn, sack, echo)| {
                 PacketKind::Nack {
                     msn,

@@ -1,5 +1,6 @@
 //! A fully resolved simulation: typed, validated, ready to run. Scenario files become this.
 
+use irn_core::ordering::{OrderingConfig, OrderingMode};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
@@ -25,7 +26,7 @@ pub struct SimConfig {
     /// are unfinished (they are reported as incomplete).
     pub drain_limit: Duration,
     /// Extra header bytes on every data packet: 16 for IRN §6.3's worst case (a RETH in every
-    /// Write packet), 0 otherwise.
+    /// Write packet), plus 5 for an ordering layer's metadata (Eunomia's 33 bits); 0 otherwise.
     pub extra_header_bytes: u32,
     /// Verbs packets carry IRN's extension headers (§5.3, §6.3: a RETH in every Write packet,
     /// `recv_WQE_SN` and offset in every Send packet); `false` for RoCE, which has none.
@@ -37,6 +38,16 @@ pub struct SimConfig {
     /// Upper edges (bytes, increasing) of the flow-size buckets `summary.json`'s `fct_by_size`
     /// reports; a last bucket holds every larger flow.
     pub fct_size_buckets: Vec<u64>,
+    /// The ordering layer every NIC runs under its transport.
+    pub ordering: Ordering,
+}
+
+/// A NIC's ordering layer (Eunomia): which one, and the sizes of Eunomia's bitmaps and pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ordering {
+    pub mode: OrderingMode,
+    /// Eunomia's block, cap and per-NIC pool (read only by [`OrderingMode::Eunomia`]).
+    pub config: OrderingConfig,
 }
 
 /// The default `fct_size_buckets`: ≤ 10 KB, 10–100 KB, 100 KB–1 MB and over 1 MB. Eunomia

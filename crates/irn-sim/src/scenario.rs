@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use irn_core::cc::CcConfig;
+use irn_core::ordering::OrderingMode;
 use irn_core::transport::{RtoBackoff, RtoPolicy, TransportConfig};
 use irn_core::{Bandwidth, Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -26,8 +27,10 @@ use crate::units::Bytes;
 use crate::workload::{self, Cdf, FlowSpec, SizeDist, VerbMix};
 
 mod load_balancing;
+mod ordering;
 
 pub use load_balancing::{BalancerKind, LoadBalancingSection};
+pub use ordering::{Cap, OrderingKind, OrderingSection};
 
 /// A scenario as written, every key defaulted. Serialized back into `summary.json` as the
 /// resolved scenario.
@@ -40,6 +43,7 @@ pub struct ScenarioFile {
     pub topology: TopologySection,
     pub switch: SwitchSection,
     pub load_balancing: LoadBalancingSection,
+    pub ordering: OrderingSection,
     pub transport: TransportSection,
     pub workload: WorkloadSection,
     pub run: RunSection,
@@ -56,6 +60,7 @@ impl Default for ScenarioFile {
             topology: TopologySection::default(),
             switch: SwitchSection::default(),
             load_balancing: LoadBalancingSection::default(),
+            ordering: OrderingSection::default(),
             transport: TransportSection::default(),
             workload: WorkloadSection::default(),
             run: RunSection::default(),
@@ -738,6 +743,7 @@ pub fn parse(
             resolved.topology.normalize(file)?;
             resolved.switch.normalize(file)?;
             resolved.load_balancing.normalize(file)?;
+            resolved.ordering.normalize(file)?;
             resolved.workload.normalize(file)?;
             let config = validate(&resolved, file, base_dir)?;
             Ok((resolved, config))
@@ -930,6 +936,24 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     }
     let extra_header_bytes = extra_header_bytes as u32;
     let verbs = verbs_mix(s, file, extra_header_bytes)?;
+    let ordering = s.ordering.to_ordering(file)?;
+    if ordering.mode != OrderingMode::None {
+        let kind = format!("\"{}\"", s.ordering.kind_name());
+        if t.kind == TransportKind::Tcp {
+            return Err(invalid(file, "ordering.kind", &kind,
+                "an ordering layer runs under the RDMA transports (irn, roce and their variants), not tcp"));
+        }
+        if verbs.is_some() {
+            return Err(invalid(
+                file,
+                "ordering.kind",
+                &kind,
+                "not yet with workload.verbs: the ordering layer sits under message flows only",
+            ));
+        }
+    }
+    // The layer's per-packet metadata travels like any extra header.
+    let extra_header_bytes = extra_header_bytes + ordering.mode.metadata_bytes();
     let verbs_irn_headers = t.kind != TransportKind::Roce;
     let max_frame = crate::config::max_frame_bytes(
         t.mtu,
@@ -1393,6 +1417,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         initial_psn: InitialPsn::Seeded,
         load_balancing: s.load_balancing.to_balancing(file)?,
         fct_size_buckets,
+        ordering,
     })
 }
 

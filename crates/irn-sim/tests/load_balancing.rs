@@ -1,9 +1,11 @@
 //! Load balancers in the simulator: per-packet balancing reorders a flow over paths of unequal
-//! delay where ECMP keeps it on one; every balancer finishes every flow and repeats itself.
+//! delay where ECMP keeps it on one; every balancer finishes every flow and repeats itself; an
+//! ordering layer at the NICs (ideal, static bitmap, Eunomia) absorbs the reordering.
 
+use irn_core::ordering::{OrderingConfig, OrderingMode};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{InitialPsn, LoadBalancing, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{InitialPsn, LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::{poisson, Cdf, FlowClass, FlowSpec, SizeDist};
@@ -43,6 +45,7 @@ fn config(
         initial_psn: InitialPsn::Seeded,
         load_balancing,
         fct_size_buckets: irn_sim::config::DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
+        ordering: Ordering::default(),
     }
 }
 
@@ -144,5 +147,88 @@ fn every_balancer_finishes_every_flow_and_repeats_itself() {
     // Per-packet balancers move packets differently from ECMP, and from each other.
     for i in 1..seen.len() - 1 {
         assert_ne!(seen[i], seen[0], "{:?} matches ECMP", ALL[i]);
+    }
+}
+
+fn with_ordering(mut cfg: SimConfig, mode: OrderingMode) -> SimConfig {
+    cfg.ordering = Ordering {
+        mode,
+        config: OrderingConfig::default(),
+    };
+    cfg.extra_header_bytes += mode.metadata_bytes();
+    cfg
+}
+
+const LAYERS: [OrderingMode; 3] = [
+    OrderingMode::Ideal,
+    OrderingMode::Static { bits: 1024 },
+    OrderingMode::Eunomia,
+];
+
+#[test]
+fn an_ordering_layer_absorbs_what_spraying_reorders() {
+    for transport in [TransportConfig::roce(false), TransportConfig::irn()] {
+        let sprayed = || {
+            config(
+                two_paths(),
+                transport,
+                one_flow(100_000),
+                LoadBalancing::Spray,
+            )
+        };
+        let ecmp = config(
+            two_paths(),
+            transport,
+            one_flow(100_000),
+            LoadBalancing::Ecmp,
+        );
+        let ecmp = irn_sim::run(&ecmp, &mut |_| {});
+        for mode in LAYERS {
+            let cfg = with_ordering(sprayed(), mode);
+            let s = irn_sim::run(&cfg, &mut |_| {}).summary;
+            assert_eq!(
+                (s.retransmissions, s.drops),
+                (0, 0),
+                "{transport:?} {mode:?}: {s:?}"
+            );
+            assert_eq!(s.flows_incomplete, 0);
+            // Two paths at once, and 5 B more per packet: no slower than one path by more than
+            // the metadata.
+            assert!(
+                s.avg_fct_us < ecmp.summary.avg_fct_us * 1.01,
+                "{mode:?}: {} against ECMP's {}",
+                s.avg_fct_us,
+                ecmp.summary.avg_fct_us
+            );
+        }
+    }
+}
+
+#[test]
+fn every_layer_under_every_balancer_finishes_every_flow_and_repeats_itself() {
+    let flows = poisson(
+        16,
+        RATE,
+        0.6,
+        &SizeDist::Cdf(Cdf::irn_default()),
+        Duration::from_us(200),
+        9,
+    );
+    for transport in [TransportConfig::roce(false), TransportConfig::irn()] {
+        for lb in [LoadBalancing::Spray, LoadBalancing::DRILL] {
+            for mode in LAYERS {
+                let topology = Topology::fat_tree(4, RATE, Duration::from_us(1)).unwrap();
+                let cfg = with_ordering(config(topology, transport, flows.clone(), lb), mode);
+                let (a, b) = (
+                    irn_sim::run(&cfg, &mut |_| {}),
+                    irn_sim::run(&cfg, &mut |_| {}),
+                );
+                assert_eq!(
+                    a.summary.flows_incomplete, 0,
+                    "{transport:?} {lb:?} {mode:?}"
+                );
+                assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
+            }
+        }
     }
 }

@@ -8,7 +8,8 @@
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{
-    InitialPsn, LoadBalancing, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel,
+    InitialPsn, LoadBalancing, Ordering, PfcConfig, PfcThreshold, SimConfig, SwitchConfig,
+    SwitchModel,
 };
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
@@ -43,6 +44,7 @@ fn config(topology: Topology, flows: Vec<FlowSpec>) -> SimConfig {
         initial_psn: InitialPsn::Seeded,
         load_balancing: LoadBalancing::Ecmp,
         fct_size_buckets: irn_sim::config::DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
+        ordering: Ordering::default(),
     }
 }
 

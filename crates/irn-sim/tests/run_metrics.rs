@@ -35,6 +35,7 @@ fn config(topology: Topology, transport: TransportConfig, flows: Vec<FlowSpec>) 
         initial_psn: InitialPsn::Seeded,
         load_balancing: LoadBalancing::Ecmp,
         fct_size_buckets: DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
+        ordering: irn_sim::config::Ordering::default(),
     }
 }
 

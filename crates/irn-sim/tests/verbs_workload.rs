@@ -3,7 +3,7 @@
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{InitialPsn, LoadBalancing, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{InitialPsn, LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::HostIdx;
 use irn_sim::scenario;
 use irn_sim::topology::Topology;
@@ -43,6 +43,7 @@ fn one_flow(verb: Verb, size_bytes: u64, transport: TransportConfig, irn: bool) 
         initial_psn: InitialPsn::Seeded,
         load_balancing: LoadBalancing::Ecmp,
         fct_size_buckets: irn_sim::config::DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
+        ordering: Ordering::default(),
     }
 }
 

@@ -14,6 +14,7 @@
 //! | `hd_bitmap` | [`HdBitmap`]: circular part + linear extension blocks, Head/Tail, growth and absorption | §3.3 |
 //! | `agent` | [`ReceiverAgent`]: ACK/SACK/NACK, in-order delivery, completion at Last Seq, garbage collection | §3.5 |
 //! | `sender` | [`react`]: SACKs never trigger recovery, NACKs do; the WRITE last-packet rule | §3.2, §3.5.2 |
+//! | `layer` | [`OrderingLayer`] and [`OrderedReceiver`]: a transport receiver under an ordering layer ([`OrderingMode`]: none, ideal, static bitmap, Eunomia), SACK/NACK on the wire, in-order replay | §2.1, §3.5, Fig. 17a |
 //!
 //! Where the paper's per-connection state (Table 1, Fig. 7) lives here:
 //!
@@ -33,11 +34,13 @@
 mod agent;
 mod config;
 mod hd_bitmap;
+mod layer;
 mod memory;
 mod sender;
 
 pub use agent::{Acknowledgment, AgentStats, DataPacket, Delivery, ReceiverAgent};
 pub use config::{OrderingConfig, OrderingConfigError};
 pub use hd_bitmap::{HdBitmap, Placement, Untracked};
+pub use layer::{LayerStats, OrderedReceiver, OrderingLayer, OrderingMode};
 pub use memory::{BlockId, MemoryController, MemoryStats, PoolExhausted};
 pub use sender::{react, write_last_may_leave, Reaction, Recovery};

@@ -8,14 +8,14 @@ use std::collections::VecDeque;
 /// time nearly always: it stays in the queue pair's own memory, and only a backlog goes to the
 /// heap.
 #[derive(Debug, Clone)]
-pub(super) struct Fifo<T> {
+pub(crate) struct Fifo<T> {
     /// The oldest item; `None` only when `rest` is empty too.
     front: Option<T>,
     rest: VecDeque<T>,
 }
 
 impl<T> Fifo<T> {
-    pub(super) const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         Fifo {
             front: None,
             rest: VecDeque::new(),
@@ -23,7 +23,7 @@ impl<T> Fifo<T> {
     }
 
     #[inline]
-    pub(super) fn push(&mut self, item: T) {
+    pub(crate) fn push(&mut self, item: T) {
         if self.front.is_none() {
             self.front = Some(item);
         } else {
@@ -32,7 +32,7 @@ impl<T> Fifo<T> {
     }
 
     #[inline]
-    pub(super) fn pop(&mut self) -> Option<T> {
+    pub(crate) fn pop(&mut self) -> Option<T> {
         let item = self.front.take()?;
         self.front = self.rest.pop_front();
         Some(item)

@@ -36,6 +36,7 @@ mod sender;
 mod tcp;
 
 pub use config::{ConfigError, LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
+pub(crate) use fifo::Fifo;
 pub use outbox::{PostError, MAX_OUTSTANDING_PACKETS};
 pub use receiver::{Receiver, ReceiverStats};
 pub use requester::Requester;

@@ -132,6 +132,11 @@ impl Receiver {
         &self.stats
     }
 
+    /// The queue pair its replies go to.
+    pub fn peer(&self) -> Qpn {
+        self.peer
+    }
+
     /// The next PSN expected in order (what the next ACK will carry).
     pub fn expected_psn(&self) -> Psn {
         self.psn(self.expected)

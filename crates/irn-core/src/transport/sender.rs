@@ -109,7 +109,10 @@ pub struct SenderStats {
     pub packets_sent: u64,
     pub retransmissions: u64,
     pub acks_received: u64,
+    /// NACKs: IRN's and RoCE's, and an ordering layer's for a packet it dropped.
     pub nacks_received: u64,
+    /// An ordering layer's SACKs (Eunomia): reordering reported, never a recovery.
+    pub sacks_received: u64,
     /// ACK/NACKs whose cumulative value was behind the sender's: reordered or duplicated.
     pub stale_acks: u64,
     /// ACK/NACKs acknowledging packets never sent, and data packets sent to a sender; ignored.
@@ -124,6 +127,18 @@ pub struct SenderStats {
     pub min_rate_bps: Option<u64>,
     /// Smallest window window-based congestion control allowed while packets were sent.
     pub min_window: Option<u32>,
+}
+
+/// What an acknowledgement tells the sender, beyond its cumulative ACK.
+#[derive(Clone, Copy)]
+enum Signal {
+    Ack,
+    /// IRN's or RoCE's NACK: `sack` arrived out of order, and a loss is assumed.
+    Nack(Psn),
+    /// An ordering layer holds this packet (Eunomia's SACK): no loss.
+    Sack(Psn),
+    /// An ordering layer dropped this packet (Eunomia's NACK): recover.
+    Dropped(Psn),
 }
 
 impl Sender {
@@ -252,9 +267,11 @@ impl Sender {
 
     /// [`handle_packet`](Self::handle_packet) but for the deadline.
     fn receive_ack(&mut self, now: Time, pkt: &Packet) {
-        let (sack, echo) = match pkt.kind {
-            PacketKind::Ack { echo, .. } => (None, echo),
-            PacketKind::Nack { sack, echo, .. } => (Some(sack), echo),
+        let (signal, echo) = match pkt.kind {
+            PacketKind::Ack { echo, .. } => (Signal::Ack, echo),
+            PacketKind::Nack { sack, echo, .. } => (Signal::Nack(sack), echo),
+            PacketKind::Sack { sacked, echo } => (Signal::Sack(sacked), echo),
+            PacketKind::DropNack { dropped, echo } => (Signal::Dropped(dropped), echo),
             PacketKind::Cnp => {
                 self.stats.cnps_received += 1;
                 self.cc.on_cnp(now);
@@ -277,9 +294,10 @@ impl Sender {
                 None
             }
         };
-        match sack {
-            None => self.stats.acks_received += 1,
-            Some(_) => self.stats.nacks_received += 1,
+        match signal {
+            Signal::Ack => self.stats.acks_received += 1,
+            Signal::Nack(_) | Signal::Dropped(_) => self.stats.nacks_received += 1,
+            Signal::Sack(_) => self.stats.sacks_received += 1,
         }
         let una_before = self.una;
         if let Some(c) = cumulative.filter(|&c| c > self.una) {
@@ -297,15 +315,32 @@ impl Sender {
                 },
             );
         }
-        if let Some(sack) = sack {
-            let holes_before = self.sack_high();
-            if self.on_nack(cumulative, sack) {
-                self.cc.on_loss(now, self.una, self.high);
-                self.retx_ready_at = now + self.cfg.retransmit_delay;
-            } else if self.sack_high() > holes_before {
-                // A higher SACK reveals new holes: they were just detected as lost.
-                self.retx_ready_at = now + self.cfg.retransmit_delay;
+        let holes_before = self.sack_high();
+        let recovering = match signal {
+            Signal::Ack => return,
+            Signal::Nack(sack) => {
+                self.mark_sacked(sack);
+                self.start_recovery(cumulative)
             }
+            // Eunomia (§3.2.2): the packet is held at the receiver, so it is never resent, but
+            // the reordering that put it there is not loss.
+            Signal::Sack(sacked) => {
+                self.mark_sacked(sacked);
+                return;
+            }
+            // Eunomia: the receiver dropped this packet: it is a hole to resend, and recovery
+            // starts as on a NACK.
+            Signal::Dropped(dropped) => {
+                self.mark_lost(dropped);
+                self.start_recovery(cumulative)
+            }
+        };
+        if recovering {
+            self.cc.on_loss(now, self.una, self.high);
+            self.retx_ready_at = now + self.cfg.retransmit_delay;
+        } else if self.sack_high() > holes_before {
+            // A higher SACK reveals new holes: they were just detected as lost.
+            self.retx_ready_at = now + self.cfg.retransmit_delay;
         }
     }
 
@@ -540,8 +575,37 @@ impl Sender {
 
     /// The SACK and loss-detection half of a NACK; `cumulative` is `None` for a stale NACK.
     /// Returns whether the NACK started a loss episode (recovery, or a go-back-N rewind).
-    fn on_nack(&mut self, cumulative: Option<u64>, sack: Psn) -> bool {
+    /// Selective repeat: `sack` arrived at the receiver, so recovery never resends it (go-back-N
+    /// keeps no per-packet state and ignores SACKs).
+    fn mark_sacked(&mut self, sack: Psn) {
         let sacked_n = self.number_at_or_after_una(sack).filter(|&s| s < self.high);
+        if let (Loss::Selective(s), Some(sn)) = (&mut self.loss, sacked_n) {
+            if let Some(bitmap) = &mut s.sacked {
+                // sn - una < high - una ≤ window, so the offset is in range.
+                let _ = bitmap.set((sn - self.una) as u32);
+                s.sack_high = s.sack_high.max(sn + 1);
+            }
+        }
+    }
+
+    /// Selective repeat: `dropped` was discarded by the receiver's ordering layer. Recovery
+    /// resends the unSACKed packets below the highest SACK, so that mark moves past `dropped`
+    /// (without SACKing it). *Choice:* unSACKed packets between the old mark and `dropped` are
+    /// resent too, although some may still be on their way.
+    fn mark_lost(&mut self, dropped: Psn) {
+        let dropped_n = self
+            .number_at_or_after_una(dropped)
+            .filter(|&d| d < self.high);
+        if let (Loss::Selective(s), Some(dn)) = (&mut self.loss, dropped_n) {
+            if s.sacked.is_some() {
+                s.sack_high = s.sack_high.max(dn + 1);
+            }
+        }
+    }
+
+    /// A loss was signalled with cumulative ACK `cumulative` (`None` if stale): go-back-N
+    /// rewinds, selective repeat enters recovery. True if a recovery started.
+    fn start_recovery(&mut self, cumulative: Option<u64>) -> bool {
         match &mut self.loss {
             Loss::GoBackN => {
                 // A stale NACK names a loss already repaired: rewinding would resend for nothing.
@@ -553,11 +617,6 @@ impl Sender {
                 false
             }
             Loss::Selective(s) => {
-                if let (Some(bitmap), Some(sn)) = (&mut s.sacked, sacked_n) {
-                    // sn - una < high - una ≤ window, so the offset is in range.
-                    let _ = bitmap.set((sn - self.una) as u32);
-                    s.sack_high = s.sack_high.max(sn + 1);
-                }
                 // A stale NACK's SACK is still news, but it cannot start a recovery.
                 let Some(c) = cumulative else { return false };
                 match &mut s.recovery {

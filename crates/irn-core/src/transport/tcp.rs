@@ -339,6 +339,11 @@ impl TcpSender {
         let (sack, echo) = match pkt.kind {
             PacketKind::Ack { echo, .. } => (None, echo),
             PacketKind::Nack { sack, echo, .. } => (Some(sack), echo),
+            // No ordering layer runs under TCP (scenarios refuse the combination).
+            PacketKind::Sack { .. } | PacketKind::DropNack { .. } => {
+                self.stats.invalid_packets += 1;
+                return;
+            }
             PacketKind::Cnp => {
                 self.stats.cnps_received += 1;
                 return;

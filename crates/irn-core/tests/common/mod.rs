@@ -79,12 +79,17 @@ pub fn nack(cumulative: u32, sack: u32) -> Packet {
 pub enum Reply {
     Ack(u32),
     Nack(u32, u32),
+    /// An ordering layer's SACK (cumulative, sacked) and NACK for a dropped packet.
+    Sack(u32, u32),
+    DropNack(u32, u32),
 }
 
 pub fn reply(p: &Packet) -> Reply {
     match p.kind {
         PacketKind::Ack { .. } => Reply::Ack(p.psn.value()),
         PacketKind::Nack { sack, .. } => Reply::Nack(p.psn.value(), sack.value()),
+        PacketKind::Sack { sacked, .. } => Reply::Sack(p.psn.value(), sacked.value()),
+        PacketKind::DropNack { dropped, .. } => Reply::DropNack(p.psn.value(), dropped.value()),
         PacketKind::Data { .. } | PacketKind::Cnp => panic!("receiver sent {p:?}"),
     }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use irn_core::ordering::OrderingLayer;
 use irn_core::packet::Qpn;
 use irn_core::transport::Requester;
 use irn_core::{Receiver, Time};
@@ -174,6 +175,9 @@ impl Simulation<'_> {
         match ends {
             Endpoints::Message { sender, receiver } => {
                 if pkt.is_data() {
+                    if self.ordered {
+                        return self.ordered_receive(h, pkt);
+                    }
                     receiver.handle_packet(now, &pkt.pkt);
                     while let Some(reply) = receiver.poll_transmit(now) {
                         let id = self.packets.alloc(SimPacket {
@@ -225,6 +229,44 @@ impl Simulation<'_> {
                 self.make_ready(f, side);
             }
         }
+        self.finish_if_done(f);
+    }
+
+    /// [`host_receive`](Self::host_receive) of a data packet when the NICs run an ordering
+    /// layer: it goes to the flow's layer, with this NIC's ordering memory, which is given back
+    /// once the message is complete (Eunomia's garbage collection, §3.5.3). Out of line, so
+    /// runs without a layer keep the packet path they had.
+    #[cold]
+    #[inline(never)]
+    fn ordered_receive(&mut self, h: HostIdx, pkt: SimPacket) {
+        let (f, now) = (pkt.flow, self.now);
+        let flow = &mut self.flows[f.index()];
+        let (Some(Endpoints::Message { receiver, .. }), Some(layer)) = (
+            flow.qp.as_deref_mut(),
+            self.layers[f.index()].as_deref_mut(),
+        ) else {
+            // The flow already finished: a late duplicate or spurious retransmission.
+            return;
+        };
+        let nic = &mut self.nics[h.index()];
+        let mut pool = self.ordering_pools.get_mut(h.index());
+        layer.handle_packet(now, &pkt.pkt, receiver, pool.as_deref_mut());
+        while let Some(reply) = layer.poll_transmit(now, receiver) {
+            let id = self.packets.alloc(SimPacket {
+                wire_bytes: reply.wire_len(),
+                pkt: reply,
+                flow: f,
+                dst: flow.src,
+                verbs: None,
+            });
+            self.packets.push(&mut nic.control, id);
+        }
+        if receiver.poll_completion().is_some() {
+            flow.received_at = Some(now);
+            layer.release(pool);
+        }
+        let port = nic.port;
+        self.nic_send(port, h);
         self.finish_if_done(f);
     }
 
@@ -285,6 +327,15 @@ impl Simulation<'_> {
                     return;
                 }
                 let receiver = Receiver::new(cfg, qpn, isn(0));
+                if let Some(layer) = self.layers.get_mut(i) {
+                    let ordering = &self.cfg.ordering;
+                    let mode = ordering.mode;
+                    *layer = Some(Box::new(OrderingLayer::new(
+                        mode,
+                        &receiver,
+                        &ordering.config,
+                    )));
+                }
                 (Endpoints::Message { sender, receiver }, Side::Src)
             }
             Some(verb) => {
@@ -319,6 +370,9 @@ impl Simulation<'_> {
         if let Some(ends) = self.flows[f.index()].qp.take() {
             self.absorb_stats(f, &ends, true);
             self.flows_finished += 1;
+        }
+        if let Some(layer) = self.layers.get_mut(f.index()) {
+            *layer = None;
         }
     }
 

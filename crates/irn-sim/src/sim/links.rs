@@ -49,7 +49,11 @@ impl Simulation<'_> {
     }
 
     /// The head packet of the link leaving `p` reaches the other end.
-    #[inline]
+    ///
+    /// Always inlined into the event loop: LLVM's own choice flips with small changes to what
+    /// it inlines in turn (the host and switch receive paths), and out of line it costs 3 % more
+    /// instructions on the leaf-spine benchmark (1007 M against 976 M over its first 300 µs).
+    #[inline(always)]
     pub(super) fn arrive(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
         let Some((pkt, next)) = self.packets.pop_link(&mut port.in_flight) else {

@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 use std::hint;
 
+use irn_core::ordering::{MemoryController, OrderingLayer, OrderingMode};
 use irn_core::{Duration, Time};
 
 use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
@@ -69,6 +70,12 @@ pub struct Simulation<'a> {
     horizon: Time,
     /// Every switch's load balancer state.
     balancer: Balancer,
+    /// The NICs run an ordering layer under their transports (`[ordering]`).
+    ordered: bool,
+    /// Each message flow's ordering layer while it runs; empty without one.
+    layers: Vec<Option<Box<OrderingLayer>>>,
+    /// Each host NIC's ordering memory (Eunomia's pool of bitmap blocks); empty without it.
+    ordering_pools: Vec<MemoryController>,
     verbs_packets: VerbsPackets,
 }
 
@@ -218,6 +225,19 @@ impl<'a> Simulation<'a> {
             counters: NetworkCounters::default(),
             horizon: last_start + cfg.drain_limit,
             balancer,
+            ordered: cfg.ordering.mode != OrderingMode::None,
+            layers: match cfg.ordering.mode {
+                OrderingMode::None => Vec::new(),
+                _ => (0..cfg.flows.len()).map(|_| None).collect(),
+            },
+            ordering_pools: match cfg.ordering.mode {
+                OrderingMode::Eunomia => {
+                    let pool = MemoryController::new(cfg.ordering.config)
+                        .expect("validated with the scenario");
+                    vec![pool; topo.hosts().len()]
+                }
+                _ => Vec::new(),
+            },
             verbs_packets: VerbsPackets::default(),
         }
     }

@@ -1,0 +1,289 @@
+//! The ordering layer between the wire and a transport's receiver: the NIC of Eunomia §3.5 (and
+//! §2.1's ideal layer, and the fixed bitmaps of Fig. 17a) under an unchanged RoCE or IRN
+//! receiver.
+//!
+//! A data packet that arrives ahead of the expected one is tracked (its data placed, its arrival
+//! remembered) and answered with a SACK, which the sender never takes for loss; once the gap
+//! before it fills, the transport's receiver is handed the whole run in order and answers with
+//! one cumulative ACK, as Eunomia's receiver does. A packet the layer cannot track — beyond a
+//! static bitmap, past the HD bitmap's cap, or with the NIC's ordering memory exhausted — is
+//! dropped and answered with a NACK ([`PacketKind::DropNack`]), which starts the sender's own
+//! loss recovery. The transport itself sees only in-order packets (and old duplicates, which
+//! it re-ACKs), so reordering alone never makes it NACK or rewind.
+//!
+//! Simulation stand-in: the tracked packets themselves are kept here ([`OrderedReceiver`]'s
+//! held run) so they can be replayed to the transport, where a NIC has already placed their
+//! data; only the bitmap and its state are NIC memory ([`OrderedReceiver::footprint_bytes`]).
+
+use std::collections::VecDeque;
+
+use super::config::OrderingConfig;
+use super::hd_bitmap::{HdBitmap, Placement};
+use super::memory::MemoryController;
+use crate::packet::{Echo, Ecn, Packet, PacketKind};
+use crate::time::Time;
+use crate::transport::{Completion, Fifo, Receiver, ReceiverStats};
+
+/// Which ordering layer a NIC runs under its transport.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OrderingMode {
+    /// None: the transport sees packets in arrival order, as on today's RDMA NICs.
+    #[default]
+    None,
+    /// §2.1's ideal layer: it tracks any number of packets ahead of the expected one, so nothing
+    /// is ever dropped for want of room. *Choice:* it answers SACKs as Eunomia does (§2.1 leaves
+    /// what it answers open).
+    Ideal,
+    /// A fixed bitmap of `bits` per connection (Fig. 17a): a packet `bits` or more ahead of the
+    /// expected one is dropped and NACKed. Its memory is held for the connection's life.
+    Static { bits: u32 },
+    /// Eunomia's HD bitmap: blocks from the NIC's [`MemoryController`] as reordering demands, up
+    /// to the configuration's cap.
+    Eunomia,
+}
+
+impl OrderingMode {
+    /// Bytes Eunomia's 33 bits of per-packet metadata (§3.2.1: the connection's first PSN and a
+    /// last-packet bit) add to every data packet, rounded up to whole bytes; none without a
+    /// layer.
+    pub fn metadata_bytes(self) -> u32 {
+        match self {
+            OrderingMode::None => 0,
+            _ => super::DataPacket::METADATA_BITS.div_ceil(8),
+        }
+    }
+}
+
+/// Counters of one connection's ordering layer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LayerStats {
+    /// Packets tracked ahead of the expected one.
+    pub held: u64,
+    /// Most packets held at once.
+    pub peak_held: u32,
+    pub sacks_sent: u64,
+    /// Packets dropped (and NACKed) for want of room.
+    pub dropped: u64,
+}
+
+/// The ordering layer of one connection, under the transport [`Receiver`] passed to each call
+/// (always the same one). [`OrderedReceiver`] bundles the two.
+#[derive(Debug, Clone)]
+pub struct OrderingLayer {
+    mode: OrderingMode,
+    /// `held[i]` is the packet `i + 1` ahead of the expected one, once it has arrived.
+    held: VecDeque<Option<Packet>>,
+    held_count: u32,
+    /// Eunomia's bitmap (its blocks live in the NIC's pool).
+    bitmap: Option<HdBitmap>,
+    /// The layer's own answers (SACKs, NACKs), and the transport's ACKs and CNPs it passed on.
+    control: Fifo<Packet>,
+    stats: LayerStats,
+}
+
+impl OrderingLayer {
+    /// A layer of kind `mode` under `receiver`; `ordering` sizes Eunomia's bitmap.
+    pub fn new(mode: OrderingMode, receiver: &Receiver, ordering: &OrderingConfig) -> Self {
+        let bitmap = (mode == OrderingMode::Eunomia)
+            .then(|| HdBitmap::new(receiver.expected_psn(), ordering));
+        OrderingLayer {
+            mode,
+            held: VecDeque::new(),
+            held_count: 0,
+            bitmap,
+            control: Fifo::new(),
+            stats: LayerStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &LayerStats {
+        &self.stats
+    }
+
+    /// Ordering memory this connection holds now: Eunomia's bitmap blocks and state record, a
+    /// static bitmap's bytes; nothing for the ideal layer (unbounded by definition) or none.
+    pub fn footprint_bytes(&self) -> u32 {
+        match self.mode {
+            OrderingMode::Static { bits } => bits.div_ceil(8),
+            OrderingMode::Eunomia => self.bitmap.as_ref().map_or(0, HdBitmap::footprint_bytes),
+            OrderingMode::None | OrderingMode::Ideal => 0,
+        }
+    }
+
+    /// A packet arrived from the wire for `receiver`. `pool` is the NIC's ordering memory
+    /// (Eunomia only).
+    pub fn handle_packet(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        receiver: &mut Receiver,
+        pool: Option<&mut MemoryController>,
+    ) {
+        let PacketKind::Data { ecn, ts, .. } = pkt.kind else {
+            return receiver.handle_packet(now, pkt);
+        };
+        if self.mode == OrderingMode::None {
+            return receiver.handle_packet(now, pkt);
+        }
+        let expected = receiver.expected_psn();
+        let ahead = match pkt.psn.serial_diff(expected) {
+            Some(d) if d > 0 => d as u32,
+            Some(0) => return self.deliver_run(now, pkt, receiver, pool),
+            // An old duplicate: the transport re-ACKs it.
+            _ => return receiver.handle_packet(now, pkt),
+        };
+        let echo = Echo {
+            ts,
+            ece: ecn == Ecn::Ce,
+        };
+        let kind = if self.room_for(ahead, pkt, pool) {
+            let i = ahead as usize - 1;
+            if self.held.len() <= i {
+                self.held.resize(i + 1, None);
+            }
+            if self.held[i].is_none() {
+                self.held[i] = Some(*pkt);
+                self.held_count += 1;
+                self.stats.held += 1;
+                self.stats.peak_held = self.stats.peak_held.max(self.held_count);
+            }
+            self.stats.sacks_sent += 1;
+            PacketKind::Sack {
+                sacked: pkt.psn,
+                echo,
+            }
+        } else {
+            self.stats.dropped += 1;
+            PacketKind::DropNack {
+                dropped: pkt.psn,
+                echo,
+            }
+        };
+        self.control.push(Packet {
+            dest_qp: receiver.peer(),
+            psn: expected,
+            kind,
+        });
+    }
+
+    /// Whether a packet `ahead` of the expected one can be tracked; Eunomia's bitmap takes the
+    /// blocks it needs now.
+    fn room_for(&mut self, ahead: u32, pkt: &Packet, pool: Option<&mut MemoryController>) -> bool {
+        match self.mode {
+            OrderingMode::None | OrderingMode::Ideal => true,
+            OrderingMode::Static { bits } => ahead < bits,
+            OrderingMode::Eunomia => match (&mut self.bitmap, pool) {
+                (Some(bitmap), Some(pool)) => bitmap.insert(pkt.psn, pool).is_ok(),
+                _ => false,
+            },
+        }
+    }
+
+    /// The expected packet arrived: the transport gets it and the run held behind it, in order.
+    /// Only the last of the ACKs it answers with is sent (one ACK per arrival, as Eunomia's
+    /// receiver); its CNPs all go.
+    fn deliver_run(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        receiver: &mut Receiver,
+        pool: Option<&mut MemoryController>,
+    ) {
+        if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
+            let placed = bitmap.insert(pkt.psn, pool);
+            debug_assert!(
+                matches!(placed, Ok(Placement::InOrder { .. })),
+                "{placed:?}"
+            );
+        }
+        receiver.handle_packet(now, pkt);
+        let mut last_ack = None;
+        loop {
+            while let Some(reply) = receiver.poll_transmit(now) {
+                match reply.kind {
+                    PacketKind::Cnp => self.control.push(reply),
+                    _ => last_ack = Some(reply),
+                }
+            }
+            match self.held.pop_front() {
+                Some(Some(next)) => {
+                    self.held_count -= 1;
+                    receiver.handle_packet(now, &next);
+                }
+                // The slot of the packet now expected, still missing.
+                Some(None) | None => break,
+            }
+        }
+        if let Some(ack) = last_ack {
+            self.control.push(ack);
+        }
+    }
+
+    /// The next packet to send back: the layer's SACKs and NACKs and the transport's ACKs and
+    /// CNPs, in the order they were produced.
+    pub fn poll_transmit(&mut self, now: Time, receiver: &mut Receiver) -> Option<Packet> {
+        self.control.pop().or_else(|| receiver.poll_transmit(now))
+    }
+
+    /// Returns the connection's ordering memory to the NIC's pool (when its message is complete:
+    /// garbage collection, §3.5.3).
+    pub fn release(&mut self, pool: Option<&mut MemoryController>) {
+        if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
+            bitmap.release(pool);
+        }
+        self.held.clear();
+        self.held_count = 0;
+    }
+}
+
+/// A transport receiver with an ordering layer under it: the same inputs and outputs as
+/// [`Receiver`], plus the NIC's [`MemoryController`] for [`OrderingMode::Eunomia`].
+#[derive(Debug, Clone)]
+pub struct OrderedReceiver {
+    receiver: Receiver,
+    layer: OrderingLayer,
+}
+
+impl OrderedReceiver {
+    /// `receiver` under a layer of kind `mode`; `ordering` sizes Eunomia's bitmap.
+    pub fn new(receiver: Receiver, mode: OrderingMode, ordering: &OrderingConfig) -> Self {
+        let layer = OrderingLayer::new(mode, &receiver, ordering);
+        OrderedReceiver { receiver, layer }
+    }
+
+    pub fn receiver(&self) -> &Receiver {
+        &self.receiver
+    }
+
+    pub fn stats(&self) -> &ReceiverStats {
+        self.receiver.stats()
+    }
+
+    pub fn layer_stats(&self) -> &LayerStats {
+        self.layer.stats()
+    }
+
+    /// See [`OrderingLayer::footprint_bytes`].
+    pub fn footprint_bytes(&self) -> u32 {
+        self.layer.footprint_bytes()
+    }
+
+    /// A packet arrived from the wire. `pool` is the NIC's ordering memory (Eunomia only).
+    pub fn handle_packet(&mut self, now: Time, pkt: &Packet, pool: Option<&mut MemoryController>) {
+        self.layer.handle_packet(now, pkt, &mut self.receiver, pool);
+    }
+
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        self.layer.poll_transmit(now, &mut self.receiver)
+    }
+
+    /// The next message complete in order.
+    pub fn poll_completion(&mut self) -> Option<Completion> {
+        self.receiver.poll_completion()
+    }
+
+    /// See [`OrderingLayer::release`].
+    pub fn release(&mut self, pool: Option<&mut MemoryController>) {
+        self.layer.release(pool);
+    }
+}

@@ -1,0 +1,275 @@
+//! The ordering layer under RoCE and IRN receivers, over a channel that reorders data packets
+//! (and, in the property test, drops some): reordering alone never makes the sender recover
+//! under a layer, every message completes exactly once and in order, and a packet the layer
+//! cannot track is NACKed and recovered.
+
+mod common;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use common::*;
+use irn_core::ordering::{MemoryController, OrderedReceiver, OrderingConfig, OrderingMode};
+use irn_core::transport::TransportConfig;
+use irn_core::{Duration, Packet, PacketKind, Sender, Time};
+use proptest::prelude::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const SERIALIZATION: Duration = Duration::from_ps(200_000);
+const LATENCY: Duration = Duration::from_us(2);
+
+/// What one exchange did.
+#[derive(Debug)]
+struct Outcome {
+    receiver_completions: Vec<(u64, u64)>,
+    sender_completions: usize,
+    recoveries: u64,
+    retransmissions: u64,
+    sacks: u64,
+    dropped: u64,
+    pool_blocks_in_use: u32,
+}
+
+/// Sends `messages` from a sender to a receiver under `mode`: each data packet is delayed by up
+/// to `jitter` more (so packets overtake each other) and, before `heal_at`, dropped with
+/// probability `drop_permille`/1000. Control packets go straight back in order.
+fn exchange(
+    cfg: TransportConfig,
+    mode: OrderingMode,
+    ordering: OrderingConfig,
+    messages: &[u64],
+    (jitter, drop_permille, heal_at): (Duration, u32, Time),
+    seed: u64,
+) -> Outcome {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut tx: Sender = sender(cfg, 0xFF_FFF0);
+    let mut rx = OrderedReceiver::new(receiver(cfg, 0xFF_FFF0), mode, &ordering);
+    let mut pool = MemoryController::new(ordering).unwrap();
+    for &m in messages {
+        tx.post(m).unwrap();
+    }
+    // (arrival, sequence, to the receiver?, packet)
+    let mut wire: BinaryHeap<Reverse<(Time, u64, bool, PacketOrd)>> = BinaryHeap::new();
+    let mut seq = 0;
+    let mut now = Time::ZERO;
+    let mut next_tx = Time::ZERO;
+    let mut receiver_completions = Vec::new();
+    let mut sender_completions = 0;
+    let limit = Time::ZERO + Duration::from_ms(200);
+    while sender_completions < messages.len() && now < limit {
+        // Send while the link is free.
+        if now >= next_tx {
+            if let Some(p) = tx.poll_transmit(now) {
+                next_tx = now + SERIALIZATION;
+                let lost = now < heal_at && rng.random_range(0..1000) < drop_permille;
+                if !lost {
+                    let extra = Duration::from_ps(rng.random_range(0..=jitter.as_ps()));
+                    seq += 1;
+                    wire.push(Reverse((now + LATENCY + extra, seq, true, PacketOrd(p))));
+                }
+                continue;
+            }
+        }
+        let next_arrival = wire.peek().map(|Reverse((t, ..))| *t);
+        let candidates = [
+            next_arrival,
+            tx.poll_timeout(),
+            Some(next_tx).filter(|&t| t > now),
+        ];
+        let Some(t) = candidates.into_iter().flatten().min() else {
+            break;
+        };
+        now = now.max(t);
+        if tx.poll_timeout().is_some_and(|d| d <= now) {
+            tx.handle_timeout(now);
+        }
+        while let Some(Reverse((t, _, to_rx, PacketOrd(p)))) = wire.peek().copied() {
+            if t > now {
+                break;
+            }
+            wire.pop();
+            if to_rx {
+                rx.handle_packet(now, &p, Some(&mut pool));
+                while let Some(reply) = rx.poll_transmit(now) {
+                    seq += 1;
+                    wire.push(Reverse((now + LATENCY, seq, false, PacketOrd(reply))));
+                }
+                while let Some(c) = rx.poll_completion() {
+                    receiver_completions.push((c.msg.0, c.bytes));
+                }
+            } else {
+                tx.handle_packet(now, &p);
+                while tx.poll_completion().is_some() {
+                    sender_completions += 1;
+                }
+            }
+        }
+    }
+    let layer = *rx.layer_stats();
+    rx.release(Some(&mut pool));
+    Outcome {
+        receiver_completions,
+        sender_completions,
+        recoveries: tx.stats().recoveries,
+        retransmissions: tx.stats().retransmissions,
+        sacks: layer.sacks_sent,
+        dropped: layer.dropped,
+        pool_blocks_in_use: pool.blocks_in_use(),
+    }
+}
+
+/// A packet in the heap: ordered by the heap's other fields only.
+#[derive(Clone, Copy, Debug)]
+struct PacketOrd(Packet);
+impl PartialEq for PacketOrd {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for PacketOrd {}
+impl PartialOrd for PacketOrd {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for PacketOrd {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+fn in_posting_order(messages: &[u64]) -> Vec<(u64, u64)> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| (i as u64, m))
+        .collect()
+}
+
+const JITTER: Duration = Duration::from_us(3);
+
+#[test]
+fn reordering_alone_makes_the_bare_transports_recover_and_no_layer_does() {
+    let messages = [300_000];
+    for cfg in [TransportConfig::roce(true), TransportConfig::irn()] {
+        let bare = exchange(
+            cfg,
+            OrderingMode::None,
+            OrderingConfig::default(),
+            &messages,
+            (JITTER, 0, Time::ZERO),
+            1,
+        );
+        assert!(
+            bare.recoveries > 0 && bare.retransmissions > 0,
+            "{cfg:?}: {bare:?}"
+        );
+        assert_eq!(bare.receiver_completions, in_posting_order(&messages));
+        for mode in [
+            OrderingMode::Ideal,
+            OrderingMode::Static { bits: 512 },
+            OrderingMode::Eunomia,
+        ] {
+            let o = exchange(
+                cfg,
+                mode,
+                OrderingConfig::default(),
+                &messages,
+                (JITTER, 0, Time::ZERO),
+                1,
+            );
+            assert_eq!(
+                (o.recoveries, o.retransmissions),
+                (0, 0),
+                "{cfg:?} {mode:?}: {o:?}"
+            );
+            assert!(o.sacks > 0, "{mode:?}: the jitter reorders");
+            assert_eq!(o.receiver_completions, in_posting_order(&messages));
+            assert_eq!(o.sender_completions, 1);
+            assert_eq!(o.pool_blocks_in_use, 0);
+        }
+    }
+}
+
+#[test]
+fn a_packet_beyond_a_small_bitmap_is_nacked_recovered_and_the_message_completes() {
+    let messages = [200_000, 8, 50_000];
+    for cfg in [TransportConfig::roce(true), TransportConfig::irn()] {
+        for mode in [OrderingMode::Static { bits: 4 }, OrderingMode::Eunomia] {
+            // Eunomia capped at one 16-bit block: a 10 µs jitter reorders over ~50 packets.
+            let ordering = OrderingConfig {
+                cap_bits: 16,
+                ..OrderingConfig::default()
+            };
+            let jitter = Duration::from_us(10);
+            let o = exchange(cfg, mode, ordering, &messages, (jitter, 0, Time::ZERO), 2);
+            assert!(o.dropped > 0, "{cfg:?} {mode:?}: {o:?}");
+            assert!(o.recoveries > 0);
+            assert_eq!(o.receiver_completions, in_posting_order(&messages));
+            assert_eq!(o.sender_completions, messages.len());
+            assert_eq!(o.pool_blocks_in_use, 0);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Reordering and, for a while, loss: every message completes exactly once, in order, under
+    /// every layer and both transports, and Eunomia's pool is empty at the end.
+    #[test]
+    fn every_message_completes_once_in_order(
+        roce in any::<bool>(),
+        mode in prop_oneof![
+            Just(OrderingMode::None),
+            Just(OrderingMode::Ideal),
+            (1u32..64).prop_map(|bits| OrderingMode::Static { bits }),
+            Just(OrderingMode::Eunomia),
+        ],
+        cap_blocks in 1u32..=16,
+        pool_blocks in 1u32..64,
+        messages in prop::collection::vec(1u64..60_000, 1..5),
+        jitter_us in 0u64..8,
+        drop_permille in 0u32..30,
+        seed in any::<u64>(),
+    ) {
+        // RoCE without PFC keeps its timeout: a dropped packet is recovered by it.
+        let cfg = if roce { TransportConfig::roce(false) } else { TransportConfig::irn() };
+        let ordering = OrderingConfig {
+            cap_bits: 16 * cap_blocks,
+            pool_blocks,
+            ..OrderingConfig::default()
+        };
+        let heal = Time::ZERO + Duration::from_us(200);
+        let o = exchange(cfg, mode, ordering, &messages, (Duration::from_us(jitter_us), drop_permille, heal), seed);
+        prop_assert_eq!(&o.receiver_completions, &in_posting_order(&messages), "{:?}", o);
+        prop_assert_eq!(o.sender_completions, messages.len());
+        prop_assert_eq!(o.pool_blocks_in_use, 0);
+    }
+}
+
+#[test]
+fn sacks_and_drop_nacks_are_control_frames() {
+    let echo = irn_core::packet::Echo::default();
+    for kind in [
+        PacketKind::Sack {
+            sacked: irn_core::Psn::new(3),
+            echo,
+        },
+        PacketKind::DropNack {
+            dropped: irn_core::Psn::new(3),
+            echo,
+        },
+    ] {
+        let p = Packet {
+            dest_qp: irn_core::Qpn::new(1),
+            psn: irn_core::Psn::new(1),
+            kind,
+        };
+        assert_eq!(p.wire_len(), 64);
+        let mut buf = [0u8; 64];
+        let n = p.emit(&mut buf).unwrap();
+        assert_eq!(Packet::parse(&buf[..n]).unwrap(), p);
+    }
+}

@@ -1,0 +1,253 @@
+//! `[ordering]`: the ordering layer every NIC runs under its transport (Eunomia §3, §2.1's
+//! ideal layer, Fig. 17a's static bitmaps).
+//!
+//! ```toml
+//! [ordering]
+//! kind = "eunomia"   # "none" (default), "ideal", "static-bitmap", "eunomia"
+//! size = "16B"       # static-bitmap: the bitmap per connection
+//! block_bits = 16    # eunomia: the unit a bitmap grows by
+//! cap = 256          # eunomia: the most bits one connection may hold, or "none"
+//! pool_blocks = 1024 # eunomia: the blocks each NIC's memory controller holds
+//! ```
+
+use irn_core::ordering::{OrderingConfig, OrderingMode};
+use serde::{Deserialize, Serialize};
+
+use super::{check_keys, invalid, parse_key, ScenarioError};
+use crate::config::Ordering;
+use crate::units::Bytes;
+
+/// The section as written; keys of another `kind` are rejected, the chosen kind's defaults
+/// filled in when the scenario is loaded.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OrderingSection {
+    pub kind: OrderingKind,
+    /// static-bitmap: bytes of bitmap per connection (Fig. 17a: 4B to 64B).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
+    /// eunomia: bits per block. Default 16.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_bits: Option<u32>,
+    /// eunomia: bits one connection may hold (a multiple of `block_bits`), or `"none"`: as many
+    /// as a connection's block table holds (64 blocks). Default 256.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap: Option<Cap>,
+    /// eunomia: blocks in each NIC's pool. Default 1024.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_blocks: Option<u32>,
+}
+
+/// `ordering.kind`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OrderingKind {
+    #[default]
+    None,
+    Ideal,
+    StaticBitmap,
+    Eunomia,
+}
+
+impl OrderingKind {
+    fn name(self) -> &'static str {
+        match self {
+            OrderingKind::None => "none",
+            OrderingKind::Ideal => "ideal",
+            OrderingKind::StaticBitmap => "static-bitmap",
+            OrderingKind::Eunomia => "eunomia",
+        }
+    }
+}
+
+/// `ordering.cap`: bits, or `"none"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Cap {
+    Bits(u32),
+    Word(String),
+}
+
+impl OrderingSection {
+    /// The kind as a scenario names it.
+    pub(super) fn kind_name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    /// Rejects keys of another kind and fills the chosen kind's defaults.
+    pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let (stat, eunomia) = (
+            self.kind == OrderingKind::StaticBitmap,
+            self.kind == OrderingKind::Eunomia,
+        );
+        check_keys(
+            file,
+            ("ordering", "kind"),
+            self.kind.name(),
+            &[
+                ("size", self.size.is_some(), stat),
+                ("block_bits", self.block_bits.is_some(), eunomia),
+                ("cap", self.cap.is_some(), eunomia),
+                ("pool_blocks", self.pool_blocks.is_some(), eunomia),
+            ],
+        )?;
+        if stat {
+            self.size.get_or_insert_with(|| "16B".into());
+        }
+        if eunomia {
+            let d = OrderingConfig::default();
+            self.block_bits.get_or_insert(d.block_bits);
+            self.cap.get_or_insert(Cap::Bits(d.cap_bits));
+            self.pool_blocks.get_or_insert(d.pool_blocks);
+        }
+        Ok(())
+    }
+
+    /// The validated layer.
+    pub(super) fn to_ordering(&self, file: &str) -> Result<Ordering, ScenarioError> {
+        let mut config = OrderingConfig::default();
+        let mode = match self.kind {
+            OrderingKind::None => OrderingMode::None,
+            OrderingKind::Ideal => OrderingMode::Ideal,
+            OrderingKind::StaticBitmap => {
+                let text = self.size.as_deref().unwrap_or("16B");
+                let bytes = parse_key::<Bytes>(file, "ordering.size", text)?.0;
+                if !(1..=8192).contains(&bytes) {
+                    return Err(invalid(
+                        file,
+                        "ordering.size",
+                        &format!("{text:?}"),
+                        "a static bitmap of 1B to 8KB per connection (Fig. 17a: 4B to 64B)",
+                    ));
+                }
+                OrderingMode::Static {
+                    bits: bytes as u32 * 8,
+                }
+            }
+            OrderingKind::Eunomia => {
+                config.block_bits = self.block_bits.unwrap_or(config.block_bits);
+                config.pool_blocks = self.pool_blocks.unwrap_or(config.pool_blocks);
+                config.cap_bits = match &self.cap {
+                    None => config.cap_bits,
+                    Some(Cap::Bits(bits)) => *bits,
+                    Some(Cap::Word(w)) if w == "none" => {
+                        config.block_bits * OrderingConfig::MAX_BLOCKS_PER_CONNECTION
+                    }
+                    Some(Cap::Word(w)) => {
+                        return Err(invalid(
+                            file,
+                            "ordering.cap",
+                            &format!("{w:?}"),
+                            "a number of bits (a multiple of block_bits) or \"none\"",
+                        ))
+                    }
+                };
+                config.validate().map_err(|e| {
+                    let message = e.to_string();
+                    let (key, rest) = message.split_once(" = ").unwrap_or(("ordering", &message));
+                    let key = if key == "cap_bits" { "cap" } else { key };
+                    let (value, allowed) = rest.split_once(": ").unwrap_or((rest, ""));
+                    invalid(file, &format!("ordering.{key}"), value, allowed)
+                })?;
+                OrderingMode::Eunomia
+            }
+        };
+        Ok(Ordering { mode, config })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::scenario::parse;
+
+    fn ordering(text: &str) -> Result<Ordering, String> {
+        let overrides = ["workload.duration=10us".to_string()];
+        parse(text, "t.toml", Path::new("."), &overrides)
+            .map(|s| s.runs[0].config.ordering)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn each_kind_with_its_defaults_and_overrides() {
+        let d = OrderingConfig::default();
+        let cases: &[(&str, OrderingMode, OrderingConfig)] = &[
+            ("", OrderingMode::None, d),
+            ("kind = \"ideal\"", OrderingMode::Ideal, d),
+            (
+                "kind = \"static-bitmap\"",
+                OrderingMode::Static { bits: 128 },
+                d,
+            ),
+            (
+                "kind = \"static-bitmap\"\nsize = \"4B\"",
+                OrderingMode::Static { bits: 32 },
+                d,
+            ),
+            ("kind = \"eunomia\"", OrderingMode::Eunomia, d),
+            (
+                "kind = \"eunomia\"\ncap = \"none\"\npool_blocks = 64",
+                OrderingMode::Eunomia,
+                OrderingConfig {
+                    cap_bits: 1024,
+                    pool_blocks: 64,
+                    ..d
+                },
+            ),
+            (
+                "kind = \"eunomia\"\nblock_bits = 32\ncap = 512",
+                OrderingMode::Eunomia,
+                OrderingConfig {
+                    block_bits: 32,
+                    cap_bits: 512,
+                    ..d
+                },
+            ),
+        ];
+        for (section, mode, config) in cases {
+            let got = ordering(&format!("[ordering]\n{section}\n")).unwrap();
+            assert_eq!((got.mode, got.config), (*mode, *config), "{section}");
+        }
+    }
+
+    #[test]
+    fn bad_values_and_keys_of_another_kind_are_refused_by_name() {
+        let cases = [
+            (
+                "kind = \"ideal\"\nsize = \"4B\"",
+                "ordering.size = (set): does not apply to ordering.kind = \"ideal\"",
+            ),
+            (
+                "kind = \"static-bitmap\"\ncap = 16",
+                "ordering.cap = (set): does not apply",
+            ),
+            (
+                "kind = \"static-bitmap\"\nsize = \"0B\"",
+                "ordering.size = \"0B\": a static bitmap of 1B to 8KB",
+            ),
+            (
+                "kind = \"eunomia\"\ncap = 100",
+                "ordering.cap = 100: must be a positive multiple of block_bits = 16",
+            ),
+            (
+                "kind = \"eunomia\"\ncap = \"all\"",
+                "ordering.cap = \"all\": a number of bits",
+            ),
+            (
+                "kind = \"eunomia\"\nblock_bits = 12",
+                "ordering.block_bits = 12: must be 8, 16, 32 or 64",
+            ),
+            (
+                "kind = \"eunomia\"\npool_blocks = 0",
+                "ordering.pool_blocks = 0",
+            ),
+            ("kind = \"eunomai\"", "unknown variant `eunomai`"),
+        ];
+        for (section, want) in cases {
+            let err = ordering(&format!("[ordering]\n{section}\n")).unwrap_err();
+            assert!(err.contains(want), "{section}: {err}");
+        }
+    }
+}
