@@ -200,7 +200,11 @@ fn check_keys(
             file,
             &format!("{section}.{key}"),
             "(set)",
-            &format!("does not apply to {section}.{selector} = \"{kind}\""),
+            &format!(
+                "does not apply to {section}.{selector} = \"{kind}\" (a [[compare]] variant or \
+                 --set that changes the {selector} can replace the whole section: \
+                 \"{section}\" = {{ {selector} = \"{kind}\" }})"
+            ),
         )),
         None => Ok(()),
     }
@@ -1126,20 +1130,37 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         ));
     }
     // Without timeouts a dropped packet whose loss no later packet reveals is never resent and
-    // its flow never finishes: only a network that cannot drop may run without them.
+    // its flow never finishes: only a network that cannot drop may run without them. Nor one
+    // that reorders with no ordering layer at the NICs: a go-back-N receiver NACKs once per
+    // episode, so a resent packet overtaken again is never asked for again.
+    let reorders =
+        s.load_balancing.to_balancing(file)?.per_packet() && s.ordering.kind == OrderingKind::None;
+    let no_timeouts = pfc_drops.clone().or_else(|| {
+        reorders.then(|| {
+            format!(
+                "load_balancing.kind = \"{}\" reorders packets and no [ordering] layer puts them \
+                 back in order",
+                s.load_balancing.to_balancing(file).map_or("", |b| b.name())
+            )
+        })
+    });
     let timeouts = match t.timeouts.as_str() {
-        "auto" => !s.switch.pfc || pfc_drops.is_some(),
+        "auto" => !s.switch.pfc || no_timeouts.is_some(),
         "on" => true,
         "off" => {
-            if let Some(why) = &pfc_drops {
+            if let Some(why) = &no_timeouts {
                 return Err(invalid(
                     file,
                     "transport.timeouts",
                     "\"off\"",
                     &format!(
                         "{why}; without timeouts a lost packet may never be resent and its flow \
-                         never finish: use \"on\" or \"auto\" (which turns them on here), or \
-                         pfc_threshold = \"auto\", which leaves the headroom free"
+                         never finish: use \"on\" or \"auto\" (which turns them on here){}",
+                        if pfc_drops.is_some() {
+                            ", or pfc_threshold = \"auto\", which leaves the headroom free"
+                        } else {
+                            ", or an [ordering] layer"
+                        }
                     ),
                 ));
             }
@@ -2090,6 +2111,41 @@ mod tests {
 
     /// The default link (40 Gb/s, 2 us) and frame: an input can still receive 22 236 B after it
     /// pauses, so a 240 KB input buffer is lossless with a threshold up to 217 764 B.
+    #[test]
+    fn timeouts_stay_on_while_the_network_reorders_without_an_ordering_layer() {
+        let on = |lb: &str, ordering: &str, timeouts: &str| {
+            one(&format!(
+                "[switch]\npfc = true\n[load_balancing]\nkind = \"{lb}\"\n[ordering]\n\
+                 kind = \"{ordering}\"\n[transport]\nkind = \"roce\"\ntimeouts = \"{timeouts}\"\n"
+            ))
+            .map(|r| r.config.transport.rto != RtoPolicy::Disabled)
+            .map_err(|e| e.to_string())
+        };
+        // (balancer, layer, timeouts, resolved to on?)
+        for (lb, ordering, timeouts, want) in [
+            ("ecmp", "none", "auto", false),
+            ("drill", "none", "auto", true),
+            ("letflow", "none", "auto", true),
+            ("drill", "eunomia", "auto", false),
+            ("spray", "ideal", "off", false),
+            ("spray", "none", "on", true),
+        ] {
+            assert_eq!(
+                on(lb, ordering, timeouts),
+                Ok(want),
+                "{lb} {ordering} {timeouts}"
+            );
+        }
+        let err = on("spray", "none", "off").unwrap_err();
+        assert!(
+            err.contains(
+                "transport.timeouts = \"off\": load_balancing.kind = \"spray\" reorders \
+                          packets and no [ordering] layer"
+            ),
+            "{err}"
+        );
+    }
+
     #[test]
     fn timeouts_stay_on_whenever_pfc_can_drop() {
         let text = |threshold: &str, timeouts: &str| {
