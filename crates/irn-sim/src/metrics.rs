@@ -55,6 +55,10 @@ pub struct NetworkCounters {
     /// interval each spent paused by its peer's PFC; `None` without ports of that kind.
     pub pause_fraction_switch_ports: Option<f64>,
     pub pause_fraction_host_ports: Option<f64>,
+    /// Eunomia's ordering memory: the most bytes one NIC's memory controller held at once, and
+    /// the blocks still allocated at the end over all NICs; `None` without an Eunomia layer.
+    pub ordering_peak_bytes: Option<u64>,
+    pub ordering_blocks_at_end: Option<u64>,
 }
 
 /// One flow's outcome.
@@ -233,6 +237,15 @@ pub struct Summary {
     /// `[run] fct_size_buckets` (the form of Eunomia Figs. 10, 11, 14, 15).
     #[serde(default)]
     pub fct_by_size: Vec<FctBucket>,
+    /// `[ordering] kind = "eunomia"`: the most bytes of ordering state (bitmap blocks and
+    /// per-connection records) one NIC held at once (Eunomia Fig. 17c's footprint, as a peak);
+    /// `null` without it.
+    #[serde(default)]
+    pub ordering_peak_bytes: Option<u64>,
+    /// Bitmap blocks still allocated when the run ended, over all NICs: 0 unless a flow was cut
+    /// off unfinished (a finished message gives its blocks back); `null` without Eunomia.
+    #[serde(default)]
+    pub ordering_blocks_at_end: Option<u64>,
 }
 
 /// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
@@ -603,6 +616,8 @@ impl RunResult {
             pause_fraction_switch_ports: c.pause_fraction_switch_ports,
             pause_fraction_host_ports: c.pause_fraction_host_ports,
             fct_by_size: fct_by_size(&done, &cfg.fct_size_buckets),
+            ordering_peak_bytes: c.ordering_peak_bytes,
+            ordering_blocks_at_end: c.ordering_blocks_at_end,
         };
         RunResult {
             flows: rows,

@@ -192,6 +192,14 @@ fn an_ordering_layer_absorbs_what_spraying_reorders() {
                 "{transport:?} {mode:?}: {s:?}"
             );
             assert_eq!(s.flows_incomplete, 0);
+            // Eunomia's blocks: taken while packets were held, all given back at the end.
+            let eunomia = mode == OrderingMode::Eunomia;
+            assert_eq!(s.ordering_blocks_at_end, eunomia.then_some(0), "{mode:?}");
+            assert_eq!(
+                s.ordering_peak_bytes.is_some_and(|b| b > 0),
+                eunomia,
+                "{mode:?}"
+            );
             // Two paths at once, and 5 B more per packet: no slower than one path by more than
             // the metadata.
             assert!(
@@ -227,6 +235,9 @@ fn every_layer_under_every_balancer_finishes_every_flow_and_repeats_itself() {
                     a.summary.flows_incomplete, 0,
                     "{transport:?} {lb:?} {mode:?}"
                 );
+                if mode == OrderingMode::Eunomia {
+                    assert_eq!(a.summary.ordering_blocks_at_end, Some(0));
+                }
                 assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
             }
         }

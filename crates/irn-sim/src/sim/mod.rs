@@ -381,6 +381,11 @@ impl<'a> Simulation<'a> {
             .map(|s| s.peak_occupancy())
             .max()
             .unwrap_or(0);
+        let pools = (!self.ordering_pools.is_empty()).then_some(&self.ordering_pools);
+        self.counters.ordering_peak_bytes =
+            pools.and_then(|p| p.iter().map(|m| u64::from(m.stats().peak_bytes)).max());
+        self.counters.ordering_blocks_at_end =
+            pools.map(|p| p.iter().map(|m| u64::from(m.blocks_in_use())).sum());
         self.counters.events = self.queue.processed();
         self.counters.sim_time = end - Time::ZERO;
         let records = (self.flows.iter().zip(&self.counts))
