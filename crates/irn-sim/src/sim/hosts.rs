@@ -7,14 +7,14 @@ use std::collections::VecDeque;
 use irn_core::ordering::OrderingLayer;
 use irn_core::packet::Qpn;
 use irn_core::transport::Requester;
-use irn_core::{Receiver, Time};
+use irn_core::{Packet, Receiver, Time};
 
 use super::Simulation;
 use crate::config::SimConfig;
 use crate::engine::Event;
 use crate::ids::{FlowId, HostIdx, PortId};
 use crate::packet::SimPacket;
-use crate::packets::{Fifo, PacketId};
+use crate::packets::{Fifo, PacketId, Packets};
 use crate::verbs_flow::{self, Side, VerbsFlow, VerbsPackets};
 
 /// A host's NIC: one port, control packets first, then the flows that may send, round-robin.
@@ -180,14 +180,7 @@ impl Simulation<'_> {
                     }
                     receiver.handle_packet(now, &pkt.pkt);
                     while let Some(reply) = receiver.poll_transmit(now) {
-                        let id = self.packets.alloc(SimPacket {
-                            wire_bytes: reply.wire_len(),
-                            pkt: reply,
-                            flow: f,
-                            dst: flow.src,
-                            verbs: None,
-                        });
-                        self.packets.push(&mut nic.control, id);
+                        queue_reply(&mut self.packets, &mut nic.control, reply, (f, flow.src));
                     }
                     if receiver.poll_completion().is_some() {
                         flow.received_at = Some(now);
@@ -252,14 +245,7 @@ impl Simulation<'_> {
         let mut pool = self.ordering_pools.get_mut(h.index());
         layer.handle_packet(now, &pkt.pkt, receiver, pool.as_deref_mut());
         while let Some(reply) = layer.poll_transmit(now, receiver) {
-            let id = self.packets.alloc(SimPacket {
-                wire_bytes: reply.wire_len(),
-                pkt: reply,
-                flow: f,
-                dst: flow.src,
-                verbs: None,
-            });
-            self.packets.push(&mut nic.control, id);
+            queue_reply(&mut self.packets, &mut nic.control, reply, (f, flow.src));
         }
         if receiver.poll_completion().is_some() {
             flow.received_at = Some(now);
@@ -419,6 +405,25 @@ impl Simulation<'_> {
         self.counters.recoveries += flow.recoveries;
         self.counters.nacks += flow.nacks;
     }
+}
+
+/// Queues a message flow's receiver's `reply` (ACK, NACK, SACK, CNP) on its NIC's `control`
+/// queue, for flow `f` back to its source `to`.
+#[inline(always)]
+fn queue_reply(
+    packets: &mut Packets,
+    control: &mut Fifo,
+    reply: Packet,
+    (f, to): (FlowId, HostIdx),
+) {
+    let id = packets.alloc(SimPacket {
+        wire_bytes: reply.wire_len(),
+        pkt: reply,
+        flow: f,
+        dst: to,
+        verbs: None,
+    });
+    packets.push(control, id);
 }
 
 /// Parks a verbs packet in `slab` and wraps its network view for the trip to host `to`.
