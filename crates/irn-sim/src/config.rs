@@ -86,6 +86,34 @@ impl InitialPsn {
 }
 
 impl SimConfig {
+    /// `flows` over `topology`, `switch` and `transport`, with every other choice at its
+    /// default: seed 1, no warm-up, a 100 ms drain limit, no extra headers (IRN's verbs headers
+    /// on), seeded initial PSNs, ECMP, the default FCT size buckets and no ordering layer. For
+    /// programs and tests that build a run without a scenario file:
+    /// `SimConfig { seed: 7, ..SimConfig::new(topology, switch, transport, flows) }`.
+    pub fn new(
+        topology: Topology,
+        switch: SwitchConfig,
+        transport: TransportConfig,
+        flows: Vec<FlowSpec>,
+    ) -> Self {
+        SimConfig {
+            seed: 1,
+            topology,
+            switch,
+            transport,
+            flows,
+            warmup: Duration::ZERO,
+            drain_limit: Duration::from_ms(100),
+            extra_header_bytes: 0,
+            verbs_irn_headers: true,
+            initial_psn: InitialPsn::Seeded,
+            load_balancing: LoadBalancing::Ecmp,
+            fct_size_buckets: DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
+            ordering: Ordering::default(),
+        }
+    }
+
     /// The largest frame any packet of this run puts on a link (see [`max_frame_bytes`]).
     pub fn max_frame_bytes(&self) -> u64 {
         let verbs = self.verbs_irn_headers && self.flows.iter().any(|f| f.verb.is_some());

@@ -5,7 +5,7 @@
 use irn_core::ordering::{OrderingConfig, OrderingMode};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{InitialPsn, LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::{poisson, Cdf, FlowClass, FlowSpec, SizeDist};
@@ -29,23 +29,18 @@ fn config(
 ) -> SimConfig {
     SimConfig {
         seed: 3,
-        topology,
-        switch: SwitchConfig {
-            model: SwitchModel::InputQueued,
-            buffer_bytes: 240_000,
-            pfc: None,
-            ecn: None,
-        },
-        transport,
-        flows,
-        warmup: Duration::ZERO,
-        drain_limit: Duration::from_ms(100),
-        extra_header_bytes: 0,
-        verbs_irn_headers: true,
-        initial_psn: InitialPsn::Seeded,
         load_balancing,
-        fct_size_buckets: irn_sim::config::DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
-        ordering: Ordering::default(),
+        ..SimConfig::new(
+            topology,
+            SwitchConfig {
+                model: SwitchModel::InputQueued,
+                buffer_bytes: 240_000,
+                pfc: None,
+                ecn: None,
+            },
+            transport,
+            flows,
+        )
     }
 }
 

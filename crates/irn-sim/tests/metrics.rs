@@ -7,10 +7,7 @@
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{
-    InitialPsn, LoadBalancing, Ordering, PfcConfig, PfcThreshold, SimConfig, SwitchConfig,
-    SwitchModel,
-};
+use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::{FlowClass, FlowSpec};
@@ -25,26 +22,20 @@ const DELAY: Duration = Duration::from_us(2);
 fn config(topology: Topology, flows: Vec<FlowSpec>) -> SimConfig {
     SimConfig {
         seed: 7,
-        topology,
-        switch: SwitchConfig {
-            model: SwitchModel::InputQueued,
-            buffer_bytes: 240_000,
-            pfc: Some(PfcConfig {
-                threshold: PfcThreshold::Auto,
-                resume_gap_bytes: 2 * 1086,
-            }),
-            ecn: None,
-        },
-        transport: TransportConfig::roce(true),
-        flows,
-        warmup: Duration::ZERO,
-        drain_limit: Duration::from_ms(100),
-        extra_header_bytes: 0,
-        verbs_irn_headers: true,
-        initial_psn: InitialPsn::Seeded,
-        load_balancing: LoadBalancing::Ecmp,
-        fct_size_buckets: irn_sim::config::DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
-        ordering: Ordering::default(),
+        ..SimConfig::new(
+            topology,
+            SwitchConfig {
+                model: SwitchModel::InputQueued,
+                buffer_bytes: 240_000,
+                pfc: Some(PfcConfig {
+                    threshold: PfcThreshold::Auto,
+                    resume_gap_bytes: 2 * 1086,
+                }),
+                ecn: None,
+            },
+            TransportConfig::roce(true),
+            flows,
+        )
     }
 }
 

@@ -5,8 +5,7 @@
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{
-    InitialPsn, LoadBalancing, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel,
-    DEFAULT_FCT_SIZE_BUCKETS,
+    LoadBalancing, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel,
 };
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
@@ -19,23 +18,17 @@ const RATE: Bandwidth = Bandwidth::from_gbps(40);
 fn config(topology: Topology, transport: TransportConfig, flows: Vec<FlowSpec>) -> SimConfig {
     SimConfig {
         seed: 3,
-        topology,
-        switch: SwitchConfig {
-            model: SwitchModel::InputQueued,
-            buffer_bytes: 240_000,
-            pfc: None,
-            ecn: None,
-        },
-        transport,
-        flows,
-        warmup: Duration::ZERO,
-        drain_limit: Duration::from_ms(100),
-        extra_header_bytes: 0,
-        verbs_irn_headers: true,
-        initial_psn: InitialPsn::Seeded,
-        load_balancing: LoadBalancing::Ecmp,
-        fct_size_buckets: DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
-        ordering: irn_sim::config::Ordering::default(),
+        ..SimConfig::new(
+            topology,
+            SwitchConfig {
+                model: SwitchModel::InputQueued,
+                buffer_bytes: 240_000,
+                pfc: None,
+                ecn: None,
+            },
+            transport,
+            flows,
+        )
     }
 }
 

@@ -3,7 +3,7 @@
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{InitialPsn, LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::HostIdx;
 use irn_sim::scenario;
 use irn_sim::topology::Topology;
@@ -20,30 +20,26 @@ const fn ser(bytes: u64) -> u64 {
 fn one_flow(verb: Verb, size_bytes: u64, transport: TransportConfig, irn: bool) -> SimConfig {
     SimConfig {
         seed: 1,
-        topology: Topology::star(2, RATE, DELAY).unwrap(),
-        switch: SwitchConfig {
-            model: SwitchModel::InputQueued,
-            buffer_bytes: 240_000,
-            pfc: None,
-            ecn: None,
-        },
-        transport,
-        flows: vec![FlowSpec {
-            src: HostIdx(0),
-            dst: HostIdx(1),
-            size_bytes,
-            start: Time::ZERO,
-            class: FlowClass::Regular,
-            verb: Some(verb),
-        }],
-        warmup: Duration::ZERO,
         drain_limit: Duration::from_ms(10),
-        extra_header_bytes: 0,
         verbs_irn_headers: irn,
-        initial_psn: InitialPsn::Seeded,
-        load_balancing: LoadBalancing::Ecmp,
-        fct_size_buckets: irn_sim::config::DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
-        ordering: Ordering::default(),
+        ..SimConfig::new(
+            Topology::star(2, RATE, DELAY).unwrap(),
+            SwitchConfig {
+                model: SwitchModel::InputQueued,
+                buffer_bytes: 240_000,
+                pfc: None,
+                ecn: None,
+            },
+            transport,
+            vec![FlowSpec {
+                src: HostIdx(0),
+                dst: HostIdx(1),
+                size_bytes,
+                start: Time::ZERO,
+                class: FlowClass::Regular,
+                verb: Some(verb),
+            }],
+        )
     }
 }
 
