@@ -315,6 +315,9 @@ impl Sender {
                 },
             );
         }
+        if let Signal::Ack = signal {
+            return;
+        }
         let holes_before = self.sack_high();
         let recovering = match signal {
             Signal::Ack => return,
