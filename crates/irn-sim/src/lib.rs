@@ -12,7 +12,7 @@
 //! | [`switch`] | the IRN paper's input-queued VOQ switch with per-input buffers and PFC |
 //! | [`port`] | an egress port and the link leaving it |
 //! | [`packet`] | the packet as the network sees it |
-//! | [`topology`] | fat-tree, star, dumbbell and arbitrary graphs; ECMP routing tables |
+//! | [`topology`] | fat-tree, leaf-spine, star, dumbbell and arbitrary graphs; ECMP routing tables |
 //! | [`workload`] | Poisson, incast and trace workloads; flow-size CDFs |
 //! | [`metrics`] | FCT, slowdown and network counters; the `flows.csv` and `summary.json` rows |
 //! | [`scenario`] | TOML scenario files, validation, `[[compare]]` variants |

@@ -87,6 +87,15 @@ pub struct TopologySection {
     pub left: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub right: Option<u32>,
+    /// leaf-spine: leaf switches (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<u32>,
+    /// leaf-spine: spine switches, each linked once to every leaf (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spines: Option<u32>,
+    /// leaf-spine: hosts on each leaf (default 16).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts_per_leaf: Option<u32>,
     /// Every link's rate (not for ns3 files, which give each link's own). Default 40Gbps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_rate: Option<String>,
@@ -96,6 +105,10 @@ pub struct TopologySection {
     /// dumbbell: the middle link's rate (default: `link_rate`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bottleneck_rate: Option<String>,
+    /// leaf-spine: the leaf-spine links' rate (default: `link_rate`, which then sets only
+    /// the host links').
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spine_link_rate: Option<String>,
     /// ns3: a topology file in the HPCC/ConWeave format (MODEL.md §8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -111,6 +124,8 @@ pub enum TopologyKind {
     Star,
     /// Two switches joined by one link.
     Dumbbell,
+    /// Leaves with hosts, every leaf linked to every spine (Eunomia's Clos).
+    LeafSpine,
     /// Any graph, from an ns-3 topology file.
     Ns3,
 }
@@ -130,9 +145,13 @@ impl Default for TopologySection {
             hosts: None,
             left: None,
             right: None,
+            leaves: None,
+            spines: None,
+            hosts_per_leaf: None,
             link_rate: Some(default_rate()),
             link_delay: Some(default_delay()),
             bottleneck_rate: None,
+            spine_link_rate: None,
             file: None,
         }
     }
@@ -150,6 +169,7 @@ impl TopologySection {
             TopologyKind::FatTree => "fat-tree",
             TopologyKind::Star => "star",
             TopologyKind::Dumbbell => "dumbbell",
+            TopologyKind::LeafSpine => "leaf-spine",
             TopologyKind::Ns3 => "ns3",
         };
         let uniform = k != TopologyKind::Ns3;
@@ -162,6 +182,26 @@ impl TopologySection {
                 "bottleneck_rate",
                 self.bottleneck_rate.is_some(),
                 k == TopologyKind::Dumbbell,
+            ),
+            (
+                "leaves",
+                self.leaves.is_some(),
+                k == TopologyKind::LeafSpine,
+            ),
+            (
+                "spines",
+                self.spines.is_some(),
+                k == TopologyKind::LeafSpine,
+            ),
+            (
+                "hosts_per_leaf",
+                self.hosts_per_leaf.is_some(),
+                k == TopologyKind::LeafSpine,
+            ),
+            (
+                "spine_link_rate",
+                self.spine_link_rate.is_some(),
+                k == TopologyKind::LeafSpine,
             ),
             ("link_rate", self.link_rate.is_some(), uniform),
             ("link_delay", self.link_delay.is_some(), uniform),
@@ -180,6 +220,11 @@ impl TopologySection {
             TopologyKind::Dumbbell => {
                 require(file, "topology.left", kind, self.left.is_some())?;
                 require(file, "topology.right", kind, self.right.is_some())?;
+            }
+            TopologyKind::LeafSpine => {
+                self.leaves.get_or_insert(8);
+                self.spines.get_or_insert(8);
+                self.hosts_per_leaf.get_or_insert(16);
             }
             TopologyKind::Ns3 => require(file, "topology.file", kind, self.file.is_some())?,
         }
@@ -837,6 +882,59 @@ where
         .map_err(|e: T::Err| invalid(file, key, &format!("{value:?}"), &e.to_string()))
 }
 
+/// Builds `kind = "leaf-spine"`, checking each count against the switch port limit first so
+/// the error names the key to change.
+fn leaf_spine(
+    tp: &TopologySection,
+    file: &str,
+    rate: Bandwidth,
+    delay: Duration,
+) -> Result<Topology, ScenarioError> {
+    let spine_rate = match &tp.spine_link_rate {
+        Some(r) => parse_key::<Bandwidth>(file, "topology.spine_link_rate", r)?,
+        None => rate,
+    };
+    let leaves = tp.leaves.unwrap_or(8);
+    let spines = tp.spines.unwrap_or(8);
+    let per_leaf = tp.hosts_per_leaf.unwrap_or(16);
+    let max = crate::topology::MAX_SWITCH_PORTS as u32;
+    let checks = [
+        (
+            "topology.leaves",
+            leaves,
+            (1..=max).contains(&leaves),
+            format!("between 1 and {max} (a spine has one port per leaf, at most {max} ports)"),
+        ),
+        (
+            "topology.hosts_per_leaf",
+            per_leaf,
+            (1..max).contains(&per_leaf),
+            format!("between 1 and {} (a leaf has at most {max} ports)", max - 1),
+        ),
+        (
+            "topology.spines",
+            spines,
+            spines >= 1 && spines.saturating_add(per_leaf) <= max,
+            format!(
+                "between 1 and {} (a leaf has hosts_per_leaf = {per_leaf} host ports plus one \
+                 port per spine, at most {max} ports)",
+                max.saturating_sub(per_leaf)
+            ),
+        ),
+        (
+            "topology.hosts_per_leaf",
+            per_leaf,
+            u64::from(leaves) * u64::from(per_leaf) >= 2,
+            format!("at least 2 with leaves = {leaves} (the network needs at least 2 hosts)"),
+        ),
+    ];
+    if let Some((key, value, _, allowed)) = checks.iter().find(|c| !c.2) {
+        return Err(invalid(file, key, &value.to_string(), allowed));
+    }
+    Topology::leaf_spine(leaves, spines, per_leaf, rate, spine_rate, delay)
+        .map_err(|e| invalid(file, "topology", "leaf-spine", &e.to_string()))
+}
+
 /// Largest flow: the RDMA message limit (2 GiB).
 const MAX_FLOW_BYTES: u64 = 1 << 31;
 
@@ -899,6 +997,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
             Topology::dumbbell(left, right, rate, bottleneck, delay)
                 .map_err(|e| invalid(file, "topology", "dumbbell", &e.to_string()))?
         }
+        TopologyKind::LeafSpine => leaf_spine(tp, file, rate, delay)?,
     };
 
     let buffer_text = s.switch.buffer.as_deref().unwrap_or("240KB");
@@ -1835,6 +1934,91 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn leaf_spine_keys_defaults_and_errors() {
+        let t = one("[topology]\nkind = \"leaf-spine\"\nlink_rate = \"100Gbps\"\n")
+            .unwrap()
+            .config
+            .topology;
+        assert_eq!((t.hosts().len(), t.switches().len()), (128, 16));
+        let t = one(
+            "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 3\nhosts_per_leaf = 4\n\
+             spine_link_rate = \"100Gbps\"\n",
+        )
+        .unwrap()
+        .config
+        .topology;
+        assert_eq!((t.hosts().len(), t.switches().len()), (8, 5));
+        // Leaf 0 (node 8): 4 host ports at link_rate's default, then 3 spine ports.
+        let rates: Vec<_> = t
+            .node_ports(NodeId(8))
+            .map(|p| t.ports()[p as usize].rate.to_string())
+            .collect();
+        assert_eq!(
+            rates,
+            ["40Gbps"; 4]
+                .into_iter()
+                .chain(["100Gbps"; 3])
+                .collect::<Vec<_>>()
+        );
+
+        let cases = [
+            (
+                "leaves = 0",
+                "t.toml: topology.leaves = 0: between 1 and 64",
+            ),
+            (
+                "leaves = 65",
+                "topology.leaves = 65: between 1 and 64 (a spine has one port per leaf",
+            ),
+            ("spines = 0", "topology.spines = 0: between 1 and 48"),
+            (
+                "spines = 49",
+                "topology.spines = 49: between 1 and 48 (a leaf has hosts_per_leaf = 16 host ports",
+            ),
+            (
+                "hosts_per_leaf = 0",
+                "topology.hosts_per_leaf = 0: between 1 and 63",
+            ),
+            (
+                "hosts_per_leaf = 64",
+                "topology.hosts_per_leaf = 64: between 1 and 63",
+            ),
+            (
+                "leaves = 1\nhosts_per_leaf = 1",
+                "topology.hosts_per_leaf = 1: at least 2 with leaves = 1",
+            ),
+            (
+                "spine_link_rate = \"fast\"",
+                "t.toml: topology.spine_link_rate = \"fast\"",
+            ),
+            (
+                "k = 4",
+                "topology.k = (set): does not apply to topology.kind = \"leaf-spine\"",
+            ),
+        ];
+        for (keys, want) in cases {
+            let err = one(&format!("[topology]\nkind = \"leaf-spine\"\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+        for key in [
+            "leaves = 2",
+            "spines = 2",
+            "hosts_per_leaf = 2",
+            "spine_link_rate = \"1Gbps\"",
+        ] {
+            let err = one(&format!("[topology]\nkind = \"fat-tree\"\n{key}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("does not apply to topology.kind = \"fat-tree\""),
+                "{key}: {err}"
+            );
+        }
     }
 
     #[test]

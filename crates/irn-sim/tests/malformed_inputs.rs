@@ -230,6 +230,7 @@ const VALUES: &[&str] = &[
     "\"star\"",
     "\"fat-tree\"",
     "\"dumbbell\"",
+    "\"leaf-spine\"",
     "\"shared-buffer\"",
     "\"incast\"",
     "\"trace\"",

@@ -59,6 +59,48 @@ fn h(topo: &Topology, n: u32) -> HostIdx {
     host_of_node(topo, n).unwrap_or_else(|| panic!("node {n} is not a host"))
 }
 
+/// `kind = "leaf-spine"` at its defaults builds Eunomia's network node for node: the same
+/// numbering (hosts leaf-major, then leaves, then spines), ports, rates, delays and ECMP sets as
+/// the published file, so flow files written for one run unchanged on the other.
+#[test]
+fn default_leaf_spine_is_the_published_128_host_file() {
+    let file = read_topology(&topology_dir().join("leaf_spine_128_100G_OS2.txt")).unwrap();
+    let g100 = Bandwidth::from_gbps(100);
+    let native = Topology::leaf_spine(8, 8, 16, g100, g100, Duration::from_us(1)).unwrap();
+
+    assert_eq!((native.hosts().len(), native.switches().len()), (128, 16));
+    assert_eq!(native.links().len(), 128 + 8 * 8);
+    assert_eq!(native.links(), file.links(), "same links in the same order");
+    assert_eq!(native.node_count(), file.node_count());
+    for n in 0..native.node_count() as u32 {
+        let n = NodeId(n);
+        assert_eq!(native.kind(n), file.kind(n), "node {n}");
+        assert_eq!(native.node_ports(n), file.node_ports(n), "node {n}");
+        for p in native.node_ports(n) {
+            let (a, b) = (native.ports()[p as usize], file.ports()[p as usize]);
+            assert_eq!((a.node, a.peer), (b.node, b.peer), "port {p}");
+            assert_eq!((a.rate, a.delay), (g100, Duration::from_us(1)), "port {p}");
+            assert_eq!((b.rate, b.delay), (a.rate, a.delay), "port {p}");
+        }
+    }
+    for &s in native.switches() {
+        for d in 0..128 {
+            let d = HostIdx(d);
+            assert_eq!(
+                native.next_hops(s, d),
+                file.next_hops(s, d),
+                "switch {s} to {d}"
+            );
+        }
+    }
+    // Leaf 0 (node 128) is 2:1 oversubscribed: 16 host ports down, 8 spine ports up, and
+    // reaches a remote host over all 8; a spine (136) has one way down.
+    assert_eq!(native.node_ports(NodeId(128)).len(), 24);
+    assert_eq!(native.next_hops(NodeId(128), HostIdx(16)).len(), 8);
+    assert_eq!(native.next_hops(NodeId(128), HostIdx(3)).len(), 1);
+    assert_eq!(native.next_hops(NodeId(136), HostIdx(16)).len(), 1);
+}
+
 #[test]
 fn every_published_topology_file_reads_and_routes() {
     // (file, hosts, switches, [(src node, dst node, hops)], [(switch, dst node, ECMP fan-out)])

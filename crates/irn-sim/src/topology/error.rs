@@ -80,6 +80,10 @@ pub enum TopologyError {
     )]
     FatTreeTooLarge { k: u32 },
 
+    /// A leaf-spine needs every tier.
+    #[error("leaf-spine: there must be at least 1 {what}")]
+    LeafSpineEmpty { what: &'static str },
+
     /// Node and port ids are `u32`.
     #[error("the topology has {count} {what}; at most {} are supported", u32::MAX)]
     TooLarge { what: &'static str, count: usize },

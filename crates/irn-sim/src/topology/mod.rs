@@ -11,6 +11,7 @@
 //! | `mod.rs` | the types, the generic builder [`Topology::from_links`], queries, [`PathInfo`] |
 //! | `routing.rs` | the BFS-per-destination ECMP table |
 //! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
+//! | `leaf_spine.rs` | the two-tier leaf-spine Clos of Eunomia |
 //! | `simple.rs` | hand-checkable star and dumbbell networks |
 //! | `error.rs` | [`TopologyError`] |
 //!
@@ -18,6 +19,7 @@
 
 mod error;
 mod fat_tree;
+mod leaf_spine;
 pub mod ns3;
 mod routing;
 mod simple;
