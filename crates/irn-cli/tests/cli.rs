@@ -1,24 +1,11 @@
 //! The `irn` binary end to end: results folders, determinism of their files, and errors that
 //! name the file, key and value and leave nothing behind.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::*;
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn irn(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irn"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("irn runs")
-}
-
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("irn-cli-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 const SMALL: &str = r#"
 name = "small"

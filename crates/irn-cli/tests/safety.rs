@@ -2,41 +2,13 @@
 //! sweep's runs only for an unchanged scenario, and merges only shards of one sweep (issue 19,
 //! items 1–4). Each test runs the `irn` binary on tiny scenarios.
 
+mod common;
+
+use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn irn(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irn"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("irn runs")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// The error of a command that must fail.
-fn refused(o: &Output) -> String {
-    assert!(
-        !o.status.success(),
-        "should fail: {}",
-        String::from_utf8_lossy(&o.stdout)
-    );
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("irn-safety-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Two variants on four hosts for 100 us: a few flows, a fraction of a second per run.
 const TINY: &str = r#"

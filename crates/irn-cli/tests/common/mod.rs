@@ -1,0 +1,45 @@
+//! Helpers the `irn` binary's end-to-end tests share: run it, check how it ended, give each test
+//! a scratch folder.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the `irn` binary with `args` in `cwd`.
+pub fn irn(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_irn"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("irn runs")
+}
+
+/// The standard output of a command that must succeed.
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "irn failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The error of a command that must fail.
+pub fn refused(out: &Output) -> String {
+    assert!(
+        !out.status.success(),
+        "should fail: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh scratch folder for one test: `irn-test-<name>-<pid>` in the temporary folder.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("irn-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
