@@ -76,16 +76,19 @@ enum Dir {
 const SERIALIZATION: Duration = Duration::from_ps(200_000);
 const LATENCY: Duration = Duration::from_us(2);
 
-/// After the channel heals, everything must finish within this.
+/// After the channel heals at `heal_at`, everything must finish within this.
 ///
-/// TCP gets longer: its timer may have backed off to 64 × an RTO of a few hundred µs, and then
-/// slow start from `cwnd = 1` goes through at most ~1100 packets (over 20 000 random cases the
-/// worst seen was 3.3 ms). RoCE and IRN resend at RTO_high at worst and never back off.
-fn settle(cfg: &TransportConfig) -> Duration {
-    match cfg.recovery {
+/// Every sender's timer may have backed off (RFC 6298 for TCP; `RtoBackoff::Exponential`, the
+/// default, for RoCE and IRN). A timeout that doubles after each one never waits longer than all
+/// the waits before it plus one RTO, so the timer pending when the channel heals fires at most
+/// `heal_at` + one RTO later. TCP then slow-starts from `cwnd = 1` through at most ~1100 packets
+/// (over 20 000 random cases the worst seen was 3.3 ms); RoCE and IRN resend at once.
+fn settle(cfg: &TransportConfig, heal_at: Time) -> Duration {
+    let after_heal = match cfg.recovery {
         LossRecovery::Tcp => Duration::from_ms(20),
         LossRecovery::GoBackN | LossRecovery::SelectiveRepeat { .. } => Duration::from_ms(5),
-    }
+    };
+    after_heal + (heal_at - Time::ZERO)
 }
 
 struct Pair {
@@ -288,7 +291,7 @@ impl Pair {
 
     /// Run until both sides complete everything, or fail if that does not happen in time.
     fn run(mut self) -> Result<Self, TestCaseError> {
-        let deadline = self.sc.faults.heal_at + settle(&self.cfg);
+        let deadline = self.sc.faults.heal_at + settle(&self.cfg, self.sc.faults.heal_at);
         loop {
             self.transmit()?;
             self.collect()?;
