@@ -24,11 +24,15 @@ use crate::config::{
 use crate::ids::{HostIdx, NodeId};
 use crate::topology::Topology;
 use crate::units::Bytes;
-use crate::workload::{self, Cdf, FlowSpec, SizeDist, VerbMix};
+use crate::workload::{self, BuiltinCdf, Cdf, FlowSpec, SizeDist, VerbMix};
 
+mod experiment;
 mod load_balancing;
 mod ordering;
 
+pub use experiment::{
+    Chart, CheckSection, Expect, ExperimentSection, Metric, PointSection, Side, SideAt,
+};
 pub use load_balancing::{BalancerKind, LoadBalancingSection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
 
@@ -50,6 +54,13 @@ pub struct ScenarioFile {
     /// Variants to compare; each overrides keys of the scenario above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<VariantSection>,
+    /// `[experiment]`: how `irn reproduce` and `irn check` run it (see [`experiment`]); not
+    /// part of a run, so never serialized into one.
+    #[serde(skip_serializing)]
+    pub experiment: Option<ExperimentSection>,
+    /// `[[check]]`: what the experiment should show.
+    #[serde(skip_serializing)]
+    pub check: Vec<CheckSection>,
 }
 
 impl Default for ScenarioFile {
@@ -65,6 +76,8 @@ impl Default for ScenarioFile {
             workload: WorkloadSection::default(),
             run: RunSection::default(),
             compare: Vec::new(),
+            experiment: None,
+            check: Vec::new(),
         }
     }
 }
@@ -613,6 +626,12 @@ pub enum SizesSection {
     /// The IRN default heavy-tailed distribution (`data/cdf/irn_default.txt`).
     #[default]
     IrnDefault,
+    /// Alibaba storage 2019 (`data/cdf/alistorage2019.txt`, ConWeave's default; Eunomia's
+    /// "AliStorage"), built in.
+    Alistorage,
+    /// Facebook Hadoop 2015 (`data/cdf/fbhadoop2015_conweave.txt`; ConWeave's and Eunomia's
+    /// "FB Hadoop"), built in.
+    FbHadoop,
     /// A CDF file (HPCC percent or TLT fraction format).
     Cdf(String),
     /// Uniform between two sizes, e.g. `["500KB", "5MB"]`.
@@ -702,11 +721,13 @@ pub struct Run {
     pub config: SimConfig,
 }
 
-/// The scenario's name and its runs.
+/// The scenario's name and its runs, with its experiment and checks if it has any.
 #[derive(Debug)]
 pub struct Scenario {
     pub name: String,
     pub runs: Vec<Run>,
+    pub experiment: Option<ExperimentSection>,
+    pub checks: Vec<CheckSection>,
 }
 
 /// Loads a scenario file, applying `overrides` (`key=value`) to every run, after (and so
@@ -734,7 +755,9 @@ pub fn parse(
     // First pass on the text as written, so misspelled keys are reported at their line.
     let mut written: ScenarioFile = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
     let mut table: toml::Table = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
-    table.remove("compare");
+    for own in ["compare", "experiment", "check"] {
+        table.remove(own);
+    }
     let overrides = overrides
         .iter()
         .map(|o| parse_override(o).map_err(|m| syntax(format!("--set {o}: {m}"))))
@@ -745,6 +768,12 @@ pub fn parse(
             return Err(syntax(format!(
                 "--set {key}: the variants are the file's [[compare]] tables; --set cannot \
                  change them (it applies to every variant)"
+            )));
+        }
+        let own = key.split('.').next().unwrap_or_default();
+        if own == "experiment" || own == "check" {
+            return Err(syntax(format!(
+                "--set {key}: [{own}] describes the experiment, not a run; edit the file"
             )));
         }
         // The name also names the results folder, and a plain scenario's one run.
@@ -825,9 +854,17 @@ pub fn parse(
             config,
         });
     }
+    experiment::validate(
+        file,
+        written.experiment.as_ref(),
+        &written.check,
+        &runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+    )?;
     Ok(Scenario {
         name: written.name,
         runs,
+        experiment: written.experiment,
+        checks: written.check,
     })
 }
 
@@ -1866,6 +1903,8 @@ fn check_flow_count(
 fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, ScenarioError> {
     Ok(match s {
         SizesSection::IrnDefault => SizeDist::Cdf(Cdf::irn_default()),
+        SizesSection::Alistorage => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::Alistorage)),
+        SizesSection::FbHadoop => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::FbHadoop)),
         SizesSection::Cdf(p) => {
             SizeDist::Cdf(Cdf::from_file(&resolve(base_dir, p)).map_err(|e| {
                 invalid(

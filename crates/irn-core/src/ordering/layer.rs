@@ -64,6 +64,11 @@ pub struct LayerStats {
     pub sacks_sent: u64,
     /// Packets dropped (and NACKed) for want of room.
     pub dropped: u64,
+    /// Arrivals ahead of the expected packet, held or dropped: the reordering the network
+    /// caused, which the transport behind the layer never sees.
+    pub out_of_order: u64,
+    /// The most packets by which an arrival was ahead of the expected one.
+    pub max_reorder_distance: u64,
 }
 
 /// The ordering layer of one connection, under the transport [`Receiver`] passed to each call
@@ -132,6 +137,8 @@ impl OrderingLayer {
             // An old duplicate: the transport re-ACKs it.
             _ => return receiver.handle_packet(now, pkt),
         };
+        self.stats.out_of_order += 1;
+        self.stats.max_reorder_distance = self.stats.max_reorder_distance.max(u64::from(ahead));
         let echo = Echo {
             ts,
             ece: ecn == Ecn::Ce,
