@@ -378,14 +378,16 @@ impl Simulation<'_> {
                 let r = receiver.stats();
                 (flow.out_of_order, flow.max_reorder_distance) =
                     (r.out_of_order, r.max_reorder_distance);
-                // Reordering an ordering layer absorbed never reached the transport.
+                flow.nacks = r.nacks_sent;
+                // Reordering an ordering layer absorbed never reached the transport, and the
+                // NACKs of packets it could not hold are its own.
                 if let Some(Some(layer)) = self.layers.get(f.index()) {
                     let l = layer.stats();
                     flow.out_of_order += l.out_of_order;
                     flow.max_reorder_distance =
                         flow.max_reorder_distance.max(l.max_reorder_distance);
+                    flow.nacks += l.dropped;
                 }
-                flow.nacks = r.nacks_sent;
                 self.counters.cnps += r.cnps_sent;
                 r.duplicates
             }
