@@ -149,6 +149,7 @@ fn with_ordering(mut cfg: SimConfig, mode: OrderingMode) -> SimConfig {
     cfg.ordering = Ordering {
         mode,
         config: OrderingConfig::default(),
+        ..Ordering::default()
     };
     cfg.extra_header_bytes += mode.metadata_bytes();
     cfg
