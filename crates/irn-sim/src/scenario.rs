@@ -26,11 +26,17 @@ use crate::topology::Topology;
 use crate::units::Bytes;
 use crate::workload::{self, Cdf, FlowSpec, SizeDist, VerbMix};
 
+mod error;
 mod load_balancing;
 mod ordering;
+mod overrides;
 
+pub use error::ScenarioError;
 pub use load_balancing::{BalancerKind, LoadBalancingSection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
+
+use error::{check_keys, invalid, parse_key, require};
+use overrides::{parse_override, set_dotted};
 
 /// A scenario as written, every key defaulted. Serialized back into `summary.json` as the
 /// resolved scenario.
@@ -229,42 +235,6 @@ impl TopologySection {
             TopologyKind::Ns3 => require(file, "topology.file", kind, self.file.is_some())?,
         }
         Ok(())
-    }
-}
-
-/// Rejects keys set for a kind they do not apply to: (key, is set, applies). The kind is the
-/// value of `section.selector` (`kind`, or the switch's `model`).
-fn check_keys(
-    file: &str,
-    (section, selector): (&str, &str),
-    kind: &str,
-    keys: &[(&str, bool, bool)],
-) -> Result<(), ScenarioError> {
-    match keys.iter().find(|(_, set, applies)| *set && !applies) {
-        Some((key, _, _)) => Err(invalid(
-            file,
-            &format!("{section}.{key}"),
-            "(set)",
-            &format!(
-                "does not apply to {section}.{selector} = \"{kind}\" (a [[compare]] variant or \
-                 --set that changes the {selector} can replace the whole section: \
-                 \"{section}\" = {{ {selector} = \"{kind}\" }})"
-            ),
-        )),
-        None => Ok(()),
-    }
-}
-
-fn require(file: &str, key: &str, kind: &str, present: bool) -> Result<(), ScenarioError> {
-    if present {
-        Ok(())
-    } else {
-        Err(invalid(
-            file,
-            key,
-            "(missing)",
-            &format!("required for kind = \"{kind}\""),
-        ))
     }
 }
 
@@ -655,43 +625,6 @@ pub struct VariantSection {
     pub set: toml::Table,
 }
 
-/// A scenario that could not be loaded. Each message is whole, cause included, so no variant
-/// also reports it as a `source()` (an error chain would print it twice).
-#[derive(Debug, thiserror::Error)]
-pub enum ScenarioError {
-    #[error("{file}: cannot read: {error}")]
-    Read { file: String, error: std::io::Error },
-    #[error("{file}: {message}")]
-    Syntax { file: String, message: String },
-    #[error("{file}: {key} = {value}: {allowed}")]
-    Invalid {
-        file: String,
-        key: String,
-        value: String,
-        allowed: String,
-    },
-}
-
-impl ScenarioError {
-    /// A value error, said to come from `[[compare]]` variant `name`.
-    fn in_variant(self, name: &str) -> Self {
-        match self {
-            ScenarioError::Invalid {
-                file,
-                key,
-                value,
-                allowed,
-            } => ScenarioError::Invalid {
-                file,
-                key: format!("variant `{name}`: {key}"),
-                value,
-                allowed,
-            },
-            other => other,
-        }
-    }
-}
-
 /// A loaded, validated run: one per `[[compare]]` variant (or one for a plain scenario).
 #[derive(Debug)]
 pub struct Run {
@@ -829,57 +762,6 @@ pub fn parse(
         name: written.name,
         runs,
     })
-}
-
-/// Splits `a.b=value`; the value is read as TOML (`true`, `8`, `0.5`, `"x"`), falling back to a
-/// plain string (`40Gbps`).
-fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
-    let (key, value) = o.split_once('=').ok_or("expected key=value")?;
-    let key = key.trim();
-    if key.is_empty() {
-        return Err("empty key".into());
-    }
-    let value = value.trim();
-    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(value.to_string()));
-    Ok((key.to_string(), parsed))
-}
-
-fn set_dotted(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
-    let mut parts: Vec<&str> = key.split('.').collect();
-    let last = parts.pop().ok_or("empty key")?;
-    let mut t = table;
-    for p in parts {
-        let entry = t
-            .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        t = entry
-            .as_table_mut()
-            .ok_or_else(|| format!("`{p}` is not a table"))?;
-    }
-    t.insert(last.to_string(), value);
-    Ok(())
-}
-
-fn invalid(file: &str, key: &str, value: &str, allowed: &str) -> ScenarioError {
-    ScenarioError::Invalid {
-        file: file.to_string(),
-        key: key.to_string(),
-        value: value.to_string(),
-        allowed: allowed.to_string(),
-    }
-}
-
-/// Parses a unit-bearing value, naming the key on failure.
-fn parse_key<T: std::str::FromStr>(file: &str, key: &str, value: &str) -> Result<T, ScenarioError>
-where
-    T::Err: std::fmt::Display,
-{
-    value
-        .parse()
-        .map_err(|e: T::Err| invalid(file, key, &format!("{value:?}"), &e.to_string()))
 }
 
 /// Builds `kind = "leaf-spine"`, checking each count against the switch port limit first so
