@@ -12,16 +12,16 @@
 use std::path::{Path, PathBuf};
 
 use irn_core::ordering::OrderingMode;
-use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{InitialPsn, SimConfig, SwitchConfig, DEFAULT_FCT_SIZE_BUCKETS};
-use crate::units::Bytes;
+use crate::config::{InitialPsn, Ordering, SimConfig, SwitchConfig};
+use crate::workload::VerbMix;
 
 mod error;
 mod load_balancing;
 mod ordering;
 mod overrides;
+mod run;
 mod switch;
 mod topology;
 mod transport;
@@ -30,6 +30,7 @@ mod workload;
 pub use error::ScenarioError;
 pub use load_balancing::{BalancerKind, LoadBalancingSection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
+pub use run::RunSection;
 pub use switch::{SwitchModelKind, SwitchSection};
 pub use topology::{TopologyKind, TopologySection};
 pub use transport::{CcKind, TransportKind, TransportSection};
@@ -71,30 +72,6 @@ impl Default for ScenarioFile {
             workload: WorkloadSection::default(),
             run: RunSection::default(),
             compare: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RunSection {
-    /// Flows starting before this are simulated but not measured.
-    pub warmup: String,
-    /// Stop this long after the last flow starts even if flows remain (reported incomplete).
-    pub drain_limit: String,
-    /// Upper edges of `summary.json`'s `fct_by_size` buckets, increasing sizes such as
-    /// `["10KB", "100KB", "1MB"]`; absent: those, [`DEFAULT_FCT_SIZE_BUCKETS`]. Left out of
-    /// the resolved scenario when absent, so runs of earlier versions still resume.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fct_size_buckets: Option<Vec<String>>,
-}
-
-impl Default for RunSection {
-    fn default() -> Self {
-        RunSection {
-            warmup: "0us".into(),
-            drain_limit: "100ms".into(),
-            fct_size_buckets: None,
         }
     }
 }
@@ -248,29 +225,17 @@ pub fn parse(
     })
 }
 
-/// Turns a resolved, normalized scenario into a runnable configuration.
+/// Turns a resolved, normalized scenario into a runnable configuration, one section at a time.
+/// The order is the one errors are reported in, and each step takes what the ones before it
+/// settled: the frame needs the transport's headers and the ordering layer's, PFC's headroom
+/// the frame, the timers PFC's losses.
 fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, ScenarioError> {
     let topology = topology::build(&s.topology, file, base_dir)?;
     let buffer = switch::buffer(s, file)?;
     let t = &s.transport;
     let extra_header_bytes = transport::extra_header_bytes(t, file)?;
     let verbs = workload::verbs_mix(s, file, extra_header_bytes)?;
-    let ordering = s.ordering.to_ordering(file)?;
-    if ordering.mode != OrderingMode::None {
-        let kind = format!("\"{}\"", s.ordering.kind_name());
-        if t.kind == TransportKind::Tcp {
-            return Err(invalid(file, "ordering.kind", &kind,
-                "an ordering layer runs under the RDMA transports (irn, roce and their variants), not tcp"));
-        }
-        if verbs.is_some() {
-            return Err(invalid(
-                file,
-                "ordering.kind",
-                &kind,
-                "not yet with workload.verbs: the ordering layer sits under message flows only",
-            ));
-        }
-    }
+    let ordering = ordering_layer(s, file, verbs.as_ref())?;
     // The layer's per-packet metadata travels like any extra header.
     let extra_header_bytes = extra_header_bytes + ordering.mode.metadata_bytes();
     let verbs_irn_headers = t.kind != TransportKind::Roce;
@@ -283,9 +248,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     let (transport, ecn) =
         transport::build(s, file, &topology, extra_header_bytes, max_frame, pfc_drops)?;
     let flows = workload::build(s, file, base_dir, &topology, verbs)?;
-    let warmup = parse_key::<Duration>(file, "run.warmup", &s.run.warmup)?;
-    let drain_limit = parse_key::<Duration>(file, "run.drain_limit", &s.run.drain_limit)?;
-    let fct_size_buckets = fct_size_buckets(file, s.run.fct_size_buckets.as_deref())?;
+    let (warmup, drain_limit, fct_size_buckets) = run::build(&s.run, file)?;
     Ok(SimConfig {
         seed: s.seed,
         topology,
@@ -308,28 +271,33 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     })
 }
 
-/// `run.fct_size_buckets` as byte edges: positive and increasing.
-fn fct_size_buckets(file: &str, edges: Option<&[String]>) -> Result<Vec<u64>, ScenarioError> {
-    let Some(edges) = edges else {
-        return Ok(DEFAULT_FCT_SIZE_BUCKETS.to_vec());
-    };
-    let key = "run.fct_size_buckets";
-    let mut bytes: Vec<u64> = Vec::with_capacity(edges.len());
-    for text in edges {
-        let b = parse_key::<Bytes>(file, key, text)?.0;
-        if b == 0 || bytes.last().is_some_and(|&prev| b <= prev) {
+/// The NICs' ordering layer, checked against the transport and the flows it sits under.
+fn ordering_layer(
+    s: &ScenarioFile,
+    file: &str,
+    verbs: Option<&VerbMix>,
+) -> Result<Ordering, ScenarioError> {
+    let t = &s.transport;
+    let ordering = s.ordering.to_ordering(file)?;
+    if ordering.mode != OrderingMode::None {
+        let kind = format!("\"{}\"", s.ordering.kind_name());
+        if t.kind == TransportKind::Tcp {
+            return Err(invalid(file, "ordering.kind", &kind,
+                "an ordering layer runs under the RDMA transports (irn, roce and their variants), not tcp"));
+        }
+        if verbs.is_some() {
             return Err(invalid(
                 file,
-                key,
-                &format!("{edges:?}"),
-                "sizes above 0 B in increasing order (each a bucket's largest flow)",
+                "ordering.kind",
+                &kind,
+                "not yet with workload.verbs: the ordering layer sits under message flows only",
             ));
         }
-        bytes.push(b);
     }
-    Ok(bytes)
+    Ok(ordering)
 }
 
+/// A data file named in the scenario: a relative path is relative to the scenario's folder.
 fn resolve(base_dir: &Path, p: &str) -> PathBuf {
     let path = Path::new(p);
     if path.is_absolute() {
@@ -347,33 +315,6 @@ mod tests {
     pub(super) fn one(text: &str) -> Result<Run, ScenarioError> {
         let overrides = ["workload.duration=10us".to_string()];
         parse(text, "t.toml", Path::new("."), &overrides).map(|mut s| s.runs.remove(0))
-    }
-
-    #[test]
-    fn fct_size_buckets_are_increasing_sizes() {
-        let default = one("").unwrap();
-        assert_eq!(default.config.fct_size_buckets, DEFAULT_FCT_SIZE_BUCKETS);
-        let set = one("[run]\nfct_size_buckets = [\"1KB\", \"64KiB\", \"2MB\"]\n").unwrap();
-        assert_eq!(set.config.fct_size_buckets, [1_000, 65_536, 2_000_000]);
-        assert_eq!(
-            one("[run]\nfct_size_buckets = []\n")
-                .unwrap()
-                .config
-                .fct_size_buckets,
-            [0u64; 0]
-        );
-        let cases = [
-            ("[\"10KB\", \"10KB\"]", "t.toml: run.fct_size_buckets = [\"10KB\", \"10KB\"]: sizes above 0 B in increasing order (each a bucket's largest flow)"),
-            ("[\"1MB\", \"100KB\"]", "increasing order"),
-            ("[\"0B\"]", "sizes above 0 B"),
-            ("[\"10 parsecs\"]", "t.toml: run.fct_size_buckets = \"10 parsecs\": "),
-        ];
-        for (value, want) in cases {
-            let err = one(&format!("[run]\nfct_size_buckets = {value}\n"))
-                .unwrap_err()
-                .to_string();
-            assert!(err.contains(want), "{value}: {err}");
-        }
     }
 
     #[test]
