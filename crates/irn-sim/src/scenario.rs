@@ -8,6 +8,10 @@
 //! Checking happens in two passes: serde with `deny_unknown_fields` catches misspelled keys and
 //! wrong types (with the line in the user's file), then validation turns strings like `"40Gbps"`
 //! into typed values and checks ranges, naming the file, key, value and what is allowed.
+//!
+//! Each section has its own module with its struct as written, its kind's defaults and its
+//! checks; this one merges the variants and overrides, then normalizes and validates the
+//! sections in order.
 
 use std::path::{Path, PathBuf};
 
