@@ -43,11 +43,29 @@ pub struct SimConfig {
 }
 
 /// A NIC's ordering layer (Eunomia): which one, and the sizes of Eunomia's bitmaps and pool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ordering {
     pub mode: OrderingMode,
     /// Eunomia's block, cap and per-NIC pool (read only by [`OrderingMode::Eunomia`]).
     pub config: OrderingConfig,
+    /// How often every NIC's ordering memory is sampled (Eunomia Fig. 17c); unused without a
+    /// layer.
+    pub sample_interval: Duration,
+}
+
+impl Ordering {
+    /// Issue 20: ordering memory "sampled every 1 ms".
+    pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_ms(1);
+}
+
+impl Default for Ordering {
+    fn default() -> Self {
+        Ordering {
+            mode: OrderingMode::None,
+            config: OrderingConfig::default(),
+            sample_interval: Self::DEFAULT_SAMPLE_INTERVAL,
+        }
+    }
 }
 
 /// The default `fct_size_buckets`: ≤ 10 KB, 10–100 KB, 100 KB–1 MB and over 1 MB. Eunomia

@@ -2,7 +2,7 @@
 //! delay where ECMP keeps it on one; every balancer finishes every flow and repeats itself; an
 //! ordering layer at the NICs (ideal, static bitmap, Eunomia) absorbs the reordering.
 
-use irn_core::ordering::{OrderingConfig, OrderingMode};
+use irn_core::ordering::OrderingMode;
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
@@ -148,7 +148,7 @@ fn every_balancer_finishes_every_flow_and_repeats_itself() {
 fn with_ordering(mut cfg: SimConfig, mode: OrderingMode) -> SimConfig {
     cfg.ordering = Ordering {
         mode,
-        config: OrderingConfig::default(),
+        ..Ordering::default()
     };
     cfg.extra_header_bytes += mode.metadata_bytes();
     cfg

@@ -357,9 +357,7 @@ impl Simulation<'_> {
             self.absorb_stats(f, &ends, true);
             self.flows_finished += 1;
         }
-        if let Some(layer) = self.layers.get_mut(f.index()) {
-            *layer = None;
-        }
+        self.drop_layer(f);
     }
 
     /// Takes a flow's counters when its endpoints go away; a finished verbs flow also has its
