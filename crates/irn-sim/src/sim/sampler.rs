@@ -144,7 +144,9 @@ impl OrderingMemory {
 
 impl Simulation<'_> {
     /// [`Event::Sample`]: samples every NIC's ordering memory and schedules the next sample.
+    /// Out of line: the event loop keeps only a call.
     #[cold]
+    #[inline(never)]
     pub(super) fn sample(&mut self) {
         let Some(memory) = self.memory.as_mut() else {
             return;
