@@ -4,6 +4,7 @@
 //! variants (in parallel, one per thread), writes the results folder and prints a table.
 
 mod bench;
+mod experiment;
 mod gen_flows;
 mod output;
 mod plot;
@@ -34,8 +35,12 @@ enum Command {
     /// Time a scenario run by run on one core: wall time, events/s, simulated ms per wall
     /// second, peak memory (default: the ns-3 comparison, scenarios/bench/leafspine128.toml).
     Bench(bench::BenchArgs),
-    /// Rerun the IRN paper's experiments and write report.html with ours next to the paper's.
+    /// Rerun the papers' experiments (IRN, Eunomia) and write report.html with ours next to
+    /// the papers'.
     Reproduce(reproduce::ReproduceArgs),
+    /// Run your own checked experiments (scenario files with `[[check]]`); exit status 1 when
+    /// a direction does not hold.
+    Check(reproduce::CheckArgs),
     /// Run a grid of scenarios in parallel; resumable, shardable (`--shard i/n`).
     Sweep(sweep::SweepArgs),
     /// Merge sweep results folders (e.g. one per shard) into one `sweep.csv`.
@@ -66,6 +71,14 @@ fn main() -> ExitCode {
         Command::GenFlows(args) => gen_flows::gen_flows(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Reproduce(args) => reproduce::reproduce(args),
+        Command::Check(args) => match reproduce::check(args) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                eprintln!("a direction does not hold: see the report");
+                return ExitCode::FAILURE;
+            }
+            Err(e) => Err(e),
+        },
         Command::Bench(args) => bench::bench(args),
         Command::Report(args) => sweep::report(args),
         Command::Validate {

@@ -77,6 +77,7 @@ pub enum Writer {
     Run,
     Sweep,
     Reproduce,
+    Check,
     Report,
     Plot,
 }

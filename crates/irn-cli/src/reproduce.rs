@@ -26,10 +26,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use irn_sim::metrics::Summary;
-use irn_sim::scenario;
+use irn_sim::scenario::{self, Chart, Expect};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::experiment::{Check, Experiment, Term, PAPERS};
 use crate::output::{
     claim_folder, folder_name, write_file_atomic, Finished, Performance, Staging, Writer,
 };
@@ -38,12 +39,11 @@ use crate::report::escape;
 
 /// Ratios that move less than this between a window and its double count as converged.
 const CONVERGED: f64 = 0.05;
-/// Seeds an incast experiment averages over.
-const INCAST_REPETITIONS: u64 = 3;
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
-    /// A figure (`fig01` … `fig12`, `fig09_cross`, `robustness`) or `all`.
+    /// A figure (`fig01` … `fig12`, `fig09_cross`, `robustness`, `eunomia-fig01` …), a paper
+    /// (`irn`, `eunomia`: all its figures) or `all`.
     #[arg(default_value = "all")]
     figure: String,
     /// A reduced run (short windows, no convergence check) that finishes in minutes.
@@ -76,395 +76,14 @@ pub struct ReproduceArgs {
 /// Keys `reproduce` sets in every run itself: the window (and its warm-up) and incast seeds.
 const OWN_KEYS: [&str; 3] = ["workload.duration", "run.warmup", "seed"];
 
-/// A metric of `summary.json`.
-#[derive(Debug, Clone, Copy)]
-enum Metric {
-    AvgSlowdown,
-    AvgFct,
-    P99Fct,
-    Rct,
-    SingleP99,
-    BackgroundAvgSlowdown,
-    BackgroundAvgFct,
-    BackgroundP99Fct,
-}
-
-impl Metric {
-    fn get(self, s: &Summary) -> f64 {
-        match self {
-            Metric::AvgSlowdown => s.avg_slowdown,
-            Metric::AvgFct => s.avg_fct_us,
-            Metric::P99Fct => s.p99_fct_us,
-            Metric::Rct => s.rct_us.unwrap_or(f64::NAN),
-            Metric::SingleP99 => s.single_packet_p99_fct_us.unwrap_or(f64::NAN),
-            Metric::BackgroundAvgSlowdown => s.background_avg_slowdown.unwrap_or(f64::NAN),
-            Metric::BackgroundAvgFct => s.background_avg_fct_us.unwrap_or(f64::NAN),
-            Metric::BackgroundP99Fct => s.background_p99_fct_us.unwrap_or(f64::NAN),
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Metric::AvgSlowdown => "avg slowdown",
-            Metric::AvgFct => "avg FCT",
-            Metric::P99Fct => "p99 FCT",
-            Metric::Rct => "incast RCT",
-            Metric::SingleP99 => "1-packet p99 FCT",
-            Metric::BackgroundAvgSlowdown => "background avg slowdown",
-            Metric::BackgroundAvgFct => "background avg FCT",
-            Metric::BackgroundP99Fct => "background p99 FCT",
-        }
-    }
-}
-
-/// The direction the paper found for a ratio.
-#[derive(Debug, Clone, Copy, Serialize)]
-enum Expect {
-    /// The numerator is worse (ratio > 1).
-    Above,
-    /// About equal: within this fraction of 1.
-    Near(f64),
-}
-
-impl Expect {
-    fn holds(self, r: f64) -> bool {
-        match self {
-            Expect::Above => r > 1.0,
-            Expect::Near(tol) => (r - 1.0).abs() <= tol,
-        }
-    }
-}
-
-struct Check {
-    num: String,
-    den: String,
-    metric: Metric,
-    paper: &'static str,
-    expect: Expect,
-}
-
-fn check(num: &str, den: &str, metric: Metric, paper: &'static str, expect: Expect) -> Check {
-    Check {
-        num: num.into(),
-        den: den.into(),
-        metric,
-        paper,
-        expect,
-    }
-}
-
-/// The three headline metrics, one check each.
-fn headline(num: &str, den: &str, paper: &'static str, expect: Expect) -> Vec<Check> {
-    [Metric::AvgSlowdown, Metric::AvgFct, Metric::P99Fct]
-        .into_iter()
-        .map(|m| check(num, den, m, paper, expect))
-        .collect()
-}
-
-struct Experiment {
-    id: &'static str,
-    title: &'static str,
-    scenario: &'static str,
-    /// Grid points: (label, overrides); one unnamed point for plain figures.
-    points: Vec<(String, Vec<String>)>,
-    /// Whether the workload has a window to converge. Incasts have none: each is one event,
-    /// repeated [`INCAST_REPETITIONS`] times with different seeds and averaged, as the paper does.
-    windowed: bool,
-    checks: Vec<Check>,
-}
-
-macro_rules! paper {
-    ($f:literal) => {
-        include_str!(concat!("../../../scenarios/paper/", $f))
-    };
-}
-
-fn experiments() -> Vec<Experiment> {
-    use Expect::*;
-    use Metric::*;
-    let single = || vec![(String::new(), vec![])];
-    let mut out = vec![
-        Experiment {
-            id: "fig01",
-            title: "Fig. 1: IRN (no PFC) vs RoCE (PFC)",
-            scenario: paper!("fig01.toml"),
-            points: single(),
-            windowed: true,
-            checks: headline("RoCE+PFC", "IRN", "2.8–3.7×", Above),
-        },
-        Experiment {
-            id: "fig02",
-            title: "Fig. 2: PFC makes IRN worse",
-            scenario: paper!("fig02.toml"),
-            points: single(),
-            windowed: true,
-            checks: headline("IRN+PFC", "IRN", "1.5–2×", Above),
-        },
-        Experiment {
-            id: "fig03",
-            title: "Fig. 3: RoCE needs PFC",
-            scenario: paper!("fig03.toml"),
-            points: single(),
-            windowed: true,
-            checks: headline("RoCE", "RoCE+PFC", "1.5–3×", Above),
-        },
-    ];
-    let per_cc = |f: &dyn Fn(&str) -> Vec<Check>| {
-        ["Timely", "DCQCN"]
-            .iter()
-            .flat_map(|cc| f(cc))
-            .collect::<Vec<_>>()
-    };
-    out.push(Experiment {
-        id: "fig04",
-        title: "Fig. 4: IRN vs RoCE+PFC with congestion control",
-        scenario: paper!("fig04.toml"),
-        points: single(),
-        windowed: true,
-        checks: per_cc(&|cc| {
-            headline(
-                &format!("RoCE+PFC+{cc}"),
-                &format!("IRN+{cc}"),
-                "1.5–2.2×",
-                Above,
-            )
-        }),
-    });
-    out.push(Experiment {
-        id: "fig05",
-        title: "Fig. 5: PFC barely changes IRN with congestion control",
-        scenario: paper!("fig05.toml"),
-        points: single(),
-        windowed: true,
-        checks: per_cc(&|cc| {
-            headline(
-                &format!("IRN+PFC+{cc}"),
-                &format!("IRN+{cc}"),
-                "0.99–1.034×",
-                Near(0.05),
-            )
-        }),
-    });
-    out.push(Experiment {
-        id: "fig06",
-        title: "Fig. 6: RoCE needs PFC with congestion control",
-        scenario: paper!("fig06.toml"),
-        points: single(),
-        windowed: true,
-        checks: per_cc(&|cc| {
-            headline(
-                &format!("RoCE+{cc}"),
-                &format!("RoCE+PFC+{cc}"),
-                "1.35–3.5×",
-                Above,
-            )
-        }),
-    });
-    out.push(Experiment {
-        id: "fig07",
-        title: "Fig. 7: factor analysis",
-        scenario: paper!("fig07.toml"),
-        points: single(),
-        windowed: true,
-        checks: vec![
-            check("IRN go-back-N", "IRN", AvgFct, "much worse", Above),
-            check("IRN without BDP-FC", "IRN", AvgFct, "worse", Above),
-            check(
-                "IRN go-back-N",
-                "IRN without BDP-FC",
-                AvgFct,
-                "go-back-N hurts more",
-                Above,
-            ),
-        ],
-    });
-    out.push(Experiment {
-        id: "fig08",
-        title: "Fig. 8: single-packet tail latency",
-        scenario: paper!("fig08.toml"),
-        points: single(),
-        windowed: true,
-        checks: ["", "+Timely", "+DCQCN"]
-            .iter()
-            .flat_map(|cc| {
-                [
-                    check(
-                        &format!("RoCE+PFC{cc}"),
-                        &format!("IRN{cc}"),
-                        SingleP99,
-                        "IRN lowest",
-                        Above,
-                    ),
-                    check(
-                        &format!("IRN+PFC{cc}"),
-                        &format!("IRN{cc}"),
-                        SingleP99,
-                        "IRN lowest",
-                        Above,
-                    ),
-                ]
-            })
-            .collect(),
-    });
-    out.push(Experiment {
-        id: "fig09",
-        title: "Fig. 9: incast request completion time",
-        scenario: paper!("fig09.toml"),
-        points: [10, 20, 30, 40, 50]
-            .iter()
-            .map(|m| (format!("M={m}"), vec![format!("workload.senders={m}")]))
-            .collect(),
-        windowed: false,
-        checks: ["", "+Timely", "+DCQCN"]
-            .iter()
-            .map(|cc| {
-                check(
-                    &format!("IRN{cc}"),
-                    &format!("RoCE+PFC{cc}"),
-                    Rct,
-                    "within 2.5 %",
-                    Near(0.025),
-                )
-            })
-            .collect(),
-    });
-    out.push(Experiment {
-        id: "fig09_cross",
-        title: "§4.4.3: incast with cross traffic",
-        scenario: paper!("fig09_cross.toml"),
-        points: single(),
-        windowed: false,
-        checks: ["", "+Timely", "+DCQCN"]
-            .iter()
-            .flat_map(|cc| {
-                let (irn, roce) = (format!("IRN{cc}"), format!("RoCE+PFC{cc}"));
-                [
-                    check(&roce, &irn, Rct, "IRN 4–30 % lower", Above),
-                    check(
-                        &roce,
-                        &irn,
-                        BackgroundAvgSlowdown,
-                        "IRN 32–87 % better",
-                        Above,
-                    ),
-                    check(&roce, &irn, BackgroundAvgFct, "IRN 32–87 % better", Above),
-                    check(&roce, &irn, BackgroundP99Fct, "IRN 32–87 % better", Above),
-                ]
-            })
-            .collect(),
-    });
-    out.push(Experiment {
-        id: "fig10",
-        title: "Fig. 10: IRN vs Resilient RoCE",
-        scenario: paper!("fig10.toml"),
-        points: single(),
-        windowed: true,
-        checks: headline("Resilient RoCE", "IRN", "IRN better", Above),
-    });
-    out.push(Experiment {
-        id: "fig11",
-        title: "Fig. 11: IRN vs TCP (iWARP)",
-        scenario: paper!("fig11.toml"),
-        points: single(),
-        windowed: true,
-        checks: vec![
-            check(
-                "TCP (iWARP)",
-                "IRN",
-                AvgSlowdown,
-                "1.27× (IRN 21 % lower)",
-                Above,
-            ),
-            check("TCP (iWARP)", "IRN", AvgFct, "comparable", Near(0.1)),
-            check(
-                "TCP (iWARP)",
-                "IRN+AIMD",
-                AvgSlowdown,
-                "1.79× (44 % lower)",
-                Above,
-            ),
-            check(
-                "TCP (iWARP)",
-                "IRN+AIMD",
-                AvgFct,
-                "1.12× (11 % lower)",
-                Above,
-            ),
-        ],
-    });
-    out.push(Experiment {
-        id: "fig12",
-        title: "Fig. 12: implementation overheads",
-        scenario: paper!("fig12.toml"),
-        points: single(),
-        windowed: true,
-        checks: [
-            headline("IRN+overheads", "IRN", "1.04–1.07×", Near(0.1)),
-            headline("RoCE+PFC", "IRN+overheads", "1.35–1.63×", Above),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-    });
-    let robust: Vec<(String, Vec<String>)> = [
-        ("load", "workload.load", &["0.3", "0.5", "0.9"][..]),
-        (
-            "rate",
-            "topology.link_rate",
-            &["\"10Gbps\"", "\"100Gbps\""][..],
-        ),
-        ("hosts", "topology.k", &["8", "10"][..]),
-        (
-            "sizes",
-            "workload.sizes",
-            &["{ uniform = [\"500KB\", \"5MB\"] }"][..],
-        ),
-        (
-            "buffer",
-            "switch.buffer",
-            &["\"60KB\"", "\"120KB\"", "\"480KB\""][..],
-        ),
-        (
-            "RTO_high",
-            "transport.rto_high",
-            &["\"640us\"", "\"1280us\""][..],
-        ),
-        ("N", "transport.rto_low_packets", &["10", "15"][..]),
-    ]
-    .iter()
-    .flat_map(|(label, key, values)| {
-        values.iter().map(move |v| {
-            (
-                format!("{label}={}", v.trim_matches('"')),
-                vec![format!("{key}={v}")],
-            )
-        })
-    })
-    .collect();
-    out.push(Experiment {
-        id: "robustness",
-        title: "§4.4.1: robustness (each parameter varied from the default case)",
-        scenario: paper!("robustness.toml"),
-        points: robust,
-        windowed: true,
-        checks: [
-            headline("RoCE+PFC", "IRN", "6–83 % better", Above),
-            headline("IRN+PFC", "IRN", "PFC degrades IRN", Above),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-    });
-    out
-}
-
 /// One check's outcome at one grid point.
 #[derive(Serialize)]
 struct Outcome {
-    figure: &'static str,
+    figure: String,
     point: String,
     ratio: String,
-    metric: &'static str,
-    paper: &'static str,
+    metric: String,
+    paper: String,
     ours: f64,
     expect: Expect,
     holds: bool,
@@ -473,10 +92,18 @@ struct Outcome {
 /// One figure's outcome.
 #[derive(Serialize)]
 struct FigureResult {
-    figure: &'static str,
-    title: &'static str,
-    /// The arrival window used (empty for incast, which has none).
+    figure: String,
+    title: String,
+    /// The paper whose claims the checks are (empty for a user's experiment).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    paper: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+    /// The arrival window used (empty for a repeated one-off workload, which has none).
     window: String,
+    /// Seeds each run was repeated with (a one-off workload such as an incast); 0 otherwise.
+    #[serde(skip)]
+    repetitions: u64,
     /// Whether doubling the window moved no ratio by more than 5 %; `None` when not checked.
     converged: Option<bool>,
     outcomes: Vec<Outcome>,
@@ -488,22 +115,36 @@ struct FigureResult {
     chart: String,
 }
 
-/// One finished run: its point, variant, summary, and its single-packet flows' FCTs (for the
-/// tail CDF of Fig. 8).
-type Runs = Vec<(String, String, Summary, Vec<f64>)>;
+/// One finished run.
+struct RunOutcome {
+    point: String,
+    variant: String,
+    /// `summary.json`, where checks find their metrics.
+    summary: serde_json::Value,
+    /// The single-packet flows' FCTs (for the tail CDF of IRN Fig. 8).
+    single: Vec<f64>,
+}
+
+type Runs = Vec<RunOutcome>;
+
+/// The FCTs of the measured, finished single-packet flows, from (measured, size, FCT).
+fn single_packet_fcts(flows: impl Iterator<Item = (bool, u64, Option<f64>)>, mtu: u64) -> Vec<f64> {
+    flows
+        .filter(|&(measured, size, _)| measured && size <= mtu)
+        .filter_map(|(_, _, fct)| fct)
+        .collect()
+}
 
 /// A run finished earlier in `dir` for the same resolved scenario: its summary and single-packet
 /// FCTs. `None` (rerun it) when the folder is missing, unreadable or for another scenario.
 fn finished_run(dir: &Path, resolved: &scenario::ScenarioFile) -> Option<(Summary, Vec<f64>)> {
     let metrics = crate::output::finished_run(dir, resolved)?;
-    let mtu = u64::from(resolved.transport.mtu);
-    let single = crate::report::read_flows(dir)
-        .ok()?
-        .into_iter()
-        .filter(|f| f.measured && f.size_bytes <= mtu)
-        .filter_map(|f| f.fct_us)
-        .collect();
-    Some((metrics, single))
+    let flows = crate::report::read_flows(dir).ok()?;
+    let flows = flows.iter().map(|f| (f.measured, f.size_bytes, f.fct_us));
+    Some((
+        metrics,
+        single_packet_fcts(flows, u64::from(resolved.transport.mtu)),
+    ))
 }
 
 /// Runs (or reads back) every run of `exp` at `window`; `set` are the `--set` overrides.
@@ -517,10 +158,9 @@ fn run_window(
     reused: &AtomicUsize,
 ) -> Result<Runs> {
     let mut jobs = Vec::new();
-    let seeds: Vec<Option<u64>> = if exp.windowed {
-        vec![None]
-    } else {
-        (1..=INCAST_REPETITIONS).map(Some).collect()
+    let seeds: Vec<Option<u64>> = match exp.repetitions {
+        None => vec![None],
+        Some(n) => (1..=n).map(Some).collect(),
     };
     for (label, point_overrides) in &exp.points {
         for &seed in &seeds {
@@ -533,19 +173,14 @@ fn run_window(
             if let Some(seed) = seed {
                 overrides.push(format!("seed={seed}"));
             }
-            let sc = scenario::parse(
-                exp.scenario,
-                &format!("scenarios/paper/{}.toml (embedded)", exp.id),
-                Path::new("."),
-                &overrides,
-            )?;
+            let sc = exp.runs(&overrides)?;
             let name = sc.name.clone();
             for run in sc.runs {
                 jobs.push((label.clone(), seed, name.clone(), run));
             }
         }
     }
-    let dir = out.join(exp.id).join(window.unwrap_or("incast"));
+    let dir = out.join(&exp.id).join(window.unwrap_or("incast"));
     pool.install(|| {
         jobs.par_iter()
             .map(|(label, seed, name, run)| {
@@ -554,23 +189,29 @@ fn run_window(
                     dest = dest.join(format!("seed-{seed}"));
                 }
                 let dest = dest.join(folder_name(&run.name));
+                let done = |summary: Summary, single| -> Result<RunOutcome> {
+                    Ok(RunOutcome {
+                        point: label.clone(),
+                        variant: run.name.clone(),
+                        summary: serde_json::to_value(summary)?,
+                        single,
+                    })
+                };
                 if let Some((summary, single)) =
                     resume.then(|| finished_run(&dest, &run.resolved)).flatten()
                 {
                     reused.fetch_add(1, Ordering::Relaxed);
-                    return Ok((label.clone(), run.name.clone(), summary, single));
+                    return done(summary, single);
                 }
                 let staging = Staging::new(&dest, Writer::Reproduce, &[])?;
                 let started = Instant::now();
                 let result = irn_sim::run(&run.config, &mut |_| {});
                 let summary = result.summary.clone();
-                let mtu = u64::from(run.config.transport.mtu);
-                let single: Vec<f64> = result
+                let flows = result
                     .flows
                     .iter()
-                    .filter(|f| f.measured && f.size_bytes <= mtu)
-                    .filter_map(|f| f.fct_us)
-                    .collect();
+                    .map(|f| (f.measured, f.size_bytes, f.fct_us));
+                let single = single_packet_fcts(flows, u64::from(run.config.transport.mtu));
                 let performance = Performance::new(&summary, started.elapsed());
                 staging.write_run(
                     "",
@@ -584,7 +225,7 @@ fn run_window(
                     },
                 )?;
                 staging.commit()?;
-                Ok((label.clone(), run.name.clone(), summary, single))
+                done(summary, single)
             })
             .collect()
     })
@@ -596,60 +237,81 @@ fn warmup_of(window: &str) -> Result<String> {
     Ok(format!("{}ps", d.as_ps() / 10))
 }
 
-/// The metric's mean over the runs of `variant` at `point` (several for repeated incasts).
-fn mean_metric(runs: &Runs, point: &str, variant: &str, metric: Metric) -> Option<f64> {
+/// A term's mean over its runs at `point` (several for repeated one-off workloads); `NaN` when
+/// the metric is `null` in one of them (an unfinished incast, an empty size bucket), `None`
+/// when the variant has no run there.
+fn mean_metric(runs: &Runs, point: &str, term: &Term) -> Option<f64> {
     let values: Vec<f64> = runs
         .iter()
-        .filter(|r| r.0 == point && r.1 == variant)
-        .map(|r| metric.get(&r.2))
+        .filter(|r| r.point == point && r.variant == term.variant)
+        .map(|r| term.metric.value(&r.summary).unwrap_or(f64::NAN))
         .collect();
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
+/// One check's ratio at `point` (a term's own point wins): 1 when both sides are 0.
+fn ratio(exp: &Experiment, runs: &Runs, point: &str, c: &Check) -> Result<f64> {
+    let at = |t: &Term| mean_metric(runs, t.point.as_deref().unwrap_or(point), t);
+    let (Some(n), Some(d)) = (at(&c.num), at(&c.den)) else {
+        bail!(
+            "{}: no run of `{}` or `{}`",
+            exp.id,
+            c.num.variant,
+            c.den.variant
+        );
+    };
+    // Both zero (no pause in either, say) is equality, not an undefined ratio.
+    Ok(if n == 0.0 && d == 0.0 { 1.0 } else { n / d })
+}
+
 fn outcomes(exp: &Experiment, runs: &Runs) -> Result<Vec<Outcome>> {
     let mut out = Vec::new();
-    for (point, _) in &exp.points {
-        for c in &exp.checks {
-            let (Some(n), Some(d)) = (
-                mean_metric(runs, point, &c.num, c.metric),
-                mean_metric(runs, point, &c.den, c.metric),
-            ) else {
-                bail!("{}: no variant `{}` or `{}`", exp.id, c.num, c.den);
-            };
-            let ours = n / d;
+    for c in &exp.checks {
+        // A check between two named points is one outcome; otherwise one per point.
+        let points: Vec<&str> = if c.num.point.is_some() {
+            vec![""]
+        } else {
+            exp.points.iter().map(|(p, _)| p.as_str()).collect()
+        };
+        for point in points {
+            let ours = ratio(exp, runs, point, c)?;
             out.push(Outcome {
-                figure: exp.id,
-                point: point.clone(),
-                ratio: format!("{} / {}", c.num, c.den),
-                metric: c.metric.name(),
-                paper: c.paper,
+                figure: exp.id.clone(),
+                point: point.to_string(),
+                ratio: c.ratio(),
+                metric: c.metric(),
+                paper: c.paper.clone(),
                 ours,
                 expect: c.expect,
                 holds: c.expect.holds(ours),
             });
         }
     }
+    // Grid order: every check at the first point, then the next (as the report reads); checks
+    // between two points last.
+    let order: Vec<&str> = exp.points.iter().map(|(p, _)| p.as_str()).collect();
+    out.sort_by_key(|o| {
+        order
+            .iter()
+            .position(|p| *p == o.point)
+            .unwrap_or(usize::MAX)
+    });
     Ok(out)
 }
 
-/// The figure in the paper's form: the tail CDF of single-packet FCTs for Fig. 8, the RCT ratio
-/// against the incast degree for Fig. 9, grouped bars (of the first grid point) otherwise.
+/// The figure: the chart `[experiment] chart` names, of the first grid point.
 fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
     let point = &exp.points[0].0;
-    fn at<'a>(
-        runs: &'a Runs,
-        p: &'a str,
-    ) -> impl Iterator<Item = &'a (String, String, Summary, Vec<f64>)> {
-        runs.iter().filter(move |r| r.0 == p)
-    }
-    match exp.id {
-        "fig08" => {
-            let series: Vec<(&str, Vec<f64>)> = at(runs, point)
-                .map(|r| (r.1.as_str(), r.3.clone()))
+    let here: Vec<&RunOutcome> = runs.iter().filter(|r| &r.point == point).collect();
+    match &exp.chart {
+        Chart::SinglePacketTail => {
+            let series: Vec<(&str, Vec<f64>)> = here
+                .iter()
+                .map(|r| (r.variant.as_str(), r.single.clone()))
                 .collect();
-            plot::tail_cdf(exp.title, "single-packet FCT (us)", &series, 90.0, 99.9)
+            plot::tail_cdf(&exp.title, "single-packet FCT (us)", &series, 90.0, 99.9)
         }
-        "fig09" => {
+        Chart::Lines(key) => {
             let series: Vec<(String, Vec<(f64, f64)>)> = exp
                 .checks
                 .iter()
@@ -657,61 +319,53 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                     let points = exp
                         .points
                         .iter()
-                        .filter_map(|(label, _)| {
-                            let m: f64 = label.trim_start_matches("M=").parse().ok()?;
-                            let get = |v: &str| mean_metric(runs, label, v, c.metric);
-                            Some((m, get(&c.num)? / get(&c.den)?))
+                        .filter_map(|(label, set)| {
+                            let x = set
+                                .iter()
+                                .find_map(|o| o.strip_prefix(&format!("{key}=")))?
+                                .parse::<f64>()
+                                .ok()?;
+                            Some((x, ratio(exp, runs, label, c).ok()?))
                         })
                         .collect();
-                    (format!("{} / {}", c.num, c.den), points)
+                    (c.ratio(), points)
                 })
                 .collect();
             let series: Vec<(&str, Vec<(f64, f64)>)> = series
                 .iter()
                 .map(|(n, p)| (n.as_str(), p.clone()))
                 .collect();
-            plot::log_lines(
-                exp.title,
-                "incast degree M (senders)",
-                "RCT ratio",
-                &series,
-                |v| format!("{v:.0}"),
-            )
+            plot::log_lines(&exp.title, key, "ratio", &series, |v| format!("{v:.0}"))
         }
-        _ => {
-            // Distinct variants in run order (repeated incasts list each variant once per seed).
+        Chart::Bars => {
+            // Distinct variants in run order (repeated runs list each variant once per seed).
             let mut variants: Vec<&str> = Vec::new();
-            for r in at(runs, point) {
-                if !variants.contains(&r.1.as_str()) {
-                    variants.push(r.1.as_str());
+            for r in &here {
+                if !variants.contains(&r.variant.as_str()) {
+                    variants.push(r.variant.as_str());
                 }
             }
-            let metrics: &[Metric] = if exp.id == "fig09_cross" {
-                &[
-                    Metric::Rct,
-                    Metric::BackgroundAvgSlowdown,
-                    Metric::BackgroundAvgFct,
-                    Metric::BackgroundP99Fct,
-                ]
-            } else {
-                &[Metric::AvgSlowdown, Metric::AvgFct, Metric::P99Fct]
-            };
-            let get = |m: Metric| {
-                variants
-                    .iter()
-                    .map(|v| mean_metric(runs, point, v, m))
-                    .collect()
-            };
-            let groups: Vec<BarGroup> = metrics
+            let groups: Vec<BarGroup> = exp
+                .chart_metrics
                 .iter()
-                .map(|&m| BarGroup {
-                    label: m.name(),
-                    values: get(m),
+                .map(|m| BarGroup {
+                    label: m.label(),
+                    values: variants
+                        .iter()
+                        .map(|v| {
+                            let term = Term {
+                                variant: v.to_string(),
+                                point: None,
+                                metric: m.clone(),
+                            };
+                            mean_metric(runs, point, &term)
+                        })
+                        .collect(),
                     format: |v| plot::fmt_sig(v, 3),
                 })
                 .collect();
             let title = if point.is_empty() {
-                exp.title.to_string()
+                exp.title.clone()
             } else {
                 format!("{} ({point})", exp.title)
             };
@@ -720,23 +374,36 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
     }
 }
 
-fn reproduce_one(
+/// How the engine runs: the options `irn reproduce` and `irn check` share.
+struct Plan<'a> {
+    quick: bool,
+    /// The longest window convergence doubles up to; at or below an experiment's window, that
+    /// window runs once.
+    max_window: irn_core::Duration,
+    resume: bool,
+    overrides: &'a [String],
+}
+
+fn run_experiment(
     exp: &Experiment,
-    a: &ReproduceArgs,
+    plan: &Plan,
     out: &Path,
     pool: &rayon::ThreadPool,
 ) -> Result<FigureResult> {
-    let (quick, max_window, resume) = (a.quick, a.max_window, !a.fresh);
     let started = Instant::now();
     let reused = AtomicUsize::new(0);
-    let run_window =
-        |window: Option<&str>| run_window(exp, window, &a.overrides, out, pool, resume, &reused);
-    let (window, converged, runs) = if !exp.windowed {
+    let run_window = |window: Option<&str>| {
+        run_window(exp, window, plan.overrides, out, pool, plan.resume, &reused)
+    };
+    let (window, converged, runs) = if !exp.windowed() {
         (String::new(), None, run_window(None)?)
-    } else if quick {
-        ("4ms".to_string(), None, run_window(Some("4ms"))?)
+    } else if plan.quick {
+        let w = exp.quick_window.clone();
+        let runs = run_window(Some(&w))?;
+        (w, None, runs)
     } else {
-        let base: irn_core::Duration = scenario::parse(exp.scenario, exp.id, Path::new("."), &[])?
+        let base: irn_core::Duration = exp
+            .runs(&[])?
             .runs
             .first()
             .and_then(|r| r.resolved.workload.duration.as_deref().map(str::parse))
@@ -744,9 +411,9 @@ fn reproduce_one(
             .unwrap_or(irn_core::Duration::from_ms(20));
         let mut window = base;
         let mut runs = run_window(Some(&window.to_string()))?;
-        // `None` when --max-window leaves no room to double even once.
+        // `None` when the maximum leaves no room to double even once.
         let mut converged = None;
-        while window * 2 <= max_window && converged != Some(true) {
+        while window * 2 <= plan.max_window && converged != Some(true) {
             let doubled = window * 2;
             let next = run_window(Some(&doubled.to_string()))?;
             let (a, b) = (outcomes(exp, &runs)?, outcomes(exp, &next)?);
@@ -761,9 +428,12 @@ fn reproduce_one(
         (window.to_string(), converged, runs)
     };
     Ok(FigureResult {
-        figure: exp.id,
-        title: exp.title,
+        figure: exp.id.clone(),
+        title: exp.title.clone(),
+        paper: exp.paper.clone(),
+        note: exp.note.clone(),
         window,
+        repetitions: exp.repetitions.unwrap_or(0),
         converged,
         outcomes: outcomes(exp, &runs)?,
         wall_time_s: started.elapsed().as_secs_f64(),
@@ -775,131 +445,148 @@ fn reproduce_one(
 /// How a figure's window was chosen, in words.
 fn window_note(r: &FigureResult) -> String {
     match (r.window.is_empty(), r.converged) {
-        (true, _) => format!("incast: one event, no window; averaged over {INCAST_REPETITIONS} seeds"),
+        (true, _) => format!("incast: one event, no window; averaged over {} seeds", r.repetitions),
         (false, Some(true)) => format!("window {}: doubling it moved no ratio by more than 5 %", r.window),
         (false, Some(false)) => format!("window {}: not converged (a ratio still moved by more than 5 % when the window doubled)", r.window),
         (false, None) => format!("window {} (convergence not checked)", r.window),
     }
 }
 
-/// `report.md`: every check in one Markdown table, for a README or a paper's appendix.
-fn markdown(results: &[FigureResult], quick: bool) -> String {
-    let mut m = String::from("# IRN (SIGCOMM 2018): the paper's results against irn's\n\n");
-    let (held, all) = results
-        .iter()
-        .flat_map(|r| &r.outcomes)
-        .fold((0, 0), |(h, a), o| (h + usize::from(o.holds), a + 1));
-    let _ = writeln!(
-        m,
-        "`irn reproduce{}`: {held} of {all} directions hold.\n",
-        if quick { " --quick" } else { "" }
-    );
+/// The report's heading for the figures of one paper (or a user's experiments).
+fn heading(paper: &str) -> String {
+    if paper.is_empty() {
+        "Checked experiments: the expected directions against irn's".to_string()
+    } else {
+        format!("{paper}: the paper's results against irn's")
+    }
+}
+
+/// The results grouped by paper, in order of first appearance.
+fn by_paper(results: &[FigureResult]) -> Vec<(&str, Vec<&FigureResult>)> {
+    let mut groups: Vec<(&str, Vec<&FigureResult>)> = Vec::new();
     for r in results {
-        let _ = writeln!(m, "**{}** — {}.\n", r.title, window_note(r));
-        // A point column only for experiments with several grid points.
-        let points = r.outcomes.iter().any(|o| !o.point.is_empty());
-        if points {
-            m.push_str("| point ");
+        match groups.iter_mut().find(|(p, _)| *p == r.paper) {
+            Some((_, g)) => g.push(r),
+            None => groups.push((&r.paper, vec![r])),
         }
-        m.push_str("| ratio | metric | paper | irn | direction |\n");
-        if points {
-            m.push_str("| --- ");
-        }
-        m.push_str("| --- | --- | --- | --- | --- |\n");
-        for o in &r.outcomes {
-            if points {
-                let _ = write!(m, "| {} ", o.point);
+    }
+    groups
+}
+
+/// `report.md`: every check in one Markdown table per figure, for a README or an appendix.
+fn markdown(results: &[FigureResult], command: &str) -> String {
+    let mut m = String::new();
+    for (paper, figures) in by_paper(results) {
+        let _ = writeln!(m, "# {}\n", heading(paper));
+        let (held, all) = figures
+            .iter()
+            .flat_map(|r| &r.outcomes)
+            .fold((0, 0), |(h, a), o| (h + usize::from(o.holds), a + 1));
+        let _ = writeln!(m, "`{command}`: {held} of {all} directions hold.\n");
+        for r in figures {
+            let _ = writeln!(m, "**{}** — {}.\n", r.title, window_note(r));
+            if let Some(note) = &r.note {
+                let _ = writeln!(m, "{note}\n");
             }
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} | {:.2}× | {} |",
-                o.ratio,
-                o.metric,
-                o.paper,
-                o.ours,
-                if o.holds { "holds" } else { "**differs**" }
-            );
+            // A point column only for experiments with several grid points.
+            let points = r.outcomes.iter().any(|o| !o.point.is_empty());
+            if points {
+                m.push_str("| point ");
+            }
+            m.push_str("| ratio | metric | paper | irn | direction |\n");
+            if points {
+                m.push_str("| --- ");
+            }
+            m.push_str("| --- | --- | --- | --- | --- |\n");
+            for o in &r.outcomes {
+                if points {
+                    let _ = write!(m, "| {} ", o.point);
+                }
+                let _ = writeln!(
+                    m,
+                    "| {} | {} | {} | {:.2}× | {} |",
+                    o.ratio,
+                    o.metric,
+                    o.paper,
+                    o.ours,
+                    if o.holds { "holds" } else { "**differs**" }
+                );
+            }
+            m.push('\n');
         }
-        m.push('\n');
     }
     m
 }
 
 fn html(results: &[FigureResult], quick: bool) -> String {
     let mut h = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>irn reproduce</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.ok{color:#070}.no{color:#b00}</style></head><body>");
-    let _ = write!(
-        h,
-        "<h1>IRN (SIGCOMM 2018): the paper's results against irn's</h1>"
-    );
     if quick {
-        h.push_str("<p><b>Quick run</b>: 4 ms windows, convergence not checked; ratios far from steady state.</p>");
+        h.push_str("<p><b>Quick run</b>: short windows, convergence not checked; ratios far from steady state.</p>");
     }
-    for r in results {
-        let _ = write!(h, "<h2>{}</h2>", escape(r.title));
-        let _ = write!(
-            h,
-            "<p>{}; {:.0} s.</p>",
-            escape(&window_note(r)),
-            r.wall_time_s
-        );
-        h.push_str(&r.chart);
-        h.push_str("<table><tr><th>point</th><th>ratio</th><th>metric</th><th>paper</th><th>irn</th><th>direction</th></tr>");
-        for o in &r.outcomes {
+    for (paper, figures) in by_paper(results) {
+        let _ = write!(h, "<h1>{}</h1>", escape(&heading(paper)));
+        for r in figures {
+            let _ = write!(h, "<h2>{}</h2>", escape(&r.title));
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}×</td><td class=\"{}\">{}</td></tr>",
-                escape(&o.point),
-                escape(&o.ratio),
-                o.metric,
-                escape(o.paper),
-                o.ours,
-                if o.holds { "ok" } else { "no" },
-                if o.holds { "holds" } else { "differs" }
+                "<p>{}; {:.0} s.</p>",
+                escape(&window_note(r)),
+                r.wall_time_s
             );
+            if let Some(note) = &r.note {
+                let _ = write!(h, "<p><i>{}</i></p>", escape(note));
+            }
+            h.push_str(&r.chart);
+            h.push_str("<table><tr><th>point</th><th>ratio</th><th>metric</th><th>paper</th><th>irn</th><th>direction</th></tr>");
+            for o in &r.outcomes {
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}×</td><td class=\"{}\">{}</td></tr>",
+                    escape(&o.point),
+                    escape(&o.ratio),
+                    escape(&o.metric),
+                    escape(&o.paper),
+                    o.ours,
+                    if o.holds { "ok" } else { "no" },
+                    if o.holds { "holds" } else { "differs" }
+                );
+            }
+            h.push_str("</table>");
         }
-        h.push_str("</table>");
     }
     h.push_str("</body></html>\n");
     h
 }
 
-pub fn reproduce(a: ReproduceArgs) -> Result<()> {
-    let all = experiments();
-    let chosen: Vec<&Experiment> = if a.figure == "all" {
-        all.iter().collect()
-    } else {
-        all.iter().filter(|e| e.id == a.figure).collect()
-    };
-    for o in &a.overrides {
+/// Refuses `--set` of the keys the engine sets itself.
+fn check_overrides(overrides: &[String], command: &str) -> Result<()> {
+    for o in overrides {
         let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
         if OWN_KEYS.contains(&key) {
             bail!(
-                "--set {o}: reproduce sets `{key}` itself (the window, its warm-up, the incast \
+                "--set {o}: {command} sets `{key}` itself (the window, its warm-up, the incast \
                  seeds); use --quick or --max-window to choose the windows"
             );
         }
     }
-    if chosen.is_empty() {
-        let ids: Vec<&str> = all.iter().map(|e| e.id).collect();
-        bail!(
-            "unknown figure `{}`; choose one of: all, {}",
-            a.figure,
-            ids.join(", ")
-        );
-    }
-    let out = a.out.clone().unwrap_or_else(|| {
-        PathBuf::from(if a.quick {
-            "results/reproduce-quick"
-        } else {
-            "results/reproduce"
-        })
-    });
-    claim_folder(&out, Writer::Reproduce)?;
-    let pool = crate::run::worker_pool(a.jobs)?;
+    Ok(())
+}
+
+/// Runs `chosen` into `out` and writes the reports; returns whether every direction held.
+fn run_all(
+    chosen: &[&Experiment],
+    plan: &Plan,
+    out: &Path,
+    jobs: Option<NonZeroUsize>,
+    writer: Writer,
+    command: &str,
+) -> Result<bool> {
+    claim_folder(out, writer)?;
+    let pool = crate::run::worker_pool(jobs)?;
     let started = Instant::now();
     let mut results = Vec::new();
     for exp in chosen {
-        let r = reproduce_one(exp, &a, &out, &pool)?;
+        let r = run_experiment(exp, plan, out, &pool)?;
         let held = r.outcomes.iter().filter(|o| o.holds).count();
         let reused = match r.reused_runs {
             0 => String::new(),
@@ -919,8 +606,8 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
     let json = serde_json::to_string_pretty(&results)? + "\n";
     for (name, text) in [
         ("reproduce.json", json),
-        ("report.html", html(&results, a.quick)),
-        ("report.md", markdown(&results, a.quick)),
+        ("report.html", html(&results, plan.quick)),
+        ("report.md", markdown(&results, command)),
     ] {
         write_file_atomic(&out.join(name), text.as_bytes())?;
     }
@@ -929,5 +616,96 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         started.elapsed().as_secs_f64(),
         out.join("report.html").display()
     );
+    Ok(results.iter().flat_map(|r| &r.outcomes).all(|o| o.holds))
+}
+
+pub fn reproduce(a: ReproduceArgs) -> Result<()> {
+    let all = Experiment::shipped()?;
+    let chosen: Vec<&Experiment> = all
+        .iter()
+        .filter(|e| a.figure == "all" || e.id == a.figure || e.paper_key == a.figure)
+        .collect();
+    check_overrides(&a.overrides, "reproduce")?;
+    if chosen.is_empty() {
+        let ids: Vec<&str> = all.iter().map(|e| e.id.as_str()).collect();
+        bail!(
+            "unknown figure `{}`; choose all, a paper ({}) or a figure: {}",
+            a.figure,
+            PAPERS.join(", "),
+            ids.join(", ")
+        );
+    }
+    let out = a.out.clone().unwrap_or_else(|| {
+        PathBuf::from(if a.quick {
+            "results/reproduce-quick"
+        } else {
+            "results/reproduce"
+        })
+    });
+    let plan = Plan {
+        quick: a.quick,
+        max_window: a.max_window,
+        resume: !a.fresh,
+        overrides: &a.overrides,
+    };
+    let command = format!("irn reproduce{}", if a.quick { " --quick" } else { "" });
+    run_all(&chosen, &plan, &out, a.jobs, Writer::Reproduce, &command)?;
     Ok(())
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// Scenario files with `[[check]]` sections (and optionally `[experiment]`).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Each experiment's quick window (`[experiment] quick_window`, default 4 ms) instead of
+    /// its own.
+    #[arg(long)]
+    quick: bool,
+    /// Check convergence: double the window (as `irn reproduce` does) up to this one until no
+    /// ratio moves by more than 5 %. Default: the file's window, once.
+    #[arg(long, value_name = "DURATION")]
+    max_window: Option<irn_core::Duration>,
+    /// Runs at once (each uses one core). Default: all cores.
+    #[arg(short = 'j', long, value_name = "N")]
+    jobs: Option<NonZeroUsize>,
+    /// Results folder. Default: results/check.
+    #[arg(long, value_name = "DIR", default_value = "results/check")]
+    out: PathBuf,
+    /// Rerun everything instead of reading back runs already in the results folder.
+    #[arg(long)]
+    fresh: bool,
+    /// Override a key in every experiment's scenario (repeatable), as `irn run --set` does.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+}
+
+/// `irn check FILE…`: runs a user's checked experiments; the exit status is 1 when a
+/// direction does not hold, so a script or CI can depend on it.
+pub fn check(a: CheckArgs) -> Result<bool> {
+    check_overrides(&a.overrides, "check")?;
+    let experiments = a
+        .files
+        .iter()
+        .map(|f| Experiment::load(f))
+        .collect::<Result<Vec<_>>>()?;
+    let mut ids = std::collections::BTreeSet::new();
+    for e in &experiments {
+        if !ids.insert(e.id.as_str()) {
+            bail!(
+                "{}: experiment id `{}` is used twice; set [experiment] id",
+                e.file,
+                e.id
+            );
+        }
+    }
+    let plan = Plan {
+        quick: a.quick,
+        max_window: a.max_window.unwrap_or(irn_core::Duration::ZERO),
+        resume: !a.fresh,
+        overrides: &a.overrides,
+    };
+    let chosen: Vec<&Experiment> = experiments.iter().collect();
+    let command = format!("irn check{}", if a.quick { " --quick" } else { "" });
+    run_all(&chosen, &plan, &a.out, a.jobs, Writer::Check, &command)
 }

@@ -414,7 +414,7 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("reused"));
     let o = irn(&["reproduce", "fig99", "--quick"], &dir);
     assert!(String::from_utf8_lossy(&o.stderr)
-        .contains("unknown figure `fig99`; choose one of: all, fig01"));
+        .contains("unknown figure `fig99`; choose all, a paper (irn, eunomia) or a figure: fig01"));
     // Zero workers is refused, not quietly taken as one.
     for cmd in ["run", "reproduce"] {
         let o = irn(&[cmd, "-j", "0"], &dir);

@@ -155,7 +155,7 @@ pub struct FlowRow {
 }
 
 /// `summary.json`'s metrics. Field names carry their unit last.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub flows_total: usize,
     /// Flows that started after the warm-up and count in the statistics below.
@@ -289,7 +289,7 @@ pub struct Summary {
 /// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
 /// bytes, both included (`max_bytes` is `null` for the last, open bucket). Without flows, the
 /// statistics are `null`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct FctBucket {
     pub min_bytes: u64,
     pub max_bytes: Option<u64>,
@@ -297,6 +297,9 @@ pub struct FctBucket {
     pub avg_fct_us: Option<f64>,
     pub p99_fct_us: Option<f64>,
     pub avg_slowdown: Option<f64>,
+    /// Mean over the bucket's flows of their largest reorder distance (`flows.csv`'s
+    /// `max_reorder_distance`; Eunomia Fig. 4b's reorder degree against flow size).
+    pub avg_max_reorder_distance: Option<f64>,
 }
 
 /// [`Summary::fct_by_size`] of the finished flows `done`, for buckets with upper edges `edges`
@@ -323,6 +326,13 @@ fn fct_by_size(done: &[&FlowRow], edges: &[u64]) -> Vec<FctBucket> {
                 avg_fct_us: any.then(|| mean(&fcts)),
                 p99_fct_us: any.then(|| percentile(&fcts, 0.99)),
                 avg_slowdown: any.then(|| mean(&slowdowns)),
+                avg_max_reorder_distance: any.then(|| {
+                    inside
+                        .iter()
+                        .map(|r| r.max_reorder_distance as f64)
+                        .sum::<f64>()
+                        / inside.len() as f64
+                }),
             }
         })
         .collect()

@@ -125,6 +125,7 @@ fn eunomia_stays_within_its_pool_and_gives_everything_back() {
         mode: OrderingMode::Eunomia,
         config,
         sample_interval: Duration::from_us(2),
+        ..Ordering::default()
     };
     let r = run(flows, ordering, 0);
     let s = &r.summary;

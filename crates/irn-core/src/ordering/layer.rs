@@ -36,7 +36,7 @@ use super::config::OrderingConfig;
 use super::hd_bitmap::{HdBitmap, Placement};
 use super::memory::MemoryController;
 use crate::packet::{Echo, Ecn, Packet, PacketKind};
-use crate::time::Time;
+use crate::time::{Duration, Time};
 use crate::transport::{Completion, Fifo, Receiver, ReceiverStats};
 
 /// Which ordering layer a NIC runs under its transport.
@@ -69,6 +69,29 @@ impl OrderingMode {
     }
 }
 
+/// How a one-sided WRITE's last packet is kept from reaching the application ahead of the
+/// data before it (Eunomia §3.5.2, appendix A.1).
+///
+/// A WRITE has no completion for the layer to hold back: the remote application reads the data
+/// once the last packet (with its synchronisation flag) is placed, so a layer that places
+/// packets out of order could expose a message before all of it is there. Without a choice
+/// ([`Off`](Self::Off)) every message is treated as a SEND, whose completion the layer already
+/// holds until everything is in order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WriteLast {
+    /// Messages are SENDs: the completion waits for order, at no cost beyond it.
+    #[default]
+    Off,
+    /// Eunomia's rule: the sender holds each message's last packet until the cumulative ACK
+    /// reaches it ([`TransportConfig::hold_last_packet`](crate::TransportConfig)), one round
+    /// trip more per message.
+    Sender,
+    /// Appendix A.1's proposal: a last packet that arrives out of order is kept in host memory
+    /// and placed in the application's once everything before it is in order, which takes
+    /// `placement_delay` more (a PCIe round trip to read it back and write it again).
+    Receiver { placement_delay: Duration },
+}
+
 /// Counters of one connection's ordering layer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LayerStats {
@@ -79,6 +102,14 @@ pub struct LayerStats {
     pub sacks_sent: u64,
     /// Packets dropped (and NACKed) for want of room.
     pub dropped: u64,
+    /// Arrivals ahead of the expected packet, held or dropped: the reordering the network
+    /// caused, which the transport behind the layer never sees.
+    pub out_of_order: u64,
+    /// The most packets by which an arrival was ahead of the expected one.
+    pub max_reorder_distance: u64,
+    /// Last packets that arrived out of order and were kept in host memory
+    /// ([`WriteLast::Receiver`]).
+    pub staged_last: u64,
     /// Most bytes of ordering memory the connection held at once
     /// ([`OrderingLayer::footprint_bytes`]), exact: taken whenever it grows.
     pub peak_bytes: u32,
@@ -96,6 +127,10 @@ pub struct OrderingLayer {
     bitmap: Option<HdBitmap>,
     /// The layer's own answers (SACKs, NACKs), and the transport's ACKs and CNPs it passed on.
     control: Fifo<Packet>,
+    /// [`WriteLast::Receiver`]'s placement delay; `None` under any other choice.
+    staging: Option<Duration>,
+    /// The held last packet is in host memory: the message's completion comes `staging` late.
+    last_staged: bool,
     stats: LayerStats,
     /// The message is complete and the memory given back ([`release`](Self::release)).
     released: bool,
@@ -116,11 +151,35 @@ impl OrderingLayer {
             held_count: 0,
             bitmap,
             control: Fifo::new(),
+            staging: None,
+            last_staged: false,
             stats: LayerStats::default(),
             released: false,
         };
         layer.stats.peak_bytes = layer.footprint_bytes();
         layer
+    }
+
+    /// The same layer, handling a WRITE's last packet as `write_last` says; only
+    /// [`WriteLast::Receiver`] is the layer's business (the sender's hold is the transport's).
+    pub fn with_write_last(mut self, write_last: WriteLast) -> Self {
+        self.staging = match write_last {
+            WriteLast::Receiver { placement_delay } => Some(placement_delay),
+            WriteLast::Off | WriteLast::Sender => None,
+        };
+        self
+    }
+
+    /// How long after the transport's completion the application may read the message: the
+    /// placement delay if its last packet arrived out of order and waited in host memory
+    /// ([`WriteLast::Receiver`]), zero otherwise. Clears the mark, so ask once per completion.
+    /// A connection carries one WRITE at a time here (the simulator's message flows): the mark
+    /// belongs to the message whose completion follows.
+    pub fn take_placement_delay(&mut self) -> Duration {
+        match self.staging {
+            Some(delay) if core::mem::take(&mut self.last_staged) => delay,
+            _ => Duration::ZERO,
+        }
     }
 
     pub fn stats(&self) -> &LayerStats {
@@ -166,7 +225,7 @@ impl OrderingLayer {
         receiver: &mut Receiver,
         pool: Option<&mut MemoryController>,
     ) {
-        let PacketKind::Data { ecn, ts, .. } = pkt.kind else {
+        let PacketKind::Data { ecn, ts, last, .. } = pkt.kind else {
             return receiver.handle_packet(now, pkt);
         };
         if self.mode == OrderingMode::None {
@@ -179,6 +238,8 @@ impl OrderingLayer {
             // An old duplicate: the transport re-ACKs it.
             _ => return receiver.handle_packet(now, pkt),
         };
+        self.stats.out_of_order += 1;
+        self.stats.max_reorder_distance = self.stats.max_reorder_distance.max(u64::from(ahead));
         let echo = Echo {
             ts,
             ece: ecn == Ecn::Ce,
@@ -193,6 +254,10 @@ impl OrderingLayer {
                 self.held_count += 1;
                 self.stats.held += 1;
                 self.stats.peak_held = self.stats.peak_held.max(self.held_count);
+                if last && self.staging.is_some() {
+                    self.last_staged = true;
+                    self.stats.staged_last += 1;
+                }
                 self.stats.peak_bytes = self.stats.peak_bytes.max(self.footprint_bytes());
             }
             self.stats.sacks_sent += 1;
@@ -298,6 +363,17 @@ impl OrderedReceiver {
     pub fn new(receiver: Receiver, mode: OrderingMode, ordering: &OrderingConfig) -> Self {
         let layer = OrderingLayer::new(mode, &receiver, ordering);
         OrderedReceiver { receiver, layer }
+    }
+
+    /// See [`OrderingLayer::with_write_last`].
+    pub fn with_write_last(mut self, write_last: WriteLast) -> Self {
+        self.layer = self.layer.with_write_last(write_last);
+        self
+    }
+
+    /// See [`OrderingLayer::take_placement_delay`].
+    pub fn take_placement_delay(&mut self) -> Duration {
+        self.layer.take_placement_delay()
     }
 
     pub fn receiver(&self) -> &Receiver {

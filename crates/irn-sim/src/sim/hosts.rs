@@ -4,9 +4,9 @@
 
 use std::collections::VecDeque;
 
-use irn_core::ordering::OrderingLayer;
+use irn_core::ordering::{OrderingLayer, WriteLast};
 use irn_core::packet::Qpn;
-use irn_core::transport::Requester;
+use irn_core::transport::{Requester, TransportConfig};
 use irn_core::{Packet, Receiver, Time};
 
 use super::Simulation;
@@ -250,7 +250,8 @@ impl Simulation<'_> {
             queue_reply(&mut self.packets, &mut nic.control, reply, (f, flow.src));
         }
         if receiver.poll_completion().is_some() {
-            flow.received_at = Some(now);
+            // A WRITE's last packet staged in host memory is placed this much later.
+            flow.received_at = Some(now + layer.take_placement_delay());
             layer.release(pool);
         }
         let port = nic.port;
@@ -310,7 +311,12 @@ impl Simulation<'_> {
         let isn = |space| self.cfg.initial_psn.psn(self.cfg.seed, i, space);
         let (ends, first) = match spec.verb {
             None => {
-                let mut sender = Requester::new(cfg, qpn, isn(0));
+                let write_last = self.cfg.ordering.write_last;
+                let hold = TransportConfig {
+                    hold_last_packet: write_last == WriteLast::Sender,
+                    ..cfg
+                };
+                let mut sender = Requester::new(hold, qpn, isn(0));
                 if sender.post(spec.size_bytes).is_err() {
                     return;
                 }
@@ -318,11 +324,10 @@ impl Simulation<'_> {
                 if let Some(layer) = self.layers.get_mut(i) {
                     let ordering = &self.cfg.ordering;
                     let mode = ordering.mode;
-                    *layer = Some(Box::new(OrderingLayer::new(
-                        mode,
-                        &receiver,
-                        &ordering.config,
-                    )));
+                    *layer = Some(Box::new(
+                        OrderingLayer::new(mode, &receiver, &ordering.config)
+                            .with_write_last(write_last),
+                    ));
                 }
                 (Endpoints::Message { sender, receiver }, Side::Src)
             }
@@ -379,6 +384,15 @@ impl Simulation<'_> {
                 (flow.out_of_order, flow.max_reorder_distance) =
                     (r.out_of_order, r.max_reorder_distance);
                 flow.nacks = r.nacks_sent;
+                // Reordering an ordering layer absorbed never reached the transport, and the
+                // NACKs of packets it could not hold are its own.
+                if let Some(Some(layer)) = self.layers.get(f.index()) {
+                    let l = layer.stats();
+                    flow.out_of_order += l.out_of_order;
+                    flow.max_reorder_distance =
+                        flow.max_reorder_distance.max(l.max_reorder_distance);
+                    flow.nacks += l.dropped;
+                }
                 self.counters.cnps += r.cnps_sent;
                 r.duplicates
             }

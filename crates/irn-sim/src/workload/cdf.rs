@@ -42,6 +42,16 @@ pub struct Cdf {
 /// The built-in default: a stand-in for the IRN paper's unpublished heavy-tailed distribution.
 const IRN_DEFAULT: &str = include_str!("../../../../data/cdf/irn_default.txt");
 
+/// The distributions compiled into irn besides the IRN default, so the papers' experiments run
+/// from the binary alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuiltinCdf {
+    /// `data/cdf/alistorage2019.txt`.
+    Alistorage,
+    /// `data/cdf/fbhadoop2015_conweave.txt`.
+    FbHadoop,
+}
+
 impl Cdf {
     /// Parse a CDF file; auto-detects format P (percent, last value 100) and F (fraction, last
     /// value 1). Errors name the file, the 1-based line number and what is wrong.
@@ -148,6 +158,21 @@ impl Cdf {
     /// a scenario needs no data files to run the paper's default workload).
     pub fn irn_default() -> Cdf {
         Cdf::parse(IRN_DEFAULT, "irn_default.txt").expect("the built-in irn_default CDF is valid")
+    }
+
+    /// A built-in distribution (the file it was compiled from, byte for byte).
+    pub fn builtin(which: BuiltinCdf) -> Cdf {
+        let (text, name) = match which {
+            BuiltinCdf::Alistorage => (
+                include_str!("../../../../data/cdf/alistorage2019.txt"),
+                "alistorage2019.txt",
+            ),
+            BuiltinCdf::FbHadoop => (
+                include_str!("../../../../data/cdf/fbhadoop2015_conweave.txt"),
+                "fbhadoop2015_conweave.txt",
+            ),
+        };
+        Cdf::parse(text, name).expect("a built-in CDF is valid")
     }
 
     /// The dialect the file was written in.

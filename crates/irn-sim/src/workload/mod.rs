@@ -26,7 +26,7 @@ pub mod sizes;
 pub mod trace;
 pub mod verbs;
 
-pub use cdf::{Cdf, CdfFormat};
+pub use cdf::{BuiltinCdf, Cdf, CdfFormat};
 pub use error::WorkloadError;
 pub use incast::incast;
 pub use poisson::poisson;

@@ -1,0 +1,249 @@
+//! Checked experiments: a scenario with `[experiment]` and `[[check]]` sections (see
+//! `irn_sim::scenario::experiment`), ready for the engine in `reproduce.rs`.
+//!
+//! The papers' experiments are shipped scenarios compiled into the binary, so `irn reproduce`
+//! runs from the binary alone; `irn check FILE` reads a user's file the same way.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use irn_sim::scenario::{self, Chart, Expect, Metric};
+
+macro_rules! shipped {
+    ($paper:literal, $f:literal) => {
+        (
+            $paper,
+            concat!("scenarios/paper/", $f),
+            include_str!(concat!("../../../scenarios/paper/", $f)),
+        )
+    };
+}
+
+/// The embedded papers' experiments: (paper key, file as shipped, text).
+const SHIPPED: &[(&str, &str, &str)] = &[
+    shipped!("irn", "fig01.toml"),
+    shipped!("irn", "fig02.toml"),
+    shipped!("irn", "fig03.toml"),
+    shipped!("irn", "fig04.toml"),
+    shipped!("irn", "fig05.toml"),
+    shipped!("irn", "fig06.toml"),
+    shipped!("irn", "fig07.toml"),
+    shipped!("irn", "fig08.toml"),
+    shipped!("irn", "fig09.toml"),
+    shipped!("irn", "fig09_cross.toml"),
+    shipped!("irn", "fig10.toml"),
+    shipped!("irn", "fig11.toml"),
+    shipped!("irn", "fig12.toml"),
+    shipped!("irn", "robustness.toml"),
+    shipped!("eunomia", "eunomia/fig01a.toml"),
+    shipped!("eunomia", "eunomia/fig01b.toml"),
+    shipped!("eunomia", "eunomia/fig04.toml"),
+    shipped!("eunomia", "eunomia/fig10.toml"),
+    shipped!("eunomia", "eunomia/fig11.toml"),
+];
+
+/// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
+pub const PAPERS: &[&str] = &["irn", "eunomia"];
+
+/// One side of a ratio: a variant's metric, at one grid point or at each.
+#[derive(Debug, Clone)]
+pub struct Term {
+    pub variant: String,
+    pub point: Option<String>,
+    pub metric: Metric,
+}
+
+/// One check, one metric: num / den and the direction the paper found.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub num: Term,
+    pub den: Term,
+    pub paper: String,
+    pub expect: Expect,
+}
+
+impl Check {
+    /// The ratio as the report names it: `A / B`, with the points when it compares two.
+    pub fn ratio(&self) -> String {
+        let side = |t: &Term| match &t.point {
+            Some(p) => format!("{} ({p})", t.variant),
+            None => t.variant.clone(),
+        };
+        format!("{} / {}", side(&self.num), side(&self.den))
+    }
+
+    /// The metric in words: one label, or `a over b` when the sides differ.
+    pub fn metric(&self) -> String {
+        if self.num.metric == self.den.metric {
+            self.num.metric.label().to_string()
+        } else {
+            format!(
+                "{} over {}",
+                self.num.metric.label(),
+                self.den.metric.label()
+            )
+        }
+    }
+}
+
+/// A scenario and what it should show.
+pub struct Experiment {
+    pub id: String,
+    pub title: String,
+    /// The paper's name, heading its figures in a report (empty for a user's experiment).
+    pub paper: String,
+    /// The key `irn reproduce KEY` selects it by (`irn`, `eunomia`; empty for a user's file).
+    pub paper_key: &'static str,
+    /// What the report says under the title.
+    pub note: Option<String>,
+    text: String,
+    /// Names the file in errors.
+    pub file: String,
+    base_dir: PathBuf,
+    /// Grid points: (name, overrides); one unnamed point without `[[experiment.point]]`.
+    pub points: Vec<(String, Vec<String>)>,
+    /// Seeds each run repeats with, averaged; `None`: windowed (one seed, convergence).
+    pub repetitions: Option<u64>,
+    pub quick_window: String,
+    pub chart: Chart,
+    pub chart_metrics: Vec<Metric>,
+    pub checks: Vec<Check>,
+}
+
+impl Experiment {
+    /// Reads `text` (`file` names it; its data paths resolve against `base_dir`).
+    pub fn parse(
+        text: String,
+        file: &str,
+        base_dir: &Path,
+        paper_key: &'static str,
+    ) -> Result<Self> {
+        let sc = scenario::parse(&text, file, base_dir, &[])?;
+        let e = sc.experiment.unwrap_or_default();
+        let metric = |m: &str| Metric::parse(m).map_err(anyhow::Error::msg);
+        let mut checks = Vec::new();
+        for c in &sc.checks {
+            let list = c.metric_list();
+            // Each side's own metric, else the check's (one check per listed metric).
+            let metrics: Vec<Option<&str>> = if list.is_empty() {
+                vec![None]
+            } else {
+                list.into_iter().map(Some).collect()
+            };
+            for m in metrics {
+                let term = |s: &scenario::Side| -> Result<Term> {
+                    let text = s.metric().or(m).context("a check without a metric")?;
+                    Ok(Term {
+                        variant: s.variant().to_string(),
+                        point: s.point().map(str::to_string),
+                        metric: metric(text)?,
+                    })
+                };
+                checks.push(Check {
+                    num: term(&c.num)?,
+                    den: term(&c.den)?,
+                    paper: c.paper.clone(),
+                    expect: c.expect,
+                });
+            }
+        }
+        let points = if e.point.is_empty() {
+            vec![(String::new(), Vec::new())]
+        } else {
+            e.point
+                .iter()
+                .map(|p| {
+                    let set = p.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    (p.name.clone(), set)
+                })
+                .collect()
+        };
+        let chart_metrics = if e.chart_metrics.is_empty() {
+            vec!["avg_slowdown", "avg_fct_us", "p99_fct_us"]
+                .into_iter()
+                .map(metric)
+                .collect::<Result<_>>()?
+        } else {
+            e.chart_metrics
+                .iter()
+                .map(|m| metric(m))
+                .collect::<Result<_>>()?
+        };
+        let id = e.id.unwrap_or_else(|| sc.name.clone());
+        Ok(Experiment {
+            title: e.title.unwrap_or_else(|| id.clone()),
+            id,
+            paper: e.paper.unwrap_or_default(),
+            paper_key,
+            note: e.note,
+            text,
+            file: file.to_string(),
+            base_dir: base_dir.to_path_buf(),
+            points,
+            repetitions: e.repetitions,
+            quick_window: e.quick_window.unwrap_or_else(|| "4ms".into()),
+            chart: e.chart,
+            chart_metrics,
+            checks,
+        })
+    }
+
+    /// A user's experiment file; it must hold at least one `[[check]]`.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let e = Experiment::parse(text, &path.display().to_string(), &base_dir, "")?;
+        if e.checks.is_empty() {
+            bail!(
+                "{}: no [[check]]: an experiment says what it should show, e.g.\n\n[[check]]\n\
+                 num = \"A\"\nden = \"B\"\nmetric = \"avg_fct_us\"\npaper = \"A slower\"\n\
+                 expect = \"above\"",
+                path.display()
+            );
+        }
+        Ok(e)
+    }
+
+    /// Every shipped experiment, in report order.
+    pub fn shipped() -> Result<Vec<Experiment>> {
+        SHIPPED
+            .iter()
+            .map(|(key, file, text)| {
+                let file = format!("{file} (embedded)");
+                Experiment::parse(text.to_string(), &file, Path::new("."), key)
+            })
+            .collect()
+    }
+
+    /// The scenario's runs at one point of the grid, with `overrides` over it.
+    pub fn runs(&self, overrides: &[String]) -> Result<scenario::Scenario> {
+        Ok(scenario::parse(
+            &self.text,
+            &self.file,
+            &self.base_dir,
+            overrides,
+        )?)
+    }
+
+    /// Whether the workload has a window to converge (not a repeated one-off event).
+    pub fn windowed(&self) -> bool {
+        self.repetitions.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_experiment_loads_and_has_checks() {
+        let all = Experiment::shipped().unwrap();
+        let mut ids = std::collections::BTreeSet::new();
+        for e in &all {
+            assert!(!e.checks.is_empty(), "{}", e.id);
+            assert!(ids.insert(e.id.clone()), "duplicate id {}", e.id);
+            assert!(PAPERS.contains(&e.paper_key), "{}", e.id);
+        }
+    }
+}

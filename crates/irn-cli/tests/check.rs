@@ -1,0 +1,158 @@
+//! `irn check`: a user's experiment, written as data (`[experiment]`, `[[check]]`), run by the
+//! engine that reproduces the papers.
+
+mod common;
+
+use common::{irn, ok, refused, scratch};
+
+/// Two variants of a small fat-tree, the same flows: one with 20× the propagation delay, so
+/// every FCT is longer.
+const EXPERIMENT: &str = r#"
+name = "slow-core"
+seed = 3
+
+[topology]
+kind = "fat-tree"
+k = 4
+
+[workload]
+kind = "poisson"
+load = 0.3
+duration = "200us"
+
+[[compare]]
+name = "fast"
+set = {}
+
+[[compare]]
+name = "slow"
+set = { "topology.link_delay" = "20us" }
+
+[experiment]
+title = "A slower network has longer flows"
+note = "Hand-made: every link 20x longer."
+
+[[experiment.point]]
+name = "light"
+set = { "workload.load" = 0.2 }
+
+[[experiment.point]]
+name = "heavy"
+set = { "workload.load" = 0.5 }
+
+[[check]]
+num = "slow"
+den = "fast"
+metrics = ["avg_fct_us", "fct_by_size.0.avg_fct_us"]
+paper = "slower"
+expect = "above"
+
+[[check]]
+num = { variant = "fast", point = "heavy" }
+den = { variant = "fast", point = "light" }
+metric = "data_packets_sent"
+paper = "more load, more packets"
+expect = "above"
+"#;
+
+#[test]
+fn a_checked_experiment_runs_every_point_and_reports_each_check() {
+    let dir = scratch("check");
+    std::fs::write(dir.join("exp.toml"), EXPERIMENT).unwrap();
+    let out = ok(&irn(&["check", "exp.toml", "--out", "c", "-j", "2"], &dir));
+    assert!(out.contains("slow-core") && out.contains("5/5"), "{out}");
+    let md = std::fs::read_to_string(dir.join("c/report.md")).unwrap();
+    for want in [
+        "`irn check`: 5 of 5 directions hold.",
+        "**A slower network has longer flows** — window 200us (convergence not checked).",
+        "Hand-made: every link 20x longer.",
+        "| light | slow / fast | avg FCT | slower |",
+        "| heavy | slow / fast | fct_by_size.0.avg_fct_us | slower |",
+        "|  | fast (heavy) / fast (light) | data_packets_sent | more load, more packets |",
+    ] {
+        assert!(md.contains(want), "{want}\n{md}");
+    }
+    for point in ["light", "heavy"] {
+        for variant in ["fast", "slow"] {
+            let run = dir.join("c/slow-core/200us").join(point).join(variant);
+            assert!(run.join("summary.json").is_file(), "{}", run.display());
+        }
+    }
+    // Reversed, the same checks fail: exit status 1, and the report says which.
+    let reversed = EXPERIMENT.replace("expect = \"above\"", "expect = \"below\"");
+    std::fs::write(dir.join("rev.toml"), reversed).unwrap();
+    let o = irn(&["check", "rev.toml", "--out", "r"], &dir);
+    let err = refused(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("a direction does not hold"), "{err}");
+    let md = std::fs::read_to_string(dir.join("r/report.md")).unwrap();
+    assert!(
+        md.contains("0 of 5 directions hold") && md.contains("**differs**"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_mistaken_experiment_is_refused_before_anything_runs() {
+    let dir = scratch("check-errors");
+    for (edit, want) in [
+        (
+            ("den = \"fast\"", "den = \"fats\""),
+            "check[0].den.variant = fats: a variant of this scenario: fast, slow",
+        ),
+        (
+            ("\"avg_fct_us\", \"fct", "\"avg_fct\", \"fct"),
+            "`avg_fct` is not a key of summary.json (one of",
+        ),
+        (
+            ("fct_by_size.0.avg_fct_us", "fct_by_size.0.mean"),
+            "a size bucket is `fct_by_size.INDEX.KEY` with KEY one of",
+        ),
+        (
+            ("point = \"light\"", "point = \"ligth\""),
+            "check[1].den.point = ligth: a point of [[experiment.point]]: light, heavy",
+        ),
+        (
+            (
+                "paper = \"slower\"\nexpect = \"above\"",
+                "paper = \"slower\"\nexpect = \"higher\"",
+            ),
+            "unknown variant `higher`",
+        ),
+    ] {
+        let text = EXPERIMENT.replacen(edit.0, edit.1, 1);
+        assert_ne!(text, EXPERIMENT, "{edit:?}");
+        std::fs::write(dir.join("bad.toml"), text).unwrap();
+        let err = refused(&irn(&["check", "bad.toml", "--out", "b"], &dir));
+        assert!(
+            err.contains("bad.toml") && err.contains(want),
+            "{want}\n{err}"
+        );
+        assert!(!dir.join("b").exists());
+    }
+    // A scenario without checks is not an experiment.
+    std::fs::write(
+        dir.join("plain.toml"),
+        EXPERIMENT.split("[experiment]").next().unwrap(),
+    )
+    .unwrap();
+    let err = refused(&irn(&["check", "plain.toml"], &dir));
+    assert!(err.contains("plain.toml: no [[check]]"), "{err}");
+    // `irn run` ignores the experiment and runs the scenario.
+    let out = ok(&irn(&["run", "exp.toml", "--out", "run"].map(|a| a), &{
+        std::fs::write(dir.join("exp.toml"), EXPERIMENT).unwrap();
+        dir.clone()
+    }));
+    assert!(out.contains("fast") && out.contains("slow"), "{out}");
+    let summary = std::fs::read_to_string(dir.join("run/fast/summary.json")).unwrap();
+    assert!(!summary.contains("experiment") && !summary.contains("\"check\""));
+    // Nor can --set reach them.
+    let err = refused(&irn(
+        &["check", "exp.toml", "--set", "check.0.paper=x"],
+        &dir,
+    ));
+    assert!(
+        err.contains("[check] describes the experiment, not a run"),
+        "{err}"
+    );
+}

@@ -1,0 +1,426 @@
+//! `[experiment]` and `[[check]]`: a scenario that says what it should show.
+//!
+//! A paper's figure is a scenario (its variants) and a few claims about them: "RoCE+PFC's
+//! average slowdown is above IRN's", "DRILL with Eunomia has a lower mean FCT than ECMP". Written
+//! as data beside the scenario, the claims are run by one engine for every paper (`irn
+//! reproduce`) and for a user's own experiments (`irn check FILE`). `irn run` ignores both
+//! sections; they never reach a run's resolved scenario.
+//!
+//! ```toml
+//! [experiment]
+//! id = "fig01"                      # default: the scenario's name
+//! title = "Fig. 1: IRN (no PFC) vs RoCE (PFC)"
+//! paper = "IRN (SIGCOMM 2018)"      # groups figures in a report
+//! note = "…"                        # printed under the title (what it leaves out, say)
+//! chart = "bars"                    # "bars", "single-packet-tail", { lines = "workload.senders" }
+//! chart_metrics = ["avg_fct_us"]    # the bars' metrics (default: avg slowdown, avg and p99 FCT)
+//! repetitions = 3                   # no arrival window (an incast): average this many seeds
+//! quick_window = "4ms"              # the window of `--quick`
+//! [[experiment.point]]              # grid points, each a set of keys over the scenario
+//! name = "M=10"
+//! set = { "workload.senders" = 10 }
+//!
+//! [[check]]
+//! num = "RoCE+PFC"                  # a variant, or { variant, point, metric }
+//! den = "IRN"
+//! metrics = ["avg_slowdown", "avg_fct_us", "p99_fct_us"]   # or metric = "…"
+//! paper = "2.8–3.7×"
+//! expect = "above"                  # num/den > 1; "below": < 1; { near = 0.05 }: within 5 %
+//! ```
+//!
+//! A metric is a key of `summary.json` (`avg_fct_us`), an element of a list in it
+//! (`fct_by_size.3.p99_fct_us`), or the quotient of two (`out_of_order_packets /
+//! data_packets_sent`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{invalid, ScenarioError};
+use crate::metrics::{FctBucket, Summary};
+
+/// `[experiment]`: how `irn reproduce` and `irn check` run the scenario.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExperimentSection {
+    /// Names the experiment on the command line and its results folder; default the
+    /// scenario's name.
+    pub id: Option<String>,
+    /// A heading for the report; default the id.
+    pub title: Option<String>,
+    /// The paper the claims come from; figures of one paper share a report heading.
+    pub paper: Option<String>,
+    /// A sentence the report prints under the title: what the experiment leaves out, say.
+    pub note: Option<String>,
+    pub chart: Chart,
+    /// The metrics the bars show, one group each. Default: average slowdown, average FCT and
+    /// p99 FCT.
+    pub chart_metrics: Vec<String>,
+    /// Without an arrival window (a workload of one event, such as an incast), each run is
+    /// repeated with seeds 1 … `repetitions` and the metrics averaged, as IRN §4.4.3 does.
+    /// Unset: the workload's window, checked for convergence.
+    pub repetitions: Option<u64>,
+    /// The window `--quick` runs. Default 4 ms.
+    pub quick_window: Option<String>,
+    /// Grid points; none: the scenario as written.
+    pub point: Vec<PointSection>,
+}
+
+/// One `[[experiment.point]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointSection {
+    pub name: String,
+    /// Dotted keys and values applied over the scenario and every variant.
+    #[serde(default)]
+    pub set: toml::Table,
+}
+
+/// `experiment.chart`: the figure the report draws.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Chart {
+    /// Grouped bars of the chart metrics (the first point's), a group per metric.
+    #[default]
+    Bars,
+    /// The tail CDF of single-packet flows' FCTs, a line per variant (IRN Fig. 8).
+    SinglePacketTail,
+    /// Each check's ratio against the numeric value of this grid key, a line per check
+    /// (IRN Fig. 9: against the incast degree).
+    Lines(String),
+}
+
+/// One `[[check]]`: the ratio num / den of a metric and the direction a paper found for it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSection {
+    pub num: Side,
+    pub den: Side,
+    /// One metric, or…
+    pub metric: Option<String>,
+    /// …several, one check each.
+    #[serde(default)]
+    pub metrics: Vec<String>,
+    /// The paper's figure for this ratio, as the report quotes it.
+    pub paper: String,
+    pub expect: Expect,
+}
+
+/// A check's numerator or denominator: a variant, or a variant at a grid point (default: every
+/// point, each against itself) with its own metric (default: the check's).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Side {
+    Variant(String),
+    At(SideAt),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideAt {
+    pub variant: String,
+    pub point: Option<String>,
+    pub metric: Option<String>,
+}
+
+impl Side {
+    pub fn variant(&self) -> &str {
+        match self {
+            Side::Variant(v) => v,
+            Side::At(a) => &a.variant,
+        }
+    }
+    pub fn point(&self) -> Option<&str> {
+        match self {
+            Side::Variant(_) => None,
+            Side::At(a) => a.point.as_deref(),
+        }
+    }
+    pub fn metric(&self) -> Option<&str> {
+        match self {
+            Side::Variant(_) => None,
+            Side::At(a) => a.metric.as_deref(),
+        }
+    }
+}
+
+/// The direction a paper found for a ratio.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Expect {
+    /// The numerator is larger (ratio > 1).
+    Above,
+    /// The numerator is smaller (ratio < 1).
+    Below,
+    /// About equal: within this fraction of 1.
+    Near(f64),
+}
+
+impl Expect {
+    pub fn holds(self, ratio: f64) -> bool {
+        match self {
+            Expect::Above => ratio > 1.0,
+            Expect::Below => ratio < 1.0,
+            Expect::Near(tolerance) => (ratio - 1.0).abs() <= tolerance,
+        }
+    }
+}
+
+/// A metric of `summary.json`: a key, a list element's key, or the quotient of two.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    text: String,
+}
+
+impl Metric {
+    /// Parses `text`, checking every key against `summary.json`'s.
+    pub fn parse(text: &str) -> Result<Metric, String> {
+        let parts: Vec<&str> = text.split('/').map(str::trim).collect();
+        if parts.len() > 2 {
+            return Err("at most one `/` (a quotient of two keys)".into());
+        }
+        for part in parts {
+            check_path(part)?;
+        }
+        Ok(Metric {
+            text: text.trim().to_string(),
+        })
+    }
+
+    /// The metric's value in a run's summary; `None` when it is `null` there (an incast
+    /// metric of a run without incast, a size bucket without flows) or the index is missing.
+    pub fn value(&self, summary: &serde_json::Value) -> Option<f64> {
+        let mut parts = self.text.split('/').map(|p| lookup(summary, p.trim()));
+        let first = parts.next()??;
+        match parts.next() {
+            Some(d) => Some(first / d?),
+            None => Some(first),
+        }
+    }
+
+    /// The metric as the report names it: the known headline keys in words, others as written.
+    pub fn label(&self) -> &str {
+        match self.text.as_str() {
+            "avg_slowdown" => "avg slowdown",
+            "avg_fct_us" => "avg FCT",
+            "p99_fct_us" => "p99 FCT",
+            "rct_us" => "incast RCT",
+            "single_packet_p99_fct_us" => "1-packet p99 FCT",
+            "background_avg_slowdown" => "background avg slowdown",
+            "background_avg_fct_us" => "background avg FCT",
+            "background_p99_fct_us" => "background p99 FCT",
+            other => other,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+fn lookup(summary: &serde_json::Value, path: &str) -> Option<f64> {
+    let mut v = summary;
+    for step in path.split('.') {
+        v = match step.parse::<usize>() {
+            Ok(i) => v.get(i)?,
+            Err(_) => v.get(step)?,
+        };
+    }
+    v.as_f64()
+}
+
+/// Whether `path` names a number of `summary.json`: a key of [`Summary`], or
+/// `LIST.INDEX.KEY` into `fct_by_size` (the only list; its length depends on the run).
+fn check_path(path: &str) -> Result<(), String> {
+    // Every key, the ones a run may leave out included.
+    let every = Summary {
+        verbs_data_errors: Some(0),
+        ..Summary::default()
+    };
+    let summary = serde_json::to_value(every).expect("a summary serializes");
+    let bucket = serde_json::to_value(FctBucket::default()).expect("a bucket serializes");
+    let steps: Vec<&str> = path.split('.').collect();
+    let known = |v: &serde_json::Value| -> Vec<String> {
+        v.as_object()
+            .map_or_else(Vec::new, |o| o.keys().cloned().collect())
+    };
+    match steps[..] {
+        [key] if key != "fct_by_size" && summary.get(key).is_some() => Ok(()),
+        ["fct_by_size", index, key]
+            if index.parse::<usize>().is_ok() && bucket.get(key).is_some() =>
+        {
+            Ok(())
+        }
+        ["fct_by_size", ..] => Err(format!(
+            "`{path}`: a size bucket is `fct_by_size.INDEX.KEY` with KEY one of {}",
+            known(&bucket).join(", ")
+        )),
+        _ => Err(format!(
+            "`{path}` is not a key of summary.json (one of {}, or fct_by_size.INDEX.KEY)",
+            known(&summary)
+                .into_iter()
+                .filter(|k| k != "fct_by_size")
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+impl CheckSection {
+    /// The check's metrics, one check each, in order.
+    pub fn metric_list(&self) -> Vec<&str> {
+        self.metric
+            .iter()
+            .map(String::as_str)
+            .chain(self.metrics.iter().map(String::as_str))
+            .collect()
+    }
+}
+
+/// Checks `[experiment]` and `[[check]]` against the scenario's variants.
+pub(super) fn validate(
+    file: &str,
+    experiment: Option<&ExperimentSection>,
+    checks: &[CheckSection],
+    names: &[&str],
+) -> Result<(), ScenarioError> {
+    let points: Vec<&str> = experiment.map_or_else(Vec::new, |e| {
+        e.point.iter().map(|p| p.name.as_str()).collect()
+    });
+    if let Some(e) = experiment {
+        let mut seen = std::collections::BTreeSet::new();
+        for p in &e.point {
+            if !seen.insert(p.name.as_str()) {
+                return Err(invalid(
+                    file,
+                    "experiment.point.name",
+                    &p.name,
+                    "point names must be unique",
+                ));
+            }
+        }
+        if e.repetitions == Some(0) {
+            return Err(invalid(file, "experiment.repetitions", "0", "at least 1"));
+        }
+        for m in &e.chart_metrics {
+            Metric::parse(m).map_err(|err| invalid(file, "experiment.chart_metrics", m, &err))?;
+        }
+        if let Some(w) = &e.quick_window {
+            super::parse_key::<irn_core::Duration>(file, "experiment.quick_window", w)?;
+        }
+    }
+    for (i, c) in checks.iter().enumerate() {
+        let at = |side: &str| format!("check[{i}].{side}");
+        for (side, s) in [("num", &c.num), ("den", &c.den)] {
+            if !names.contains(&s.variant()) {
+                return Err(invalid(
+                    file,
+                    &format!("{}.variant", at(side)),
+                    s.variant(),
+                    &format!("a variant of this scenario: {}", names.join(", ")),
+                ));
+            }
+            if let Some(p) = s.point() {
+                if !points.contains(&p) {
+                    return Err(invalid(
+                        file,
+                        &format!("{}.point", at(side)),
+                        p,
+                        &format!("a point of [[experiment.point]]: {}", points.join(", ")),
+                    ));
+                }
+            }
+            if let Some(m) = s.metric() {
+                Metric::parse(m)
+                    .map_err(|e| invalid(file, &format!("{}.metric", at(side)), m, &e))?;
+            }
+        }
+        let list = c.metric_list();
+        let sides_have_metrics = c.num.metric().is_some() && c.den.metric().is_some();
+        if list.is_empty() && !sides_have_metrics {
+            return Err(invalid(
+                file,
+                &at("metric"),
+                "(none)",
+                "a metric (`metric` or `metrics`, or one on each side)",
+            ));
+        }
+        for m in list {
+            Metric::parse(m).map_err(|e| invalid(file, &at("metric"), m, &e))?;
+        }
+        if c.num.point().is_some() != c.den.point().is_some() {
+            return Err(invalid(
+                file,
+                &at("den.point"),
+                c.den.point().unwrap_or("(none)"),
+                "both sides name a point, or neither (then the check applies at every point)",
+            ));
+        }
+    }
+    if let Some(Chart::Lines(key)) = experiment.map(|e| &e.chart) {
+        let e = experiment.expect("a chart comes from an experiment");
+        if e.point.iter().any(|p| {
+            p.set
+                .get(key)
+                .and_then(|v| v.as_integer().map(|i| i as f64).or(v.as_float()))
+                .is_none()
+        }) {
+            return Err(invalid(
+                file,
+                "experiment.chart.lines",
+                key,
+                "a key every point sets to a number",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_are_summary_keys_size_buckets_or_quotients() {
+        let s = serde_json::json!({
+            "avg_fct_us": 10.0,
+            "out_of_order_packets": 5,
+            "data_packets_sent": 20,
+            "rct_us": null,
+            "fct_by_size": [{ "p99_fct_us": 3.0 }, { "p99_fct_us": null }],
+        });
+        let v = |m: &str| Metric::parse(m).unwrap().value(&s);
+        assert_eq!(v("avg_fct_us"), Some(10.0));
+        assert_eq!(v("out_of_order_packets / data_packets_sent"), Some(0.25));
+        assert_eq!(v("fct_by_size.0.p99_fct_us"), Some(3.0));
+        assert_eq!(v("fct_by_size.1.p99_fct_us"), None);
+        assert_eq!(v("fct_by_size.7.p99_fct_us"), None);
+        assert_eq!(v("rct_us"), None);
+        for bad in [
+            "avg_fct",
+            "fct_by_size.x.p99_fct_us",
+            "fct_by_size.0.nope",
+            "a / b / c",
+            "fct_by_size",
+        ] {
+            assert!(Metric::parse(bad).is_err(), "{bad}");
+        }
+        let err = Metric::parse("avg_fct").unwrap_err();
+        assert!(
+            err.contains("avg_fct_us") && err.contains("not a key"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn expectations() {
+        for (e, r, holds) in [
+            (Expect::Above, 1.01, true),
+            (Expect::Above, 1.0, false),
+            (Expect::Below, 0.9, true),
+            (Expect::Below, 1.1, false),
+            (Expect::Near(0.05), 1.04, true),
+            (Expect::Near(0.05), 0.94, false),
+        ] {
+            assert_eq!(e.holds(r), holds, "{e:?} {r}");
+        }
+    }
+}
