@@ -384,6 +384,22 @@ enum Param<'a> {
     Real(&'a mut f64),
     Count(&'a mut u32),
     Size(&'a mut u64),
+    Flag(&'a mut bool),
+    /// One of a fixed set of names (listed, quoted, in the `String`); the function stores the
+    /// value named, `false` if none is.
+    Choice(Box<dyn FnMut(&str) -> bool + 'a>, String),
+    /// Read before the others (a preset the others override); listed so it is allowed.
+    Applied,
+}
+
+/// A [`Param::Choice`] for the enum field `field`, whose values are named by
+/// [`Named::NAMES`](irn_core::cc::Named).
+fn choice<T: irn_core::cc::Named>(field: &mut T) -> Param<'_> {
+    let names: Vec<String> = T::NAMES.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    Param::Choice(
+        Box::new(move |v| T::from_name(v).map(|x| *field = x).is_some()),
+        names.join(" or "),
+    )
 }
 
 /// Applies a `[transport.<cc>]` table's overrides to `params`, rejecting unknown keys and values
@@ -432,6 +448,16 @@ fn apply_params(
                     ))
                 }
             },
+            Param::Flag(b) => match value.as_bool() {
+                Some(v) => **b = v,
+                None => return Err(invalid(file, &full, &value.to_string(), "true or false")),
+            },
+            Param::Choice(set, names) => {
+                if !value.as_str().is_some_and(set) {
+                    return Err(invalid(file, &full, &value.to_string(), names));
+                }
+            }
+            Param::Applied => {}
         }
     }
     Ok(())
@@ -460,7 +486,24 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
     Ok(match t.cc {
         CcKind::None => CcConfig::None,
         CcKind::Dcqcn => {
-            let mut p = irn_core::cc::DcqcnParams::default();
+            use irn_core::cc::DcqcnParams;
+            let table = t.dcqcn.as_ref().unwrap_or(&empty);
+            // The preset first, so the table's other keys override it whatever their order.
+            let mut p = match table.get("preset") {
+                None => DcqcnParams::default(),
+                Some(v) => v.as_str().and_then(DcqcnParams::preset).ok_or_else(|| {
+                    let names: Vec<String> = DcqcnParams::PRESETS
+                        .iter()
+                        .map(|(n, _)| format!("\"{n}\""))
+                        .collect();
+                    invalid(
+                        file,
+                        "transport.dcqcn.preset",
+                        &v.to_string(),
+                        &names.join(" or "),
+                    )
+                })?,
+            };
             let params = vec![
                 ("cnp_interval", Param::Time(&mut p.cnp_interval)),
                 ("g", Param::Real(&mut p.g)),
@@ -484,13 +527,14 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
                 ("additive_increase", Param::Rate(&mut p.additive_increase)),
                 ("hyper_increase", Param::Rate(&mut p.hyper_increase)),
                 ("min_rate", Param::Rate(&mut p.min_rate)),
+                ("clamp_target_rate", Param::Flag(&mut p.clamp_target_rate)),
+                ("increase_stages", choice(&mut p.increase_stages)),
+                ("alpha_update", choice(&mut p.alpha_update)),
+                ("rate_decrease", choice(&mut p.rate_decrease)),
+                ("cnp_on_nack", Param::Flag(&mut p.cnp_on_nack)),
+                ("preset", Param::Applied),
             ];
-            apply_params(
-                file,
-                "transport.dcqcn",
-                t.dcqcn.as_ref().unwrap_or(&empty),
-                params,
-            )?;
+            apply_params(file, "transport.dcqcn", table, params)?;
             CcConfig::Dcqcn(p)
         }
         CcKind::Timely => {
@@ -728,6 +772,51 @@ mod tests {
     }
 
     #[test]
+    fn dcqcn_preset_then_its_overrides() {
+        use irn_core::cc::{AlphaUpdate, DcqcnParams, IncreaseStages, RateDecrease};
+        let dcqcn = |table: &str| {
+            let run = one(&format!(
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\n{table}"
+            ));
+            match run.unwrap().config.transport.cc {
+                CcConfig::Dcqcn(p) => p,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(dcqcn(""), DcqcnParams::dcqcn_paper());
+        assert_eq!(
+            dcqcn("preset = \"dcqcn-paper\"\n"),
+            DcqcnParams::dcqcn_paper()
+        );
+        assert_eq!(dcqcn("preset = \"mlx\"\n"), DcqcnParams::mlx());
+        // Keys override the preset, written before or after it.
+        let p = dcqcn("additive_increase = \"20Mbps\"\npreset = \"mlx\"\ncnp_on_nack = false\n");
+        assert_eq!(
+            p,
+            DcqcnParams {
+                additive_increase: Bandwidth::from_bps(20_000_000),
+                cnp_on_nack: false,
+                ..DcqcnParams::mlx()
+            }
+        );
+        // And the ConnectX's behaviours one at a time on the paper's values.
+        let p = dcqcn(
+            "clamp_target_rate = false\nincrease_stages = \"timer\"\nalpha_update = \"periodic\"\n\
+             rate_decrease = \"periodic\"\n",
+        );
+        assert_eq!(
+            p,
+            DcqcnParams {
+                clamp_target_rate: false,
+                increase_stages: IncreaseStages::Timer,
+                alpha_update: AlphaUpdate::Periodic,
+                rate_decrease: RateDecrease::Periodic,
+                ..DcqcnParams::dcqcn_paper()
+            }
+        );
+    }
+
+    #[test]
     fn congestion_control_parameters_are_checked() {
         let cases = [
             (
@@ -749,6 +838,22 @@ mod tests {
             (
                 "[transport]\ncc = \"dctcp\"\n[transport.dctcp]\ng = -1\n",
                 "transport.dctcp.g = -1: a number, zero or more",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\npreset = \"ns-3\"\n",
+                "transport.dcqcn.preset = \"ns-3\": \"dcqcn-paper\" or \"mlx\"",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nrate_decrease = \"tick\"\n",
+                "transport.dcqcn.rate_decrease = \"tick\": \"on-cnp\" or \"periodic\"",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nincrease_stages = 1\n",
+                "transport.dcqcn.increase_stages = 1: \"timer-and-bytes\" or \"timer\"",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\ncnp_on_nack = \"yes\"\n",
+                "transport.dcqcn.cnp_on_nack = \"yes\": true or false",
             ),
             (
                 "[switch]\nalpha = 0.5\n",
