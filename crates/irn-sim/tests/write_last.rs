@@ -3,7 +3,7 @@
 //! costs its placement delay exactly when the last packet overtook the data, and nothing else;
 //! under spraying, every flow still completes exactly once.
 
-use irn_core::ordering::{OrderingConfig, OrderingMode, WriteLast};
+use irn_core::ordering::{OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
@@ -29,8 +29,8 @@ fn config(
         extra_header_bytes: mode.metadata_bytes(),
         ordering: Ordering {
             mode,
-            config: OrderingConfig::default(),
             write_last,
+            ..Ordering::default()
         },
         ..SimConfig::new(
             topology,

@@ -14,6 +14,21 @@
 //! Simulation stand-in: the tracked packets themselves are kept here ([`OrderedReceiver`]'s
 //! held run) so they can be replayed to the transport, where a NIC has already placed their
 //! data; only the bitmap and its state are NIC memory ([`OrderedReceiver::footprint_bytes`]).
+//!
+//! # What a connection's ordering memory counts
+//!
+//! The paper's accounting (§5.7 and its memory-utilization experiment, §3.4.2's Table 2), per
+//! connection from its start until its receiver completes the message (then it is given back):
+//!
+//! | kind | bytes |
+//! | --- | --- |
+//! | static bitmap | the bitmap + 9 B of state (head and last PSN, 4 B each; the head's index, 1 B) |
+//! | Eunomia | the 4 B DBA pointer every connection carries, plus, once it faced reordering, its 48 B state record and its blocks |
+//! | ideal | *choice:* the static bitmap that would hold what it holds now — 9 B of state plus a bitmap from the expected packet to the furthest one held (nothing while none is) |
+//!
+//! The ideal layer is unbounded by definition; counting the buffered packets' bytes would
+//! measure data, which every kind places in host memory, so it is counted as the bitmap it
+//! needs at each instant instead, which is what a static bitmap would have to be to match it.
 
 use std::collections::VecDeque;
 
@@ -95,6 +110,9 @@ pub struct LayerStats {
     /// Last packets that arrived out of order and were kept in host memory
     /// ([`WriteLast::Receiver`]).
     pub staged_last: u64,
+    /// Most bytes of ordering memory the connection held at once
+    /// ([`OrderingLayer::footprint_bytes`]), exact: taken whenever it grows.
+    pub peak_bytes: u32,
 }
 
 /// The ordering layer of one connection, under the transport [`Receiver`] passed to each call
@@ -114,14 +132,20 @@ pub struct OrderingLayer {
     /// The held last packet is in host memory: the message's completion comes `staging` late.
     last_staged: bool,
     stats: LayerStats,
+    /// The message is complete and the memory given back ([`release`](Self::release)).
+    released: bool,
 }
 
 impl OrderingLayer {
+    /// Bytes a static bitmap needs besides its bits (Eunomia's memory-utilization experiment:
+    /// "4 bytes each for the head and last packet and 1 byte for the head index").
+    pub const STATIC_STATE_BYTES: u32 = 9;
+
     /// A layer of kind `mode` under `receiver`; `ordering` sizes Eunomia's bitmap.
     pub fn new(mode: OrderingMode, receiver: &Receiver, ordering: &OrderingConfig) -> Self {
         let bitmap = (mode == OrderingMode::Eunomia)
             .then(|| HdBitmap::new(receiver.expected_psn(), ordering));
-        OrderingLayer {
+        let mut layer = OrderingLayer {
             mode,
             held: VecDeque::new(),
             held_count: 0,
@@ -130,7 +154,10 @@ impl OrderingLayer {
             staging: None,
             last_staged: false,
             stats: LayerStats::default(),
-        }
+            released: false,
+        };
+        layer.stats.peak_bytes = layer.footprint_bytes();
+        layer
     }
 
     /// The same layer, handling a WRITE's last packet as `write_last` says; only
@@ -159,14 +186,34 @@ impl OrderingLayer {
         &self.stats
     }
 
-    /// Ordering memory this connection holds now: Eunomia's bitmap blocks and state record, a
-    /// static bitmap's bytes; nothing for the ideal layer (unbounded by definition) or none.
+    /// Ordering memory this connection holds now, as the module doc counts it; nothing once
+    /// released, nor without a layer.
     pub fn footprint_bytes(&self) -> u32 {
-        match self.mode {
-            OrderingMode::Static { bits } => bits.div_ceil(8),
-            OrderingMode::Eunomia => self.bitmap.as_ref().map_or(0, HdBitmap::footprint_bytes),
-            OrderingMode::None | OrderingMode::Ideal => 0,
+        if self.released {
+            return 0;
         }
+        match self.mode {
+            OrderingMode::Static { bits } => bits.div_ceil(8) + Self::STATIC_STATE_BYTES,
+            OrderingMode::Eunomia => {
+                OrderingConfig::DBA_BYTES
+                    + self.bitmap.as_ref().map_or(0, HdBitmap::footprint_bytes)
+            }
+            OrderingMode::Ideal => {
+                // `held` ends at the furthest packet held: that many bits past the expected
+                // one's, as a static bitmap of `bits` holds packets less than `bits` ahead.
+                let bits = match self.held.len() {
+                    0 => 0,
+                    furthest => furthest as u32 + 1,
+                };
+                bits.div_ceil(8) + Self::STATIC_STATE_BYTES
+            }
+            OrderingMode::None => 0,
+        }
+    }
+
+    /// The message is complete and the connection's memory given back.
+    pub fn is_released(&self) -> bool {
+        self.released
     }
 
     /// A packet arrived from the wire for `receiver`. `pool` is the NIC's ordering memory
@@ -211,6 +258,7 @@ impl OrderingLayer {
                     self.last_staged = true;
                     self.stats.staged_last += 1;
                 }
+                self.stats.peak_bytes = self.stats.peak_bytes.max(self.footprint_bytes());
             }
             self.stats.sacks_sent += 1;
             PacketKind::Sack {
@@ -298,6 +346,7 @@ impl OrderingLayer {
         }
         self.held.clear();
         self.held_count = 0;
+        self.released = true;
     }
 }
 
