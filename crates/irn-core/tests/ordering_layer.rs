@@ -389,12 +389,20 @@ fn footprint_counts_bitmap_and_state_as_the_paper_does() {
     let ordering = OrderingConfig::default();
     let arrivals = std::iter::once(20).chain((0..24).filter(|&p| p != 20));
     let packet = |p: u32| data(p, MTU as u16, p == 0, p == 23);
-    // (mode, before any packet, with packet 20 held, all delivered, the peak)
+    // (mode, before any packet, with packet 20 held, all delivered, the peak; the bitmap alone
+    // at the same three moments)
     let cases = [
         // 16 B of bitmap + 9 B of head, last and head index, whatever arrives.
-        (OrderingMode::Static { bits: 128 }, 25, 25, 25, 25),
+        (
+            OrderingMode::Static { bits: 128 },
+            25,
+            25,
+            25,
+            25,
+            [16, 16, 16],
+        ),
         // 9 B of state; packet 20 held needs 21 bits (3 B); nothing held at the end.
-        (OrderingMode::Ideal, 9, 9 + 3, 9, 9 + 3),
+        (OrderingMode::Ideal, 9, 9 + 3, 9, 9 + 3, [0, 3, 0]),
         // The 4 B DBA; packet 20 opens the 48 B record with a circular block for 0..15 and a
         // linear one for 16..31 (2 B each); blocks stay until the message is released.
         (
@@ -403,21 +411,25 @@ fn footprint_counts_bitmap_and_state_as_the_paper_does() {
             4 + 48 + 2 * 2,
             4 + 48 + 2 * 2,
             4 + 48 + 2 * 2,
+            [0, 2 * 2, 2 * 2],
         ),
     ];
-    for (mode, before, held, delivered, peak) in cases {
+    for (mode, before, held, delivered, peak, bitmap) in cases {
         let mut rx = OrderedReceiver::new(receiver(cfg, 0), mode, &ordering);
         let mut pool = MemoryController::new(ordering).unwrap();
         let mut seen = vec![rx.footprint_bytes()];
+        let mut bitmaps = vec![rx.bitmap_bytes()];
         for p in arrivals.clone() {
             rx.handle_packet(Time::ZERO, &packet(p), Some(&mut pool));
             while rx.poll_transmit(Time::ZERO).is_some() {}
             if p == 20 || p == 23 {
                 seen.push(rx.footprint_bytes());
+                bitmaps.push(rx.bitmap_bytes());
             }
         }
         assert!(rx.poll_completion().is_some(), "{mode:?}");
         assert_eq!(seen, [before, held, delivered], "{mode:?}");
+        assert_eq!(bitmaps, bitmap, "{mode:?}");
         assert_eq!(rx.layer_stats().peak_bytes, peak, "{mode:?}");
         rx.release(Some(&mut pool));
         assert_eq!(

@@ -71,6 +71,8 @@ pub struct SampledMemory {
     /// without samples.
     pub avg_nic_bytes: Option<f64>,
     pub peak_nic_bytes: Option<u64>,
+    /// `avg_nic_bytes` counting the bitmaps alone, without their state.
+    pub avg_nic_bitmap_bytes: Option<f64>,
     /// Over every sample and every running connection, its mean bytes; `None` without any.
     pub avg_connection_bytes: Option<f64>,
 }
@@ -280,6 +282,11 @@ pub struct Summary {
     /// The most of those bytes one NIC held at one sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordering_peak_nic_bytes: Option<u64>,
+    /// `ordering_avg_nic_bytes` counting the bitmaps alone (a static bitmap's size, Eunomia's
+    /// blocks), without each connection's state: what Eunomia Fig. 17c plots, "the bytes taken
+    /// by all bitmaps on a NIC".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_avg_nic_bitmap_bytes: Option<f64>,
     /// Mean over the samples and the running connections of one connection's bytes; absent
     /// when no sample saw a running connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -670,6 +677,7 @@ impl RunResult {
             ordering_memory_samples: c.ordering_memory.map(|m| m.samples),
             ordering_avg_nic_bytes: c.ordering_memory.and_then(|m| m.avg_nic_bytes),
             ordering_peak_nic_bytes: c.ordering_memory.and_then(|m| m.peak_nic_bytes),
+            ordering_avg_nic_bitmap_bytes: c.ordering_memory.and_then(|m| m.avg_nic_bitmap_bytes),
             ordering_avg_connection_bytes: c.ordering_memory.and_then(|m| m.avg_connection_bytes),
         };
         RunResult {

@@ -70,7 +70,8 @@ fn run(flows: Vec<FlowSpec>, ordering: Ordering, warmup_us: u64) -> RunResult {
 /// A 1 MB sprayed flow from host 0 to host 1 (about 220 µs at 40 Gb/s) under a 16 B static
 /// bitmap, and a small flow back at 105 µs, the last arrival, which ends the sampled window.
 /// While the big flow runs, host 1's NIC holds its 16 B bitmap and 9 B of state and host 0's
-/// holds nothing: each sample reads 25 B and 0 B, a mean of 12.5 B over the two NICs.
+/// holds nothing: each sample reads 25 B and 0 B, a mean of 12.5 B over the two NICs (8 B
+/// counting the bitmap alone).
 #[test]
 fn a_static_bitmap_costs_its_size_and_state_at_every_sample() {
     let flows = vec![flow(0, 1, 1_000_000, 0), flow(1, 0, 1_000, 105)];
@@ -89,6 +90,12 @@ fn a_static_bitmap_costs_its_size_and_state_at_every_sample() {
         assert_eq!(s.ordering_memory_samples, Some(samples), "{at}");
         let sampled = samples > 0;
         assert_eq!(s.ordering_avg_nic_bytes, sampled.then_some(12.5), "{at}");
+        // The bitmap alone: 16 B on one NIC, none on the other.
+        assert_eq!(
+            s.ordering_avg_nic_bitmap_bytes,
+            sampled.then_some(8.0),
+            "{at}"
+        );
         assert_eq!(s.ordering_peak_nic_bytes, sampled.then_some(25), "{at}");
         assert_eq!(
             s.ordering_avg_connection_bytes,

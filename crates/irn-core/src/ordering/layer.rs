@@ -211,6 +211,24 @@ impl OrderingLayer {
         }
     }
 
+    /// The bitmap alone, without its state (Eunomia Fig. 17c counts "the bytes taken by all
+    /// bitmaps"): a static bitmap's size, Eunomia's blocks, the ideal layer's smallest bitmap
+    /// covering what it holds; nothing once released, nor without a layer.
+    pub fn bitmap_bytes(&self) -> u32 {
+        if self.released {
+            return 0;
+        }
+        match self.mode {
+            OrderingMode::Static { bits } => bits.div_ceil(8),
+            OrderingMode::Eunomia => self
+                .bitmap
+                .as_ref()
+                .map_or(0, |b| (b.circular_bits() + b.linear_bits()).div_ceil(8)),
+            OrderingMode::Ideal => self.footprint_bytes() - Self::STATIC_STATE_BYTES,
+            OrderingMode::None => 0,
+        }
+    }
+
     /// The message is complete and the connection's memory given back.
     pub fn is_released(&self) -> bool {
         self.released
@@ -391,6 +409,11 @@ impl OrderedReceiver {
     /// See [`OrderingLayer::footprint_bytes`].
     pub fn footprint_bytes(&self) -> u32 {
         self.layer.footprint_bytes()
+    }
+
+    /// See [`OrderingLayer::bitmap_bytes`].
+    pub fn bitmap_bytes(&self) -> u32 {
+        self.layer.bitmap_bytes()
     }
 
     /// A packet arrived from the wire. `pool` is the NIC's ordering memory (Eunomia only).

@@ -145,7 +145,7 @@ impl Side {
 
 /// The direction a paper found for a ratio.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Expect {
     /// The numerator is larger (ratio > 1).
     Above,
@@ -240,6 +240,11 @@ fn check_path(path: &str) -> Result<(), String> {
     // Every key, the ones a run may leave out included.
     let every = Summary {
         verbs_data_errors: Some(0),
+        ordering_memory_samples: Some(0),
+        ordering_avg_nic_bytes: Some(0.0),
+        ordering_peak_nic_bytes: Some(0),
+        ordering_avg_nic_bitmap_bytes: Some(0.0),
+        ordering_avg_connection_bytes: Some(0.0),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");

@@ -70,6 +70,8 @@ pub(super) struct OrderingMemory {
     /// Over every sample and NIC: the sum and the largest of the NIC's bytes.
     nic_bytes_sum: u64,
     nic_bytes_peak: u64,
+    /// Over every sample: the bytes of the bitmaps alone, on every NIC together.
+    bitmap_bytes_sum: u64,
     /// Over every sample: the running connections it read.
     connections: u64,
     /// Every flow before this one has released its layer (or never had one): where a sample
@@ -89,6 +91,7 @@ impl OrderingMemory {
             samples: 0,
             nic_bytes_sum: 0,
             nic_bytes_peak: 0,
+            bitmap_bytes_sum: 0,
             connections: 0,
             first_running: 0,
             flow_peak_bytes: vec![0; cfg.flows.len()],
@@ -109,6 +112,7 @@ impl OrderingMemory {
         {
             if let Some(layer) = layer.as_deref().filter(|l| !l.is_released()) {
                 self.nic_bytes[spec.dst.index()] += u64::from(layer.footprint_bytes());
+                self.bitmap_bytes_sum += u64::from(layer.bitmap_bytes());
                 self.connections += 1;
             }
         }
@@ -136,6 +140,8 @@ impl OrderingMemory {
             avg_nic_bytes: (nic_samples > 0)
                 .then(|| self.nic_bytes_sum as f64 / nic_samples as f64),
             peak_nic_bytes: (self.samples > 0).then_some(self.nic_bytes_peak),
+            avg_nic_bitmap_bytes: (nic_samples > 0)
+                .then(|| self.bitmap_bytes_sum as f64 / nic_samples as f64),
             avg_connection_bytes: (self.connections > 0)
                 .then(|| self.nic_bytes_sum as f64 / self.connections as f64),
         }
