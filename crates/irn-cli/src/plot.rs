@@ -260,6 +260,207 @@ pub fn fct_bucket_bars(
     Ok(svg)
 }
 
+/// One flow-size bucket of [`slowdown_bucket_bars`]: its label and, per variant, its p50, p95
+/// and p99 slowdown (`None`: no finished flow there).
+pub struct SlowdownBucketGroup {
+    pub label: String,
+    pub values: Vec<[Option<f64>; 3]>,
+}
+
+/// Slowdown percentiles by flow-size bucket (the standard figure of the HPCC and ConWeave
+/// papers): per bucket one bar per variant up to its median, a whisker up to its p99 and a tick
+/// at its p95, on a log axis (tails are orders of magnitude above medians).
+pub fn slowdown_bucket_bars(
+    title: &str,
+    variants: &[&str],
+    buckets: &[SlowdownBucketGroup],
+) -> Result<String> {
+    let values = || {
+        (buckets.iter())
+            .flat_map(|b| b.values.iter().flatten())
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    let lo = values().fold(f64::INFINITY, f64::min);
+    let hi = values().fold(f64::NEG_INFINITY, f64::max);
+    let empty = !lo.is_finite();
+    // Slowdowns are at least 1: the axis starts there unless a value is below.
+    let (y0, y1) = if empty {
+        (1.0, 10.0)
+    } else {
+        ((lo / 1.5).min(1.0), (hi * 1.5).max(2.0))
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = legend(&area, variants, Marker::Box)?;
+        let n_groups = buckets.len().max(1);
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(20)
+            .margin_bottom(10)
+            .x_label_area_size(40)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(-0.5..n_groups as f64 - 0.5, (y0..y1).log_scale())?;
+        let y_fmt = |y: &f64| fmt_sig(*y, 3);
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_label_formatter(&y_fmt)
+            .y_desc("slowdown: p50 (bar), p95 (tick), p99 (whisker)")
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        let n = variants.len().max(1);
+        let w = 0.8 / n as f64;
+        for (g, bucket) in buckets.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(g as f64, y0));
+            let style = (FONT, LABEL_SIZE)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            root.draw(&Text::new(bucket.label.clone(), (px, py + 10), style))?;
+            for (i, &[p50, p95, p99]) in bucket.values.iter().enumerate() {
+                let left = g as f64 - 0.4 + i as f64 * w;
+                let (x0, x1, xc) = (left + 0.08 * w, left + 0.92 * w, left + 0.5 * w);
+                let positive = |v: Option<f64>| v.filter(|v| *v > 0.0);
+                if let Some(p50) = positive(p50) {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x0, y0), (x1, p50)],
+                        color(i).filled(),
+                    )))?;
+                }
+                let base = positive(p50).unwrap_or(y0);
+                let cap = 0.25 * w;
+                if let Some(p99) = positive(p99) {
+                    chart.draw_series([
+                        PathElement::new(vec![(xc, base), (xc, p99)], BLACK.stroke_width(1)),
+                        PathElement::new(
+                            vec![(xc - cap, p99), (xc + cap, p99)],
+                            BLACK.stroke_width(2),
+                        ),
+                    ])?;
+                }
+                if let Some(p95) = positive(p95) {
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(xc - cap / 2.0, p95), (xc + cap / 2.0, p95)],
+                        BLACK.stroke_width(2),
+                    )))?;
+                }
+            }
+        }
+        if empty {
+            no_data(&chart, (n_groups as f64 - 1.0) / 2.0, (y0 * y1).sqrt())?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// One line of [`error_bar_lines`]: its name and its points (x, y, half-width of the error
+/// bar, `None` for none), in increasing x.
+pub type ErrorBarLine = (String, Vec<(f64, f64, Option<f64>)>);
+
+/// Lines with markers and vertical error bars on linear axes: a metric against a swept
+/// parameter, one line per variant. The y axis starts at 0 for non-negative data, so the
+/// lines' gaps read as proportions.
+pub fn error_bar_lines(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[ErrorBarLine],
+) -> Result<String> {
+    let pts = || series.iter().flat_map(|s| s.1.iter().copied());
+    let xs = || pts().map(|p| p.0);
+    let (mut x0, mut x1) = (
+        xs().fold(f64::INFINITY, f64::min),
+        xs().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let lows = || pts().map(|(_, y, e)| y - e.unwrap_or(0.0));
+    let highs = || pts().map(|(_, y, e)| y + e.unwrap_or(0.0));
+    let (mut y0, mut y1) = (
+        lows().fold(f64::INFINITY, f64::min),
+        highs().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let empty = !(x0.is_finite() && y0.is_finite());
+    if empty {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    let pad = if x1 > x0 {
+        (x1 - x0) * 0.05
+    } else {
+        x0.abs().max(1.0) * 0.1
+    };
+    let (x0, x1) = (x0 - pad, x1 + pad);
+    let y0 = if y0 >= 0.0 { 0.0 } else { y0 * 1.1 };
+    let y1 = if y1 > y0 { y1 * 1.1 } else { y0 + 1.0 };
+
+    let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = legend(&area, &names, Marker::Line)?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(30)
+            .margin_bottom(10)
+            .x_label_area_size(56)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(x0..x1, y0..y1)?;
+        let xf = |x: &f64| fmt_sig(*x, 4);
+        let yf = |y: &f64| fmt_sig(*y, 3);
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&xf)
+            .y_label_formatter(&yf)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        let cap = (x1 - x0) * 0.006;
+        for (i, (_, line)) in series.iter().enumerate() {
+            let c = color(i);
+            chart.draw_series(LineSeries::new(
+                line.iter().map(|&(x, y, _)| (x, y)),
+                c.stroke_width(2),
+            ))?;
+            chart.draw_series(PointSeries::of_element(
+                line.iter().map(|&(x, y, _)| (x, y)),
+                3,
+                c.filled(),
+                &|p, size, style| EmptyElement::at(p) + Circle::new((0, 0), size, style),
+            ))?;
+            for &(x, y, e) in line {
+                let Some(e) = e.filter(|e| e.is_finite() && *e > 0.0) else {
+                    continue;
+                };
+                let style = c.stroke_width(1);
+                chart.draw_series([
+                    PathElement::new(vec![(x, y - e), (x, y + e)], style),
+                    PathElement::new(vec![(x - cap, y - e), (x + cap, y - e)], style),
+                    PathElement::new(vec![(x - cap, y + e), (x + cap, y + e)], style),
+                ])?;
+            }
+        }
+        if empty {
+            no_data(&chart, (x0 + x1) / 2.0, (y0 + y1) / 2.0)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
 /// The upper tail of a distribution as a CDF: x = value, y = percentile (nearest rank), from
 /// percentile `lo` to `hi`, one line per series (the IRN paper's Fig. 8 form).
 pub fn tail_cdf(

@@ -146,19 +146,10 @@ pub fn load(dir: &Path) -> Result<Results> {
         return load_comparison(dir, &comparison_csv);
     }
     if !dir.join("summary.json").is_file() {
-        // A sweep's folders hold runs one or two levels down: say where.
-        let hint = if dir.join("sweep.csv").is_file() {
-            format!(
-                "; it is a sweep folder, whose runs are `<point>/<variant>/`: plot a point's \
-                 runs with `irn plot {}/<point>/*`",
-                dir.display()
-            )
-        } else {
-            String::new()
-        };
+        // (A sweep folder, with sweep.csv, never comes here: `plot` draws it as a sweep.)
         bail!(
             "{} is not an irn results folder: it has neither summary.json (one run) nor \
-             comparison.csv (a comparison){hint}",
+             comparison.csv (a comparison) nor sweep.csv (a sweep)",
             dir.display()
         );
     }
@@ -250,7 +241,7 @@ const CHART_IDS: [&str; 4] = [
 /// One chart of the report.
 pub struct Chart {
     /// File stem under `plots/` and HTML id.
-    pub id: &'static str,
+    pub id: String,
     pub title: String,
     /// What the chart shows, for the report.
     pub note: String,
@@ -289,7 +280,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
             .collect();
         let title = format!("Headline metrics, relative to {}", names[0]);
         charts.push(Chart {
-            id: CHART_IDS[0],
+            id: CHART_IDS[0].to_string(),
             svg: svg_with_label(plot::grouped_bars(&title, &names, &groups)?, &title),
             title,
             note: format!(
@@ -319,7 +310,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
         .collect();
     let title = "Single-packet flows: FCT tail (90th to 99.9th percentile)".to_string();
     charts.push(Chart {
-        id: CHART_IDS[1],
+        id: CHART_IDS[1].to_string(),
         svg: svg_with_label(
             plot::tail_cdf(&title, "FCT (µs)", &cdf, 90.0, 99.9)?,
             &title,
@@ -348,7 +339,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
         .collect();
     let title = "Median slowdown by flow size".to_string();
     charts.push(Chart {
-        id: CHART_IDS[2],
+        id: CHART_IDS[2].to_string(),
         svg: svg_with_label(
             plot::log_lines(
                 &title,
@@ -408,7 +399,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
         .collect();
     let title = "FCT by flow size: mean and p99".to_string();
     charts.push(Chart {
-        id: CHART_IDS[3],
+        id: CHART_IDS[3].to_string(),
         svg: svg_with_label(plot::fct_bucket_bars(&title, &names, &groups)?, &title),
         title,
         note: format!(
@@ -422,7 +413,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
 }
 
 /// A `fct_by_size` bucket's label: "≤ 10 KB", "10 KB–100 KB", "> 1 MB".
-fn bucket_label(bucket: &Value) -> String {
+pub(crate) fn bucket_label(bucket: &Value) -> String {
     let min = bucket.get("min_bytes").and_then(Value::as_u64).unwrap_or(0);
     let max = bucket.get("max_bytes").and_then(Value::as_u64);
     // A bucket starts one byte above the previous one's largest flow.
@@ -436,7 +427,7 @@ fn bucket_label(bucket: &Value) -> String {
 }
 
 /// Marks an SVG as an image with an accessible name.
-fn svg_with_label(svg: String, label: &str) -> String {
+pub(crate) fn svg_with_label(svg: String, label: &str) -> String {
     match svg.find("<svg ") {
         Some(i) => format!(
             "{}<svg role=\"img\" aria-label=\"{}\" {}",
@@ -668,7 +659,7 @@ fn resolved_text(resolved: &Value) -> String {
         .unwrap_or_else(|_| serde_json::to_string_pretty(resolved).unwrap_or_default())
 }
 
-const CSS: &str = "\
+pub(crate) const CSS: &str = "\
 :root { color-scheme: light; }
 body { margin: 0; background: #f6f7f9; color: #1d2330;
   font: 15px/1.5 system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif; }
@@ -799,7 +790,7 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
         let _ = writeln!(
             out,
             "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<figure>",
-            escape(chart.id),
+            escape(&chart.id),
             escape(&chart.title),
             escape(&chart.note)
         );
@@ -828,7 +819,7 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
 }
 
 /// Whether `path` is a report `irn plot` wrote (its footer says so), which a new one may replace.
-fn is_plot_report(path: &Path) -> bool {
+pub(crate) fn is_plot_report(path: &Path) -> bool {
     fs::read_to_string(path).is_ok_and(|t| t.contains("<footer>Written by <code>irn plot</code>"))
 }
 
@@ -848,7 +839,7 @@ fn chart_paths(report: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn plots_dir(report: &Path) -> PathBuf {
+pub(crate) fn plots_dir(report: &Path) -> PathBuf {
     report
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -886,13 +877,22 @@ pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
 
 #[derive(clap::Args, Debug)]
 pub struct PlotArgs {
-    /// Results folders written by `irn run` (one run, or a comparison).
+    /// Results folders written by `irn run` (one run, or a comparison) or sweep folders
+    /// written by `irn sweep` or `irn report`.
     #[arg(required = true, value_name = "DIR")]
     dirs: Vec<PathBuf>,
     /// Write the report here instead of DIR/report.html (one DIR only); the charts go to
     /// `plots/` beside it.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Sweeps: the metric to draw against the grid key, a column of `sweep_summary.csv`
+    /// without its `_mean` (repeatable). Default: avg_slowdown.
+    #[arg(long, value_name = "METRIC")]
+    metric: Vec<String>,
+    /// Sweeps: the grid key on the x axis (its column in `sweep.csv`, with or without the
+    /// unit suffix). Default: the first grid key with numeric values.
+    #[arg(long, value_name = "KEY")]
+    x: Option<String>,
 }
 
 /// `irn plot`: a report for each results folder.
@@ -900,8 +900,27 @@ pub fn plot(args: PlotArgs) -> Result<()> {
     if args.out.is_some() && args.dirs.len() > 1 {
         bail!("--out takes one results folder, not {}", args.dirs.len());
     }
+    let is_sweep = |dir: &Path| dir.join("sweep.csv").is_file();
+    if let Some(dir) = args.dirs.iter().find(|d| !is_sweep(d)) {
+        if !args.metric.is_empty() || args.x.is_some() {
+            bail!(
+                "--metric and --x draw a sweep's metric against a grid key, and {} is not a \
+                 sweep folder (it has no sweep.csv)",
+                dir.display()
+            );
+        }
+    }
     for dir in &args.dirs {
         let (report, plots) = match &args.out {
+            _ if is_sweep(dir) => {
+                let written = crate::sweep::plot_sweep(
+                    dir,
+                    args.out.as_deref(),
+                    &args.metric,
+                    args.x.as_deref(),
+                )?;
+                (written.report, written.plots)
+            }
             Some(out) => {
                 let written = write_report_to(dir, out)?;
                 (written.report, written.plots)

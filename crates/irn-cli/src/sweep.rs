@@ -6,20 +6,26 @@
 //! name = "load"
 //! scenario = "../default.toml"          # relative to the sweep file; its [[compare]] variants apply
 //! set = { "workload.duration" = "5ms" } # optional: fixed overrides for every run
+//! seeds = [1, 2, 3]                    # optional: each point once per seed
 //! [grid]
 //! "workload.load" = [0.3, 0.5, 0.7, 0.9]
 //! ```
 //!
-//! Every grid point × variant is one run, written to `<out>/<point>/<variant>/` (the files of
-//! `irn run`) by renaming a finished temporary folder into place, so a folder that exists is
+//! Every grid point × seed × variant is one run, written to `<out>/<point>/<variant>/` (the
+//! files of `irn run`; with seeds `<out>/<point>/seed_<s>/<variant>/`) by renaming a finished
+//! temporary folder into place, so a folder that exists is
 //! complete. Rerunning a sweep reuses each run whose folder holds the same resolved scenario
 //! and reruns the others (`--fresh`: all): an interrupted sweep loses at most the runs in
 //! progress, and an edited one reruns exactly what changed. `--shard i/n` takes every n-th run
 //! starting at i (in a fixed order), so n machines can split a sweep; `irn report DIR…` then
-//! merges their folders into one `sweep.csv`, refusing folders of different sweeps.
+//! merges their folders into one `sweep.csv` (and `sweep_summary.csv`, see [`table`]),
+//! refusing folders of different sweeps. `irn plot` draws a sweep folder ([`chart`]).
 //!
 //! The root's marker (`.irn-results`) records the sweep's [`Identity`]: what `report` checks
 //! to tell shards of one sweep from shards of another.
+
+mod chart;
+mod table;
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
@@ -35,9 +41,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::output::{
-    claim_folder, finished_run, folder_name, guard_folder, metric_cells, metric_columns,
-    write_file_atomic, Finished, Marker, Performance, Staging, Use, Writer, MARKER,
+    claim_folder, finished_run, folder_name, guard_folder, Finished, Marker, Performance, Staging,
+    Use, Writer, MARKER,
 };
+pub use chart::plot_sweep;
+use table::{Grid, Run};
 
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
@@ -60,6 +68,9 @@ pub struct SweepArgs {
     /// reused, and one whose scenario changed is rerun.
     #[arg(long)]
     fresh: bool,
+    /// Run every point with seeds 1 to N (replaces the sweep file's `seeds`).
+    #[arg(long, value_name = "N")]
+    seeds: Option<u64>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -67,8 +78,8 @@ pub struct ReportArgs {
     /// Sweep results folders (e.g. one per shard) to merge.
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
-    /// Where to write `sweep.csv`: a new or empty folder, or one irn wrote. Default: the first
-    /// folder.
+    /// Where to write `sweep.csv` and `sweep_summary.csv`: a new or empty folder, or one irn
+    /// wrote. Default: the first folder.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -80,7 +91,53 @@ struct SweepFile {
     scenario: String,
     #[serde(default)]
     set: toml::Table,
+    /// Checked by [`seeds`], which says what is allowed.
+    seeds: Option<toml::Value>,
     grid: toml::Table,
+}
+
+/// The seeds of a sweep: `--seeds N` (1 to N), else the file's `seeds`; empty when neither
+/// is given (each run keeps its scenario's seed). Refuses an empty, non-integer, negative or
+/// repeated seed, and a `seed` the grid or a `set` also gives.
+fn seeds(file: &Path, sweep: &SweepFile, cli: Option<u64>, set: &[String]) -> Result<Vec<u64>> {
+    let file = file.display();
+    let seeds = match (cli, &sweep.seeds) {
+        (Some(0), _) => bail!("--seeds 0: give at least 1 (the runs take seeds 1 to N)"),
+        (Some(n), _) => (1..=n).collect(),
+        (None, None) => return Ok(Vec::new()),
+        (None, Some(value)) => {
+            let allowed = "a non-empty array of distinct whole numbers from 0 up, e.g. seeds =                            [1, 2, 3]";
+            let items = value
+                .as_array()
+                .filter(|a| !a.is_empty())
+                .with_context(|| format!("{file}: seeds = {value}: want {allowed}"))?;
+            let mut seeds = Vec::new();
+            for item in items {
+                let seed = item
+                    .as_integer()
+                    .and_then(|i| u64::try_from(i).ok())
+                    .with_context(|| {
+                        format!("{file}: seeds = {value}: {item} is not a seed; want {allowed}")
+                    })?;
+                if seeds.contains(&seed) {
+                    bail!("{file}: seeds = {value}: {seed} is there twice; want {allowed}");
+                }
+                seeds.push(seed);
+            }
+            seeds
+        }
+    };
+    if sweep.grid.contains_key("seed") {
+        bail!("{file}: [grid] varies `seed` and the sweep has seeds; give the seeds in one place");
+    }
+    let key = |o: &str| o.split_once('=').map_or(o, |(k, _)| k).trim().to_string();
+    if let Some(o) = (sweep.set.keys().cloned())
+        .chain(set.iter().map(|o| key(o)))
+        .find(|k| k == "seed")
+    {
+        bail!("{file}: `{o}` is set and the sweep has seeds, which set it for each run; drop one");
+    }
+    Ok(seeds)
 }
 
 /// One run of the sweep: a grid point and a variant of the scenario.
@@ -88,7 +145,12 @@ struct SweepFile {
 struct Job {
     /// `key=value` overrides of this grid point (and the sweep's fixed `set`).
     overrides: Vec<String>,
-    point: String,
+    /// Index into the grid's points.
+    point: usize,
+    /// The folder of the point (`point_name`).
+    point_name: String,
+    /// The sweep's seed for this run (`None`: the scenario's).
+    seed: Option<u64>,
     variant: String,
     /// The run's scenario, every default filled in: a folder holding a run of another one is
     /// rerun.
@@ -103,15 +165,22 @@ struct Identity {
     grid: Value,
     /// Point folder names, in run order.
     points: Vec<String>,
+    /// The sweep's seeds, each point's runs in `seed_<s>/` folders (empty: none, the
+    /// scenario's seed, no such folders).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    seeds: Vec<u64>,
     /// Variant name → its resolved scenario at the first point, in the scenario's order.
     variants: Map<String, Value>,
 }
 
 impl Identity {
-    /// The dotted keys in which two sweeps differ (grid, then the variants' scenarios).
+    /// The dotted keys in which two sweeps differ (grid, seeds, then the variants' scenarios).
     fn differing_keys(&self, other: &Identity) -> Vec<String> {
         let mut keys = Vec::new();
         differing_keys(&self.grid, &other.grid, "grid", &mut keys);
+        if self.seeds != other.seeds {
+            keys.push("seeds".to_string());
+        }
         let variants = |i: &Identity| Value::Object(i.variants.clone());
         differing_keys(&variants(self), &variants(other), "", &mut keys);
         keys
@@ -145,15 +214,6 @@ fn assignment(key: &str, value: &toml::Value) -> String {
     format!("{key}={value}")
 }
 
-/// The folder name of a grid point, e.g. `workload.load=0.3,topology.k=6`.
-fn point_name(values: &[(String, toml::Value)]) -> String {
-    let text: Vec<String> = values
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.to_string().trim_matches('"')))
-        .collect();
-    folder_name(&text.join(","))
-}
-
 /// Parses `i/n`.
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let (i, n) = s.split_once('/').context("--shard takes I/N, e.g. 0/4")?;
@@ -168,9 +228,14 @@ fn parse_shard(s: &str) -> Result<(usize, usize)> {
 }
 
 /// Every run of the sweep, in a fixed order: grid points in lexicographic key order (keys
-/// sorted, values in file order), then the scenario's variants; `set` are the `--set`
-/// overrides. Also the sweep's [`Identity`].
-fn jobs(file: &Path, sweep: &SweepFile, set: &[String]) -> Result<(PathBuf, Vec<Job>, Identity)> {
+/// sorted, values in file order), then `seeds`, then the scenario's variants; `set` are the
+/// `--set` overrides. Also the grid and the sweep's [`Identity`].
+fn jobs(
+    file: &Path,
+    sweep: &SweepFile,
+    set: &[String],
+    seeds: &[u64],
+) -> Result<(PathBuf, Vec<Job>, Grid, Identity)> {
     let base = file
         .parent()
         .unwrap_or(Path::new("."))
@@ -182,28 +247,7 @@ fn jobs(file: &Path, sweep: &SweepFile, set: &[String]) -> Result<(PathBuf, Vec<
             file.display()
         );
     }
-    let mut points: Vec<Vec<(String, toml::Value)>> = vec![vec![]];
-    for (key, values) in &sweep.grid {
-        let values = values
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .with_context(|| {
-                format!(
-                    "{}: grid.{key} must be a non-empty array of values",
-                    file.display()
-                )
-            })?;
-        points = points
-            .into_iter()
-            .flat_map(|p| {
-                values.iter().map(move |v| {
-                    let mut p = p.clone();
-                    p.push((key.clone(), v.clone()));
-                    p
-                })
-            })
-            .collect();
-    }
+    let grid = Grid::new(&file.display().to_string(), &sweep.grid)?;
     for o in set {
         let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
         if sweep.grid.contains_key(key) {
@@ -219,31 +263,43 @@ fn jobs(file: &Path, sweep: &SweepFile, set: &[String]) -> Result<(PathBuf, Vec<
     let mut identity = Identity {
         grid: serde_json::to_value(&sweep.grid)?,
         points: Vec::new(),
+        seeds: seeds.to_vec(),
         variants: Map::new(),
     };
-    for p in points {
-        let mut overrides = fixed.clone();
-        overrides.extend(p.iter().map(|(k, v)| assignment(k, v)));
-        // Loading validates this point (every variant) before anything runs.
-        let sc = scenario::load(&base, &overrides)
-            .with_context(|| format!("grid point {}", point_name(&p)))?;
-        let first = identity.points.is_empty();
-        identity.points.push(point_name(&p));
-        for run in sc.runs {
-            if first {
-                identity
-                    .variants
-                    .insert(run.name.clone(), serde_json::to_value(&run.resolved)?);
+    let seeds: Vec<Option<u64>> = if seeds.is_empty() {
+        vec![None]
+    } else {
+        seeds.iter().copied().map(Some).collect()
+    };
+    for (index, p) in grid.points.iter().enumerate() {
+        let mut point = fixed.clone();
+        point.extend(p.values.iter().map(|(k, v)| assignment(k, v)));
+        identity.points.push(p.name.clone());
+        for &seed in &seeds {
+            let mut overrides = point.clone();
+            overrides.extend(seed.map(|s| format!("seed={s}")));
+            // Loading validates this point (every variant) before anything runs.
+            let sc = scenario::load(&base, &overrides)
+                .with_context(|| format!("grid point {}", p.name))?;
+            let first = identity.variants.is_empty();
+            for run in sc.runs {
+                if first {
+                    identity
+                        .variants
+                        .insert(run.name.clone(), serde_json::to_value(&run.resolved)?);
+                }
+                out.push(Job {
+                    overrides: overrides.clone(),
+                    point: index,
+                    point_name: p.name.clone(),
+                    seed,
+                    variant: run.name,
+                    resolved: run.resolved,
+                });
             }
-            out.push(Job {
-                overrides: overrides.clone(),
-                point: point_name(&p),
-                variant: run.name,
-                resolved: run.resolved,
-            });
         }
     }
-    Ok((base, out, identity))
+    Ok((base, out, grid, identity))
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
@@ -251,7 +307,8 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .with_context(|| format!("{}: cannot read", a.sweep.display()))?;
     let sweep: SweepFile =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", a.sweep.display()))?;
-    let (base, all, identity) = jobs(&a.sweep, &sweep, &a.overrides)?;
+    let seeds = seeds(&a.sweep, &sweep, a.seeds, &a.overrides)?;
+    let (base, all, grid, identity) = jobs(&a.sweep, &sweep, &a.overrides, &seeds)?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&sweep.name)));
@@ -305,7 +362,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             .map(|job| {
                 run_one(&base, &out, job, &inputs)?;
                 let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                println!("[{k}/{}] {}/{}", todo.len(), job.point, job.variant);
+                println!("[{k}/{}] {}", todo.len(), job.label());
                 Ok(())
             })
             .collect()
@@ -315,26 +372,52 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     }
     // The runs of the sweep as it is now: not those of points since removed from the grid, nor
     // other shards' runs of a scenario since changed.
-    let mut rows = Rows::new();
+    let mut records = Vec::new();
     for job in &all {
-        let dir = run_dir(&out, job);
-        if let Some(run) = read_run(&dir)? {
+        if let Some(run) = read_run(&run_dir(&out, job))? {
             if run.resolved == serde_json::to_value(&job.resolved)? {
-                rows.insert((job.point.clone(), job.variant.clone()), (dir, run));
+                records.push((job.point, job.variant.as_str(), run));
             }
         }
     }
-    write_sweep_csv(&rows, &out)?;
+    let runs: Vec<Run> = (records.iter())
+        .map(|(point, variant, run)| Run {
+            point: *point,
+            seed: run.seed,
+            variant,
+            metrics: &run.metrics,
+        })
+        .collect();
+    table::write_tables(&out, &grid, &runs)?;
     println!(
         "results: {} ({} runs in sweep.csv)",
         out.display(),
-        rows.len()
+        runs.len()
     );
     Ok(())
 }
 
+impl Job {
+    /// `point/variant` or `point/seed_<s>/variant`, as its folder below the sweep's.
+    fn label(&self) -> String {
+        run_path(&self.point_name, self.seed, &self.variant)
+            .display()
+            .to_string()
+    }
+}
+
+/// A run's folder below the sweep's: `<point>/<variant>`, or `<point>/seed_<s>/<variant>`
+/// when the sweep has seeds.
+fn run_path(point: &str, seed: Option<u64>, variant: &str) -> PathBuf {
+    let mut path = PathBuf::from(point);
+    if let Some(seed) = seed {
+        path.push(format!("seed_{seed}"));
+    }
+    path.join(folder_name(variant))
+}
+
 fn run_dir(out: &Path, job: &Job) -> PathBuf {
-    out.join(&job.point).join(folder_name(&job.variant))
+    out.join(job.label())
 }
 
 fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path]) -> Result<()> {
@@ -380,27 +463,9 @@ fn read_run(dir: &Path) -> Result<Option<RunRecord>> {
     Ok(Some(run))
 }
 
-/// `sweep.csv`'s rows by (point, variant), each with the run folder it came from.
-type Rows = BTreeMap<(String, String), (PathBuf, RunRecord)>;
-
-/// Writes `<out>/sweep.csv`: one row per run with its point, variant and metrics.
-fn write_sweep_csv(rows: &Rows, out: &Path) -> Result<()> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let columns = metric_columns(rows.values().map(|(_, run)| &run.metrics));
-    if !rows.is_empty() {
-        w.write_record(
-            ["point", "variant"]
-                .into_iter()
-                .chain(columns.iter().copied()),
-        )?;
-    }
-    for ((point, variant), (_, run)) in rows {
-        let values = metric_cells(&run.metrics, &columns);
-        w.write_record([point.clone(), variant.clone()].into_iter().chain(values))?;
-    }
-    let bytes = w.into_inner().context("cannot write sweep.csv")?;
-    write_file_atomic(&out.join("sweep.csv"), &bytes)
-}
+/// The runs `report` found, by (point, seed, variant) indices, so that they sort in grid
+/// order; each with the run folder it came from.
+type Rows = BTreeMap<(usize, usize, usize), (PathBuf, RunRecord)>;
 
 /// The identity of the sweep whose root is `dir`, from its marker; refuses any other folder.
 fn sweep_identity(dir: &Path) -> Result<Identity> {
@@ -418,11 +483,12 @@ fn sweep_identity(dir: &Path) -> Result<Identity> {
 }
 
 /// `irn report DIR…`: merges the runs of sweep folders (e.g. one per shard) into one
-/// `sweep.csv`. Refuses, before writing anything, folders that are not sweep roots, folders of
+/// `sweep.csv` and `sweep_summary.csv`, runs identified by point, seed and variant. Refuses, before writing anything, folders that are not sweep roots, folders of
 /// different sweeps, and two different results for the same point and variant.
 pub fn report(a: ReportArgs) -> Result<()> {
     let mut rows = Rows::new();
     let mut first: Option<(&Path, Identity)> = None;
+    let mut grid = None;
     for dir in &a.dirs {
         let identity = sweep_identity(dir)?;
         if let Some((first_dir, first)) = &first {
@@ -437,26 +503,37 @@ pub fn report(a: ReportArgs) -> Result<()> {
                 );
             }
         }
+        if grid.is_none() {
+            grid = Some(identity_grid(dir, &identity)?);
+        }
+        let seeds: Vec<Option<u64>> = if identity.seeds.is_empty() {
+            vec![None]
+        } else {
+            identity.seeds.iter().copied().map(Some).collect()
+        };
         let mut found = 0;
-        for point in &identity.points {
-            for variant in identity.variants.keys() {
-                let run_dir = dir.join(point).join(folder_name(variant));
-                let Some(run) = read_run(&run_dir)? else {
-                    continue;
-                };
-                found += 1;
-                match rows.entry((point.clone(), variant.clone())) {
-                    Entry::Vacant(e) => {
-                        e.insert((run_dir, run));
+        for (p, point) in identity.points.iter().enumerate() {
+            for (s, &seed) in seeds.iter().enumerate() {
+                for (v, variant) in identity.variants.keys().enumerate() {
+                    let run_dir = dir.join(run_path(point, seed, variant));
+                    let Some(run) = read_run(&run_dir)? else {
+                        continue;
+                    };
+                    found += 1;
+                    match rows.entry((p, s, v)) {
+                        Entry::Vacant(e) => {
+                            e.insert((run_dir, run));
+                        }
+                        Entry::Occupied(e) if e.get().1 != run => bail!(
+                            "{} and {} hold different results for point {point}, seed {}, \
+                             variant {variant}; remove the one that is wrong and merge again",
+                            e.get().0.display(),
+                            run_dir.display(),
+                            run.seed
+                        ),
+                        // The same run twice (e.g. a shard also run whole): one row.
+                        Entry::Occupied(_) => {}
                     }
-                    Entry::Occupied(e) if e.get().1 != run => bail!(
-                        "{} and {} hold different results for point {point}, variant \
-                         {variant}; remove the one that is wrong and merge again",
-                        e.get().0.display(),
-                        run_dir.display()
-                    ),
-                    // The same run twice (e.g. a shard also run whole): one row.
-                    Entry::Occupied(_) => {}
                 }
             }
         }
@@ -470,9 +547,38 @@ pub fn report(a: ReportArgs) -> Result<()> {
             first = Some((dir, identity));
         }
     }
+    let (Some(grid), Some((_, identity))) = (grid, first) else {
+        bail!("irn report takes at least one sweep folder");
+    };
     let out = a.out.clone().unwrap_or_else(|| a.dirs[0].clone());
     claim_folder(&out, Writer::Report)?;
-    write_sweep_csv(&rows, &out)?;
-    println!("{}: {} runs", out.join("sweep.csv").display(), rows.len());
+    let variants: Vec<&String> = identity.variants.keys().collect();
+    let runs: Vec<Run> = (rows.iter())
+        .map(|(&(point, _, v), (_, run))| Run {
+            point,
+            seed: run.seed,
+            variant: variants[v],
+            metrics: &run.metrics,
+        })
+        .collect();
+    table::write_tables(&out, &grid, &runs)?;
+    println!("{}: {} runs", out.join("sweep.csv").display(), runs.len());
     Ok(())
+}
+
+/// The grid of a sweep folder's [`Identity`], its points checked against the folder names
+/// the marker lists.
+fn identity_grid(dir: &Path, identity: &Identity) -> Result<Grid> {
+    let unreadable = || format!("{}: cannot read the grid in its {MARKER}", dir.display());
+    let table: toml::Table =
+        serde_json::from_value(identity.grid.clone()).with_context(unreadable)?;
+    let grid = Grid::new(&dir.join(MARKER).display().to_string(), &table)?;
+    let names: Vec<&String> = grid.points.iter().map(|p| &p.name).collect();
+    if names != identity.points.iter().collect::<Vec<_>>() {
+        bail!(
+            "{}: its grid and its points do not match; run the sweep again into a new folder",
+            unreadable()
+        );
+    }
+    Ok(grid)
 }

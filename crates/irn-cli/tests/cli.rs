@@ -283,7 +283,7 @@ fn sweeps_shard_resume_and_merge() {
     ok(irn(&["report", "s0", "s1", "--out", "merged"], &dir));
     let merged = std::fs::read_to_string(dir.join("merged/sweep.csv")).unwrap();
     assert_eq!(merged.lines().count(), 5, "{merged}");
-    assert!(merged.starts_with("point,variant,flows_total,"));
+    assert!(merged.starts_with("point,variant,seed,workload.load,flows_total,"));
     // A folder that is not a sweep (here a run's own folder) is named, not skipped.
     let o = irn(&["report", "s0", "s0/workload.load_0.3/IRN"], &dir);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -291,13 +291,9 @@ fn sweeps_shard_resume_and_merge() {
         err.contains("s0/workload.load_0.3/IRN: not a sweep results folder"),
         "{err}"
     );
-    // A sweep folder is not a results folder, but `plot` says where its runs are.
-    let o = irn(&["plot", "merged"], &dir);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("it is a sweep folder") && err.contains("irn plot merged/<point>/*"),
-        "{err}"
-    );
+    // A merged sweep folder plots from its tables alone.
+    let plotted = ok(irn(&["plot", "merged"], &dir));
+    assert!(plotted.contains("merged/report.html"), "{plotted}");
     // An interrupted sweep (here: one run's folder deleted, the temporary of a process that is
     // gone left) resumes, running only what is missing, and reproduces the same files.
     let before = std::fs::read(dir.join("s0/workload.load_0.3/IRN/flows.csv")).unwrap();

@@ -307,6 +307,15 @@ pub struct FctBucket {
     /// Mean over the bucket's flows of their largest reorder distance (`flows.csv`'s
     /// `max_reorder_distance`; Eunomia Fig. 4b's reorder degree against flow size).
     pub avg_max_reorder_distance: Option<f64>,
+    /// Nearest-rank percentiles of the bucket's slowdowns: the tail by flow size that HPCC's
+    /// and ConWeave's figures plot (median, 95th, 99th). Last, so the older fields keep their
+    /// places; `default` reads the files of versions before them.
+    #[serde(default)]
+    pub p50_slowdown: Option<f64>,
+    #[serde(default)]
+    pub p95_slowdown: Option<f64>,
+    #[serde(default)]
+    pub p99_slowdown: Option<f64>,
 }
 
 /// [`Summary::fct_by_size`] of the finished flows `done`, for buckets with upper edges `edges`
@@ -340,6 +349,9 @@ fn fct_by_size(done: &[&FlowRow], edges: &[u64]) -> Vec<FctBucket> {
                         .sum::<f64>()
                         / inside.len() as f64
                 }),
+                p50_slowdown: any.then(|| percentile(&slowdowns, 0.50)),
+                p95_slowdown: any.then(|| percentile(&slowdowns, 0.95)),
+                p99_slowdown: any.then(|| percentile(&slowdowns, 0.99)),
             }
         })
         .collect()
@@ -759,5 +771,31 @@ mod tests {
         assert_eq!(percentile(&v, 0.0), 1.0);
         assert_eq!(percentile(&[], 0.5), 0.0);
         assert_eq!(percentile(&[7.0], 0.999), 7.0);
+    }
+
+    #[test]
+    fn size_buckets_give_slowdown_percentiles() {
+        // 20 flows of 100 B with slowdowns 20, 19, …, 1 (order must not matter), one of 5 KB
+        // with slowdown 7. Nearest rank over 20: p50 is the 10th smallest, p95 the 19th, p99
+        // the 20th.
+        let mut rows: Vec<FlowRow> = (1..=20)
+            .rev()
+            .map(|s| FlowRow {
+                size_bytes: 100,
+                slowdown: Some(f64::from(s)),
+                ..row(0.0, Some(1.0), false)
+            })
+            .collect();
+        rows.push(FlowRow {
+            size_bytes: 5_000,
+            slowdown: Some(7.0),
+            ..row(0.0, Some(1.0), false)
+        });
+        let done: Vec<&FlowRow> = rows.iter().collect();
+        let b = fct_by_size(&done, &[1_000, 10_000]);
+        let tail = |b: &FctBucket| (b.p50_slowdown, b.p95_slowdown, b.p99_slowdown);
+        assert_eq!(tail(&b[0]), (Some(10.0), Some(19.0), Some(20.0)));
+        assert_eq!(tail(&b[1]), (Some(7.0), Some(7.0), Some(7.0)));
+        assert_eq!(tail(&b[2]), (None, None, None));
     }
 }

@@ -1,0 +1,346 @@
+//! Sweeps people can analyse (issue 21): typed grid columns in grid order, several seeds per
+//! point with a summary of means and confidence intervals, resume and shards with seeds, and
+//! `irn plot` of a sweep folder. Each test runs the `irn` binary on a tiny scenario.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+/// Two variants on four hosts for 80 us: a few flows, a fraction of a second per run.
+const TINY: &str = r#"
+name = "tiny"
+seed = 1
+
+[topology]
+kind = "star"
+hosts = 4
+
+[workload]
+kind = "poisson"
+load = 0.5
+duration = "100us"
+
+[[compare]]
+name = "IRN"
+set = { "transport.kind" = "irn" }
+
+[[compare]]
+name = "RoCE+PFC"
+set = { "transport.kind" = "roce", "switch.pfc" = true }
+"#;
+
+/// 2 points (loads, in an order text order would swap) × 2 seeds × 2 variants; a duration
+/// and a size key with one value each, to show their units.
+const SWEEP: &str = r#"
+name = "loads"
+scenario = "tiny.toml"
+seeds = [1, 2]
+[grid]
+"workload.load" = [0.6, 0.3]
+"workload.duration" = ["80us"]
+"switch.buffer" = ["120KB"]
+"#;
+
+const POINTS: [&str; 2] = [
+    "switch.buffer_120KB_workload.duration_80us_workload.load_0.6",
+    "switch.buffer_120KB_workload.duration_80us_workload.load_0.3",
+];
+
+/// A CSV file as a header and rows of cells.
+fn table(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect());
+    (lines.next().unwrap(), lines.collect())
+}
+
+fn cell(header: &[String], row: &[String], column: &str) -> String {
+    let i = header.iter().position(|h| h == column).unwrap_or_else(|| {
+        panic!("no column {column} in {header:?}");
+    });
+    row[i].clone()
+}
+
+fn setup(name: &str) -> std::path::PathBuf {
+    let dir = scratch(name);
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    std::fs::write(dir.join("sweep.toml"), SWEEP).unwrap();
+    dir
+}
+
+#[test]
+fn seeded_sweep_has_typed_columns_in_grid_order_and_a_summary_by_hand() {
+    let dir = setup("sweep-seeds");
+    let first = ok(&irn(
+        &["sweep", "sweep.toml", "--out", "s", "-j", "2"],
+        &dir,
+    ));
+    assert!(
+        first.contains("8 runs, 8 in this shard, 0 already done, 8 to run"),
+        "{first}"
+    );
+    let (header, rows) = table(&dir.join("s/sweep.csv"));
+    assert_eq!(
+        header[..7],
+        [
+            "point",
+            "variant",
+            "seed",
+            "switch.buffer_bytes",
+            "workload.duration_us",
+            "workload.load",
+            "flows_total"
+        ]
+    );
+    // Grid order: points as the grid lists them, then seeds, then the scenario's variants.
+    let order: Vec<[String; 3]> = rows
+        .iter()
+        .map(|r| [r[0].clone(), r[2].clone(), r[1].clone()])
+        .collect();
+    let mut want = Vec::new();
+    for point in POINTS {
+        for seed in ["1", "2"] {
+            for variant in ["IRN", "RoCE+PFC"] {
+                want.push([point.to_string(), seed.to_string(), variant.to_string()]);
+            }
+        }
+    }
+    assert_eq!(order, want);
+    // Typed cells: bytes, microseconds, the number as written.
+    assert_eq!(rows[0][3..6], ["120000", "80", "0.6"]);
+    assert_eq!(rows[7][5], "0.3");
+    // Every run has its folder, and its summary.json the seed of its row.
+    for r in &rows {
+        let run = dir.join(format!("s/{}/seed_{}/{}/summary.json", r[0], r[2], r[1]));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+        assert_eq!(summary["seed"].to_string(), r[2], "{}", run.display());
+    }
+
+    // The summary: one row per point and variant, in grid order; mean and 95 % CI by hand for
+    // avg_fct_us of the first point's IRN runs: two values a, b give mean (a + b) / 2 and
+    // half-width t(0.975, 1) · s / √2 with s = |a − b| / √2, i.e. 12.706205 · |a − b| / 2.
+    let (sh, srows) = table(&dir.join("s/sweep_summary.csv"));
+    assert_eq!(
+        sh[..7],
+        [
+            "point",
+            "variant",
+            "switch.buffer_bytes",
+            "workload.duration_us",
+            "workload.load",
+            "runs",
+            "flows_total_mean"
+        ]
+    );
+    assert_eq!(srows.len(), 4);
+    assert_eq!(
+        (srows[0][0].as_str(), srows[0][1].as_str()),
+        (POINTS[0], "IRN")
+    );
+    assert_eq!(
+        (srows[1][0].as_str(), srows[1][1].as_str()),
+        (POINTS[0], "RoCE+PFC")
+    );
+    assert_eq!(srows[3][0], POINTS[1]);
+    assert_eq!(cell(&sh, &srows[0], "runs"), "2");
+    let value =
+        |row: &[String], column: &str| -> f64 { cell(&header, row, column).parse().unwrap() };
+    let (a, b) = (value(&rows[0], "avg_fct_us"), value(&rows[2], "avg_fct_us"));
+    assert!(a != b, "the two seeds gave the same runs: {a}");
+    let mean: f64 = cell(&sh, &srows[0], "avg_fct_us_mean").parse().unwrap();
+    let ci: f64 = cell(&sh, &srows[0], "avg_fct_us_ci95").parse().unwrap();
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs().max(1.0);
+    assert!(close(mean, (a + b) / 2.0), "{mean} vs {a}, {b}");
+    assert!(
+        close(ci, 12.706205 * (a - b).abs() / 2.0),
+        "{ci} vs {a}, {b}"
+    );
+    // The size buckets are columns too, with their slowdown percentiles.
+    assert!(header.iter().any(|h| h == "fct_by_size.0.p95_slowdown"));
+    assert!(sh.iter().any(|h| h == "fct_by_size.3.p99_slowdown_ci95"));
+
+    // Same sweep, one worker: identical tables.
+    ok(&irn(
+        &["sweep", "sweep.toml", "--out", "one", "-j", "1"],
+        &dir,
+    ));
+    for file in ["sweep.csv", "sweep_summary.csv"] {
+        assert_eq!(
+            std::fs::read(dir.join("s").join(file)).unwrap(),
+            std::fs::read(dir.join("one").join(file)).unwrap(),
+            "{file} depends on -j"
+        );
+    }
+}
+
+#[test]
+fn seeded_sweeps_resume_shard_and_merge() {
+    let dir = setup("sweep-seeds-shards");
+    let csv = |d: &str, f: &str| std::fs::read(dir.join(d).join(f)).unwrap();
+    ok(&irn(&["sweep", "sweep.toml", "--out", "whole"], &dir));
+    // Resume: one run's folder lost, only it runs again, and the tables come out the same.
+    let lost = format!("whole/{}/seed_2/RoCE+PFC", POINTS[1]);
+    let before = csv(&lost, "flows.csv");
+    std::fs::remove_dir_all(dir.join(&lost)).unwrap();
+    let again = ok(&irn(&["sweep", "sweep.toml", "--out", "whole"], &dir));
+    assert!(again.contains("7 already done, 1 to run"), "{again}");
+    assert_eq!(csv(&lost, "flows.csv"), before);
+    // `--seeds 2` is the file's seeds = [1, 2]; `--seeds 3` adds the third seed's runs.
+    let same = ok(&irn(
+        &["sweep", "sweep.toml", "--out", "whole", "--seeds", "2"],
+        &dir,
+    ));
+    assert!(same.contains("8 already done, 0 to run"), "{same}");
+    let whole_csv = csv("whole", "sweep.csv");
+    let whole_summary = csv("whole", "sweep_summary.csv");
+    let more = ok(&irn(
+        &["sweep", "sweep.toml", "--out", "more", "--seeds", "3"],
+        &dir,
+    ));
+    assert!(more.contains("12 runs"), "{more}");
+    let (sh, srows) = table(&dir.join("more/sweep_summary.csv"));
+    assert_eq!(cell(&sh, &srows[0], "runs"), "3");
+
+    // Two shards, merged: the whole sweep's tables.
+    for (shard, out) in [("0/2", "a"), ("1/2", "b")] {
+        ok(&irn(
+            &["sweep", "sweep.toml", "--out", out, "--shard", shard],
+            &dir,
+        ));
+    }
+    let merged = ok(&irn(&["report", "b", "a", "--out", "m"], &dir));
+    assert!(merged.contains("m/sweep.csv: 8 runs"), "{merged}");
+    assert_eq!(csv("m", "sweep.csv"), whole_csv);
+    assert_eq!(csv("m", "sweep_summary.csv"), whole_summary);
+    // Shards of other seeds are another sweep.
+    let err = refused(&irn(&["report", "a", "more"], &dir));
+    assert!(
+        err.contains("a and more hold different sweeps") && err.contains("seeds"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plot_draws_a_sweep_folder_and_names_what_it_takes() {
+    let dir = setup("sweep-plot");
+    ok(&irn(
+        &["sweep", "sweep.toml", "--out", "s", "--shard", "0/2"],
+        &dir,
+    ));
+    ok(&irn(
+        &["sweep", "sweep.toml", "--out", "t", "--shard", "1/2"],
+        &dir,
+    ));
+    ok(&irn(&["report", "s", "t", "--out", "m"], &dir));
+    // The merged folder holds no runs: the tables are enough. The x axis defaults to the
+    // grid key that varies, the metric to the average slowdown.
+    let out = ok(&irn(&["plot", "m"], &dir));
+    assert!(out.contains("m/report.html"), "{out}");
+    let line =
+        std::fs::read_to_string(dir.join("m/plots/avg_slowdown_by_workload.load.svg")).unwrap();
+    assert!(
+        line.contains("<svg") && line.contains("workload.load"),
+        "{line}"
+    );
+    for point in POINTS {
+        let bars = dir.join(format!("m/plots/slowdown_by_size_{point}.svg"));
+        let svg = std::fs::read_to_string(&bars).unwrap();
+        assert!(
+            svg.contains("p95 (tick)") && svg.contains("≤ 10 KB"),
+            "{}",
+            bars.display()
+        );
+    }
+    let html = std::fs::read_to_string(dir.join("m/report.html")).unwrap();
+    assert!(
+        html.contains("avg_slowdown against workload.load"),
+        "{html}"
+    );
+    assert!(html.contains("Student"), "{html}");
+    // Chosen metric and x (with or without the unit suffix).
+    let out = ok(&irn(
+        &[
+            "plot",
+            "m",
+            "--metric",
+            "p99_fct_us",
+            "--x",
+            "workload.duration",
+        ],
+        &dir,
+    ));
+    assert!(
+        out.contains("p99_fct_us_by_workload.duration_us.svg"),
+        "{out}"
+    );
+    // Unknown metric or x: what is allowed, and nothing written.
+    let before = std::fs::read(dir.join("m/report.html")).unwrap();
+    let err = refused(&irn(&["plot", "m", "--metric", "avg_fct"], &dir));
+    assert!(
+        err.contains("--metric avg_fct: not a metric of m/sweep_summary.csv; one of")
+            && err.contains("avg_fct_us"),
+        "{err}"
+    );
+    let err = refused(&irn(&["plot", "m", "--x", "load"], &dir));
+    assert!(
+        err.contains(
+            "--x load: not a numeric grid key of m/sweep_summary.csv; the x axis is one of \
+             switch.buffer_bytes, workload.duration_us, workload.load"
+        ),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(dir.join("m/report.html")).unwrap(), before);
+    // --metric and --x are for sweeps only.
+    ok(&irn(&["run", "tiny.toml", "--out", "r"], &dir));
+    let err = refused(&irn(&["plot", "r", "--x", "workload.load"], &dir));
+    assert!(err.contains("r is not a sweep folder"), "{err}");
+}
+
+#[test]
+fn bad_seeds_are_refused_with_what_is_allowed() {
+    let dir = setup("sweep-bad-seeds");
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "seeds = []",
+            &[],
+            "bad.toml: seeds = []: want a non-empty array",
+        ),
+        ("seeds = [1, 1]", &[], "seeds = [1, 1]: 1 is there twice"),
+        ("seeds = [-1]", &[], "seeds = [-1]: -1 is not a seed; want"),
+        (
+            "seeds = 3",
+            &[],
+            "seeds = 3: want a non-empty array of distinct whole numbers",
+        ),
+        (
+            "seeds = [1]",
+            &["--seeds", "0"],
+            "--seeds 0: give at least 1",
+        ),
+        (
+            "seeds = [1]",
+            &["--set", "seed=4"],
+            "`seed` is set and the sweep has seeds",
+        ),
+        (
+            "seeds = [1]\n[grid]\nseed = [1, 2]",
+            &[],
+            "[grid] varies `seed` and the sweep has seeds",
+        ),
+    ];
+    for (seeds, args, want) in cases {
+        let text = if seeds.contains("[grid]") {
+            format!("name = \"x\"\nscenario = \"tiny.toml\"\n{seeds}\n")
+        } else {
+            format!("name = \"x\"\nscenario = \"tiny.toml\"\n{seeds}\n[grid]\n\"workload.load\" = [0.3]\n")
+        };
+        std::fs::write(dir.join("bad.toml"), text).unwrap();
+        let all = [&["sweep", "bad.toml", "--out", "bad"][..], args].concat();
+        let err = refused(&irn(&all, &dir));
+        assert!(err.contains(want), "{seeds} {args:?}: {err}");
+        assert!(!dir.join("bad").exists(), "{seeds}: wrote its folder");
+    }
+}
