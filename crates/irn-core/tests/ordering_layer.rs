@@ -30,6 +30,8 @@ struct Outcome {
     retransmissions: u64,
     sacks: u64,
     dropped: u64,
+    /// Blocks still held once every message completed: none, since the layer gives them back
+    /// at each message's last packet (garbage collection, §3.5.3).
     pool_blocks_in_use: u32,
     /// Last packets sent while the cumulative ACK was still behind them.
     last_sent_early: u64,
@@ -117,7 +119,6 @@ fn exchange(
         }
     }
     let layer = *rx.layer_stats();
-    rx.release(Some(&mut pool));
     Outcome {
         receiver_completions,
         sender_completions,

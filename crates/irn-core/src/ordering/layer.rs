@@ -11,6 +11,20 @@
 //! loss recovery. The transport itself sees only in-order packets (and old duplicates, which
 //! it re-ACKs), so reordering alone never makes it NACK or rewind.
 //!
+//! What Eunomia's receiver-side agent does (§3.5), and where it happens here:
+//! - **answers**: every reply carries the cumulative acknowledgement (the first PSN not yet in
+//!   order) in its PSN field; a SACK also names the packet held, a NACK the packet dropped. An
+//!   in-order arrival, or a run the gap's filling releases, gets the transport's own ACK; an old
+//!   duplicate is re-ACKed by the transport, a duplicate of a held packet SACKed again.
+//! - **completion at Last Seq**: the transport completes a message when its last packet reaches
+//!   it, which under the layer is only once every packet before it is in order, so the
+//!   completion notification is held exactly as long as §3.5.2 asks, with no state of its own.
+//! - **garbage collection** (§3.5.3): once a message's last packet is handed over in order and
+//!   nothing is held beyond it, Eunomia's bitmap gives every block and its state record back to
+//!   the pool. *Choice:* the paper's connection carries one message; a transport connection here
+//!   may carry several back to back, so Last Seq is each message's last packet, and the memory
+//!   stays while packets of the next message are already held.
+//!
 //! Simulation stand-in: the tracked packets themselves are kept here ([`OrderedReceiver`]'s
 //! held run) so they can be replayed to the transport, where a NIC has already placed their
 //! data; only the bitmap and its state are NIC memory ([`OrderedReceiver::footprint_bytes`]).
@@ -43,13 +57,19 @@ pub enum OrderingMode {
 }
 
 impl OrderingMode {
-    /// Bytes Eunomia's 33 bits of per-packet metadata (§3.2.1: the connection's first PSN and a
-    /// last-packet bit) add to every data packet, rounded up to whole bytes; none without a
-    /// layer.
+    /// Bits Eunomia appends to every data packet (§3.2.1): the connection's first PSN (*Head*,
+    /// 32 bits in the paper) and a bit marking its last packet. A [`Packet`] does not carry them
+    /// as fields: the layer takes Head from the transport receiver it is built under (both start
+    /// at the connection's first PSN), and the last bit is the data packet's `last` flag, which
+    /// RDMA's BTH already has. They still cost wire bytes ([`metadata_bytes`](Self::metadata_bytes)).
+    pub const METADATA_BITS: u32 = 33;
+
+    /// Bytes the per-packet metadata ([`METADATA_BITS`](Self::METADATA_BITS)) adds to every
+    /// data packet, rounded up to whole bytes; none without a layer.
     pub fn metadata_bytes(self) -> u32 {
         match self {
             OrderingMode::None => 0,
-            _ => super::DataPacket::METADATA_BITS.div_ceil(8),
+            _ => Self::METADATA_BITS.div_ceil(8),
         }
     }
 }
@@ -159,14 +179,26 @@ impl OrderingLayer {
         &self.stats
     }
 
-    /// Ordering memory this connection holds now: Eunomia's bitmap blocks and state record, a
-    /// static bitmap's bytes; nothing for the ideal layer (unbounded by definition) or none.
+    /// Ordering memory this connection holds now: a static bitmap's bytes; under Eunomia the
+    /// DBA pointer every connection keeps in its context ([`OrderingConfig::DBA_BYTES`]) plus,
+    /// while it faces reordering, its bitmap's state record and blocks (with the defaults 4 B
+    /// without reordering, at most 4 + 48 + 16 × 2 = 84 B); nothing for the ideal layer
+    /// (unbounded by definition) or none.
     pub fn footprint_bytes(&self) -> u32 {
         match self.mode {
             OrderingMode::Static { bits } => bits.div_ceil(8),
-            OrderingMode::Eunomia => self.bitmap.as_ref().map_or(0, HdBitmap::footprint_bytes),
+            OrderingMode::Eunomia => {
+                OrderingConfig::DBA_BYTES
+                    + self.bitmap.as_ref().map_or(0, HdBitmap::footprint_bytes)
+            }
             OrderingMode::None | OrderingMode::Ideal => 0,
         }
+    }
+
+    /// Eunomia's bitmap (its Table 1 state: Head, Tail, blocks, reach); `None` under any other
+    /// layer.
+    pub fn bitmap(&self) -> Option<&HdBitmap> {
+        self.bitmap.as_ref()
     }
 
     /// A packet arrived from the wire for `receiver`. `pool` is the NIC's ordering memory
@@ -246,15 +278,16 @@ impl OrderingLayer {
 
     /// The expected packet arrived: the transport gets it and the run held behind it, in order.
     /// Only the last of the ACKs it answers with is sent (one ACK per arrival, as Eunomia's
-    /// receiver); its CNPs all go.
+    /// receiver); its CNPs all go. If the run passed a message's last packet and nothing is held
+    /// beyond it, Eunomia's bitmap is garbage-collected (§3.5.3).
     fn deliver_run(
         &mut self,
         now: Time,
         pkt: &Packet,
         receiver: &mut Receiver,
-        pool: Option<&mut MemoryController>,
+        mut pool: Option<&mut MemoryController>,
     ) {
-        if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
+        if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool.as_deref_mut()) {
             let placed = bitmap.insert(pkt.psn, pool);
             debug_assert!(
                 matches!(placed, Ok(Placement::InOrder { .. })),
@@ -262,6 +295,7 @@ impl OrderingLayer {
             );
         }
         receiver.handle_packet(now, pkt);
+        let mut last_seq_passed = is_last(pkt);
         let mut last_ack = None;
         loop {
             while let Some(reply) = receiver.poll_transmit(now) {
@@ -273,6 +307,7 @@ impl OrderingLayer {
             match self.held.pop_front() {
                 Some(Some(next)) => {
                     self.held_count -= 1;
+                    last_seq_passed |= is_last(&next);
                     receiver.handle_packet(now, &next);
                 }
                 // The slot of the packet now expected, still missing.
@@ -282,6 +317,9 @@ impl OrderingLayer {
         if let Some(ack) = last_ack {
             self.control.push(ack);
         }
+        if last_seq_passed && self.held_count == 0 {
+            self.release(pool);
+        }
     }
 
     /// The next packet to send back: the layer's SACKs and NACKs and the transport's ACKs and
@@ -290,8 +328,9 @@ impl OrderingLayer {
         self.control.pop().or_else(|| receiver.poll_transmit(now))
     }
 
-    /// Returns the connection's ordering memory to the NIC's pool (when its message is complete:
-    /// garbage collection, §3.5.3).
+    /// Returns the connection's ordering memory to the NIC's pool and forgets what it held: for
+    /// a connection torn down before its last packet is in order (at Last Seq the layer frees
+    /// its memory itself). A no-op on a layer that holds nothing.
     pub fn release(&mut self, pool: Option<&mut MemoryController>) {
         if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
             bitmap.release(pool);
@@ -299,6 +338,11 @@ impl OrderingLayer {
         self.held.clear();
         self.held_count = 0;
     }
+}
+
+/// Whether `pkt` is a message's last data packet (Eunomia's last bit).
+fn is_last(pkt: &Packet) -> bool {
+    matches!(pkt.kind, PacketKind::Data { last: true, .. })
 }
 
 /// A transport receiver with an ordering layer under it: the same inputs and outputs as
@@ -342,6 +386,11 @@ impl OrderedReceiver {
     /// See [`OrderingLayer::footprint_bytes`].
     pub fn footprint_bytes(&self) -> u32 {
         self.layer.footprint_bytes()
+    }
+
+    /// See [`OrderingLayer::bitmap`].
+    pub fn bitmap(&self) -> Option<&HdBitmap> {
+        self.layer.bitmap()
     }
 
     /// A packet arrived from the wire. `pool` is the NIC's ordering memory (Eunomia only).
