@@ -14,7 +14,7 @@
 //! | `receiveAck` | receiveAck, 46.99 Mpps | one ACK/NACK into [`Sender::handle_packet`] (plus draining completions) |
 //! | `timeout` | timeout, 318.47 Mpps | one [`Sender::handle_timeout`] call at (or before) the deadline |
 //! | `bitmap` | the find-first-zero / popcount / shift blocks inside the above | one [`RingBitmap`] operation on a 128-bit (BDP cap 110) bitmap |
-//! | `ordering` | Eunomia's receiver-side agent + HD bitmap + memory controller (FPGA module, Eunomia §4) | one data packet: [`ReceiverAgent::handle_packet`], then draining its ACK/SACK/NACK and any delivery |
+//! | `ordering` | Eunomia's receiver-side agent + HD bitmap + memory controller (FPGA module, Eunomia §4), over IRN's receiver | one data packet: [`OrderedReceiver::handle_packet`], then draining its ACK/SACK/NACK from `poll_transmit` and any completion from `poll_completion` |
 //!
 //! The benchmarks:
 //!
@@ -59,16 +59,19 @@
 //!   successive odd offsets in an every-other-bit pattern (txFree's hole search), `count_ones`
 //!   over the window with every fourth bit set (message ends passed, receiveData), `advance` by
 //!   1 (receiveAck) and by 64 (a repaired hole in receiveData), and `set` at scattered offsets.
-//! - `ordering/in_order/eunomia`: an endless in-order stream on one connection with the default
-//!   configuration (16-bit blocks, 256-bit cap): every packet is ACKed and reported, and no
-//!   bitmap is ever opened. 64 packets per iteration.
+//! - `ordering/in_order/eunomia`: an endless in-order stream of full-MTU packets (no message
+//!   ends) on one connection with the default configuration (16-bit blocks, 256-bit cap): each
+//!   packet goes through the layer to IRN's receiver and is ACKed, and no bitmap is ever opened.
+//!   64 packets per iteration. The layer's own cost is this minus `receiveData/in_order/irn`.
 //! - `ordering/out_of_order{,_stride37,_lost_head}/eunomia`: the same stream with each window of
-//!   64 packets permuted as in `receiveData` (reversed: 63 SACKs and one ACK that flushes 64
-//!   bits). The first window grows the bitmap to four blocks and absorbs them into one 64-bit
-//!   ring; later windows reuse it. 64 packets per iteration.
-//! - `ordering/connection_reversed/eunomia`: a whole 64-packet connection arriving reversed on a
-//!   fresh agent: opening the bitmap, four blocks from the pool, 63 SACKs, the flushing ACK, the
-//!   completion and the garbage collection. 64 packets per iteration.
+//!   64 packets permuted as in `receiveData` (reversed: 63 SACKs, then one arrival that hands
+//!   the 64-packet run to the transport, which answers with one ACK). The first window grows
+//!   the bitmap to four blocks and absorbs them into one 64-bit ring; later windows reuse it.
+//!   64 packets per iteration.
+//! - `ordering/connection_reversed/eunomia`: a whole 64-packet message arriving reversed on a
+//!   fresh connection: opening the bitmap, four blocks from the pool, 63 SACKs, the run handed
+//!   over, the completion and the garbage collection. Building the connection (a receiver and
+//!   its layer, which allocate their queues) is timed too. 64 packets per iteration.
 //!
 //! Run with `cargo bench -p irn-core --bench modules`; each benchmark measures for about 2 s
 //! after a 0.5 s warm-up (about a minute in all).
@@ -77,7 +80,7 @@ use std::hint::black_box;
 use std::time::Duration as StdDuration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use irn_core::ordering::{DataPacket, Delivery, MemoryController, OrderingConfig, ReceiverAgent};
+use irn_core::ordering::{MemoryController, OrderedReceiver, OrderingConfig, OrderingMode};
 use irn_core::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use irn_core::{Psn, Receiver, RingBitmap, Sender, Time, TransportConfig};
 
@@ -549,73 +552,75 @@ fn bitmap(c: &mut Criterion) {
 
 // ----- ordering (Eunomia) -----
 
-/// Packet number `n` of an endless Eunomia connection starting at [`ISN`]; `last` marks the
-/// end of a finite one.
-fn ordered_packet(n: u64, last: bool) -> DataPacket {
-    DataPacket {
-        psn: psn(n),
-        head: ISN,
-        last,
-    }
-}
-
-/// One packet through the ordering agent: its acknowledgment and any delivery drained.
-#[inline(always)]
-fn order(agent: &mut ReceiverAgent, pool: &mut MemoryController, pkt: DataPacket) {
-    agent.handle_packet(NOW, black_box(pkt), pool);
-    while let Some(a) = agent.poll_transmit(NOW) {
-        black_box(a);
-    }
-    while let Some(d) = agent.poll_completion() {
-        black_box(d);
-    }
+/// Packet number `n` of an Eunomia connection starting at [`ISN`], all full-MTU; `last` marks
+/// the end of a finite one.
+fn ordered_packet(n: u64, last: bool) -> Packet {
+    data(psn(n), MTU as u16, n == 0, last)
 }
 
 fn ordering_pool() -> MemoryController {
     MemoryController::new(OrderingConfig::default()).expect("the defaults are valid")
 }
 
-/// A fresh connection of [`BATCH`] packets arriving reversed, to completion.
-fn reversed_connection(pool: &mut MemoryController) -> ReceiverAgent {
-    let mut agent = ReceiverAgent::new();
-    for off in reversed() {
-        order(&mut agent, pool, ordered_packet(off, off == BATCH - 1));
+/// A fresh connection: IRN's receiver under Eunomia's layer with the default configuration.
+fn ordered_receiver() -> OrderedReceiver {
+    OrderedReceiver::new(
+        receiver(TransportConfig::irn()),
+        OrderingMode::Eunomia,
+        &OrderingConfig::default(),
+    )
+}
+
+/// One packet through the ordering layer and the transport: its ACK/SACK/NACK and any
+/// completion drained.
+#[inline(always)]
+fn order(rx: &mut OrderedReceiver, pool: &mut MemoryController, pkt: &Packet) {
+    rx.handle_packet(NOW, black_box(pkt), Some(pool));
+    while let Some(p) = rx.poll_transmit(NOW) {
+        black_box(p);
     }
-    agent
+    while let Some(c) = rx.poll_completion() {
+        black_box(c);
+    }
+}
+
+/// A fresh connection whose one [`BATCH`]-packet message arrives reversed, to completion.
+fn reversed_connection(pool: &mut MemoryController) -> OrderedReceiver {
+    let mut rx = ordered_receiver();
+    for off in reversed() {
+        order(&mut rx, pool, &ordered_packet(off, off == BATCH - 1));
+    }
+    rx
 }
 
 fn ordering(c: &mut Criterion) {
     {
         let mut pool = ordering_pool();
         for order_of_window in [reversed(), stride37(), lost_head()] {
-            let mut agent = ReceiverAgent::new();
+            let mut rx = ordered_receiver();
             for w in 0..3 {
                 for &off in &order_of_window {
-                    order(
-                        &mut agent,
-                        &mut pool,
-                        ordered_packet(w * BATCH + off, false),
-                    );
+                    order(&mut rx, &mut pool, &ordered_packet(w * BATCH + off, false));
                 }
-                assert_eq!(agent.expected(), Some(psn((w + 1) * BATCH)));
+                assert_eq!(rx.receiver().expected_psn(), psn((w + 1) * BATCH));
             }
-            assert_eq!(agent.blocks(), 4);
-            assert_eq!(agent.stats().nacks_sent, 0);
-            agent.release(&mut pool);
+            assert_eq!(pool.blocks_in_use(), 4);
+            assert_eq!(rx.layer_stats().dropped, 0);
+            rx.release(Some(&mut pool));
         }
-        let mut agent = ReceiverAgent::new();
+        let mut rx = ordered_receiver();
+        let mut replies = Vec::new();
         for off in reversed() {
-            agent.handle_packet(NOW, ordered_packet(off, off == BATCH - 1), &mut pool);
+            rx.handle_packet(NOW, &ordered_packet(off, off == BATCH - 1), Some(&mut pool));
+            replies.extend(std::iter::from_fn(|| rx.poll_transmit(NOW)));
         }
-        let st = *agent.stats();
-        assert_eq!((st.sacks_sent, st.acks_sent), (BATCH - 1, 1));
-        let reports: Vec<Delivery> = std::iter::from_fn(|| agent.poll_completion()).collect();
-        assert_eq!(
-            reports.last(),
-            Some(&Delivery::Complete {
-                packets: BATCH as u32
-            })
-        );
+        let sacks = replies
+            .iter()
+            .filter(|p| matches!(p.kind, PacketKind::Sack { .. }))
+            .count();
+        assert_eq!((replies.len(), sacks), (BATCH as usize, BATCH as usize - 1));
+        let done = rx.poll_completion().expect("the message completes");
+        assert_eq!(done.bytes, BATCH * u64::from(MTU));
         assert_eq!((pool.blocks_in_use(), pool.stats().peak_blocks), (0, 4));
     }
 
@@ -624,15 +629,15 @@ fn ordering(c: &mut Criterion) {
 
     g.bench_function(BenchmarkId::new("in_order", "eunomia"), |b| {
         let mut pool = ordering_pool();
-        let mut agent = ReceiverAgent::new();
+        let mut rx = ordered_receiver();
         let mut next = 0u64;
         b.iter(|| {
             for _ in 0..BATCH {
-                order(&mut agent, &mut pool, ordered_packet(next, false));
+                order(&mut rx, &mut pool, &ordered_packet(next, false));
                 next += 1;
             }
         });
-        assert_eq!(agent.expected(), Some(psn(next)));
+        assert_eq!(rx.receiver().expected_psn(), psn(next));
         assert_eq!(pool.stats().peak_blocks, 0);
     });
 
@@ -643,16 +648,16 @@ fn ordering(c: &mut Criterion) {
     ] {
         g.bench_function(BenchmarkId::new(name, "eunomia"), |b| {
             let mut pool = ordering_pool();
-            let mut agent = ReceiverAgent::new();
+            let mut rx = ordered_receiver();
             let mut base = 0u64;
             b.iter(|| {
                 for &off in &window {
-                    order(&mut agent, &mut pool, ordered_packet(base + off, false));
+                    order(&mut rx, &mut pool, &ordered_packet(base + off, false));
                 }
                 base += BATCH;
             });
-            assert_eq!(agent.expected(), Some(psn(base)));
-            assert_eq!(agent.stats().nacks_sent, 0);
+            assert_eq!(rx.receiver().expected_psn(), psn(base));
+            assert_eq!(rx.layer_stats().dropped, 0);
         });
     }
 

@@ -30,6 +30,8 @@ struct Outcome {
     retransmissions: u64,
     sacks: u64,
     dropped: u64,
+    /// Blocks still held once every message completed: none, since the layer gives them back
+    /// at each message's last packet (garbage collection, §3.5.3).
     pool_blocks_in_use: u32,
     /// Last packets sent while the cumulative ACK was still behind them.
     last_sent_early: u64,
@@ -117,7 +119,6 @@ fn exchange(
         }
     }
     let layer = *rx.layer_stats();
-    rx.release(Some(&mut pool));
     Outcome {
         receiver_completions,
         sender_completions,
@@ -404,14 +405,14 @@ fn footprint_counts_bitmap_and_state_as_the_paper_does() {
         // 9 B of state; packet 20 held needs 21 bits (3 B); nothing held at the end.
         (OrderingMode::Ideal, 9, 9 + 3, 9, 9 + 3, [0, 3, 0]),
         // The 4 B DBA; packet 20 opens the 48 B record with a circular block for 0..15 and a
-        // linear one for 16..31 (2 B each); blocks stay until the message is released.
+        // linear one for 16..31 (2 B each); record and blocks are freed at Last Seq.
         (
             OrderingMode::Eunomia,
             4,
             4 + 48 + 2 * 2,
+            4,
             4 + 48 + 2 * 2,
-            4 + 48 + 2 * 2,
-            [0, 2 * 2, 2 * 2],
+            [0, 2 * 2, 0],
         ),
     ];
     for (mode, before, held, delivered, peak, bitmap) in cases {

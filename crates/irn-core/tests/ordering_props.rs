@@ -1,14 +1,16 @@
-//! Property tests of Eunomia's ordering layer: connections whose packets arrive permuted within
-//! a reordering window, duplicated, and — when the receiver NACKs them — retransmitted a little
-//! later, as the sender's recovery would (§3.2.2).
+//! Property tests of Eunomia's ordering layer under a transport receiver: connections whose
+//! packets arrive permuted within a reordering window, duplicated, and — when the layer NACKs
+//! them — retransmitted a little later, as the sender's recovery would (§3.2.2).
 //!
 //! For every random run, each connection's checks, TigerBeetle-style:
-//! - safety: every PSN is reported to the application exactly once, in order, and only after it
-//!   arrived; the completion comes once, last, with the connection's length; SACKs only for
-//!   packets ahead of the expected one;
+//! - safety: the transport is given every PSN exactly once, in order, and only after it
+//!   arrived; the message completes once, last, with the connection's length; one reply per
+//!   packet, whose cumulative acknowledgement never goes back; SACKs only for packets ahead of
+//!   the expected one;
 //! - memory: a connection never holds more than `cap / block` blocks; the pool's count is the
 //!   sum of the connections' and never exceeds the pool; everything is back in the pool, with no
-//!   state record open, once the connections complete;
+//!   state record open, once the connections complete (garbage collection at Last Seq, with no
+//!   call from the driver);
 //! - no needless NACK: a packet is NACKed only when it lies beyond the bitmap's reach (the cap
 //!   counted from its base) or the pool lacks the blocks the cap would still allow, and never
 //!   when it is less than one block ahead of the expected PSN with those blocks free;
@@ -17,27 +19,29 @@
 //! A failure prints the proptest seed and the scenario; rerun it with the persisted regression
 //! file.
 
+mod common;
+
 use std::collections::VecDeque;
 
-use irn_core::ordering::{
-    Acknowledgment, DataPacket, Delivery, MemoryController, OrderingConfig, ReceiverAgent,
-};
+use common::{data, receiver, reply, Reply, MTU};
+use irn_core::ordering::{MemoryController, OrderedReceiver, OrderingConfig, OrderingMode};
 use irn_core::seq::PSN_SPACE;
+use irn_core::transport::TransportConfig;
 use irn_core::{Psn, Time};
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// One connection: its packets in flight and what the application has been told.
+/// One connection: its packets in flight and what the transport has been given.
 struct Conn {
     first: Psn,
     packets: u32,
-    agent: ReceiverAgent,
+    rx: OrderedReceiver,
     /// Offsets (from `first`) still to arrive, in arrival order.
     in_flight: VecDeque<u32>,
     /// Offsets the receiver accepted (ACKed or SACKed).
     arrived: Vec<bool>,
-    /// Offsets reported in order so far.
+    /// Offsets given to the transport in order so far.
     delivered: u32,
     completed: bool,
     /// The cumulative acknowledgement last sent, as an offset.
@@ -45,10 +49,17 @@ struct Conn {
 }
 
 impl Conn {
-    /// A connection of `packets` packets starting at `first`: packet `i` arrives in the order of
-    /// `i + U(0, window)`, and each arrival is duplicated with probability `dup_permille`, the
-    /// copy landing up to `window` places earlier.
-    fn new(first: Psn, packets: u32, window: u32, dup_permille: u32, rng: &mut StdRng) -> Self {
+    /// A connection of `packets` packets starting at `first`, IRN's receiver (`irn`) or RoCE's
+    /// under Eunomia's layer: packet `i` arrives in the order of `i + U(0, window)`, and each
+    /// arrival is duplicated with probability `dup_permille`, the copy landing up to `window`
+    /// places earlier.
+    fn new(
+        (first, packets, irn): (Psn, u32, bool),
+        cfg: &OrderingConfig,
+        window: u32,
+        dup_permille: u32,
+        rng: &mut StdRng,
+    ) -> Self {
         let mut keyed: Vec<(u32, u32)> = (0..packets)
             .map(|i| (i + rng.random_range(0..window), i))
             .collect();
@@ -62,16 +73,27 @@ impl Conn {
                 in_flight.insert(at, i);
             }
         }
+        let transport = if irn {
+            TransportConfig::irn()
+        } else {
+            TransportConfig::roce(true)
+        };
+        let rx = receiver(transport, first.value());
         Conn {
             first,
             packets,
-            agent: ReceiverAgent::new(),
+            rx: OrderedReceiver::new(rx, OrderingMode::Eunomia, cfg),
             in_flight,
             arrived: vec![false; packets as usize],
             delivered: 0,
             completed: false,
             acked: 0,
         }
+    }
+
+    /// Blocks this connection holds in the pool.
+    fn blocks(&self) -> u32 {
+        self.rx.bitmap().map_or(0, |b| b.blocks())
     }
 
     /// Delivers the next packet in flight and checks everything that follows from it.
@@ -87,39 +109,35 @@ impl Conn {
             return Ok(());
         };
         let psn = self.first.add(off);
-        let before = (
-            self.agent.expected().unwrap_or(self.first),
-            self.agent.bitmap().map(|b| b.reach()),
-            pool.free_blocks(),
-            self.agent.blocks(),
-        );
-        let (expected, reach, free, blocks) = before;
-        let pkt = DataPacket {
-            psn,
-            head: self.first,
-            last: off + 1 == self.packets,
+        let expected = self.rx.receiver().expected_psn();
+        let reach = self.rx.bitmap().expect("Eunomia has a bitmap").reach();
+        let (free, blocks) = (pool.free_blocks(), self.blocks());
+        let pkt = data(psn.value(), MTU as u16, off == 0, off + 1 == self.packets);
+        self.rx.handle_packet(Time::ZERO, &pkt, Some(pool));
+        let replies: Vec<Reply> = std::iter::from_fn(|| self.rx.poll_transmit(Time::ZERO))
+            .map(|p| reply(&p))
+            .collect();
+        let [answer] = replies[..] else {
+            return Err(TestCaseError::fail(format!(
+                "{psn}: one reply per packet, not {replies:?}"
+            )));
         };
-        self.agent.handle_packet(Time::ZERO, pkt, pool);
-        let ack = self.agent.poll_transmit(Time::ZERO);
-        prop_assert!(
-            self.agent.poll_transmit(Time::ZERO).is_none(),
-            "one reply per packet"
-        );
         let ahead = psn.since(expected);
-        match ack {
-            Some(Acknowledgment::Ack { .. }) => {
+        let cumulative = match answer {
+            Reply::Ack(c) => {
                 prop_assert!(psn <= expected, "ACK for {psn} ahead of {expected}");
                 self.arrived[off as usize] = true;
+                c
             }
-            Some(Acknowledgment::Sack { sacked, .. }) => {
-                prop_assert_eq!(sacked, psn);
+            Reply::Sack(c, sacked) => {
+                prop_assert_eq!(sacked, psn.value());
                 prop_assert!(psn > expected, "SACK for {psn}, not ahead of {expected}");
                 self.arrived[off as usize] = true;
+                c
             }
-            Some(Acknowledgment::Nack { dropped, .. }) => {
-                prop_assert_eq!(dropped, psn);
+            Reply::DropNack(c, dropped) => {
+                prop_assert_eq!(dropped, psn.value());
                 prop_assert!(psn > expected);
-                let reach = reach.unwrap_or(expected.add(cfg.cap_bits - 1));
                 let room = free >= cap_blocks - blocks;
                 prop_assert!(
                     psn > reach || !room,
@@ -129,43 +147,46 @@ impl Conn {
                     ahead >= cfg.block_bits || !room,
                     "NACK for {psn}, only {ahead} ahead of {expected}"
                 );
-                prop_assert_eq!(self.agent.blocks(), blocks, "a refused packet kept blocks");
+                prop_assert_eq!(self.blocks(), blocks, "a refused packet kept blocks");
                 // The sender's recovery resends it later, behind at least a window of arrivals.
                 let len = self.in_flight.len();
                 let at = rng.random_range(len.min(window as usize)..=len);
                 self.in_flight.insert(at, off);
+                c
             }
-            None => prop_assert!(false, "no reply to {psn}"),
-        }
-        let got = ack.map(|a| a.expected()).unwrap_or(expected);
-        prop_assert!(got >= expected, "the cumulative ACK went back");
-        self.acked = got.since(self.first);
-        while let Some(d) = self.agent.poll_completion() {
-            prop_assert!(!self.completed, "report after completion");
-            match d {
-                Delivery::InOrder { packets, next } => {
-                    prop_assert!(packets > 0);
-                    self.delivered += packets;
-                    prop_assert_eq!(next, self.first.add(self.delivered));
-                    prop_assert!(self.delivered <= self.packets);
-                    for i in 0..self.delivered {
-                        prop_assert!(self.arrived[i as usize], "{i} reported before it arrived");
-                    }
-                }
-                Delivery::Complete { packets } => {
-                    prop_assert_eq!(packets, self.packets);
-                    prop_assert_eq!(
-                        self.delivered,
-                        self.packets,
-                        "completed before all in order"
-                    );
-                    self.completed = true;
-                }
+            Reply::Nack(..) => {
+                return Err(TestCaseError::fail(format!(
+                    "the transport NACKed {psn} under the layer"
+                )))
             }
+        };
+        let cumulative = Psn::new(cumulative);
+        prop_assert!(cumulative >= expected, "the cumulative ACK went back");
+        let now = self.rx.receiver().expected_psn();
+        prop_assert_eq!(
+            cumulative,
+            now,
+            "the reply carries the transport's expected PSN"
+        );
+        self.acked = cumulative.since(self.first);
+        self.delivered = now.since(self.first);
+        prop_assert!(self.delivered <= self.packets);
+        for i in 0..self.delivered {
+            prop_assert!(self.arrived[i as usize], "{i} given before it arrived");
         }
-        prop_assert!(self.agent.blocks() <= cap_blocks);
+        while let Some(c) = self.rx.poll_completion() {
+            prop_assert!(!self.completed, "completed twice");
+            prop_assert_eq!(c.bytes, u64::from(self.packets) * u64::from(MTU));
+            prop_assert_eq!(
+                self.delivered,
+                self.packets,
+                "completed before all in order"
+            );
+            self.completed = true;
+        }
+        prop_assert!(self.blocks() <= cap_blocks);
         if self.completed {
-            prop_assert_eq!(self.agent.blocks(), 0, "memory not freed at completion");
+            prop_assert_eq!(self.blocks(), 0, "memory not freed at completion");
         }
         Ok(())
     }
@@ -201,23 +222,24 @@ proptest! {
         packets in 1u32..600,
         window_per_cap in 1u32..=200,
         dup_permille in prop_oneof![Just(0u32), 0u32..300],
+        irn in any::<bool>(),
         seed in any::<u64>(),
     ) {
         // Windows from a hundredth of the cap to twice it.
         let window = (cfg.cap_bits * window_per_cap / 100).max(1);
         let mut rng = StdRng::seed_from_u64(seed);
         let mut pool = MemoryController::new(cfg).expect("valid configuration");
-        let mut c = Conn::new(Psn::new(first), packets, window, dup_permille, &mut rng);
+        let mut c = Conn::new((Psn::new(first), packets, irn), &cfg, window, dup_permille, &mut rng);
         let mut steps = 0u64;
         while !c.done() {
             c.step(&mut pool, window, &mut rng)?;
-            prop_assert_eq!(pool.blocks_in_use(), c.agent.blocks());
+            prop_assert_eq!(pool.blocks_in_use(), c.blocks());
             steps += 1;
             prop_assert!(steps < 100 * u64::from(packets) + 1000, "no progress");
         }
-        prop_assert!(c.completed && c.agent.is_complete());
+        prop_assert!(c.completed);
         prop_assert_eq!(c.acked, packets);
-        prop_assert_eq!(c.agent.stats().no_memory, 0);
+        prop_assert_eq!(pool.stats().exhausted, 0);
         prop_assert_eq!(pool.blocks_in_use(), 0);
         prop_assert_eq!(pool.bytes_in_use(), 0);
         prop_assert_eq!(pool.stats().states_in_use, 0);
@@ -230,7 +252,7 @@ proptest! {
         block_bits in prop::sample::select(vec![8u32, 16]),
         cap_blocks in 1u32..=8,
         pool_blocks in 1u32..=24,
-        sizes in prop::collection::vec((first_psn(), 1u32..200), 2..=8),
+        sizes in prop::collection::vec((first_psn(), 1u32..200, any::<bool>()), 2..=8),
         window in 1u32..=160,
         dup_permille in 0u32..200,
         seed in any::<u64>(),
@@ -240,9 +262,9 @@ proptest! {
         let mut pool = MemoryController::new(cfg).expect("valid configuration");
         let mut conns: Vec<Conn> = sizes
             .iter()
-            .map(|&(first, n)| Conn::new(Psn::new(first), n, window, dup_permille, &mut rng))
+            .map(|&(first, n, irn)| Conn::new((Psn::new(first), n, irn), &cfg, window, dup_permille, &mut rng))
             .collect();
-        let total: u64 = sizes.iter().map(|&(_, n)| u64::from(n)).sum();
+        let total: u64 = sizes.iter().map(|&(_, n, _)| u64::from(n)).sum();
         let mut steps = 0u64;
         loop {
             let busy: Vec<usize> = (0..conns.len()).filter(|&i| !conns[i].done()).collect();
@@ -251,7 +273,7 @@ proptest! {
             }
             let i = busy[rng.random_range(0..busy.len())];
             conns[i].step(&mut pool, window, &mut rng)?;
-            let held: u32 = conns.iter().map(|c| c.agent.blocks()).sum();
+            let held: u32 = conns.iter().map(Conn::blocks).sum();
             prop_assert_eq!(pool.blocks_in_use(), held);
             prop_assert!(held <= pool_blocks);
             steps += 1;

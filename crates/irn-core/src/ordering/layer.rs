@@ -11,6 +11,20 @@
 //! loss recovery. The transport itself sees only in-order packets (and old duplicates, which
 //! it re-ACKs), so reordering alone never makes it NACK or rewind.
 //!
+//! What Eunomia's receiver-side agent does (§3.5), and where it happens here:
+//! - **answers**: every reply carries the cumulative acknowledgement (the first PSN not yet in
+//!   order) in its PSN field; a SACK also names the packet held, a NACK the packet dropped. An
+//!   in-order arrival, or a run the gap's filling releases, gets the transport's own ACK; an old
+//!   duplicate is re-ACKed by the transport, a duplicate of a held packet SACKed again.
+//! - **completion at Last Seq**: the transport completes a message when its last packet reaches
+//!   it, which under the layer is only once every packet before it is in order, so the
+//!   completion notification is held exactly as long as §3.5.2 asks, with no state of its own.
+//! - **garbage collection** (§3.5.3): once a message's last packet is handed over in order and
+//!   nothing is held beyond it, Eunomia's bitmap gives every block and its state record back to
+//!   the pool. *Choice:* the paper's connection carries one message; a transport connection here
+//!   may carry several back to back, so Last Seq is each message's last packet, and the memory
+//!   stays while packets of the next message are already held.
+//!
 //! Simulation stand-in: the tracked packets themselves are kept here ([`OrderedReceiver`]'s
 //! held run) so they can be replayed to the transport, where a NIC has already placed their
 //! data; only the bitmap and its state are NIC memory ([`OrderedReceiver::footprint_bytes`]).
@@ -58,13 +72,19 @@ pub enum OrderingMode {
 }
 
 impl OrderingMode {
-    /// Bytes Eunomia's 33 bits of per-packet metadata (§3.2.1: the connection's first PSN and a
-    /// last-packet bit) add to every data packet, rounded up to whole bytes; none without a
-    /// layer.
+    /// Bits Eunomia appends to every data packet (§3.2.1): the connection's first PSN (*Head*,
+    /// 32 bits in the paper) and a bit marking its last packet. A [`Packet`] does not carry them
+    /// as fields: the layer takes Head from the transport receiver it is built under (both start
+    /// at the connection's first PSN), and the last bit is the data packet's `last` flag, which
+    /// RDMA's BTH already has. They still cost wire bytes ([`metadata_bytes`](Self::metadata_bytes)).
+    pub const METADATA_BITS: u32 = 33;
+
+    /// Bytes the per-packet metadata ([`METADATA_BITS`](Self::METADATA_BITS)) adds to every
+    /// data packet, rounded up to whole bytes; none without a layer.
     pub fn metadata_bytes(self) -> u32 {
         match self {
             OrderingMode::None => 0,
-            _ => super::DataPacket::METADATA_BITS.div_ceil(8),
+            _ => Self::METADATA_BITS.div_ceil(8),
         }
     }
 }
@@ -234,6 +254,12 @@ impl OrderingLayer {
         self.released
     }
 
+    /// Eunomia's bitmap (its Table 1 state: Head, Tail, blocks, reach); `None` under any other
+    /// layer.
+    pub fn bitmap(&self) -> Option<&HdBitmap> {
+        self.bitmap.as_ref()
+    }
+
     /// A packet arrived from the wire for `receiver`. `pool` is the NIC's ordering memory
     /// (Eunomia only).
     pub fn handle_packet(
@@ -312,15 +338,16 @@ impl OrderingLayer {
 
     /// The expected packet arrived: the transport gets it and the run held behind it, in order.
     /// Only the last of the ACKs it answers with is sent (one ACK per arrival, as Eunomia's
-    /// receiver); its CNPs all go.
+    /// receiver); its CNPs all go. If the run passed a message's last packet and nothing is held
+    /// beyond it, Eunomia's bitmap is garbage-collected (§3.5.3).
     fn deliver_run(
         &mut self,
         now: Time,
         pkt: &Packet,
         receiver: &mut Receiver,
-        pool: Option<&mut MemoryController>,
+        mut pool: Option<&mut MemoryController>,
     ) {
-        if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
+        if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool.as_deref_mut()) {
             let placed = bitmap.insert(pkt.psn, pool);
             debug_assert!(
                 matches!(placed, Ok(Placement::InOrder { .. })),
@@ -328,6 +355,7 @@ impl OrderingLayer {
             );
         }
         receiver.handle_packet(now, pkt);
+        let mut last_seq_passed = is_last(pkt);
         let mut last_ack = None;
         loop {
             while let Some(reply) = receiver.poll_transmit(now) {
@@ -339,6 +367,7 @@ impl OrderingLayer {
             match self.held.pop_front() {
                 Some(Some(next)) => {
                     self.held_count -= 1;
+                    last_seq_passed |= is_last(&next);
                     receiver.handle_packet(now, &next);
                 }
                 // The slot of the packet now expected, still missing.
@@ -348,6 +377,13 @@ impl OrderingLayer {
         if let Some(ack) = last_ack {
             self.control.push(ack);
         }
+        // Garbage collection at Last Seq (§3.5.3): the bitmap's blocks go back to the pool;
+        // the connection itself (a static bitmap, its state) lives until the driver releases it.
+        if last_seq_passed && self.held_count == 0 {
+            if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
+                bitmap.release(pool);
+            }
+        }
     }
 
     /// The next packet to send back: the layer's SACKs and NACKs and the transport's ACKs and
@@ -356,8 +392,9 @@ impl OrderingLayer {
         self.control.pop().or_else(|| receiver.poll_transmit(now))
     }
 
-    /// Returns the connection's ordering memory to the NIC's pool (when its message is complete:
-    /// garbage collection, §3.5.3).
+    /// The connection ends: its ordering memory goes back to the NIC's pool and what it held is
+    /// forgotten (Eunomia's blocks were already freed at Last Seq unless the connection is torn
+    /// down before its last packet is in order); it counts no memory from now on.
     pub fn release(&mut self, pool: Option<&mut MemoryController>) {
         if let (Some(bitmap), Some(pool)) = (&mut self.bitmap, pool) {
             bitmap.release(pool);
@@ -366,6 +403,11 @@ impl OrderingLayer {
         self.held_count = 0;
         self.released = true;
     }
+}
+
+/// Whether `pkt` is a message's last data packet (Eunomia's last bit).
+fn is_last(pkt: &Packet) -> bool {
+    matches!(pkt.kind, PacketKind::Data { last: true, .. })
 }
 
 /// A transport receiver with an ordering layer under it: the same inputs and outputs as
@@ -414,6 +456,11 @@ impl OrderedReceiver {
     /// See [`OrderingLayer::bitmap_bytes`].
     pub fn bitmap_bytes(&self) -> u32 {
         self.layer.bitmap_bytes()
+    }
+
+    /// See [`OrderingLayer::bitmap`].
+    pub fn bitmap(&self) -> Option<&HdBitmap> {
+        self.layer.bitmap()
     }
 
     /// A packet arrived from the wire. `pool` is the NIC's ordering memory (Eunomia only).

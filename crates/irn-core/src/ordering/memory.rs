@@ -23,7 +23,7 @@
 //! blocks each), but §3.4 only requires that they exist once per reordering connection, and
 //! keeping the pool for bitmaps makes `pool_blocks` mean exactly "bitmap memory". The four-byte
 //! DBA pointer every connection carries in its own context is not the controller's memory;
-//! [`ReceiverAgent::footprint_bytes`](super::ReceiverAgent::footprint_bytes) adds it per
+//! [`OrderingLayer::footprint_bytes`](super::OrderingLayer::footprint_bytes) adds it per
 //! connection.
 
 use super::config::{OrderingConfig, OrderingConfigError};
