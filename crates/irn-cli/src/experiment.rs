@@ -40,6 +40,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("eunomia", "eunomia/fig04.toml"),
     shipped!("eunomia", "eunomia/fig10.toml"),
     shipped!("eunomia", "eunomia/fig11.toml"),
+    shipped!("eunomia", "eunomia/fig19.toml"),
 ];
 
 /// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
@@ -244,6 +245,24 @@ mod tests {
             assert!(!e.checks.is_empty(), "{}", e.id);
             assert!(ids.insert(e.id.clone()), "duplicate id {}", e.id);
             assert!(PAPERS.contains(&e.paper_key), "{}", e.id);
+        }
+    }
+
+    /// A figure's scenario added to `scenarios/paper/` but not to [`SHIPPED`] would never run.
+    #[test]
+    fn every_papers_scenario_is_shipped() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for dir in ["scenarios/paper", "scenarios/paper/eunomia"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "toml") {
+                    let file = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+                    assert!(
+                        SHIPPED.iter().any(|(_, f, _)| *f == file),
+                        "{file} is not in SHIPPED"
+                    );
+                }
+            }
         }
     }
 }

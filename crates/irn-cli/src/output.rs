@@ -418,19 +418,19 @@ impl Staging {
     /// Writes `comparison.csv`: one row per variant, the `summary.json` metrics as columns.
     pub fn write_comparison(&self, runs: &[Finished]) -> Result<()> {
         let mut w = csv::Writer::from_path(self.tmp.join("comparison.csv"))?;
-        for (i, r) in runs.iter().enumerate() {
-            let serde_json::Value::Object(mut metrics) = serde_json::to_value(&r.result.summary)?
-            else {
-                unreachable!("a struct serializes to an object")
-            };
-            // A CSV cell holds a number: lists (`fct_by_size`) stay in `summary.json`.
-            metrics.retain(|_, v| !v.is_array());
-            if i == 0 {
-                w.write_record(
-                    std::iter::once("variant").chain(metrics.keys().map(String::as_str)),
-                )?;
-            }
-            let values = metrics.values().map(|v| v.to_string());
+        let metrics = runs
+            .iter()
+            .map(|r| match serde_json::to_value(&r.result.summary)? {
+                serde_json::Value::Object(metrics) => Ok(metrics),
+                _ => unreachable!("a struct serializes to an object"),
+            })
+            .collect::<Result<Vec<_>, serde_json::Error>>()?;
+        let columns = metric_columns(&metrics);
+        if !runs.is_empty() {
+            w.write_record(std::iter::once("variant").chain(columns.iter().copied()))?;
+        }
+        for (r, metrics) in runs.iter().zip(&metrics) {
+            let values = metric_cells(metrics, &columns);
             w.write_record(std::iter::once(r.name.to_string()).chain(values))?;
         }
         w.flush()?;
@@ -480,6 +480,34 @@ pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
     let text = fs::read_to_string(dir.join("summary.json")).ok()?;
     let file: SummaryFile = serde_json::from_str(&text).ok()?;
     (file.resolved_scenario == serde_json::to_value(resolved).ok()?).then_some(file.metrics)
+}
+
+/// The metric columns of `comparison.csv` and `sweep.csv`: every key of any run's metrics, in
+/// the order they first appear. Some keys exist only in some runs (an ordering layer's memory,
+/// a verbs workload's data errors), and runs of one comparison may differ in them. Lists
+/// (`fct_by_size`) stay in `summary.json`: a CSV cell holds a number.
+pub fn metric_columns<'a>(
+    runs: impl IntoIterator<Item = &'a serde_json::Map<String, serde_json::Value>>,
+) -> Vec<&'a str> {
+    let mut columns: Vec<&str> = Vec::new();
+    for metrics in runs {
+        for (key, value) in metrics {
+            if !value.is_array() && !columns.contains(&key.as_str()) {
+                columns.push(key);
+            }
+        }
+    }
+    columns
+}
+
+/// One run's cells under `columns`: empty where the run lacks the metric.
+pub fn metric_cells<'a>(
+    metrics: &'a serde_json::Map<String, serde_json::Value>,
+    columns: &'a [&str],
+) -> impl Iterator<Item = String> + 'a {
+    columns
+        .iter()
+        .map(|&c| metrics.get(c).map_or_else(String::new, |v| v.to_string()))
 }
 
 /// Folder names from variant names: keep letters, digits, `-`, `_`, `+` and `.`.

@@ -35,8 +35,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::output::{
-    claim_folder, finished_run, folder_name, guard_folder, write_file_atomic, Finished, Marker,
-    Performance, Staging, Use, Writer, MARKER,
+    claim_folder, finished_run, folder_name, guard_folder, metric_cells, metric_columns,
+    write_file_atomic, Finished, Marker, Performance, Staging, Use, Writer, MARKER,
 };
 
 #[derive(clap::Args, Debug)]
@@ -386,17 +386,16 @@ type Rows = BTreeMap<(String, String), (PathBuf, RunRecord)>;
 /// Writes `<out>/sweep.csv`: one row per run with its point, variant and metrics.
 fn write_sweep_csv(rows: &Rows, out: &Path) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    for (i, ((point, variant), (_, run))) in rows.iter().enumerate() {
-        // A CSV cell holds a number: lists (`fct_by_size`) stay in `summary.json`.
-        let metrics = || run.metrics.iter().filter(|(_, v)| !v.is_array());
-        if i == 0 {
-            w.write_record(
-                ["point", "variant"]
-                    .into_iter()
-                    .chain(metrics().map(|(k, _)| k.as_str())),
-            )?;
-        }
-        let values = metrics().map(|(_, v)| v.to_string());
+    let columns = metric_columns(rows.values().map(|(_, run)| &run.metrics));
+    if !rows.is_empty() {
+        w.write_record(
+            ["point", "variant"]
+                .into_iter()
+                .chain(columns.iter().copied()),
+        )?;
+    }
+    for ((point, variant), (_, run)) in rows {
+        let values = metric_cells(&run.metrics, &columns);
         w.write_record([point.clone(), variant.clone()].into_iter().chain(values))?;
     }
     let bytes = w.into_inner().context("cannot write sweep.csv")?;

@@ -640,3 +640,46 @@ fn an_incast_table_shows_the_rct_and_unfinished_flows_with_censored_rows() {
     assert!(summary["metrics"]["rct_us"].is_null(), "{summary:#}");
     assert!(summary["metrics"]["censored_rct_us"].as_f64().is_some());
 }
+
+/// Variants with and without an ordering layer in one comparison: the layer's sampled memory
+/// is a column of `comparison.csv` (empty for the variant without one; its run's files keep
+/// no trace of it) and each of its flows has its peak in `flows.csv`.
+#[test]
+fn a_comparison_with_and_without_an_ordering_layer_has_one_row_each() {
+    let dir = scratch("ordering-memory");
+    let scenario = SMALL
+        .replace("duration = \"300us\"", "duration = \"200us\"")
+        .replace("name = \"RoCE+PFC\"", "name = \"Eunomia\"")
+        .replace(
+            "set = { \"transport.kind\" = \"roce\", \"switch.pfc\" = true }",
+            "set = { \"load_balancing.kind\" = \"spray\", \"ordering.kind\" = \"eunomia\", \
+             \"ordering.sample_interval\" = \"50us\" }",
+        );
+    std::fs::write(dir.join("small.toml"), scenario).unwrap();
+    ok(&irn(&["run", "small.toml", "--out", "a", "-j", "2"], &dir));
+    let comparison = std::fs::read_to_string(dir.join("a/comparison.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = comparison.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3, "{comparison}");
+    let column = |name: &str| rows[0].iter().position(|&c| c == name).expect(name);
+    for key in [
+        "ordering_memory_samples",
+        "ordering_avg_nic_bytes",
+        "ordering_peak_nic_bytes",
+        "ordering_avg_connection_bytes",
+    ] {
+        let c = column(key);
+        assert_eq!(rows[1][c], "", "{key}: no layer, no value");
+        assert!(
+            rows[2][c].parse::<f64>().unwrap() > 0.0,
+            "{key}: {comparison}"
+        );
+    }
+    // At 50, 100 and 150 us: the last flow arrives before 200 us.
+    assert_eq!(rows[2][column("ordering_memory_samples")], "3");
+    let header = |variant: &str| {
+        let flows = std::fs::read_to_string(dir.join("a").join(variant).join("flows.csv"));
+        flows.unwrap().lines().next().unwrap().to_string()
+    };
+    assert!(header("IRN").ends_with(",nacks"));
+    assert!(header("Eunomia").ends_with(",nacks,ordering_peak_bytes"));
+}

@@ -9,7 +9,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use common::*;
-use irn_core::ordering::{MemoryController, OrderedReceiver, OrderingConfig, OrderingMode};
+use irn_core::ordering::{
+    MemoryController, OrderedReceiver, OrderingConfig, OrderingMode, WriteLast,
+};
 use irn_core::transport::TransportConfig;
 use irn_core::{Duration, Packet, PacketKind, Sender, Time};
 use proptest::prelude::*;
@@ -29,6 +31,8 @@ struct Outcome {
     sacks: u64,
     dropped: u64,
     pool_blocks_in_use: u32,
+    /// Last packets sent while the cumulative ACK was still behind them.
+    last_sent_early: u64,
 }
 
 /// Sends `messages` from a sender to a receiver under `mode`: each data packet is delayed by up
@@ -56,12 +60,18 @@ fn exchange(
     let mut next_tx = Time::ZERO;
     let mut receiver_completions = Vec::new();
     let mut sender_completions = 0;
+    let mut last_sent_early = 0;
     let limit = Time::ZERO + Duration::from_ms(200);
     while sender_completions < messages.len() && now < limit {
         // Send while the link is free.
         if now >= next_tx {
             if let Some(p) = tx.poll_transmit(now) {
                 next_tx = now + SERIALIZATION;
+                if matches!(p.kind, PacketKind::Data { last: true, .. })
+                    && tx.cumulative_ack() != p.psn
+                {
+                    last_sent_early += 1;
+                }
                 let lost = now < heal_at && rng.random_range(0..1000) < drop_permille;
                 if !lost {
                     let extra = Duration::from_ps(rng.random_range(0..=jitter.as_ps()));
@@ -116,6 +126,7 @@ fn exchange(
         sacks: layer.sacks_sent,
         dropped: layer.dropped,
         pool_blocks_in_use: pool.blocks_in_use(),
+        last_sent_early,
     }
 }
 
@@ -249,6 +260,102 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Eunomia's WRITE rule under reordering and loss: no message's last packet ever leaves
+    /// before the cumulative ACK reaches it, and every message still completes once, in order.
+    #[test]
+    fn a_held_last_packet_never_leaves_early_and_every_write_completes(
+        roce in any::<bool>(),
+        mode in prop_oneof![
+            Just(OrderingMode::Ideal),
+            (1u32..64).prop_map(|bits| OrderingMode::Static { bits }),
+            Just(OrderingMode::Eunomia),
+        ],
+        messages in prop::collection::vec(1u64..60_000, 1..5),
+        jitter_us in 0u64..8,
+        drop_permille in 0u32..30,
+        seed in any::<u64>(),
+    ) {
+        let cfg = if roce { TransportConfig::roce(false) } else { TransportConfig::irn() };
+        let cfg = TransportConfig { hold_last_packet: true, ..cfg };
+        let heal = Time::ZERO + Duration::from_us(200);
+        let o = exchange(cfg, mode, OrderingConfig::default(), &messages, (Duration::from_us(jitter_us), drop_permille, heal), seed);
+        prop_assert_eq!(o.last_sent_early, 0);
+        prop_assert_eq!(&o.receiver_completions, &in_posting_order(&messages), "{:?}", o);
+        prop_assert_eq!(o.sender_completions, messages.len());
+        prop_assert_eq!(o.pool_blocks_in_use, 0);
+    }
+}
+
+#[test]
+fn without_the_hold_a_last_packet_leaves_ahead_of_its_acknowledgement() {
+    // The exchange's check itself: with no hold, a multi-packet message's last packet leaves
+    // with the rest.
+    let o = exchange(
+        TransportConfig::irn(),
+        OrderingMode::Eunomia,
+        OrderingConfig::default(),
+        &[10_000, 20_000],
+        (JITTER, 0, Time::ZERO),
+        3,
+    );
+    assert_eq!(o.last_sent_early, 2, "{o:?}");
+}
+
+/// Feeds `psns` (of a 3-packet message 0, 1, 2) to a receiver under `mode` and `write_last`;
+/// returns the placement delay taken at its completion and the staged count.
+fn staged(mode: OrderingMode, write_last: WriteLast, psns: [u32; 3]) -> (Duration, u64) {
+    let cfg = TransportConfig::irn();
+    let ordering = OrderingConfig::default();
+    let mut pool = MemoryController::new(ordering).unwrap();
+    let mut rx =
+        OrderedReceiver::new(receiver(cfg, 0), mode, &ordering).with_write_last(write_last);
+    let now = us(1);
+    for psn in psns {
+        rx.handle_packet(now, &data(psn, 1024, psn == 0, psn == 2), Some(&mut pool));
+    }
+    assert_eq!(completions(&mut rx), vec![(0, 3 * 1024)]);
+    let delay = rx.take_placement_delay();
+    assert_eq!(rx.take_placement_delay(), Duration::ZERO, "taken once");
+    (delay, rx.layer_stats().staged_last)
+}
+
+fn completions(rx: &mut OrderedReceiver) -> Vec<(u64, u64)> {
+    std::iter::from_fn(|| rx.poll_completion())
+        .map(|c| (c.msg.0, c.bytes))
+        .collect()
+}
+
+#[test]
+fn a_last_packet_that_arrives_out_of_order_is_staged_and_placed_late() {
+    let d = Duration::from_us(2);
+    let receiver = WriteLast::Receiver { placement_delay: d };
+    for mode in [
+        OrderingMode::Ideal,
+        OrderingMode::Static { bits: 8 },
+        OrderingMode::Eunomia,
+    ] {
+        let cases = [
+            // (write_last, arrival order, delay at completion, staged)
+            (receiver, [0, 2, 1], d, 1),
+            (receiver, [2, 0, 1], d, 1),
+            (receiver, [1, 0, 2], Duration::ZERO, 0), // the last packet came in order
+            (receiver, [0, 1, 2], Duration::ZERO, 0),
+            (WriteLast::Off, [0, 2, 1], Duration::ZERO, 0),
+            (WriteLast::Sender, [0, 2, 1], Duration::ZERO, 0),
+        ];
+        for (write_last, psns, delay, count) in cases {
+            assert_eq!(
+                staged(mode, write_last, psns),
+                (delay, count),
+                "{mode:?} {write_last:?} {psns:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn sacks_and_drop_nacks_are_control_frames() {
     let echo = irn_core::packet::Echo::default();
@@ -271,5 +378,52 @@ fn sacks_and_drop_nacks_are_control_frames() {
         let mut buf = [0u8; 64];
         let n = p.emit(&mut buf).unwrap();
         assert_eq!(Packet::parse(&buf[..n]).unwrap(), p);
+    }
+}
+
+/// What a connection's ordering memory counts, by hand (the layer's module doc): 24 packets of
+/// one message, packet 20 first, then the rest in order.
+#[test]
+fn footprint_counts_bitmap_and_state_as_the_paper_does() {
+    let cfg = TransportConfig::irn();
+    let ordering = OrderingConfig::default();
+    let arrivals = std::iter::once(20).chain((0..24).filter(|&p| p != 20));
+    let packet = |p: u32| data(p, MTU as u16, p == 0, p == 23);
+    // (mode, before any packet, with packet 20 held, all delivered, the peak)
+    let cases = [
+        // 16 B of bitmap + 9 B of head, last and head index, whatever arrives.
+        (OrderingMode::Static { bits: 128 }, 25, 25, 25, 25),
+        // 9 B of state; packet 20 held needs 21 bits (3 B); nothing held at the end.
+        (OrderingMode::Ideal, 9, 9 + 3, 9, 9 + 3),
+        // The 4 B DBA; packet 20 opens the 48 B record with a circular block for 0..15 and a
+        // linear one for 16..31 (2 B each); blocks stay until the message is released.
+        (
+            OrderingMode::Eunomia,
+            4,
+            4 + 48 + 2 * 2,
+            4 + 48 + 2 * 2,
+            4 + 48 + 2 * 2,
+        ),
+    ];
+    for (mode, before, held, delivered, peak) in cases {
+        let mut rx = OrderedReceiver::new(receiver(cfg, 0), mode, &ordering);
+        let mut pool = MemoryController::new(ordering).unwrap();
+        let mut seen = vec![rx.footprint_bytes()];
+        for p in arrivals.clone() {
+            rx.handle_packet(Time::ZERO, &packet(p), Some(&mut pool));
+            while rx.poll_transmit(Time::ZERO).is_some() {}
+            if p == 20 || p == 23 {
+                seen.push(rx.footprint_bytes());
+            }
+        }
+        assert!(rx.poll_completion().is_some(), "{mode:?}");
+        assert_eq!(seen, [before, held, delivered], "{mode:?}");
+        assert_eq!(rx.layer_stats().peak_bytes, peak, "{mode:?}");
+        rx.release(Some(&mut pool));
+        assert_eq!(
+            (rx.footprint_bytes(), pool.bytes_in_use()),
+            (0, 0),
+            "{mode:?}"
+        );
     }
 }

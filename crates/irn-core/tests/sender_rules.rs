@@ -584,3 +584,162 @@ fn timeout_backoff_stops_at_the_cap_and_can_be_turned_off() {
 fn at_timeout(steps: &mut Vec<Step>, t: u64) {
     steps.extend([At(t), Timeout, Send(vec![re(0)])]);
 }
+
+/// `cfg` with Eunomia's WRITE rule: each message's last packet waits for the cumulative ACK.
+fn hold(cfg: TransportConfig) -> TransportConfig {
+    TransportConfig {
+        hold_last_packet: true,
+        ..cfg
+    }
+}
+
+#[test]
+fn a_held_last_packet_leaves_right_after_the_cumulative_ack_reaches_it() {
+    for (name, cfg) in [
+        ("IRN", TransportConfig::irn()),
+        ("RoCE", TransportConfig::roce(true)),
+        ("IRN go-back-N", TransportConfig::irn_go_back_n()),
+    ] {
+        run(
+            name,
+            hold(cfg),
+            0,
+            vec![
+                Post(4 * KB),
+                Send(vec![new(0), new(1), new(2)]), // 3 is the last packet: held
+                In(ack(2)),
+                Send(vec![]), // 2 is not acknowledged yet
+                In(ack(3)),
+                Send(vec![new(3)]),
+                In(ack(4)),
+                Done(vec![(0, 4 * KB)]),
+                Timer(None),
+            ],
+        );
+    }
+    run(
+        "without the hold the last packet goes with the rest",
+        TransportConfig::irn(),
+        0,
+        vec![Post(4 * KB), Send((0..4).map(new).collect())],
+    );
+    run(
+        "a one-packet message has nothing before it: it leaves at once",
+        hold(TransportConfig::irn()),
+        0,
+        vec![Post(100), Send(vec![new(0)])],
+    );
+}
+
+#[test]
+fn each_message_holds_its_own_last_packet_and_what_follows_waits() {
+    run(
+        "messages of 2, 1 and 2 packets",
+        hold(TransportConfig::irn()),
+        0,
+        vec![
+            Post(2 * KB),
+            Post(KB),
+            Post(2 * KB),
+            Send(vec![new(0)]),
+            In(ack(1)),
+            Send(vec![new(1)]), // message 1's last packet: 2 waits behind it
+            In(ack(2)),
+            Send(vec![new(2), new(3)]), // message 2's only packet, then message 3's first
+            In(ack(4)),
+            Send(vec![new(4)]),
+            In(ack(5)),
+            Done(vec![(0, 2 * KB), (1, KB), (2, 2 * KB)]),
+        ],
+    );
+    run(
+        "a message posted after the last one left holds its own last packet",
+        hold(TransportConfig::irn()),
+        0,
+        vec![
+            Post(KB),
+            Send(vec![new(0)]),
+            In(ack(1)),
+            Post(2 * KB),
+            Send(vec![new(1)]),
+            In(ack(2)),
+            Send(vec![new(2)]),
+        ],
+    );
+}
+
+#[test]
+fn recovery_resends_before_a_held_last_packet_and_never_it_early() {
+    run(
+        "go-back-N rewinds up to the held packet",
+        hold(TransportConfig::roce(false)),
+        0,
+        vec![
+            Post(5 * KB),
+            Send((0..4).map(new).collect()),
+            In(nack(1, 2)),
+            Send(vec![re(1), re(2), re(3)]), // 4 still waits
+            In(ack(4)),
+            Send(vec![new(4)]),
+        ],
+    );
+    run(
+        "IRN resends the holes, then waits for the cumulative ACK",
+        hold(TransportConfig::irn()),
+        0,
+        vec![
+            Post(5 * KB),
+            Send((0..4).map(new).collect()),
+            In(nack(1, 3)),
+            Recovering(true),
+            Send(vec![re(1), re(2)]), // 3 is SACKed; 4 is held
+            In(ack(4)),
+            Recovering(false),
+            Send(vec![new(4)]),
+        ],
+    );
+    run(
+        "a timeout resends what precedes the held packet",
+        hold(TransportConfig::roce(false)),
+        0,
+        vec![
+            Post(3 * KB),
+            Send(vec![new(0), new(1)]), // both lost
+            Timer(Some(320)),
+            At(320),
+            Timeout,
+            Send(vec![re(0), re(1)]),
+            At(330),
+            In(ack(2)),
+            Send(vec![new(2)]),
+        ],
+    );
+}
+
+#[test]
+fn a_lost_last_packet_is_recovered_by_the_timeout() {
+    for (name, cfg, rto) in [
+        ("RoCE", TransportConfig::roce(false), 320),
+        ("IRN", TransportConfig::irn(), 100),
+    ] {
+        run(
+            name,
+            hold(cfg),
+            0,
+            vec![
+                Post(2 * KB),
+                Send(vec![new(0)]),
+                At(10),
+                In(ack(1)),
+                Send(vec![new(1)]), // lost
+                Timer(Some(10 + rto)),
+                At(10 + rto),
+                Timeout,
+                Send(vec![re(1)]),
+                In(ack(2)),
+                Done(vec![(0, 2 * KB)]),
+                Timer(None),
+            ],
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! A fully resolved simulation: typed, validated, ready to run. Scenario files become this.
 
-use irn_core::ordering::{OrderingConfig, OrderingMode};
+use irn_core::ordering::{OrderingConfig, OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
@@ -42,12 +42,35 @@ pub struct SimConfig {
     pub ordering: Ordering,
 }
 
-/// A NIC's ordering layer (Eunomia): which one, and the sizes of Eunomia's bitmaps and pool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A NIC's ordering layer (Eunomia): which one, the sizes of Eunomia's bitmaps and pool, how
+/// a WRITE's last packet is kept in order, and how often its memory is sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ordering {
     pub mode: OrderingMode,
     /// Eunomia's block, cap and per-NIC pool (read only by [`OrderingMode::Eunomia`]).
     pub config: OrderingConfig,
+    /// Every message flow is a WRITE whose last packet the senders hold or the layers stage
+    /// ([`WriteLast::Off`]: a SEND, the default). Needs a layer (`mode` not `None`).
+    pub write_last: WriteLast,
+    /// How often every NIC's ordering memory is sampled (Eunomia Fig. 17c); unused without a
+    /// layer.
+    pub sample_interval: Duration,
+}
+
+impl Ordering {
+    /// Issue 20: ordering memory "sampled every 1 ms".
+    pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_ms(1);
+}
+
+impl Default for Ordering {
+    fn default() -> Self {
+        Ordering {
+            mode: OrderingMode::None,
+            config: OrderingConfig::default(),
+            write_last: WriteLast::Off,
+            sample_interval: Self::DEFAULT_SAMPLE_INTERVAL,
+        }
+    }
 }
 
 /// The default `fct_size_buckets`: ≤ 10 KB, 10–100 KB, 100 KB–1 MB and over 1 MB. Eunomia

@@ -69,6 +69,8 @@ pub enum Event {
     Timer(FlowId),
     /// The next flow of the workload starts.
     FlowArrival,
+    /// Every NIC's ordering memory is sampled (only with an ordering layer).
+    Sample,
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() <= 8);

@@ -59,6 +59,20 @@ pub struct NetworkCounters {
     /// the blocks still allocated at the end over all NICs; `None` without an Eunomia layer.
     pub ordering_peak_bytes: Option<u64>,
     pub ordering_blocks_at_end: Option<u64>,
+    /// Every NIC's ordering memory, sampled; `None` without an ordering layer.
+    pub ordering_memory: Option<SampledMemory>,
+}
+
+/// Every NIC's ordering memory over a run's samples (see `Summary::ordering_avg_nic_bytes`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SampledMemory {
+    pub samples: u64,
+    /// Over every sample and every NIC, the mean and the largest of the NIC's bytes; `None`
+    /// without samples.
+    pub avg_nic_bytes: Option<f64>,
+    pub peak_nic_bytes: Option<u64>,
+    /// Over every sample and every running connection, its mean bytes; `None` without any.
+    pub avg_connection_bytes: Option<f64>,
 }
 
 /// One flow's outcome.
@@ -90,6 +104,8 @@ pub struct FlowRecord {
     pub recoveries: u64,
     /// NACKs the receiver sent.
     pub nacks: u64,
+    /// The most bytes of ordering memory its connection held; `None` without a layer.
+    pub ordering_peak_bytes: Option<u32>,
 }
 
 /// A row of `flows.csv`. Times are in microseconds (floats, exact to the picosecond).
@@ -131,6 +147,11 @@ pub struct FlowRow {
     pub recoveries: u64,
     /// NACKs its receiver sent.
     pub nacks: u64,
+    /// With an ordering layer only (the column is absent otherwise, so runs without one keep
+    /// their files): the most bytes of ordering memory its connection held at its receiver's
+    /// NIC, exact rather than sampled (a flow is usually shorter than a sample interval).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ordering_peak_bytes: Option<u64>,
 }
 
 /// `summary.json`'s metrics. Field names carry their unit last.
@@ -246,6 +267,23 @@ pub struct Summary {
     /// off unfinished (a finished message gives its blocks back); `null` without Eunomia.
     #[serde(default)]
     pub ordering_blocks_at_end: Option<u64>,
+    // The sampled ordering memory is left out without a layer (rather than `null`), so runs
+    // without one keep their files byte for byte.
+    /// With an ordering layer: samples of every NIC's ordering memory taken (every `[ordering]
+    /// sample_interval` from the end of the warm-up to the last arrival).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_memory_samples: Option<u64>,
+    /// Mean over the samples and over every NIC of the bytes of ordering state the NIC held
+    /// (its running connections' bitmaps and state, Eunomia Fig. 17c); absent without samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_avg_nic_bytes: Option<f64>,
+    /// The most of those bytes one NIC held at one sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_peak_nic_bytes: Option<u64>,
+    /// Mean over the samples and the running connections of one connection's bytes; absent
+    /// when no sample saw a running connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_avg_connection_bytes: Option<f64>,
 }
 
 /// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
@@ -524,6 +562,7 @@ impl RunResult {
                     max_reorder_distance: r.max_reorder_distance,
                     recoveries: r.recoveries,
                     nacks: r.nacks,
+                    ordering_peak_bytes: r.ordering_peak_bytes.map(u64::from),
                 }
             })
             .collect();
@@ -628,6 +667,10 @@ impl RunResult {
             fct_by_size: fct_by_size(&done, &cfg.fct_size_buckets),
             ordering_peak_bytes: c.ordering_peak_bytes,
             ordering_blocks_at_end: c.ordering_blocks_at_end,
+            ordering_memory_samples: c.ordering_memory.map(|m| m.samples),
+            ordering_avg_nic_bytes: c.ordering_memory.and_then(|m| m.avg_nic_bytes),
+            ordering_peak_nic_bytes: c.ordering_memory.and_then(|m| m.peak_nic_bytes),
+            ordering_avg_connection_bytes: c.ordering_memory.and_then(|m| m.avg_connection_bytes),
         };
         RunResult {
             flows: rows,
@@ -663,6 +706,7 @@ mod tests {
             max_reorder_distance: 0,
             recoveries: 0,
             nacks: 0,
+            ordering_peak_bytes: None,
         }
     }
 

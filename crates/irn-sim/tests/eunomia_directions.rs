@@ -37,11 +37,13 @@ fn fine_grained_balancing_needs_an_ordering_layer() {
     // Without ordering, DRILL's reordering makes go-back-N resend (Fig. 1c's "GBN triggers").
     assert_eq!(ecmp.recoveries, 0);
     assert!(drill.recoveries > 1000, "{}", drill.recoveries);
-    assert!(drill.avg_fct_us > 2.0 * ecmp.avg_fct_us, "{drill:?}");
+    // With the ConnectX's DCQCN (ConWeave's values) the gap is smaller than with the paper's
+    // rule (1.5x here on 1 ms, 4.9x with `dcqcn-paper`), but it is there.
+    assert!(drill.avg_fct_us > 1.2 * ecmp.avg_fct_us, "{drill:?}");
     // With Eunomia, both fine-grained balancers beat ECMP on average and tail FCT.
     for lb in [drill_eunomia, spray_eunomia] {
         assert!(
-            lb.avg_fct_us < 0.8 * ecmp.avg_fct_us,
+            lb.avg_fct_us < 0.9 * ecmp.avg_fct_us,
             "{lb:?} against {ecmp:?}"
         );
         assert!(lb.p99_fct_us < ecmp.p99_fct_us, "{lb:?}");

@@ -148,7 +148,7 @@ fn every_balancer_finishes_every_flow_and_repeats_itself() {
 fn with_ordering(mut cfg: SimConfig, mode: OrderingMode) -> SimConfig {
     cfg.ordering = Ordering {
         mode,
-        config: OrderingConfig::default(),
+        ..Ordering::default()
     };
     cfg.extra_header_bytes += mode.metadata_bytes();
     cfg

@@ -20,7 +20,7 @@ pub mod timely;
 use crate::time::{Bandwidth, Duration, Time};
 
 pub use aimd::{Aimd, AimdParams};
-pub use dcqcn::{CnpPacer, Dcqcn, DcqcnParams};
+pub use dcqcn::{AlphaUpdate, CnpPacer, Dcqcn, DcqcnParams, IncreaseStages, Named, RateDecrease};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use timely::{Timely, TimelyParams};
 

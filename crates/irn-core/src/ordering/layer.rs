@@ -14,6 +14,21 @@
 //! Simulation stand-in: the tracked packets themselves are kept here ([`OrderedReceiver`]'s
 //! held run) so they can be replayed to the transport, where a NIC has already placed their
 //! data; only the bitmap and its state are NIC memory ([`OrderedReceiver::footprint_bytes`]).
+//!
+//! # What a connection's ordering memory counts
+//!
+//! The paper's accounting (§5.7 and its memory-utilization experiment, §3.4.2's Table 2), per
+//! connection from its start until its receiver completes the message (then it is given back):
+//!
+//! | kind | bytes |
+//! | --- | --- |
+//! | static bitmap | the bitmap + 9 B of state (head and last PSN, 4 B each; the head's index, 1 B) |
+//! | Eunomia | the 4 B DBA pointer every connection carries, plus, once it faced reordering, its 48 B state record and its blocks |
+//! | ideal | *choice:* the static bitmap that would hold what it holds now — 9 B of state plus a bitmap from the expected packet to the furthest one held (nothing while none is) |
+//!
+//! The ideal layer is unbounded by definition; counting the buffered packets' bytes would
+//! measure data, which every kind places in host memory, so it is counted as the bitmap it
+//! needs at each instant instead, which is what a static bitmap would have to be to match it.
 
 use std::collections::VecDeque;
 
@@ -21,7 +36,7 @@ use super::config::OrderingConfig;
 use super::hd_bitmap::{HdBitmap, Placement};
 use super::memory::MemoryController;
 use crate::packet::{Echo, Ecn, Packet, PacketKind};
-use crate::time::Time;
+use crate::time::{Duration, Time};
 use crate::transport::{Completion, Fifo, Receiver, ReceiverStats};
 
 /// Which ordering layer a NIC runs under its transport.
@@ -54,6 +69,29 @@ impl OrderingMode {
     }
 }
 
+/// How a one-sided WRITE's last packet is kept from reaching the application ahead of the
+/// data before it (Eunomia §3.5.2, appendix A.1).
+///
+/// A WRITE has no completion for the layer to hold back: the remote application reads the data
+/// once the last packet (with its synchronisation flag) is placed, so a layer that places
+/// packets out of order could expose a message before all of it is there. Without a choice
+/// ([`Off`](Self::Off)) every message is treated as a SEND, whose completion the layer already
+/// holds until everything is in order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WriteLast {
+    /// Messages are SENDs: the completion waits for order, at no cost beyond it.
+    #[default]
+    Off,
+    /// Eunomia's rule: the sender holds each message's last packet until the cumulative ACK
+    /// reaches it ([`TransportConfig::hold_last_packet`](crate::TransportConfig)), one round
+    /// trip more per message.
+    Sender,
+    /// Appendix A.1's proposal: a last packet that arrives out of order is kept in host memory
+    /// and placed in the application's once everything before it is in order, which takes
+    /// `placement_delay` more (a PCIe round trip to read it back and write it again).
+    Receiver { placement_delay: Duration },
+}
+
 /// Counters of one connection's ordering layer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LayerStats {
@@ -69,6 +107,12 @@ pub struct LayerStats {
     pub out_of_order: u64,
     /// The most packets by which an arrival was ahead of the expected one.
     pub max_reorder_distance: u64,
+    /// Last packets that arrived out of order and were kept in host memory
+    /// ([`WriteLast::Receiver`]).
+    pub staged_last: u64,
+    /// Most bytes of ordering memory the connection held at once
+    /// ([`OrderingLayer::footprint_bytes`]), exact: taken whenever it grows.
+    pub peak_bytes: u32,
 }
 
 /// The ordering layer of one connection, under the transport [`Receiver`] passed to each call
@@ -83,21 +127,58 @@ pub struct OrderingLayer {
     bitmap: Option<HdBitmap>,
     /// The layer's own answers (SACKs, NACKs), and the transport's ACKs and CNPs it passed on.
     control: Fifo<Packet>,
+    /// [`WriteLast::Receiver`]'s placement delay; `None` under any other choice.
+    staging: Option<Duration>,
+    /// The held last packet is in host memory: the message's completion comes `staging` late.
+    last_staged: bool,
     stats: LayerStats,
+    /// The message is complete and the memory given back ([`release`](Self::release)).
+    released: bool,
 }
 
 impl OrderingLayer {
+    /// Bytes a static bitmap needs besides its bits (Eunomia's memory-utilization experiment:
+    /// "4 bytes each for the head and last packet and 1 byte for the head index").
+    pub const STATIC_STATE_BYTES: u32 = 9;
+
     /// A layer of kind `mode` under `receiver`; `ordering` sizes Eunomia's bitmap.
     pub fn new(mode: OrderingMode, receiver: &Receiver, ordering: &OrderingConfig) -> Self {
         let bitmap = (mode == OrderingMode::Eunomia)
             .then(|| HdBitmap::new(receiver.expected_psn(), ordering));
-        OrderingLayer {
+        let mut layer = OrderingLayer {
             mode,
             held: VecDeque::new(),
             held_count: 0,
             bitmap,
             control: Fifo::new(),
+            staging: None,
+            last_staged: false,
             stats: LayerStats::default(),
+            released: false,
+        };
+        layer.stats.peak_bytes = layer.footprint_bytes();
+        layer
+    }
+
+    /// The same layer, handling a WRITE's last packet as `write_last` says; only
+    /// [`WriteLast::Receiver`] is the layer's business (the sender's hold is the transport's).
+    pub fn with_write_last(mut self, write_last: WriteLast) -> Self {
+        self.staging = match write_last {
+            WriteLast::Receiver { placement_delay } => Some(placement_delay),
+            WriteLast::Off | WriteLast::Sender => None,
+        };
+        self
+    }
+
+    /// How long after the transport's completion the application may read the message: the
+    /// placement delay if its last packet arrived out of order and waited in host memory
+    /// ([`WriteLast::Receiver`]), zero otherwise. Clears the mark, so ask once per completion.
+    /// A connection carries one WRITE at a time here (the simulator's message flows): the mark
+    /// belongs to the message whose completion follows.
+    pub fn take_placement_delay(&mut self) -> Duration {
+        match self.staging {
+            Some(delay) if core::mem::take(&mut self.last_staged) => delay,
+            _ => Duration::ZERO,
         }
     }
 
@@ -105,14 +186,34 @@ impl OrderingLayer {
         &self.stats
     }
 
-    /// Ordering memory this connection holds now: Eunomia's bitmap blocks and state record, a
-    /// static bitmap's bytes; nothing for the ideal layer (unbounded by definition) or none.
+    /// Ordering memory this connection holds now, as the module doc counts it; nothing once
+    /// released, nor without a layer.
     pub fn footprint_bytes(&self) -> u32 {
-        match self.mode {
-            OrderingMode::Static { bits } => bits.div_ceil(8),
-            OrderingMode::Eunomia => self.bitmap.as_ref().map_or(0, HdBitmap::footprint_bytes),
-            OrderingMode::None | OrderingMode::Ideal => 0,
+        if self.released {
+            return 0;
         }
+        match self.mode {
+            OrderingMode::Static { bits } => bits.div_ceil(8) + Self::STATIC_STATE_BYTES,
+            OrderingMode::Eunomia => {
+                OrderingConfig::DBA_BYTES
+                    + self.bitmap.as_ref().map_or(0, HdBitmap::footprint_bytes)
+            }
+            OrderingMode::Ideal => {
+                // `held` ends at the furthest packet held: that many bits past the expected
+                // one's, as a static bitmap of `bits` holds packets less than `bits` ahead.
+                let bits = match self.held.len() {
+                    0 => 0,
+                    furthest => furthest as u32 + 1,
+                };
+                bits.div_ceil(8) + Self::STATIC_STATE_BYTES
+            }
+            OrderingMode::None => 0,
+        }
+    }
+
+    /// The message is complete and the connection's memory given back.
+    pub fn is_released(&self) -> bool {
+        self.released
     }
 
     /// A packet arrived from the wire for `receiver`. `pool` is the NIC's ordering memory
@@ -124,7 +225,7 @@ impl OrderingLayer {
         receiver: &mut Receiver,
         pool: Option<&mut MemoryController>,
     ) {
-        let PacketKind::Data { ecn, ts, .. } = pkt.kind else {
+        let PacketKind::Data { ecn, ts, last, .. } = pkt.kind else {
             return receiver.handle_packet(now, pkt);
         };
         if self.mode == OrderingMode::None {
@@ -153,6 +254,11 @@ impl OrderingLayer {
                 self.held_count += 1;
                 self.stats.held += 1;
                 self.stats.peak_held = self.stats.peak_held.max(self.held_count);
+                if last && self.staging.is_some() {
+                    self.last_staged = true;
+                    self.stats.staged_last += 1;
+                }
+                self.stats.peak_bytes = self.stats.peak_bytes.max(self.footprint_bytes());
             }
             self.stats.sacks_sent += 1;
             PacketKind::Sack {
@@ -240,6 +346,7 @@ impl OrderingLayer {
         }
         self.held.clear();
         self.held_count = 0;
+        self.released = true;
     }
 }
 
@@ -256,6 +363,17 @@ impl OrderedReceiver {
     pub fn new(receiver: Receiver, mode: OrderingMode, ordering: &OrderingConfig) -> Self {
         let layer = OrderingLayer::new(mode, &receiver, ordering);
         OrderedReceiver { receiver, layer }
+    }
+
+    /// See [`OrderingLayer::with_write_last`].
+    pub fn with_write_last(mut self, write_last: WriteLast) -> Self {
+        self.layer = self.layer.with_write_last(write_last);
+        self
+    }
+
+    /// See [`OrderingLayer::take_placement_delay`].
+    pub fn take_placement_delay(&mut self) -> Duration {
+        self.layer.take_placement_delay()
     }
 
     pub fn receiver(&self) -> &Receiver {

@@ -14,7 +14,7 @@
 //! | `hd_bitmap` | [`HdBitmap`]: circular part + linear extension blocks, Head/Tail, growth and absorption | §3.3 |
 //! | `agent` | [`ReceiverAgent`]: ACK/SACK/NACK, in-order delivery, completion at Last Seq, garbage collection | §3.5 |
 //! | `sender` | [`react`]: SACKs never trigger recovery, NACKs do; the WRITE last-packet rule | §3.2, §3.5.2 |
-//! | `layer` | [`OrderingLayer`] and [`OrderedReceiver`]: a transport receiver under an ordering layer ([`OrderingMode`]: none, ideal, static bitmap, Eunomia), SACK/NACK on the wire, in-order replay | §2.1, §3.5, Fig. 17a |
+//! | `layer` | [`OrderingLayer`] and [`OrderedReceiver`]: a transport receiver under an ordering layer ([`OrderingMode`]: none, ideal, static bitmap, Eunomia), SACK/NACK on the wire, in-order replay; [`WriteLast`]: a WRITE's last packet held at the sender or staged in host memory | §2.1, §3.5, Fig. 17a, A.1 |
 //!
 //! Where the paper's per-connection state (Table 1, Fig. 7) lives here:
 //!
@@ -41,6 +41,6 @@ mod sender;
 pub use agent::{Acknowledgment, AgentStats, DataPacket, Delivery, ReceiverAgent};
 pub use config::{OrderingConfig, OrderingConfigError};
 pub use hd_bitmap::{HdBitmap, Placement, Untracked};
-pub use layer::{LayerStats, OrderedReceiver, OrderingLayer, OrderingMode};
+pub use layer::{LayerStats, OrderedReceiver, OrderingLayer, OrderingMode, WriteLast};
 pub use memory::{BlockId, MemoryController, MemoryStats, PoolExhausted};
 pub use sender::{react, write_last_may_leave, Reaction, Recovery};

@@ -103,6 +103,11 @@ pub struct TransportConfig {
     /// IRN §6.3's worst case: a packet detected as lost may be resent only this long after the
     /// detection (the time to fetch it over PCIe again; the paper uses 2 µs). Zero by default.
     pub retransmit_delay: Duration,
+    /// Eunomia's rule for one-sided WRITEs (§3.5.2, appendix A.1): a message's last packet (the
+    /// one whose arrival tells the remote application the data is there) is not sent until the
+    /// cumulative ACK reaches it, so a receiver that places packets out of order never exposes
+    /// it before the data in front of it. Costs a round trip per message; off by default.
+    pub hold_last_packet: bool,
 }
 
 /// IRN §4.1 default values.
@@ -149,6 +154,7 @@ impl TransportConfig {
             cc: CcConfig::None,
             line_rate: Self::DEFAULT_LINE_RATE,
             retransmit_delay: Duration::ZERO,
+            hold_last_packet: false,
         }
     }
 
@@ -164,6 +170,7 @@ impl TransportConfig {
             cc: CcConfig::None,
             line_rate: Self::DEFAULT_LINE_RATE,
             retransmit_delay: Duration::ZERO,
+            hold_last_packet: false,
         }
     }
 
@@ -237,6 +244,9 @@ impl TransportConfig {
                 }
             }
         }
+        if self.hold_last_packet && self.recovery == LossRecovery::Tcp {
+            return Err(ConfigError::HoldLastWithTcp);
+        }
         Ok(())
     }
 
@@ -259,6 +269,8 @@ pub enum ConfigError {
     ZeroRto,
     #[error("rto_high = {high} is shorter than rto_low = {low}")]
     RtoOrder { low: Duration, high: Duration },
+    #[error("hold_last_packet = true: the WRITE last-packet hold belongs to the RDMA sender (go-back-N or selective repeat), not TCP")]
+    HoldLastWithTcp,
 }
 
 #[cfg(test)]
@@ -328,6 +340,13 @@ mod tests {
                     low: Duration::from_us(5),
                     high: Duration::from_us(4),
                 },
+            ),
+            (
+                TransportConfig {
+                    hold_last_packet: true,
+                    ..TransportConfig::tcp()
+                },
+                ConfigError::HoldLastWithTcp,
             ),
         ];
         for (cfg, want) in bad {

@@ -162,6 +162,14 @@ impl Outbox {
         }
     }
 
+    /// The last packet of the first message that ends after packet `n`, if one is posted.
+    /// Once per message, not per packet: [`Sender`](super::Sender) uses it for the WRITE
+    /// last-packet hold.
+    pub(super) fn last_packet_after(&self, n: u64) -> Option<u64> {
+        let i = self.messages.partition_point(|m| m.end() <= n + 1);
+        self.messages.get(i).map(|m| m.end() - 1)
+    }
+
     /// The cumulative acknowledgement reached `una`: every message wholly below it completes.
     #[inline]
     pub(super) fn acknowledge(&mut self, una: u64) {

@@ -46,7 +46,8 @@ pub struct Receiver {
     /// Premature completions (IRN §5.3.3): (packet number, payload bytes) of each last packet
     /// that arrived ahead of `expected`, in packet order, released when `expected` passes them.
     premature: VecDeque<(u64, u32)>,
-    /// DCQCN's notification point: at most one CNP per interval while CE-marked packets arrive.
+    /// DCQCN's notification point: at most one CNP per interval while CE-marked packets (and,
+    /// with `cnp_on_nack`, NACKs) arrive.
     cnp: Option<CnpPacer>,
 }
 
@@ -128,7 +129,7 @@ impl Receiver {
             completions: Fifo::new(),
             premature: VecDeque::new(),
             cnp: match cfg.cc {
-                CcConfig::Dcqcn(p) => Some(CnpPacer::new(p.cnp_interval)),
+                CcConfig::Dcqcn(p) => Some(CnpPacer::for_params(&p)),
                 _ => None,
             },
         }
@@ -156,7 +157,8 @@ impl Receiver {
     /// and is answered with a cumulative ACK. Out of order, go-back-N discards it and NACKs once
     /// per episode; selective repeat keeps it and NACKs it with itself as the SACK. Duplicates
     /// below the expected PSN are re-ACKed. Every reply echoes the packet's timestamp and CE mark;
-    /// with DCQCN, CE-marked packets also trigger CNPs (at most one per interval).
+    /// with DCQCN, CE-marked packets also trigger CNPs (at most one per interval), and with
+    /// `cnp_on_nack` so do NACKs of unmarked packets (the CNP follows the NACK).
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
         let PacketKind::Data {
             payload_len,
@@ -207,7 +209,7 @@ impl Receiver {
                     self.stats.out_of_order += 1;
                     if !*nack_sent {
                         *nack_sent = true;
-                        self.send_nack(pkt.psn);
+                        self.send_nack(now, pkt.psn);
                     }
                     return;
                 }
@@ -244,7 +246,7 @@ impl Receiver {
                             self.premature.insert(at, (n, len));
                         }
                     }
-                    self.send_nack(pkt.psn);
+                    self.send_nack(now, pkt.psn);
                     return;
                 }
                 // The expected packet: it joins up with the run of packets already behind it.
@@ -319,7 +321,7 @@ impl Receiver {
         });
     }
 
-    fn send_nack(&mut self, sack: Psn) {
+    fn send_nack(&mut self, now: Time, sack: Psn) {
         self.stats.nacks_sent += 1;
         self.control.push(Packet {
             dest_qp: self.peer,
@@ -330,5 +332,14 @@ impl Receiver {
                 echo: self.echo,
             },
         });
+        // A marked packet already had its chance at a CNP: one packet paces at most one.
+        if !self.echo.ece && self.cnp.as_mut().is_some_and(|c| c.on_nack(now)) {
+            self.stats.cnps_sent += 1;
+            self.control.push(Packet {
+                dest_qp: self.peer,
+                psn: self.psn(self.expected),
+                kind: PacketKind::Cnp,
+            });
+        }
     }
 }

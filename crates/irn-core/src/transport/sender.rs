@@ -46,6 +46,11 @@ pub struct Sender {
     /// repeat without BDP-FC the bitmap's tracking window; `u64::MAX` (no limit) for go-back-N
     /// without BDP-FC.
     flight_limit: u64,
+    /// With [`TransportConfig::hold_last_packet`]: the last packet of the oldest message whose
+    /// last packet has not been sent; it may not leave before `una` reaches it (Eunomia's WRITE
+    /// rule). `u64::MAX`, which no packet number equals, when the hold is off or nothing is
+    /// held, so the in-sequence path pays one comparison for it.
+    hold_at: u64,
     /// The retransmission timer's deadline, while it runs.
     timer: Option<Time>,
     /// How long the timer runs when armed: RTO_low for [`RtoPolicy::Dual`], the fixed RTO, or
@@ -173,6 +178,7 @@ impl Sender {
             nxt: 0,
             high: 0,
             flight_limit,
+            hold_at: u64::MAX,
             timer: None,
             rto_armed: match cfg.rto {
                 RtoPolicy::Disabled => None,
@@ -246,6 +252,10 @@ impl Sender {
     /// Queues a message of `bytes` bytes after those already posted.
     pub fn post(&mut self, bytes: u64) -> Result<MessageId, PostError> {
         let id = self.outbox.post(bytes, self.una)?;
+        if self.cfg.hold_last_packet && self.hold_at == u64::MAX {
+            // Every earlier last packet has left: this message's is the next to hold.
+            self.hold_at = self.outbox.end() - 1;
+        }
         self.refresh_deadline();
         Ok(id)
     }
@@ -397,7 +407,9 @@ impl Sender {
     ///
     /// In loss recovery, first the cumulative-ACK packet, then every unSACKed packet below the
     /// highest SACK (the look-ahead), and only then new packets. New packets go only while the
-    /// flight limit (BDP-FC) allows. Go-back-N resends everything from its rewind point.
+    /// flight limit (BDP-FC) allows. Go-back-N resends everything from its rewind point. With
+    /// [`TransportConfig::hold_last_packet`], a message's last packet (and what follows it)
+    /// waits until the cumulative ACK reaches it.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.last_now = now;
         let pkt = self.transmit(now);
@@ -546,10 +558,27 @@ impl Sender {
             return None;
         }
         let n = self.nxt;
+        if n == self.hold_at {
+            self.release_last(n)?;
+        }
         self.nxt += 1;
         let retransmission = n < self.high;
         self.high = self.high.max(self.nxt);
         Some((n, retransmission))
+    }
+
+    /// The in-sequence path reached `n`, a message's held last packet (Eunomia §3.5.2, appendix
+    /// A.1): it may leave only once the cumulative ACK shows every packet before it arrived in
+    /// order, and then the next message's last packet is the one held. Packets after `n` wait
+    /// behind it, so PSNs still leave in order. Out of line: reached once per message.
+    #[cold]
+    #[inline(never)]
+    fn release_last(&mut self, n: u64) -> Option<()> {
+        if self.una < n {
+            return None;
+        }
+        self.hold_at = self.outbox.last_packet_after(n).unwrap_or(u64::MAX);
+        Some(())
     }
 
     /// The cumulative ACK moved forward to `c` (`una < c ≤ high`).

@@ -25,7 +25,8 @@
 //! den = "IRN"
 //! metrics = ["avg_slowdown", "avg_fct_us", "p99_fct_us"]   # or metric = "…"
 //! paper = "2.8–3.7×"
-//! expect = "above"                  # num/den > 1; "below": < 1; { near = 0.05 }: within 5 %
+//! expect = "above"                  # num/den > 1; "below": < 1; { near = 0.05 }: within 5 %;
+//!                                   # { at_most = 1.1 }, { at_least = 2 }: bounds
 //! ```
 //!
 //! A metric is a key of `summary.json` (`avg_fct_us`), an element of a list in it
@@ -152,6 +153,10 @@ pub enum Expect {
     Below,
     /// About equal: within this fraction of 1.
     Near(f64),
+    /// At most this ratio ("no worse than": `{ at_most = 1.1 }`).
+    AtMost(f64),
+    /// At least this ratio ("at least twice": `{ at_least = 2 }`).
+    AtLeast(f64),
 }
 
 impl Expect {
@@ -160,6 +165,8 @@ impl Expect {
             Expect::Above => ratio > 1.0,
             Expect::Below => ratio < 1.0,
             Expect::Near(tolerance) => (ratio - 1.0).abs() <= tolerance,
+            Expect::AtMost(bound) => ratio <= bound,
+            Expect::AtLeast(bound) => ratio >= bound,
         }
     }
 }
@@ -419,6 +426,11 @@ mod tests {
             (Expect::Below, 1.1, false),
             (Expect::Near(0.05), 1.04, true),
             (Expect::Near(0.05), 0.94, false),
+            (Expect::AtMost(1.1), 1.1, true),
+            (Expect::AtMost(1.1), 0.2, true),
+            (Expect::AtMost(1.1), 1.2, false),
+            (Expect::AtLeast(2.0), 2.5, true),
+            (Expect::AtLeast(2.0), 1.5, false),
         ] {
             assert_eq!(e.holds(r), holds, "{e:?} {r}");
         }

@@ -8,9 +8,13 @@
 //! block_bits = 16    # eunomia: the unit a bitmap grows by
 //! cap = 256          # eunomia: the most bits one connection may hold, or "none"
 //! pool_blocks = 1024 # eunomia: the blocks each NIC's memory controller holds
+//! write_last = "sender"     # any layer: "off" (default), "sender", "receiver" (appendix A.1)
+//! write_last_delay = "2us"  # receiver: placing a staged last packet from host memory
+//! sample_interval = "1ms" # any layer: how often each NIC's ordering memory is sampled
 //! ```
 
-use irn_core::ordering::{OrderingConfig, OrderingMode};
+use irn_core::ordering::{OrderingConfig, OrderingMode, WriteLast};
+use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, ScenarioError};
@@ -36,7 +40,28 @@ pub struct OrderingSection {
     /// eunomia: blocks in each NIC's pool. Default 1024.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_blocks: Option<u32>,
+    /// Any layer: how often every NIC's ordering memory is sampled. Default "1ms".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_interval: Option<String>,
+    /// Any layer: every flow is a WRITE whose last packet the sender holds (`"sender"`) or the
+    /// receiver stages in host memory (`"receiver"`); `"off"` (the default) treats flows as
+    /// SENDs. See [`WriteLast`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_last: Option<String>,
+    /// write_last = "receiver": the time to place a staged last packet. Default 2 µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_last_delay: Option<String>,
 }
+
+/// `ordering.write_last_delay`'s default: IRN §6.3's worst case for fetching a packet over PCIe
+/// again (the NIC reads the staged packet back from host memory, then writes it where the
+/// application reads), the same figure `transport.retransmit_delay` takes for a retransmission.
+/// Measured PCIe read round trips are nearer 1 µs, so the default errs against the receiver.
+const DEFAULT_WRITE_LAST_DELAY: &str = "2us";
+
+/// The most `ordering.write_last_delay` may be: far above any PCIe round trip, and well under the
+/// millisecond timescales a run reports.
+const MAX_WRITE_LAST_DELAY: Duration = Duration::from_us(100);
 
 /// `ordering.kind`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,8 +114,51 @@ impl OrderingSection {
                 ("block_bits", self.block_bits.is_some(), eunomia),
                 ("cap", self.cap.is_some(), eunomia),
                 ("pool_blocks", self.pool_blocks.is_some(), eunomia),
+                (
+                    "sample_interval",
+                    self.sample_interval.is_some(),
+                    self.kind != OrderingKind::None,
+                ),
             ],
         )?;
+        if self.kind != OrderingKind::None {
+            self.sample_interval.get_or_insert_with(|| "1ms".into());
+        }
+        let write_last = self.write_last.as_deref().unwrap_or("off");
+        if !matches!(write_last, "off" | "sender" | "receiver") {
+            return Err(invalid(
+                file,
+                "ordering.write_last",
+                &format!("{write_last:?}"),
+                "\"off\", \"sender\" (Eunomia: the sender holds a WRITE's last packet until \
+                 the rest is acknowledged) or \"receiver\" (appendix A.1: the receiver stages \
+                 it in host memory)",
+            ));
+        }
+        if write_last != "off" && self.kind == OrderingKind::None {
+            return Err(invalid(
+                file,
+                "ordering.write_last",
+                &format!("{write_last:?}"),
+                "needs an ordering layer (ordering.kind = \"ideal\", \"static-bitmap\" or \
+                 \"eunomia\"): without one no packet is placed out of order, so a WRITE's last \
+                 packet never overtakes its data; use \"off\"",
+            ));
+        }
+        check_keys(
+            file,
+            ("ordering", "write_last"),
+            write_last,
+            &[(
+                "write_last_delay",
+                self.write_last_delay.is_some(),
+                write_last == "receiver",
+            )],
+        )?;
+        if write_last == "receiver" {
+            self.write_last_delay
+                .get_or_insert_with(|| DEFAULT_WRITE_LAST_DELAY.into());
+        }
         if stat {
             self.size.get_or_insert_with(|| "16B".into());
         }
@@ -152,8 +220,55 @@ impl OrderingSection {
                 OrderingMode::Eunomia
             }
         };
-        Ok(Ordering { mode, config })
+        let sample_interval = match &self.sample_interval {
+            None => Ordering::DEFAULT_SAMPLE_INTERVAL,
+            Some(text) => {
+                let d = parse_key::<Duration>(file, "ordering.sample_interval", text)?;
+                if d < Self::MIN_SAMPLE_INTERVAL {
+                    return Err(invalid(
+                        file,
+                        "ordering.sample_interval",
+                        &format!("{text:?}"),
+                        "at least \"1us\" (each sample reads every running connection)",
+                    ));
+                }
+                d
+            }
+        };
+        let write_last = match self.write_last.as_deref() {
+            Some("sender") => WriteLast::Sender,
+            Some("receiver") => {
+                let key = "ordering.write_last_delay";
+                let text = self
+                    .write_last_delay
+                    .as_deref()
+                    .unwrap_or(DEFAULT_WRITE_LAST_DELAY);
+                let placement_delay = parse_key::<Duration>(file, key, text)?;
+                if placement_delay > MAX_WRITE_LAST_DELAY {
+                    return Err(invalid(
+                        file,
+                        key,
+                        &format!("{text:?}"),
+                        "between 0us and 100us (a PCIe round trip is 1-2us)",
+                    ));
+                }
+                WriteLast::Receiver { placement_delay }
+            }
+            // "off", or nothing; `normalize` refused anything else.
+            _ => WriteLast::Off,
+        };
+        Ok(Ordering {
+            mode,
+            config,
+            sample_interval,
+            write_last,
+        })
     }
+
+    /// The shortest `sample_interval`: each sample reads every running connection, and the
+    /// memory of one changes at most once per packet it receives (a 1 KB frame takes 80 ns at
+    /// 100 Gb/s), so finer samples would cost time and show nothing more.
+    const MIN_SAMPLE_INTERVAL: Duration = Duration::from_us(1);
 }
 
 #[cfg(test)]
@@ -213,6 +328,48 @@ mod tests {
     }
 
     #[test]
+    fn every_layer_samples_its_memory_every_millisecond_unless_told() {
+        let interval = |section: &str| {
+            ordering(&format!("[ordering]\n{section}\n")).map(|o| o.sample_interval)
+        };
+        let ms = Duration::from_ms(1);
+        assert_eq!(interval(""), Ok(ms));
+        for kind in ["ideal", "static-bitmap", "eunomia"] {
+            assert_eq!(interval(&format!("kind = \"{kind}\"")), Ok(ms));
+            let set = format!("kind = \"{kind}\"\nsample_interval = \"250us\"");
+            assert_eq!(interval(&set), Ok(Duration::from_us(250)));
+        }
+    }
+
+    #[test]
+    fn write_last_with_its_default_delay() {
+        let cases = [
+            ("kind = \"eunomia\"", WriteLast::Off),
+            ("write_last = \"off\"", WriteLast::Off),
+            (
+                "kind = \"eunomia\"\nwrite_last = \"sender\"",
+                WriteLast::Sender,
+            ),
+            (
+                "kind = \"ideal\"\nwrite_last = \"receiver\"",
+                WriteLast::Receiver {
+                    placement_delay: Duration::from_us(2),
+                },
+            ),
+            (
+                "kind = \"static-bitmap\"\nwrite_last = \"receiver\"\nwrite_last_delay = \"500ns\"",
+                WriteLast::Receiver {
+                    placement_delay: Duration::from_ns(500),
+                },
+            ),
+        ];
+        for (section, want) in cases {
+            let got = ordering(&format!("[ordering]\n{section}\n")).unwrap();
+            assert_eq!(got.write_last, want, "{section}");
+        }
+    }
+
+    #[test]
     fn bad_values_and_keys_of_another_kind_are_refused_by_name() {
         let cases = [
             (
@@ -244,6 +401,42 @@ mod tests {
                 "ordering.pool_blocks = 0",
             ),
             ("kind = \"eunomai\"", "unknown variant `eunomai`"),
+            (
+                "sample_interval = \"1ms\"",
+                "ordering.sample_interval = (set): does not apply to ordering.kind = \"none\"",
+            ),
+            (
+                "kind = \"eunomia\"\nsample_interval = \"500ns\"",
+                "ordering.sample_interval = \"500ns\": at least \"1us\"",
+            ),
+            (
+                "kind = \"ideal\"\nsample_interval = \"often\"",
+                "ordering.sample_interval = \"often\"",
+            ),
+            (
+                "write_last = \"sender\"",
+                "ordering.write_last = \"sender\": needs an ordering layer",
+            ),
+            (
+                "kind = \"none\"\nwrite_last = \"receiver\"",
+                "ordering.write_last = \"receiver\": needs an ordering layer",
+            ),
+            (
+                "kind = \"eunomia\"\nwrite_last = \"both\"",
+                "ordering.write_last = \"both\": \"off\", \"sender\"",
+            ),
+            (
+                "kind = \"eunomia\"\nwrite_last = \"sender\"\nwrite_last_delay = \"1us\"",
+                "ordering.write_last_delay = (set): does not apply to ordering.write_last = \"sender\"",
+            ),
+            (
+                "kind = \"eunomia\"\nwrite_last = \"receiver\"\nwrite_last_delay = \"1ms\"",
+                "ordering.write_last_delay = \"1ms\": between 0us and 100us",
+            ),
+            (
+                "kind = \"eunomia\"\nwrite_last = \"receiver\"\nwrite_last_delay = \"fast\"",
+                "ordering.write_last_delay = \"fast\"",
+            ),
         ];
         for (section, want) in cases {
             let err = ordering(&format!("[ordering]\n{section}\n")).unwrap_err();

@@ -45,9 +45,11 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 
 mod hosts;
 mod links;
+mod sampler;
 mod switches;
 
 use hosts::{Flow, FlowCounts, Nic};
+use sampler::OrderingMemory;
 
 /// One simulation run.
 pub struct Simulation<'a> {
@@ -76,6 +78,8 @@ pub struct Simulation<'a> {
     layers: Vec<Option<Box<OrderingLayer>>>,
     /// Each host NIC's ordering memory (Eunomia's pool of bitmap blocks); empty without it.
     ordering_pools: Vec<MemoryController>,
+    /// Every NIC's ordering memory, sampled over time; `None` without a layer.
+    memory: Option<OrderingMemory>,
     verbs_packets: VerbsPackets,
 }
 
@@ -238,6 +242,7 @@ impl<'a> Simulation<'a> {
                 }
                 _ => Vec::new(),
             },
+            memory: (cfg.ordering.mode != OrderingMode::None).then(|| OrderingMemory::new(cfg)),
             verbs_packets: VerbsPackets::default(),
         }
     }
@@ -247,6 +252,9 @@ impl<'a> Simulation<'a> {
     pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> RunResult {
         if let Some(first) = self.cfg.flows.first() {
             self.queue.schedule(first.start, Event::FlowArrival);
+        }
+        if let Some(t) = self.memory.as_ref().and_then(|m| m.schedule.first()) {
+            self.queue.schedule(t, Event::Sample);
         }
         while self.flows_finished < self.flows.len() {
             let Some((t, event)) = self.queue.pop() else {
@@ -279,6 +287,7 @@ impl<'a> Simulation<'a> {
                 }
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
+                Event::Sample => self.sample(),
             }
             if self.queue.processed().is_multiple_of(PROGRESS_EVERY) {
                 progress(self.progress(false));
@@ -337,6 +346,7 @@ impl<'a> Simulation<'a> {
         for i in 0..self.flows.len() {
             if let Some(ends) = self.flows[i].qp.take() {
                 self.absorb_stats(FlowId(i as u32), &ends, false);
+                self.drop_layer(FlowId(i as u32));
             }
         }
         let end = self.now;
@@ -386,6 +396,7 @@ impl<'a> Simulation<'a> {
             pools.and_then(|p| p.iter().map(|m| u64::from(m.stats().peak_bytes)).max());
         self.counters.ordering_blocks_at_end =
             pools.map(|p| p.iter().map(|m| u64::from(m.blocks_in_use())).sum());
+        self.counters.ordering_memory = self.memory.as_ref().map(OrderingMemory::summary);
         self.counters.events = self.queue.processed();
         self.counters.sim_time = end - Time::ZERO;
         let records = (self.flows.iter().zip(&self.counts))
@@ -407,6 +418,7 @@ impl<'a> Simulation<'a> {
                 max_reorder_distance: counts.max_reorder_distance,
                 recoveries: counts.recoveries,
                 nacks: counts.nacks,
+                ordering_peak_bytes: self.memory.as_ref().map(|m| m.flow_peak_bytes(i)),
                 class: spec.class,
                 verb: spec.verb,
             })

@@ -1,0 +1,39 @@
+//! `--set key=value` and `[[compare]]` `set` tables: dotted keys written into the scenario's
+//! TOML table before it is checked.
+
+/// Splits `a.b=value`; the value is read as TOML (`true`, `8`, `0.5`, `"x"`), falling back to a
+/// plain string (`40Gbps`).
+pub(super) fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
+    let (key, value) = o.split_once('=').ok_or("expected key=value")?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err("empty key".into());
+    }
+    let value = value.trim();
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    Ok((key.to_string(), parsed))
+}
+
+/// Sets `a.b.c` in `table`, creating the tables on the way.
+pub(super) fn set_dotted(
+    table: &mut toml::Table,
+    key: &str,
+    value: toml::Value,
+) -> Result<(), String> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().ok_or("empty key")?;
+    let mut t = table;
+    for p in parts {
+        let entry = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("`{p}` is not a table"))?;
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}

@@ -1,0 +1,448 @@
+//! `[switch]`: how switches buffer packets, PFC and ECN marking's thresholds.
+//!
+//! ```toml
+//! [switch]
+//! model = "shared-buffer" # "input-queued" (default, the IRN paper's) or "shared-buffer"
+//! buffer = "9MB"          # per input port (input-queued) or per switch (shared-buffer)
+//! alpha = 0.125           # shared-buffer: the dynamic threshold's factor
+//! pfc = true
+//! ecn = "auto"            # "auto", "off", "dcqcn" or "dctcp"
+//! ```
+//!
+//! The marking itself is chosen with the congestion control (`transport::ecn_config`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
+use crate::config::{pfc_headroom_bytes, PfcConfig, PfcThreshold, SwitchModel};
+use crate::ids::NodeId;
+use crate::topology::Topology;
+use crate::units::Bytes;
+
+/// Switch buffers and PFC (IRN §4.1).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchSection {
+    /// `"input-queued"` (the IRN paper's) or `"shared-buffer"` (Eunomia's, the ns-3 models').
+    pub model: SwitchModelKind,
+    /// Buffer per input port (input-queued, default 240KB) or per switch (shared-buffer,
+    /// default 9MB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<String>,
+    /// shared-buffer: the dynamic threshold's factor (a queue or input share may use up to
+    /// `alpha` × the free shared buffer). Default 0.125.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    pub pfc: bool,
+    /// `"auto"` (buffer minus the upstream link's round trip, two frames and a PAUSE frame) or a
+    /// size.
+    pub pfc_threshold: String,
+    /// Resume when this far below the threshold; `"auto"` is two full frames.
+    pub pfc_resume_gap: String,
+    /// ECN marking on output queues: `"auto"` (DCQCN's RED with DCQCN, DCTCP's step with DCTCP,
+    /// none otherwise), `"off"`, `"dcqcn"` or `"dctcp"`.
+    pub ecn: String,
+    /// Override the marking's lower threshold (a size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_kmin: Option<String>,
+    /// Override the marking's upper threshold (a size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_kmax: Option<String>,
+    /// Override the marking probability at the upper threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_pmax: Option<f64>,
+}
+
+impl Default for SwitchSection {
+    fn default() -> Self {
+        SwitchSection {
+            model: SwitchModelKind::InputQueued,
+            buffer: Some("240KB".into()),
+            alpha: None,
+            pfc: false,
+            pfc_threshold: "auto".into(),
+            pfc_resume_gap: "auto".into(),
+            ecn: "auto".into(),
+            ecn_kmin: None,
+            ecn_kmax: None,
+            ecn_pmax: None,
+        }
+    }
+}
+
+/// How switches buffer packets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwitchModelKind {
+    #[default]
+    InputQueued,
+    SharedBuffer,
+}
+
+impl SwitchSection {
+    /// Fills the model's defaults; rejects keys of the other model.
+    pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let shared = self.model == SwitchModelKind::SharedBuffer;
+        let kind = if shared {
+            "shared-buffer"
+        } else {
+            "input-queued"
+        };
+        check_keys(
+            file,
+            ("switch", "model"),
+            kind,
+            &[("alpha", self.alpha.is_some(), shared)],
+        )?;
+        if shared && self.pfc_threshold != "auto" {
+            return Err(invalid(
+                file,
+                "switch.pfc_threshold",
+                &format!("{:?}", self.pfc_threshold),
+                "the shared-buffer switch pauses by its dynamic threshold; leave pfc_threshold at \"auto\"",
+            ));
+        }
+        self.buffer
+            .get_or_insert_with(|| if shared { "9MB" } else { "240KB" }.into());
+        if shared {
+            self.alpha.get_or_insert(DEFAULT_ALPHA);
+        }
+        Ok(())
+    }
+}
+
+/// The shared-buffer switch's default dynamic-threshold factor: 1/8, i.e. the ns-3 RDMA models'
+/// `pfc_a_shift = 3`.
+const DEFAULT_ALPHA: f64 = 0.125;
+
+/// The switches' buffer, checked before the frame size is known (the transport's keys are
+/// checked after it and before PFC, which needs the frame).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Buffer<'a> {
+    pub(super) bytes: u64,
+    /// As written, for errors.
+    text: &'a str,
+    pub(super) model: SwitchModel,
+}
+
+/// `switch.buffer` and the model that shares it.
+pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, ScenarioError> {
+    let buffer_text = s.switch.buffer.as_deref().unwrap_or("240KB");
+    let buffer = parse_key::<Bytes>(file, "switch.buffer", buffer_text)?.0;
+    let model = match s.switch.model {
+        SwitchModelKind::InputQueued => SwitchModel::InputQueued,
+        SwitchModelKind::SharedBuffer => {
+            let alpha = s.switch.alpha.unwrap_or(DEFAULT_ALPHA);
+            // Switches apply alpha in 16.16 fixed point.
+            if !((1.0 / 65536.0..=65536.0).contains(&alpha)) {
+                return Err(invalid(
+                    file,
+                    "switch.alpha",
+                    &alpha.to_string(),
+                    "a number between 1/65536 and 65536",
+                ));
+            }
+            SwitchModel::SharedBuffer { alpha }
+        }
+    };
+    Ok(Buffer {
+        bytes: buffer,
+        text: buffer_text,
+        model,
+    })
+}
+
+/// PFC as configured, and why it can drop packets when it can (then timeouts must stay on):
+/// the buffer must hold a full frame, each input its PFC headroom and the shared pool a frame
+/// under its dynamic threshold.
+pub(super) fn pfc(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &Topology,
+    buf: &Buffer,
+    max_frame: u64,
+) -> Result<(Option<PfcConfig>, Option<String>), ScenarioError> {
+    let &Buffer {
+        bytes: buffer,
+        text: buffer_text,
+        model,
+    } = buf;
+    if buffer < max_frame {
+        return Err(invalid(
+            file,
+            "switch.buffer",
+            &format!("{buffer_text:?}"),
+            &format!("must hold at least one full frame ({max_frame}B)"),
+        ));
+    }
+    // Why PFC can drop packets, when it can: then timeouts must stay on.
+    let mut pfc_drops = None;
+    // Shared-buffer switches with PFC: the most headroom one switch reserves, and the switch.
+    let mut shared_reserved = None;
+    let pfc = if s.switch.pfc {
+        let threshold = match s.switch.pfc_threshold.as_str() {
+            "auto" => PfcThreshold::Auto,
+            v => {
+                let b = parse_key::<Bytes>(file, "switch.pfc_threshold", v)?.0;
+                if b == 0 || b >= buffer {
+                    return Err(invalid(
+                        file,
+                        "switch.pfc_threshold",
+                        &format!("{v:?}"),
+                        "\"auto\" or a size between 0 and the buffer",
+                    ));
+                }
+                PfcThreshold::Bytes(b)
+            }
+        };
+        let resume_gap_bytes = match s.switch.pfc_resume_gap.as_str() {
+            "auto" => 2 * max_frame,
+            v => parse_key::<Bytes>(file, "switch.pfc_resume_gap", v)?.0,
+        };
+        match model {
+            // A threshold closer to the buffer's end than what the upstream link can deliver
+            // after a pause loses packets.
+            SwitchModel::InputQueued => {
+                pfc_drops = input_headroom(s, file, topology, buf, threshold, max_frame)?;
+            }
+            // Every input reserves its headroom out of the one buffer. Were the rest, the shared
+            // pool, smaller than a frame, every packet would land in headroom and pause its
+            // sender: the buffer must hold all the headrooms and a frame besides.
+            SwitchModel::SharedBuffer { .. } => {
+                shared_reserved = shared_headroom(file, topology, buf, max_frame)?;
+            }
+        }
+        Some(PfcConfig {
+            threshold,
+            resume_gap_bytes,
+        })
+    } else {
+        None
+    };
+    shared_pool(s, file, buf, max_frame, shared_reserved)?;
+    Ok((pfc, pfc_drops))
+}
+
+/// An input-queued switch's PFC: why `threshold` can drop packets, if it can.
+fn input_headroom(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &Topology,
+    buf: &Buffer,
+    threshold: PfcThreshold,
+    max_frame: u64,
+) -> Result<Option<String>, ScenarioError> {
+    let &Buffer {
+        bytes: buffer,
+        text: buffer_text,
+        ..
+    } = buf;
+    let worst = (topology.ports().iter())
+        .map(|p| (pfc_headroom_bytes(p, max_frame), p))
+        .max_by_key(|&(headroom, _)| headroom);
+    match (threshold, worst) {
+        (PfcThreshold::Auto, Some((headroom, link))) if headroom >= buffer => Err(invalid(
+            file,
+            "switch.buffer",
+            &format!("{buffer_text:?}"),
+            &format!(
+                "too small for PFC headroom: an input on a {}, {} link needs \
+                     more than {}B (the link round trip, two frames and a PAUSE \
+                     frame); enlarge it or set switch.pfc_threshold",
+                link.rate, link.delay, headroom
+            ),
+        )),
+        (PfcThreshold::Bytes(b), Some((headroom, link))) if b + headroom > buffer => {
+            Ok(Some(format!(
+                "switch.pfc_threshold = {:?} lets PFC drop packets: an input on a \
+                 {}, {} link can still receive {headroom}B after it pauses (the link \
+                 round trip, two frames and a PAUSE frame), and {b}B + {headroom}B is \
+                 more than the {buffer}B buffer",
+                s.switch.pfc_threshold, link.rate, link.delay
+            )))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A shared-buffer switch's PFC: the most headroom one switch reserves, and the switch.
+fn shared_headroom(
+    file: &str,
+    topology: &Topology,
+    buf: &Buffer,
+    max_frame: u64,
+) -> Result<Option<(u64, NodeId)>, ScenarioError> {
+    let &Buffer {
+        bytes: buffer,
+        text: buffer_text,
+        ..
+    } = buf;
+    let reserved = |n: NodeId| -> u64 {
+        let ports = topology.node_ports(n);
+        topology.ports()[ports.start as usize..ports.end as usize]
+            .iter()
+            .map(|p| pfc_headroom_bytes(p, max_frame))
+            .sum()
+    };
+    let worst = topology.switches().iter().map(|&n| (reserved(n), n)).max();
+    if let Some((reserved, node)) = worst.filter(|&(r, _)| r + max_frame > buffer) {
+        let ports = topology.node_ports(node).len();
+        return Err(invalid(
+            file,
+            "switch.buffer",
+            &format!("{buffer_text:?}"),
+            &format!(
+                "too small for PFC headroom: switch node {node}'s {ports} inputs \
+                 reserve {reserved}B (each its link's round trip, two frames and a \
+                 PAUSE frame), and the shared pool must hold a {max_frame}B frame \
+                 besides; at least {}B",
+                reserved + max_frame
+            ),
+        ));
+    }
+    Ok(worst)
+}
+
+/// Refuses a shared pool in which no full frame fits under the dynamic threshold.
+fn shared_pool(
+    s: &ScenarioFile,
+    file: &str,
+    buf: &Buffer,
+    max_frame: u64,
+    shared_reserved: Option<(u64, NodeId)>,
+) -> Result<(), ScenarioError> {
+    let &Buffer {
+        bytes: buffer,
+        model,
+        ..
+    } = buf;
+    // A full frame must fit under the dynamic threshold of an empty pool, or no packet ever
+    // passes through the shared pool: without PFC each is dropped, with PFC each lands in
+    // headroom and pauses its sender.
+    if let SwitchModel::SharedBuffer { alpha } = model {
+        let (reserved, node) = shared_reserved.unwrap_or((0, NodeId(0)));
+        let pool = buffer - reserved;
+        let threshold = crate::switch::shared::empty_pool_threshold(pool, alpha);
+        if threshold < max_frame {
+            // The least alpha on the switches' 1/65536 grid, rounded up to 6 decimals.
+            let least = ((max_frame << 16).div_ceil(pool) as f64 / 65536.0 * 1e6).ceil() / 1e6;
+            let (what, outcome) = if s.switch.pfc {
+                (
+                    format!(
+                        "the shared pool (the {buffer}B buffer less the {reserved}B switch node \
+                         {node}'s inputs reserve for PFC headroom)"
+                    ),
+                    "every packet would land in headroom and pause its sender",
+                )
+            } else {
+                (
+                    format!("the {buffer}B buffer"),
+                    "every full-size packet would be dropped and no flow would finish",
+                )
+            };
+            return Err(invalid(
+                file,
+                "switch.alpha",
+                &alpha.to_string(),
+                &format!(
+                    "alpha × {what} is {threshold}B, less than a full frame ({max_frame}B): \
+                     {outcome}; use an alpha of at least {least} or a larger buffer"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::tests::one;
+
+    #[test]
+    fn an_input_buffer_must_exceed_its_links_pfc_headroom() {
+        // 40 Gb/s, 10 us: 2 × 50 000 B of round trip + 2 × 1086 B + 64 B = 102 236 B.
+        let text = |buffer: &str| {
+            format!(
+                "[topology]\nkind = \"star\"\nhosts = 4\nlink_delay = \"10us\"\n\
+                 [switch]\nbuffer = \"{buffer}\"\npfc = true\n"
+            )
+        };
+        let err = one(&text("102236B")).unwrap_err().to_string();
+        assert!(
+            err.contains("too small for PFC headroom: an input on a 40Gbps, 10us link needs more than 102236B"),
+            "{err}"
+        );
+        assert!(one(&text("102237B")).is_ok());
+        // A fixed threshold is the user's to choose.
+        let fixed = text("102236B") + "pfc_threshold = \"50KB\"\n";
+        assert!(one(&fixed).is_ok());
+    }
+
+    #[test]
+    fn a_shared_buffer_must_hold_every_inputs_pfc_headroom_and_a_frame() {
+        // One switch with 4 ports of 100 Gb/s, 1 us: each input reserves 2 × 12 500 B of round
+        // trip + 2 × 1086 B frames + a 64 B PAUSE = 27 236 B; with a 1086 B frame besides, the
+        // buffer needs 110 030 B.
+        let text = |buffer: &str| {
+            format!(
+                "[topology]\nkind = \"star\"\nhosts = 4\nlink_rate = \"100Gbps\"\n\
+                 link_delay = \"1us\"\n[switch]\nmodel = \"shared-buffer\"\nbuffer = \"{buffer}\"\n\
+                 alpha = 1\npfc = true\n"
+            )
+        };
+        let err = one(&text("110029B")).unwrap_err().to_string();
+        assert!(
+            err.contains("switch.buffer = \"110029B\": too small for PFC headroom: switch node 4's 4 inputs reserve 108944B"),
+            "{err}"
+        );
+        assert!(err.contains("at least 110030B"), "{err}");
+        assert!(one(&text("110030B")).is_ok());
+        // Without PFC there is no headroom to reserve.
+        assert!(one(&text("2KB").replace("pfc = true", "pfc = false")).is_ok());
+    }
+
+    #[test]
+    fn a_frame_must_fit_under_the_dynamic_threshold_of_an_empty_shared_pool() {
+        // A star of 4 hosts at 100 Gb/s, 1 us: with PFC each input reserves 27 236 B (see the
+        // test above), 108 944 B in all, so a 118 944 B buffer leaves a 10 000 B pool and a
+        // 115 944 B one 7 000 B.
+        let text = |buffer: &str, alpha: &str, pfc: bool| {
+            format!(
+                "[topology]\nkind = \"star\"\nhosts = 4\nlink_rate = \"100Gbps\"\n\
+                 link_delay = \"1us\"\n[switch]\nmodel = \"shared-buffer\"\nbuffer = \"{buffer}\"\n\
+                 alpha = {alpha}\npfc = {pfc}\n"
+            )
+        };
+        // (buffer, alpha, PFC, the error, or None). alpha × pool must reach 1086 B: the least
+        // alpha on the 1/65536 grid is ceil(1086 × 65536 / pool) / 65536.
+        let cases: &[(&str, &str, bool, Option<&str>)] = &[
+            ("115944B", "0.125", true, Some(
+                "switch.alpha = 0.125: alpha × the shared pool (the 115944B buffer less the \
+                 108944B switch node 4's inputs reserve for PFC headroom) is 875B",
+            )),
+            ("118944B", "0.1", true, Some(
+                "is 1000B, less than a full frame (1086B): every packet would land in headroom \
+                 and pause its sender; use an alpha of at least 0.108613 or a larger buffer",
+            )),
+            ("118944B", "0.108613", true, None),
+            ("10000B", "0.1", false, Some(
+                "switch.alpha = 0.1: alpha × the 10000B buffer is 1000B, less than a full frame \
+                 (1086B): every full-size packet would be dropped and no flow would finish",
+            )),
+            ("10000B", "0.108613", false, None),
+            // 0.0001 applies as 7/65536: 9 000 000 × 7 / 65536 = 961.3.
+            ("9MB", "0.0001", false, Some("is 961B, less than a full frame")),
+            ("9MB", "0.125", true, None),
+        ];
+        for &(buffer, alpha, pfc, want) in cases {
+            let got = one(&text(buffer, alpha, pfc)).map(|_| ());
+            match want {
+                None => assert!(got.is_ok(), "{buffer} {alpha} {pfc}: {got:?}"),
+                Some(want) => {
+                    let err = got.unwrap_err().to_string();
+                    assert!(err.contains(want), "{buffer} {alpha} {pfc}: {err}");
+                }
+            }
+        }
+    }
+}

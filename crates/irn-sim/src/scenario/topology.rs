@@ -1,0 +1,392 @@
+//! `[topology]`: the network's shape.
+//!
+//! ```toml
+//! [topology]
+//! kind = "leaf-spine"    # "fat-tree" (default), "star", "dumbbell", "leaf-spine", "ns3"
+//! leaves = 8             # leaf-spine: leaf switches
+//! spines = 8             # leaf-spine: spine switches
+//! hosts_per_leaf = 16    # leaf-spine: hosts on each leaf
+//! link_rate = "100Gbps"  # every link's rate (leaf-spine: the host links')
+//! link_delay = "1us"     # every link's propagation delay
+//! ```
+
+use std::path::Path;
+
+use irn_core::{Bandwidth, Duration};
+use serde::{Deserialize, Serialize};
+
+use super::{check_keys, invalid, parse_key, require, resolve, ScenarioError};
+use crate::topology::Topology;
+
+/// The network's shape. Keys that do not apply to the chosen `kind` are rejected.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySection {
+    /// Default: `"ns3"` when `file` is given, `"fat-tree"` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<TopologyKind>,
+    /// fat-tree: switch radix (IRN default 6: 54 hosts, 45 switches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// star: hosts on the one switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    /// dumbbell: hosts on each side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub right: Option<u32>,
+    /// leaf-spine: leaf switches (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<u32>,
+    /// leaf-spine: spine switches, each linked once to every leaf (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spines: Option<u32>,
+    /// leaf-spine: hosts on each leaf (default 16).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts_per_leaf: Option<u32>,
+    /// Every link's rate (not for ns3 files, which give each link's own). Default 40Gbps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_rate: Option<String>,
+    /// Every link's propagation delay (not for ns3 files). Default 2us.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_delay: Option<String>,
+    /// dumbbell: the middle link's rate (default: `link_rate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bottleneck_rate: Option<String>,
+    /// leaf-spine: the leaf-spine links' rate (default: `link_rate`, which then sets only
+    /// the host links').
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spine_link_rate: Option<String>,
+    /// ns3: a topology file in the HPCC/ConWeave format (MODEL.md §8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyKind {
+    /// Al-Fares k-ary fat-tree.
+    #[default]
+    FatTree,
+    /// Hosts on one switch.
+    Star,
+    /// Two switches joined by one link.
+    Dumbbell,
+    /// Leaves with hosts, every leaf linked to every spine (Eunomia's Clos).
+    LeafSpine,
+    /// Any graph, from an ns-3 topology file.
+    Ns3,
+}
+
+fn default_rate() -> String {
+    "40Gbps".into()
+}
+fn default_delay() -> String {
+    "2us".into()
+}
+
+impl Default for TopologySection {
+    fn default() -> Self {
+        TopologySection {
+            kind: Some(TopologyKind::FatTree),
+            k: Some(6),
+            hosts: None,
+            left: None,
+            right: None,
+            leaves: None,
+            spines: None,
+            hosts_per_leaf: None,
+            link_rate: Some(default_rate()),
+            link_delay: Some(default_delay()),
+            bottleneck_rate: None,
+            spine_link_rate: None,
+            file: None,
+        }
+    }
+}
+
+impl TopologySection {
+    /// Fills the kind's defaults; rejects keys of other kinds and missing required ones.
+    pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let k = *self.kind.get_or_insert(if self.file.is_some() {
+            TopologyKind::Ns3
+        } else {
+            TopologyKind::FatTree
+        });
+        let kind = match k {
+            TopologyKind::FatTree => "fat-tree",
+            TopologyKind::Star => "star",
+            TopologyKind::Dumbbell => "dumbbell",
+            TopologyKind::LeafSpine => "leaf-spine",
+            TopologyKind::Ns3 => "ns3",
+        };
+        let uniform = k != TopologyKind::Ns3;
+        let keys = [
+            ("k", self.k.is_some(), k == TopologyKind::FatTree),
+            ("hosts", self.hosts.is_some(), k == TopologyKind::Star),
+            ("left", self.left.is_some(), k == TopologyKind::Dumbbell),
+            ("right", self.right.is_some(), k == TopologyKind::Dumbbell),
+            (
+                "bottleneck_rate",
+                self.bottleneck_rate.is_some(),
+                k == TopologyKind::Dumbbell,
+            ),
+            (
+                "leaves",
+                self.leaves.is_some(),
+                k == TopologyKind::LeafSpine,
+            ),
+            (
+                "spines",
+                self.spines.is_some(),
+                k == TopologyKind::LeafSpine,
+            ),
+            (
+                "hosts_per_leaf",
+                self.hosts_per_leaf.is_some(),
+                k == TopologyKind::LeafSpine,
+            ),
+            (
+                "spine_link_rate",
+                self.spine_link_rate.is_some(),
+                k == TopologyKind::LeafSpine,
+            ),
+            ("link_rate", self.link_rate.is_some(), uniform),
+            ("link_delay", self.link_delay.is_some(), uniform),
+            ("file", self.file.is_some(), !uniform),
+        ];
+        check_keys(file, ("topology", "kind"), kind, &keys)?;
+        if uniform {
+            self.link_rate.get_or_insert_with(default_rate);
+            self.link_delay.get_or_insert_with(default_delay);
+        }
+        match k {
+            TopologyKind::FatTree => {
+                self.k.get_or_insert(6);
+            }
+            TopologyKind::Star => require(file, "topology.hosts", kind, self.hosts.is_some())?,
+            TopologyKind::Dumbbell => {
+                require(file, "topology.left", kind, self.left.is_some())?;
+                require(file, "topology.right", kind, self.right.is_some())?;
+            }
+            TopologyKind::LeafSpine => {
+                self.leaves.get_or_insert(8);
+                self.spines.get_or_insert(8);
+                self.hosts_per_leaf.get_or_insert(16);
+            }
+            TopologyKind::Ns3 => require(file, "topology.file", kind, self.file.is_some())?,
+        }
+        Ok(())
+    }
+}
+
+/// The network the section describes, each count checked first so an error names its key.
+pub(super) fn build(
+    tp: &TopologySection,
+    file: &str,
+    base_dir: &Path,
+) -> Result<Topology, ScenarioError> {
+    let rate = parse_key::<Bandwidth>(
+        file,
+        "topology.link_rate",
+        tp.link_rate.as_deref().unwrap_or("40Gbps"),
+    )?;
+    let delay = parse_key::<Duration>(
+        file,
+        "topology.link_delay",
+        tp.link_delay.as_deref().unwrap_or("2us"),
+    )?;
+    Ok(match tp.kind.unwrap_or_default() {
+        TopologyKind::Ns3 => {
+            let name = tp.file.as_deref().unwrap_or("");
+            crate::topology::ns3::read_topology(&resolve(base_dir, name))
+                .map_err(|e| invalid(file, "topology.file", &format!("{name:?}"), &e.to_string()))?
+        }
+        TopologyKind::FatTree => {
+            let k = tp.k.unwrap_or(6);
+            if k > 24 {
+                return Err(invalid(
+                    file,
+                    "topology.k",
+                    &k.to_string(),
+                    "at most 24 (3456 hosts)",
+                ));
+            }
+            Topology::fat_tree(k, rate, delay)
+                .map_err(|e| invalid(file, "topology.k", &k.to_string(), &e.to_string()))?
+        }
+        TopologyKind::Star => {
+            let hosts = tp.hosts.unwrap_or(0);
+            if !(2..=63).contains(&hosts) {
+                return Err(invalid(
+                    file,
+                    "topology.hosts",
+                    &hosts.to_string(),
+                    "between 2 and 63 (a switch has at most 64 ports)",
+                ));
+            }
+            Topology::star(hosts, rate, delay)
+                .map_err(|e| invalid(file, "topology.hosts", &hosts.to_string(), &e.to_string()))?
+        }
+        TopologyKind::Dumbbell => {
+            let bottleneck = match &tp.bottleneck_rate {
+                Some(b) => parse_key::<Bandwidth>(file, "topology.bottleneck_rate", b)?,
+                None => rate,
+            };
+            let (left, right) = (tp.left.unwrap_or(0), tp.right.unwrap_or(0));
+            for (key, n) in [("topology.left", left), ("topology.right", right)] {
+                if !(1..=63).contains(&n) {
+                    return Err(invalid(file, key, &n.to_string(), "between 1 and 63"));
+                }
+            }
+            Topology::dumbbell(left, right, rate, bottleneck, delay)
+                .map_err(|e| invalid(file, "topology", "dumbbell", &e.to_string()))?
+        }
+        TopologyKind::LeafSpine => leaf_spine(tp, file, rate, delay)?,
+    })
+}
+
+/// Builds `kind = "leaf-spine"`, checking each count against the switch port limit first so
+/// the error names the key to change.
+fn leaf_spine(
+    tp: &TopologySection,
+    file: &str,
+    rate: Bandwidth,
+    delay: Duration,
+) -> Result<Topology, ScenarioError> {
+    let spine_rate = match &tp.spine_link_rate {
+        Some(r) => parse_key::<Bandwidth>(file, "topology.spine_link_rate", r)?,
+        None => rate,
+    };
+    let leaves = tp.leaves.unwrap_or(8);
+    let spines = tp.spines.unwrap_or(8);
+    let per_leaf = tp.hosts_per_leaf.unwrap_or(16);
+    let max = crate::topology::MAX_SWITCH_PORTS as u32;
+    let checks = [
+        (
+            "topology.leaves",
+            leaves,
+            (1..=max).contains(&leaves),
+            format!("between 1 and {max} (a spine has one port per leaf, at most {max} ports)"),
+        ),
+        (
+            "topology.hosts_per_leaf",
+            per_leaf,
+            (1..max).contains(&per_leaf),
+            format!("between 1 and {} (a leaf has at most {max} ports)", max - 1),
+        ),
+        (
+            "topology.spines",
+            spines,
+            spines >= 1 && spines.saturating_add(per_leaf) <= max,
+            format!(
+                "between 1 and {} (a leaf has hosts_per_leaf = {per_leaf} host ports plus one \
+                 port per spine, at most {max} ports)",
+                max.saturating_sub(per_leaf)
+            ),
+        ),
+        (
+            "topology.hosts_per_leaf",
+            per_leaf,
+            u64::from(leaves) * u64::from(per_leaf) >= 2,
+            format!("at least 2 with leaves = {leaves} (the network needs at least 2 hosts)"),
+        ),
+    ];
+    if let Some((key, value, _, allowed)) = checks.iter().find(|c| !c.2) {
+        return Err(invalid(file, key, &value.to_string(), allowed));
+    }
+    Topology::leaf_spine(leaves, spines, per_leaf, rate, spine_rate, delay)
+        .map_err(|e| invalid(file, "topology", "leaf-spine", &e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ids::NodeId;
+    use crate::scenario::tests::one;
+
+    #[test]
+    fn leaf_spine_keys_defaults_and_errors() {
+        let t = one("[topology]\nkind = \"leaf-spine\"\nlink_rate = \"100Gbps\"\n")
+            .unwrap()
+            .config
+            .topology;
+        assert_eq!((t.hosts().len(), t.switches().len()), (128, 16));
+        let t = one(
+            "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 3\nhosts_per_leaf = 4\n\
+             spine_link_rate = \"100Gbps\"\n",
+        )
+        .unwrap()
+        .config
+        .topology;
+        assert_eq!((t.hosts().len(), t.switches().len()), (8, 5));
+        // Leaf 0 (node 8): 4 host ports at link_rate's default, then 3 spine ports.
+        let rates: Vec<_> = t
+            .node_ports(NodeId(8))
+            .map(|p| t.ports()[p as usize].rate.to_string())
+            .collect();
+        assert_eq!(
+            rates,
+            ["40Gbps"; 4]
+                .into_iter()
+                .chain(["100Gbps"; 3])
+                .collect::<Vec<_>>()
+        );
+
+        let cases = [
+            (
+                "leaves = 0",
+                "t.toml: topology.leaves = 0: between 1 and 64",
+            ),
+            (
+                "leaves = 65",
+                "topology.leaves = 65: between 1 and 64 (a spine has one port per leaf",
+            ),
+            ("spines = 0", "topology.spines = 0: between 1 and 48"),
+            (
+                "spines = 49",
+                "topology.spines = 49: between 1 and 48 (a leaf has hosts_per_leaf = 16 host ports",
+            ),
+            (
+                "hosts_per_leaf = 0",
+                "topology.hosts_per_leaf = 0: between 1 and 63",
+            ),
+            (
+                "hosts_per_leaf = 64",
+                "topology.hosts_per_leaf = 64: between 1 and 63",
+            ),
+            (
+                "leaves = 1\nhosts_per_leaf = 1",
+                "topology.hosts_per_leaf = 1: at least 2 with leaves = 1",
+            ),
+            (
+                "spine_link_rate = \"fast\"",
+                "t.toml: topology.spine_link_rate = \"fast\"",
+            ),
+            (
+                "k = 4",
+                "topology.k = (set): does not apply to topology.kind = \"leaf-spine\"",
+            ),
+        ];
+        for (keys, want) in cases {
+            let err = one(&format!("[topology]\nkind = \"leaf-spine\"\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+        for key in [
+            "leaves = 2",
+            "spines = 2",
+            "hosts_per_leaf = 2",
+            "spine_link_rate = \"1Gbps\"",
+        ] {
+            let err = one(&format!("[topology]\nkind = \"fat-tree\"\n{key}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("does not apply to topology.kind = \"fat-tree\""),
+                "{key}: {err}"
+            );
+        }
+    }
+}

@@ -1,0 +1,876 @@
+//! `[transport]`: the NIC transport every flow runs, its timers and congestion control, and the
+//! switches' ECN marking that congestion control chooses.
+//!
+//! ```toml
+//! [transport]
+//! kind = "irn"        # "irn" (default), "roce", "irn-go-back-n", "irn-without-bdp-fc",
+//!                     # "irn-without-sack", "tcp"
+//! rto_low = "100us"
+//! rto_high = "320us"
+//! timeouts = "auto"   # off when PFC is on and cannot drop, on otherwise
+//! cc = "dcqcn"        # "none" (default), "dcqcn", "timely", "dctcp", "aimd"
+//! [transport.dcqcn]   # the chosen controller's parameter overrides
+//! min_rate = "1Gbps"
+//! ```
+
+use irn_core::cc::CcConfig;
+use irn_core::transport::{RtoBackoff, RtoPolicy, TransportConfig};
+use irn_core::{Bandwidth, Duration};
+use serde::{Deserialize, Serialize};
+
+use super::{invalid, parse_key, OrderingKind, ScenarioError, ScenarioFile};
+use crate::config::{bdp_cap_packets, EcnConfig};
+use crate::topology::Topology;
+use crate::units::Bytes;
+
+/// Which congestion controller every flow runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcKind {
+    #[default]
+    None,
+    Dcqcn,
+    Timely,
+    Dctcp,
+    Aimd,
+}
+
+/// Which NIC transport every flow uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransportKind {
+    Irn,
+    Roce,
+    IrnGoBackN,
+    IrnWithoutBdpFc,
+    IrnWithoutSack,
+    /// TCP as iWARP NICs run it (IRN §4.6).
+    Tcp,
+}
+
+impl TransportKind {
+    /// The name scenario files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Irn => "irn",
+            TransportKind::Roce => "roce",
+            TransportKind::IrnGoBackN => "irn-go-back-n",
+            TransportKind::IrnWithoutBdpFc => "irn-without-bdp-fc",
+            TransportKind::IrnWithoutSack => "irn-without-sack",
+            TransportKind::Tcp => "tcp",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportSection {
+    pub kind: TransportKind,
+    /// Payload bytes per packet.
+    pub mtu: u32,
+    /// BDP-FC cap in packets; absent = computed from the topology's longest path (§3.2).
+    pub bdp_cap: Option<u32>,
+    pub rto_low: String,
+    pub rto_high: String,
+    /// N: RTO_low applies while at most this many packets are in flight.
+    pub rto_low_packets: u32,
+    /// `"auto"`: off when PFC is on (IRN §4.1), on otherwise. Or `"on"` / `"off"`.
+    pub timeouts: String,
+    /// `"exponential"`: each timeout with no progress since the last doubles the next (up to
+    /// 1024×), as ConnectX's adaptive retransmission and TCP do; `"constant"`: every timeout
+    /// waits the same, as in the IRN paper. See `irn_core::transport::RtoBackoff`.
+    pub rto_backoff: String,
+    /// Extra header bytes on every data packet (IRN §6.3 worst case: "16B").
+    pub header_overhead: String,
+    /// A retransmission may leave only this long after its loss was detected (IRN §6.3's
+    /// worst case: "2us").
+    pub retransmit_delay: String,
+    /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"` or `"aimd"`.
+    pub cc: CcKind,
+    /// `[transport.dcqcn]`: DCQCN parameter overrides (see `scenarios/example.toml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<toml::Table>,
+    /// `[transport.timely]`: Timely parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timely: Option<toml::Table>,
+    /// `[transport.dctcp]`: DCTCP parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dctcp: Option<toml::Table>,
+    /// `[transport.aimd]`: AIMD parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aimd: Option<toml::Table>,
+}
+
+impl Default for TransportSection {
+    fn default() -> Self {
+        TransportSection {
+            kind: TransportKind::Irn,
+            mtu: TransportConfig::DEFAULT_MTU,
+            bdp_cap: None,
+            rto_low: "100us".into(),
+            rto_high: "320us".into(),
+            rto_low_packets: TransportConfig::DEFAULT_RTO_LOW_N,
+            timeouts: "auto".into(),
+            rto_backoff: "exponential".into(),
+            header_overhead: "0B".into(),
+            retransmit_delay: "0us".into(),
+            cc: CcKind::None,
+            dcqcn: None,
+            timely: None,
+            dctcp: None,
+            aimd: None,
+        }
+    }
+}
+
+/// `transport.mtu` and `transport.header_overhead`: the extra header bytes every data packet
+/// carries.
+pub(super) fn extra_header_bytes(t: &TransportSection, file: &str) -> Result<u32, ScenarioError> {
+    if !(64..=4096).contains(&t.mtu) {
+        return Err(invalid(
+            file,
+            "transport.mtu",
+            &t.mtu.to_string(),
+            "between 64 and 4096 bytes",
+        ));
+    }
+    let extra_header_bytes =
+        parse_key::<Bytes>(file, "transport.header_overhead", &t.header_overhead)?.0;
+    if extra_header_bytes > 256 {
+        return Err(invalid(
+            file,
+            "transport.header_overhead",
+            &format!("{:?}", t.header_overhead),
+            "at most 256B",
+        ));
+    }
+    Ok(extra_header_bytes as u32)
+}
+
+/// The transport every flow runs, and the switches' ECN marking its congestion control wants.
+/// `pfc_drops` says why PFC can drop packets, if it can (then timeouts must stay on).
+pub(super) fn build(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &Topology,
+    extra_header_bytes: u32,
+    max_frame: u64,
+    pfc_drops: Option<String>,
+) -> Result<(TransportConfig, Option<EcnConfig>), ScenarioError> {
+    let t = &s.transport;
+    let rto = rto(s, file, topology, max_frame, pfc_drops)?;
+    let base = match t.kind {
+        TransportKind::Irn => TransportConfig::irn(),
+        TransportKind::Roce => TransportConfig::roce(s.switch.pfc),
+        TransportKind::IrnGoBackN => TransportConfig::irn_go_back_n(),
+        TransportKind::IrnWithoutBdpFc => TransportConfig::irn_without_bdp_fc(),
+        TransportKind::IrnWithoutSack => TransportConfig::irn_without_sack(),
+        TransportKind::Tcp => TransportConfig::tcp(),
+    };
+    if t.kind == TransportKind::Tcp && t.retransmit_delay.trim() != "0us" {
+        return Err(invalid(
+            file,
+            "transport.retransmit_delay",
+            &format!("{:?}", t.retransmit_delay),
+            "models an RDMA NIC refetching a lost packet; TCP (kind = \"tcp\") does not use it",
+        ));
+    }
+    let rto_backoff = rto_backoff(t, file)?;
+    if t.kind == TransportKind::Tcp && t.cc != CcKind::None {
+        return Err(invalid(
+            file,
+            "transport.cc",
+            &format!("{:?}", t.cc).to_lowercase(),
+            "TCP runs its own congestion control (slow start, AIMD); use cc = \"none\" with kind = \"tcp\", or cc = \"aimd\" with kind = \"irn\"",
+        ));
+    }
+    let bdp_cap = bdp_cap(t, file, topology, extra_header_bytes, &base)?;
+    let cc = cc_config(t, file)?;
+    let transport = TransportConfig {
+        bdp_cap,
+        rto,
+        rto_backoff,
+        mtu: t.mtu,
+        cc,
+        line_rate: topology.min_host_rate(),
+        retransmit_delay: parse_key::<Duration>(
+            file,
+            "transport.retransmit_delay",
+            &t.retransmit_delay,
+        )?,
+        ..base
+    };
+    let ecn = ecn_config(s, file, topology.min_host_rate(), max_frame)?;
+    if let Err(e) = transport.validate() {
+        return Err(invalid(
+            file,
+            "transport",
+            &format!("{:?}", t.kind),
+            &e.to_string(),
+        ));
+    }
+    Ok((transport, ecn))
+}
+
+/// The retransmission timers: checked against a frame's serialization, then on or off.
+fn rto(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &Topology,
+    max_frame: u64,
+    pfc_drops: Option<String>,
+) -> Result<RtoPolicy, ScenarioError> {
+    let t = &s.transport;
+    let rto_low = parse_key::<Duration>(file, "transport.rto_low", &t.rto_low)?;
+    let rto_high = parse_key::<Duration>(file, "transport.rto_high", &t.rto_high)?;
+    // A timer shorter than a frame's serialization fires on every packet before it is out: the
+    // run would do little but time out (a "1ns" RTO never finished).
+    let host_rate = topology.min_host_rate();
+    let frame_time = host_rate.serialization(max_frame);
+    if rto_low < frame_time {
+        return Err(invalid(
+            file,
+            "transport.rto_low",
+            &format!("{:?}", t.rto_low),
+            &format!(
+                "shorter than sending one full frame ({:.1}ns at {host_rate}): every packet \
+                 would time out before it is out",
+                frame_time.as_ps() as f64 / 1e3
+            ),
+        ));
+    }
+    if rto_high < rto_low {
+        return Err(invalid(
+            file,
+            "transport.rto_high",
+            &format!("{:?}", t.rto_high),
+            &format!("must be at least rto_low ({})", t.rto_low),
+        ));
+    }
+    let timeouts = timeouts(s, file, pfc_drops)?;
+    Ok(if !timeouts {
+        RtoPolicy::Disabled
+    } else if t.kind == TransportKind::Roce {
+        RtoPolicy::Fixed(rto_high)
+    } else {
+        RtoPolicy::Dual {
+            low: rto_low,
+            high: rto_high,
+            n: t.rto_low_packets,
+        }
+    })
+}
+
+/// `transport.timeouts` resolved: whether the timers run.
+fn timeouts(
+    s: &ScenarioFile,
+    file: &str,
+    pfc_drops: Option<String>,
+) -> Result<bool, ScenarioError> {
+    let t = &s.transport;
+    // Without timeouts a dropped packet whose loss no later packet reveals is never resent and
+    // its flow never finishes: only a network that cannot drop may run without them. Nor one
+    // that reorders with no ordering layer at the NICs: a go-back-N receiver NACKs once per
+    // episode, so a resent packet overtaken again is never asked for again.
+    let reorders =
+        s.load_balancing.to_balancing(file)?.per_packet() && s.ordering.kind == OrderingKind::None;
+    let no_timeouts = pfc_drops.clone().or_else(|| {
+        reorders.then(|| {
+            format!(
+                "load_balancing.kind = \"{}\" reorders packets and no [ordering] layer puts them \
+                 back in order",
+                s.load_balancing.to_balancing(file).map_or("", |b| b.name())
+            )
+        })
+    });
+    Ok(match t.timeouts.as_str() {
+        "auto" => !s.switch.pfc || no_timeouts.is_some(),
+        "on" => true,
+        "off" => {
+            if let Some(why) = &no_timeouts {
+                return Err(invalid(
+                    file,
+                    "transport.timeouts",
+                    "\"off\"",
+                    &format!(
+                        "{why}; without timeouts a lost packet may never be resent and its flow \
+                         never finish: use \"on\" or \"auto\" (which turns them on here){}",
+                        if pfc_drops.is_some() {
+                            ", or pfc_threshold = \"auto\", which leaves the headroom free"
+                        } else {
+                            ", or an [ordering] layer"
+                        }
+                    ),
+                ));
+            }
+            false
+        }
+        v => {
+            return Err(invalid(
+                file,
+                "transport.timeouts",
+                &format!("{v:?}"),
+                "\"auto\", \"on\" or \"off\"",
+            ))
+        }
+    })
+}
+
+/// `transport.rto_backoff`.
+fn rto_backoff(t: &TransportSection, file: &str) -> Result<RtoBackoff, ScenarioError> {
+    Ok(match t.rto_backoff.as_str() {
+        "exponential" => RtoBackoff::Exponential,
+        "constant" if t.kind == TransportKind::Tcp => {
+            return Err(invalid(
+                file,
+                "transport.rto_backoff",
+                "\"constant\"",
+                "TCP (kind = \"tcp\") always backs off its timeout (RFC 6298); use \"exponential\"",
+            ))
+        }
+        "constant" => RtoBackoff::Constant,
+        v => {
+            return Err(invalid(
+                file,
+                "transport.rto_backoff",
+                &format!("{v:?}"),
+                "\"exponential\" or \"constant\"",
+            ))
+        }
+    })
+}
+
+/// `transport.bdp_cap`, or the cap computed from the topology's longest path for the
+/// transports with BDP-FC.
+fn bdp_cap(
+    t: &TransportSection,
+    file: &str,
+    topology: &Topology,
+    extra_header_bytes: u32,
+    base: &TransportConfig,
+) -> Result<Option<u32>, ScenarioError> {
+    let auto_cap = bdp_cap_packets(
+        topology.min_host_rate(),
+        topology.max_path_propagation(),
+        t.mtu,
+        extra_header_bytes,
+    );
+    Ok(match (t.kind, t.bdp_cap) {
+        (TransportKind::Roce | TransportKind::IrnWithoutBdpFc, Some(c)) => {
+            return Err(invalid(
+                file,
+                "transport.bdp_cap",
+                &c.to_string(),
+                "BDP-FC is not part of this transport; use kind = \"irn\" or \"irn-go-back-n\"",
+            ))
+        }
+        (_, Some(c)) if c == 0 || c > TransportConfig::MAX_WINDOW => {
+            return Err(invalid(
+                file,
+                "transport.bdp_cap",
+                &c.to_string(),
+                "between 1 and 4194304 packets",
+            ))
+        }
+        (_, Some(c)) => Some(c),
+        (_, None) => base.bdp_cap.map(|_| auto_cap),
+    })
+}
+
+/// A parameter a `[transport.<cc>]` table may set, and where its value goes.
+enum Param<'a> {
+    Time(&'a mut Duration),
+    Rate(&'a mut Bandwidth),
+    Real(&'a mut f64),
+    Count(&'a mut u32),
+    Size(&'a mut u64),
+    Flag(&'a mut bool),
+    /// One of a fixed set of names (listed, quoted, in the `String`); the function stores the
+    /// value named, `false` if none is.
+    Choice(Box<dyn FnMut(&str) -> bool + 'a>, String),
+    /// Read before the others (a preset the others override); listed so it is allowed.
+    Applied,
+}
+
+/// A [`Param::Choice`] for the enum field `field`, whose values are named by
+/// [`Named::NAMES`](irn_core::cc::Named).
+fn choice<T: irn_core::cc::Named>(field: &mut T) -> Param<'_> {
+    let names: Vec<String> = T::NAMES.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    Param::Choice(
+        Box::new(move |v| T::from_name(v).map(|x| *field = x).is_some()),
+        names.join(" or "),
+    )
+}
+
+/// Applies a `[transport.<cc>]` table's overrides to `params`, rejecting unknown keys and values
+/// of the wrong kind.
+fn apply_params(
+    file: &str,
+    section: &str,
+    table: &toml::Table,
+    mut params: Vec<(&str, Param)>,
+) -> Result<(), ScenarioError> {
+    let allowed: Vec<&str> = params.iter().map(|(k, _)| *k).collect();
+    let allowed = allowed.join(", ");
+    for (key, value) in table {
+        let full = format!("{section}.{key}");
+        let Some((_, param)) = params.iter_mut().find(|(k, _)| k == key) else {
+            return Err(invalid(
+                file,
+                &full,
+                "(set)",
+                &format!("unknown parameter; allowed: {allowed}"),
+            ));
+        };
+        let text = match value {
+            toml::Value::String(v) => v.clone(),
+            other => other.to_string(),
+        };
+        let number = value
+            .as_float()
+            .or_else(|| value.as_integer().map(|i| i as f64));
+        match param {
+            Param::Time(d) => **d = parse_key::<Duration>(file, &full, &text)?,
+            Param::Rate(r) => **r = parse_key::<Bandwidth>(file, &full, &text)?,
+            Param::Size(b) => **b = parse_key::<Bytes>(file, &full, &text)?.0,
+            Param::Real(x) => match number {
+                Some(v) if v.is_finite() && v >= 0.0 => **x = v,
+                _ => return Err(invalid(file, &full, &text, "a number, zero or more")),
+            },
+            Param::Count(n) => match value.as_integer().and_then(|i| u32::try_from(i).ok()) {
+                Some(v) if v > 0 => **n = v,
+                _ => {
+                    return Err(invalid(
+                        file,
+                        &full,
+                        &text,
+                        "a whole number greater than zero",
+                    ))
+                }
+            },
+            Param::Flag(b) => match value.as_bool() {
+                Some(v) => **b = v,
+                None => return Err(invalid(file, &full, &value.to_string(), "true or false")),
+            },
+            Param::Choice(set, names) => {
+                if !value.as_str().is_some_and(set) {
+                    return Err(invalid(file, &full, &value.to_string(), names));
+                }
+            }
+            Param::Applied => {}
+        }
+    }
+    Ok(())
+}
+
+/// The congestion controller with its parameters: the papers' defaults (see `irn_core::cc`),
+/// then the scenario's `[transport.<cc>]` overrides.
+fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError> {
+    let tables = [
+        ("dcqcn", &t.dcqcn, CcKind::Dcqcn),
+        ("timely", &t.timely, CcKind::Timely),
+        ("dctcp", &t.dctcp, CcKind::Dctcp),
+        ("aimd", &t.aimd, CcKind::Aimd),
+    ];
+    for (name, table, kind) in &tables {
+        if table.is_some() && t.cc != *kind {
+            return Err(invalid(
+                file,
+                &format!("transport.{name}"),
+                "(set)",
+                &format!("applies only with transport.cc = \"{name}\""),
+            ));
+        }
+    }
+    let empty = toml::Table::new();
+    Ok(match t.cc {
+        CcKind::None => CcConfig::None,
+        CcKind::Dcqcn => {
+            use irn_core::cc::DcqcnParams;
+            let table = t.dcqcn.as_ref().unwrap_or(&empty);
+            // The preset first, so the table's other keys override it whatever their order.
+            let mut p = match table.get("preset") {
+                None => DcqcnParams::default(),
+                Some(v) => v.as_str().and_then(DcqcnParams::preset).ok_or_else(|| {
+                    let names: Vec<String> = DcqcnParams::PRESETS
+                        .iter()
+                        .map(|(n, _)| format!("\"{n}\""))
+                        .collect();
+                    invalid(
+                        file,
+                        "transport.dcqcn.preset",
+                        &v.to_string(),
+                        &names.join(" or "),
+                    )
+                })?,
+            };
+            let params = vec![
+                ("cnp_interval", Param::Time(&mut p.cnp_interval)),
+                ("g", Param::Real(&mut p.g)),
+                (
+                    "alpha_update_period",
+                    Param::Time(&mut p.alpha_update_period),
+                ),
+                (
+                    "rate_decrease_period",
+                    Param::Time(&mut p.rate_decrease_period),
+                ),
+                (
+                    "rate_increase_period",
+                    Param::Time(&mut p.rate_increase_period),
+                ),
+                ("byte_counter", Param::Size(&mut p.byte_counter)),
+                (
+                    "fast_recovery_steps",
+                    Param::Count(&mut p.fast_recovery_steps),
+                ),
+                ("additive_increase", Param::Rate(&mut p.additive_increase)),
+                ("hyper_increase", Param::Rate(&mut p.hyper_increase)),
+                ("min_rate", Param::Rate(&mut p.min_rate)),
+                ("clamp_target_rate", Param::Flag(&mut p.clamp_target_rate)),
+                ("increase_stages", choice(&mut p.increase_stages)),
+                ("alpha_update", choice(&mut p.alpha_update)),
+                ("rate_decrease", choice(&mut p.rate_decrease)),
+                ("cnp_on_nack", Param::Flag(&mut p.cnp_on_nack)),
+                ("preset", Param::Applied),
+            ];
+            apply_params(file, "transport.dcqcn", table, params)?;
+            CcConfig::Dcqcn(p)
+        }
+        CcKind::Timely => {
+            let mut p = irn_core::cc::TimelyParams::default();
+            let params = vec![
+                ("ewma_alpha", Param::Real(&mut p.ewma_alpha)),
+                ("beta", Param::Real(&mut p.beta)),
+                ("t_low", Param::Time(&mut p.t_low)),
+                ("t_high", Param::Time(&mut p.t_high)),
+                ("min_rtt", Param::Time(&mut p.min_rtt)),
+                ("additive_step", Param::Rate(&mut p.additive_step)),
+                ("hai_threshold", Param::Count(&mut p.hai_threshold)),
+                ("hai_multiplier", Param::Count(&mut p.hai_multiplier)),
+                ("min_rate", Param::Rate(&mut p.min_rate)),
+            ];
+            apply_params(
+                file,
+                "transport.timely",
+                t.timely.as_ref().unwrap_or(&empty),
+                params,
+            )?;
+            CcConfig::Timely(p)
+        }
+        CcKind::Dctcp => {
+            let mut p = irn_core::cc::DctcpParams::default();
+            let params = vec![
+                ("g", Param::Real(&mut p.g)),
+                ("min_window", Param::Count(&mut p.min_window)),
+                ("initial_alpha", Param::Real(&mut p.initial_alpha)),
+            ];
+            apply_params(
+                file,
+                "transport.dctcp",
+                t.dctcp.as_ref().unwrap_or(&empty),
+                params,
+            )?;
+            CcConfig::Dctcp(p)
+        }
+        CcKind::Aimd => {
+            let mut p = irn_core::cc::AimdParams::default();
+            let params = vec![
+                ("additive_increase", Param::Real(&mut p.additive_increase)),
+                ("decrease_factor", Param::Real(&mut p.decrease_factor)),
+                ("min_window", Param::Count(&mut p.min_window)),
+            ];
+            apply_params(
+                file,
+                "transport.aimd",
+                t.aimd.as_ref().unwrap_or(&empty),
+                params,
+            )?;
+            CcConfig::Aimd(p)
+        }
+    })
+}
+
+/// The switches' ECN marking: a preset chosen by `switch.ecn` (or by the congestion control),
+/// with any thresholds overridden.
+fn ecn_config(
+    s: &ScenarioFile,
+    file: &str,
+    rate: Bandwidth,
+    frame: u64,
+) -> Result<Option<EcnConfig>, ScenarioError> {
+    let sw = &s.switch;
+    let preset = match (sw.ecn.as_str(), s.transport.cc) {
+        ("off", _) | ("auto", CcKind::None | CcKind::Timely | CcKind::Aimd) => None,
+        ("dcqcn", _) | ("auto", CcKind::Dcqcn) => Some(EcnConfig::DCQCN),
+        ("dctcp", _) | ("auto", CcKind::Dctcp) => Some(EcnConfig::dctcp(rate, frame)),
+        (v, _) => {
+            return Err(invalid(
+                file,
+                "switch.ecn",
+                &format!("{v:?}"),
+                "\"auto\", \"off\", \"dcqcn\" or \"dctcp\"",
+            ))
+        }
+    };
+    let overridden = sw.ecn_kmin.is_some() || sw.ecn_kmax.is_some() || sw.ecn_pmax.is_some();
+    let Some(mut red) = preset else {
+        if overridden {
+            return Err(invalid(
+                file,
+                "switch.ecn",
+                &format!("{:?}", sw.ecn),
+                "marking is off, so ecn_kmin/ecn_kmax/ecn_pmax do not apply; set switch.ecn",
+            ));
+        }
+        return Ok(None);
+    };
+    if let Some(k) = &sw.ecn_kmin {
+        red.kmin_bytes = parse_key::<Bytes>(file, "switch.ecn_kmin", k)?.0;
+    }
+    if let Some(k) = &sw.ecn_kmax {
+        red.kmax_bytes = parse_key::<Bytes>(file, "switch.ecn_kmax", k)?.0;
+    }
+    if let Some(p) = sw.ecn_pmax {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(invalid(
+                file,
+                "switch.ecn_pmax",
+                &p.to_string(),
+                "a probability in (0, 1]",
+            ));
+        }
+        red.pmax = p;
+    }
+    if red.kmax_bytes < red.kmin_bytes {
+        return Err(invalid(
+            file,
+            "switch.ecn_kmax",
+            &red.kmax_bytes.to_string(),
+            &format!("at least ecn_kmin ({} B)", red.kmin_bytes),
+        ));
+    }
+    Ok(Some(red))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::tests::one;
+
+    #[test]
+    fn congestion_control_parameters_override_the_papers_defaults() {
+        let run = one("[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nmin_rate = \"1Gbps\"\ng = 0.5\nbyte_counter = \"1MB\"\n").unwrap();
+        let CcConfig::Dcqcn(p) = run.config.transport.cc else {
+            panic!("{:?}", run.config.transport.cc)
+        };
+        assert_eq!(p.min_rate, Bandwidth::from_gbps(1));
+        assert_eq!(p.g, 0.5);
+        assert_eq!(p.byte_counter, 1_000_000);
+        assert_eq!(
+            p.cnp_interval,
+            irn_core::cc::DcqcnParams::default().cnp_interval
+        );
+        // DCQCN turns on DCQCN's RED marking by default.
+        assert_eq!(run.config.switch.ecn, Some(EcnConfig::DCQCN));
+        let run = one("[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"20us\"\nhai_threshold = 3\n").unwrap();
+        let CcConfig::Timely(p) = run.config.transport.cc else {
+            panic!()
+        };
+        assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
+        assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn a_timeout_must_outlast_sending_a_frame() {
+        // 1024 B of payload + 62 B of framing at 40 Gb/s: 217.2 ns.
+        let err = one("[transport]\nrto_low = \"217ns\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("transport.rto_low = \"217ns\": shorter than sending one full frame (217.2ns at 40Gbps)"),
+            "{err}"
+        );
+        assert!(one("[transport]\nrto_low = \"218ns\"\n").is_ok());
+    }
+
+    /// The default link (40 Gb/s, 2 us) and frame: an input can still receive 22 236 B after it
+    /// pauses, so a 240 KB input buffer is lossless with a threshold up to 217 764 B.
+    #[test]
+    fn timeouts_stay_on_while_the_network_reorders_without_an_ordering_layer() {
+        let on = |lb: &str, ordering: &str, timeouts: &str| {
+            one(&format!(
+                "[switch]\npfc = true\n[load_balancing]\nkind = \"{lb}\"\n[ordering]\n\
+                 kind = \"{ordering}\"\n[transport]\nkind = \"roce\"\ntimeouts = \"{timeouts}\"\n"
+            ))
+            .map(|r| r.config.transport.rto != RtoPolicy::Disabled)
+            .map_err(|e| e.to_string())
+        };
+        // (balancer, layer, timeouts, resolved to on?)
+        for (lb, ordering, timeouts, want) in [
+            ("ecmp", "none", "auto", false),
+            ("drill", "none", "auto", true),
+            ("letflow", "none", "auto", true),
+            ("drill", "eunomia", "auto", false),
+            ("spray", "ideal", "off", false),
+            ("spray", "none", "on", true),
+        ] {
+            assert_eq!(
+                on(lb, ordering, timeouts),
+                Ok(want),
+                "{lb} {ordering} {timeouts}"
+            );
+        }
+        let err = on("spray", "none", "off").unwrap_err();
+        assert!(
+            err.contains(
+                "transport.timeouts = \"off\": load_balancing.kind = \"spray\" reorders \
+                          packets and no [ordering] layer"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn timeouts_stay_on_whenever_pfc_can_drop() {
+        let text = |threshold: &str, timeouts: &str| {
+            format!(
+                "[switch]\npfc = true\npfc_threshold = \"{threshold}\"\n\
+                 [transport]\nkind = \"roce\"\ntimeouts = \"{timeouts}\"\n"
+            )
+        };
+        let on = |threshold: &str, timeouts: &str| {
+            one(&text(threshold, timeouts))
+                .map(|r| r.config.transport.rto != RtoPolicy::Disabled)
+                .map_err(|e| e.to_string())
+        };
+        // (threshold, timeouts, resolved to on?)
+        for (threshold, timeouts, want) in [
+            ("auto", "auto", false),
+            ("217764B", "auto", false),
+            ("217765B", "auto", true),
+            ("220KB", "auto", true),
+            ("100KB", "off", false),
+            ("220KB", "on", true),
+        ] {
+            assert_eq!(on(threshold, timeouts), Ok(want), "{threshold} {timeouts}");
+        }
+        let err = on("220KB", "off").unwrap_err();
+        assert!(
+            err.contains(
+                "t.toml: transport.timeouts = \"off\": switch.pfc_threshold = \"220KB\" lets PFC \
+                 drop packets: an input on a 40Gbps, 2us link can still receive 22236B after it \
+                 pauses (the link round trip, two frames and a PAUSE frame), and 220000B + \
+                 22236B is more than the 240000B buffer; without timeouts"
+            ),
+            "{err}"
+        );
+        // The shared-buffer switch reserves the headroom: it never drops with PFC.
+        let shared =
+            "[switch]\nmodel = \"shared-buffer\"\npfc = true\n[transport]\ntimeouts = \"off\"\n";
+        assert!(one(shared).is_ok());
+    }
+
+    #[test]
+    fn dcqcn_preset_then_its_overrides() {
+        use irn_core::cc::{AlphaUpdate, DcqcnParams, IncreaseStages, RateDecrease};
+        let dcqcn = |table: &str| {
+            let run = one(&format!(
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\n{table}"
+            ));
+            match run.unwrap().config.transport.cc {
+                CcConfig::Dcqcn(p) => p,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(dcqcn(""), DcqcnParams::dcqcn_paper());
+        assert_eq!(
+            dcqcn("preset = \"dcqcn-paper\"\n"),
+            DcqcnParams::dcqcn_paper()
+        );
+        assert_eq!(dcqcn("preset = \"mlx\"\n"), DcqcnParams::mlx());
+        // Keys override the preset, written before or after it.
+        let p = dcqcn("additive_increase = \"20Mbps\"\npreset = \"mlx\"\ncnp_on_nack = false\n");
+        assert_eq!(
+            p,
+            DcqcnParams {
+                additive_increase: Bandwidth::from_bps(20_000_000),
+                cnp_on_nack: false,
+                ..DcqcnParams::mlx()
+            }
+        );
+        // And the ConnectX's behaviours one at a time on the paper's values.
+        let p = dcqcn(
+            "clamp_target_rate = false\nincrease_stages = \"timer\"\nalpha_update = \"periodic\"\n\
+             rate_decrease = \"periodic\"\n",
+        );
+        assert_eq!(
+            p,
+            DcqcnParams {
+                clamp_target_rate: false,
+                increase_stages: IncreaseStages::Timer,
+                alpha_update: AlphaUpdate::Periodic,
+                rate_decrease: RateDecrease::Periodic,
+                ..DcqcnParams::dcqcn_paper()
+            }
+        );
+    }
+
+    #[test]
+    fn congestion_control_parameters_are_checked() {
+        let cases = [
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nalpha = 1\n",
+                "transport.dcqcn.alpha = (set): unknown parameter; allowed: cnp_interval, g,",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.dcqcn]\ng = 0.5\n",
+                "transport.dcqcn = (set): applies only with transport.cc = \"dcqcn\"",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"fast\"\n",
+                "transport.timely.t_low = \"fast\"",
+            ),
+            (
+                "[transport]\ncc = \"aimd\"\n[transport.aimd]\nmin_window = 0\n",
+                "transport.aimd.min_window = 0: a whole number greater than zero",
+            ),
+            (
+                "[transport]\ncc = \"dctcp\"\n[transport.dctcp]\ng = -1\n",
+                "transport.dctcp.g = -1: a number, zero or more",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\npreset = \"ns-3\"\n",
+                "transport.dcqcn.preset = \"ns-3\": \"dcqcn-paper\" or \"mlx\"",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nrate_decrease = \"tick\"\n",
+                "transport.dcqcn.rate_decrease = \"tick\": \"on-cnp\" or \"periodic\"",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nincrease_stages = 1\n",
+                "transport.dcqcn.increase_stages = 1: \"timer-and-bytes\" or \"timer\"",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\ncnp_on_nack = \"yes\"\n",
+                "transport.dcqcn.cnp_on_nack = \"yes\": true or false",
+            ),
+            (
+                "[switch]\nalpha = 0.5\n",
+                "switch.alpha = (set): does not apply to switch.model = \"input-queued\"",
+            ),
+            (
+                "[switch]\necn = \"off\"\necn_kmin = \"5KB\"\n",
+                "switch.ecn = \"off\": marking is off",
+            ),
+            (
+                "[switch]\necn = \"dcqcn\"\necn_kmax = \"1KB\"\n",
+                "switch.ecn_kmax = 1000: at least ecn_kmin",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = one(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,570 @@
+//! `[workload]`: where flows come from, and which RDMA verb each is.
+//!
+//! ```toml
+//! [workload]
+//! kind = "poisson"    # "poisson" (default), "incast", "trace", "ns3"
+//! load = 0.7          # poisson: offered load, a fraction of each host's line rate
+//! sizes = { cdf = "../data/cdf/irn_default.txt" } # or "irn-default", uniform, fixed
+//! duration = "5ms"    # poisson: arrivals happen during this long
+//! verbs = { write = 1, read = 1 } # any kind: every flow one verb, drawn with these weights
+//! ```
+
+use std::path::Path;
+
+use irn_core::{Bandwidth, Duration, Time};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    check_keys, invalid, parse_key, require, resolve, ScenarioError, ScenarioFile, TransportKind,
+};
+use crate::ids::HostIdx;
+use crate::topology::Topology;
+use crate::units::Bytes;
+use crate::workload::{self, BuiltinCdf, Cdf, FlowSpec, SizeDist, VerbMix};
+
+/// Where flows come from. Keys that do not apply to the chosen `kind` are rejected.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSection {
+    #[serde(default)]
+    pub kind: WorkloadKind,
+    /// poisson: offered load as a fraction of each host's line rate (default 0.7).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// poisson: flow sizes (default the IRN distribution).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<SizesSection>,
+    /// poisson: arrivals happen during this long (default 5ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    /// incast: how many hosts send.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<u32>,
+    /// incast: bytes striped over the senders (default 150MB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<String>,
+    /// incast: the receiving host's index (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<u32>,
+    /// incast: cross traffic — Poisson arrivals of the IRN sizes at this load around the incast
+    /// (IRN §4.4.3 uses 0.5); none by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_load: Option<f64>,
+    /// incast: how long the cross traffic's arrivals last (default 10ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_duration: Option<String>,
+    /// trace: a CSV file with columns `src,dst,size_bytes,start_ns`; ns3: an ns-3 flow file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Any kind: make every flow one RDMA verb on verbs queue pairs, drawn with these weights
+    /// (IRN §5); without it, every flow is one message on the transport alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verbs: Option<VerbsMixSection>,
+}
+
+/// `workload.verbs`: relative weights of the verbs; missing ones are 0.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerbsMixSection {
+    #[serde(default)]
+    pub write: f64,
+    #[serde(default)]
+    pub write_imm: f64,
+    #[serde(default)]
+    pub read: f64,
+    #[serde(default)]
+    pub send: f64,
+    #[serde(default)]
+    pub atomic: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// Poisson arrivals at every host, uniform random destinations (IRN §4.1).
+    #[default]
+    Poisson,
+    /// `senders` hosts send `total` bytes between them to one receiver (IRN §4.4.3).
+    Incast,
+    /// Replay a CSV trace.
+    Trace,
+    /// Replay an ns-3 flow file (HPCC 6-column or ConWeave 5-column; node ids as in the
+    /// topology file).
+    Ns3,
+}
+
+impl Default for WorkloadSection {
+    fn default() -> Self {
+        WorkloadSection {
+            kind: WorkloadKind::Poisson,
+            load: Some(0.7),
+            sizes: Some(SizesSection::IrnDefault),
+            duration: Some("5ms".into()),
+            senders: None,
+            total: None,
+            receiver: None,
+            background_load: None,
+            background_duration: None,
+            file: None,
+            verbs: None,
+        }
+    }
+}
+
+impl WorkloadSection {
+    /// Fills the kind's defaults; rejects keys of other kinds and missing required ones.
+    pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let (poisson, incast, trace) = (
+            self.kind == WorkloadKind::Poisson,
+            self.kind == WorkloadKind::Incast,
+            matches!(self.kind, WorkloadKind::Trace | WorkloadKind::Ns3),
+        );
+        let kind = match self.kind {
+            WorkloadKind::Poisson => "poisson",
+            WorkloadKind::Incast => "incast",
+            WorkloadKind::Trace => "trace",
+            WorkloadKind::Ns3 => "ns3",
+        };
+        let keys = [
+            ("load", self.load.is_some(), poisson),
+            ("sizes", self.sizes.is_some(), poisson),
+            ("duration", self.duration.is_some(), poisson),
+            ("senders", self.senders.is_some(), incast),
+            ("total", self.total.is_some(), incast),
+            ("receiver", self.receiver.is_some(), incast),
+            ("background_load", self.background_load.is_some(), incast),
+            (
+                "background_duration",
+                self.background_duration.is_some(),
+                incast && self.background_load.is_some(),
+            ),
+            ("file", self.file.is_some(), trace),
+        ];
+        check_keys(file, ("workload", "kind"), kind, &keys)?;
+        match self.kind {
+            WorkloadKind::Poisson => {
+                self.load.get_or_insert(0.7);
+                self.sizes.get_or_insert(SizesSection::IrnDefault);
+                self.duration.get_or_insert_with(|| "5ms".into());
+            }
+            WorkloadKind::Incast => {
+                require(file, "workload.senders", kind, self.senders.is_some())?;
+                self.total.get_or_insert_with(|| "150MB".into());
+                self.receiver.get_or_insert(0);
+                if self.background_load.is_some() {
+                    self.background_duration
+                        .get_or_insert_with(|| "10ms".into());
+                }
+            }
+            WorkloadKind::Trace | WorkloadKind::Ns3 => {
+                require(file, "workload.file", kind, self.file.is_some())?
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A flow-size distribution.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizesSection {
+    /// The IRN default heavy-tailed distribution (`data/cdf/irn_default.txt`).
+    #[default]
+    IrnDefault,
+    /// Alibaba storage 2019 (`data/cdf/alistorage2019.txt`, ConWeave's default; Eunomia's
+    /// "AliStorage"), built in.
+    Alistorage,
+    /// Facebook Hadoop 2015 (`data/cdf/fbhadoop2015_conweave.txt`; ConWeave's and Eunomia's
+    /// "FB Hadoop"), built in.
+    FbHadoop,
+    /// A CDF file (HPCC percent or TLT fraction format).
+    Cdf(String),
+    /// Uniform between two sizes, e.g. `["500KB", "5MB"]`.
+    Uniform([String; 2]),
+    /// Every flow the same size.
+    Fixed(String),
+}
+
+/// Largest flow: the RDMA message limit (2 GiB).
+const MAX_FLOW_BYTES: u64 = 1 << 31;
+
+/// The run's flows, each a verb when `verbs` is set.
+pub(super) fn build(
+    s: &ScenarioFile,
+    file: &str,
+    base_dir: &Path,
+    topology: &Topology,
+    verbs: Option<VerbMix>,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let host_rate = topology.min_host_rate();
+    let hosts = topology.hosts().len() as u32;
+    let w = &s.workload;
+    let flows = match w.kind {
+        WorkloadKind::Poisson => poisson_flows(s, file, base_dir, hosts, host_rate)?,
+        WorkloadKind::Incast => incast_flows(s, file, hosts, host_rate)?,
+        WorkloadKind::Trace => {
+            let trace = w.file.as_deref().unwrap_or("");
+            let flows = workload::trace_csv(&resolve(base_dir, trace), hosts).map_err(|e| {
+                invalid(file, "workload.file", &format!("{trace:?}"), &e.to_string())
+            })?;
+            require_flows(
+                file,
+                ("workload.file", trace),
+                "the file lists no flows",
+                flows,
+            )?
+        }
+        WorkloadKind::Ns3 => {
+            let name = w.file.as_deref().unwrap_or("");
+            let flows =
+                workload::ns3::read_flows(&resolve(base_dir, name), topology).map_err(|e| {
+                    invalid(file, "workload.file", &format!("{name:?}"), &e.to_string())
+                })?;
+            require_flows(
+                file,
+                ("workload.file", name),
+                "the file lists no flows",
+                flows,
+            )?
+        }
+    };
+    if let Some(big) = flows.iter().find(|f| f.size_bytes > MAX_FLOW_BYTES) {
+        return Err(invalid(
+            file,
+            "workload",
+            &format!("a flow of {} bytes", big.size_bytes),
+            "flows are at most 2 GiB (the RDMA message limit)",
+        ));
+    }
+    let mut flows = flows;
+    if let Some(mix) = verbs {
+        mix.assign(&mut flows, s.seed);
+    }
+    Ok(flows)
+}
+
+/// `kind = "poisson"`'s flows.
+fn poisson_flows(
+    s: &ScenarioFile,
+    file: &str,
+    base_dir: &Path,
+    hosts: u32,
+    host_rate: Bandwidth,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let w = &s.workload;
+    let load = w.load.unwrap_or(0.7);
+    if !(load > 0.0 && load <= 1.0) {
+        return Err(invalid(
+            file,
+            "workload.load",
+            &load.to_string(),
+            "a fraction of line rate in (0, 1]",
+        ));
+    }
+    let duration_text = w.duration.as_deref().unwrap_or("5ms");
+    let duration = parse_key::<Duration>(file, "workload.duration", duration_text)?;
+    if duration == Duration::ZERO {
+        return Err(invalid(
+            file,
+            "workload.duration",
+            &format!("{duration_text:?}"),
+            "must be longer than zero",
+        ));
+    }
+    let dist = size_dist(
+        w.sizes.as_ref().unwrap_or(&SizesSection::IrnDefault),
+        file,
+        base_dir,
+    )?;
+    check_flow_count(
+        file,
+        ("workload.duration", duration_text),
+        (hosts, host_rate, load),
+        &dist,
+        duration,
+    )?;
+    let flows = workload::poisson(hosts, host_rate, load, &dist, duration, s.seed);
+    require_flows(
+        file,
+        ("workload.duration", duration_text),
+        "no flow starts within it at this load; lengthen it",
+        flows,
+    )
+}
+
+/// `kind = "incast"`'s flows, and its cross traffic's.
+fn incast_flows(
+    s: &ScenarioFile,
+    file: &str,
+    hosts: u32,
+    host_rate: Bandwidth,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let w = &s.workload;
+    let senders = w.senders.unwrap_or(0);
+    let total = w.total.as_deref().unwrap_or("150MB");
+    let receiver = w.receiver.unwrap_or(0);
+    let total_bytes = parse_key::<Bytes>(file, "workload.total", total)?.0;
+    if receiver >= hosts {
+        return Err(invalid(
+            file,
+            "workload.receiver",
+            &receiver.to_string(),
+            &format!("a host index below {hosts}"),
+        ));
+    }
+    let mut flows = workload::incast(
+        hosts,
+        HostIdx(receiver),
+        senders,
+        total_bytes,
+        Time::ZERO,
+        s.seed,
+    )
+    .map_err(|e| {
+        invalid(
+            file,
+            "workload.senders",
+            &senders.to_string(),
+            &e.to_string(),
+        )
+    })?;
+    if let Some(load) = w.background_load {
+        if !(load > 0.0 && load <= 1.0) {
+            return Err(invalid(
+                file,
+                "workload.background_load",
+                &load.to_string(),
+                "a fraction of line rate in (0, 1]",
+            ));
+        }
+        let text = w.background_duration.as_deref().unwrap_or("10ms");
+        let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
+        let sizes = SizeDist::Cdf(Cdf::irn_default());
+        check_flow_count(
+            file,
+            ("workload.background_duration", text),
+            (hosts, host_rate, load),
+            &sizes,
+            duration,
+        )?;
+        flows.extend(workload::poisson(
+            hosts, host_rate, load, &sizes, duration, s.seed,
+        ));
+        flows.sort_by_key(|f| f.start);
+    }
+    Ok(flows)
+}
+
+/// `workload.verbs`, checked against the rest of the scenario: verbs run on the RDMA transports
+/// and count their real headers.
+pub(super) fn verbs_mix(
+    s: &ScenarioFile,
+    file: &str,
+    extra_header_bytes: u32,
+) -> Result<Option<VerbMix>, ScenarioError> {
+    let Some(m) = s.workload.verbs else {
+        return Ok(None);
+    };
+    let t = &s.transport;
+    let key = "workload.verbs";
+    let shown = format!(
+        "{{ write = {}, write_imm = {}, read = {}, send = {}, atomic = {} }}",
+        m.write, m.write_imm, m.read, m.send, m.atomic
+    );
+    let mix = VerbMix::new([m.write, m.write_imm, m.read, m.send, m.atomic])
+        .map_err(|e| invalid(file, key, &shown, &e.to_string()))?;
+    if t.kind == TransportKind::Tcp {
+        return Err(invalid(file, "transport.kind", "\"tcp\"",
+            "workload.verbs needs an RDMA transport (irn, roce, irn-go-back-n, irn-without-bdp-fc, irn-without-sack)"));
+    }
+    if extra_header_bytes != 0 {
+        return Err(invalid(file, "transport.header_overhead", &format!("{:?}", t.header_overhead),
+            "\"0B\" with workload.verbs, whose packets carry IRN's real headers (16 B RETH per Write packet, 6 B per Send packet)"));
+    }
+    Ok(Some(mix))
+}
+
+/// `flows`, unless there are none: a run without flows measures nothing, so the key that
+/// left it empty (written `text`) is named, with `why`.
+fn require_flows(
+    file: &str,
+    (key, text): (&str, &str),
+    why: &str,
+    flows: Vec<FlowSpec>,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    if flows.is_empty() {
+        return Err(invalid(file, key, &format!("{text:?}"), why));
+    }
+    Ok(flows)
+}
+
+/// Rejects a Poisson workload of too many flows before generating it
+/// ([`workload::poisson::too_many_flows`]), naming its duration `key` (written `text`): a
+/// slip of unit there is the usual cause.
+fn check_flow_count(
+    file: &str,
+    (key, text): (&str, &str),
+    (hosts, host_rate, load): (u32, Bandwidth, f64),
+    sizes: &SizeDist,
+    duration: Duration,
+) -> Result<(), ScenarioError> {
+    match workload::poisson::too_many_flows(hosts, host_rate, load, sizes, duration) {
+        Some(why) => Err(invalid(file, key, &format!("{text:?}"), &why)),
+        None => Ok(()),
+    }
+}
+
+/// `workload.sizes`: a distribution to draw flow sizes from.
+fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, ScenarioError> {
+    Ok(match s {
+        SizesSection::IrnDefault => SizeDist::Cdf(Cdf::irn_default()),
+        SizesSection::Alistorage => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::Alistorage)),
+        SizesSection::FbHadoop => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::FbHadoop)),
+        SizesSection::Cdf(p) => {
+            SizeDist::Cdf(Cdf::from_file(&resolve(base_dir, p)).map_err(|e| {
+                invalid(
+                    file,
+                    "workload.sizes.cdf",
+                    &format!("{p:?}"),
+                    &e.to_string(),
+                )
+            })?)
+        }
+        SizesSection::Uniform([lo, hi]) => {
+            let lo_b = parse_key::<Bytes>(file, "workload.sizes.uniform", lo)?.0;
+            let hi_b = parse_key::<Bytes>(file, "workload.sizes.uniform", hi)?.0;
+            if lo_b == 0 || hi_b < lo_b {
+                return Err(invalid(
+                    file,
+                    "workload.sizes.uniform",
+                    &format!("[{lo}, {hi}]"),
+                    "two sizes, 0 < low <= high",
+                ));
+            }
+            SizeDist::Uniform { lo: lo_b, hi: hi_b }
+        }
+        SizesSection::Fixed(v) => {
+            let b = parse_key::<Bytes>(file, "workload.sizes.fixed", v)?.0;
+            if b == 0 {
+                return Err(invalid(
+                    file,
+                    "workload.sizes.fixed",
+                    &format!("{v:?}"),
+                    "greater than zero",
+                ));
+            }
+            SizeDist::Fixed(b)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::parse;
+
+    #[test]
+    fn incast_with_cross_traffic() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 8\n[workload]\nkind = \"incast\"\nsenders = 3\ntotal = \"300KB\"\nbackground_load = 0.3\nbackground_duration = \"200us\"\n";
+        let run = parse(text, "t.toml", Path::new("."), &[])
+            .unwrap()
+            .runs
+            .remove(0);
+        let flows = &run.config.flows;
+        let incast = flows
+            .iter()
+            .filter(|f| f.class == crate::workload::FlowClass::Incast)
+            .count();
+        assert_eq!(incast, 3);
+        assert!(flows.len() > 10, "background flows too: {}", flows.len());
+        assert!(flows.windows(2).all(|w| w[0].start <= w[1].start));
+        let result = crate::run(&run.config, &mut |_| {});
+        let s = &result.summary;
+        assert!(
+            s.background_avg_slowdown.is_some() && s.background_p99_fct_us.is_some(),
+            "{s:?}"
+        );
+        // The RCT covers the incast flows only: at least 300 KB through one 40 Gb/s link.
+        assert!(s.rct_us.is_some_and(|rct| rct >= 60.0), "{s:?}");
+        let err = parse(
+            "[workload]\nkind = \"incast\"\nsenders = 3\nbackground_duration = \"1ms\"\n",
+            "t.toml",
+            Path::new("."),
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("workload.background_duration = (set)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_workload_of_more_than_ten_million_flows_is_refused_before_it_is_generated() {
+        // The default's 54 hosts at 70 % of 40 Gb/s with a 200 kB mean start about 940 000
+        // flows a second: 11 s is over the limit, 10 s under it (not generated here).
+        let parse_with = |set: &[&str]| {
+            let overrides: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            parse("", "t.toml", Path::new("."), &overrides).map(|_| ())
+        };
+        let err = parse_with(&["workload.duration=\"11s\""])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("t.toml: workload.duration = \"11s\": would start about 10.4 million flows (54 hosts at 0.7 of 40Gbps"),
+            "{err}"
+        );
+        assert!(err.contains("at most 10 million per run"), "{err}");
+        let err = parse_with(&[
+            "workload.kind=\"incast\"",
+            "workload.senders=3",
+            "workload.background_load=0.5",
+            "workload.background_duration=\"1000s\"",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(
+                "workload.background_duration = \"1000s\": would start about 672.6 million flows"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_workload_without_flows_is_an_error() {
+        let err = parse(
+            "",
+            "t.toml",
+            Path::new("."),
+            &["workload.duration=\"1ns\"".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("t.toml: workload.duration = \"1ns\": no flow starts within it"),
+            "{err}"
+        );
+        let dir = std::env::temp_dir().join(format!("irn-empty-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.csv"), "src,dst,size_bytes,start_ns\n").unwrap();
+        std::fs::write(dir.join("f.txt"), "0\n").unwrap();
+        let topo = "3 1 2\n0\n1 0 100Gbps 1us 0\n2 0 100Gbps 1us 0\n";
+        std::fs::write(dir.join("topo.txt"), topo).unwrap();
+        for (kind, name) in [("trace", "t.csv"), ("ns3", "f.txt")] {
+            let mut text = format!("[workload]\nkind = \"{kind}\"\nfile = \"{name}\"\n");
+            if kind == "ns3" {
+                text += "[topology]\nfile = \"topo.txt\"\n";
+            }
+            let err = parse(&text, "t.toml", &dir, &[]).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(
+                    "workload.file = \"{name}\": the file lists no flows"
+                )),
+                "{err}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
