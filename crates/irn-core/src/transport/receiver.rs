@@ -92,6 +92,13 @@ pub struct ReceiverStats {
     pub cnps_sent: u64,
 }
 
+impl ReceiverStats {
+    /// An arrival `ahead` packets ahead of the expected one.
+    fn note_reordered(&mut self, ahead: u64) {
+        self.max_reorder_distance = self.max_reorder_distance.max(ahead);
+    }
+}
+
 impl Receiver {
     /// A receiver expecting `isn` first and answering the peer QP `peer`.
     ///
@@ -193,10 +200,12 @@ impl Receiver {
                 return;
             }
         };
-        self.stats.max_reorder_distance = self.stats.max_reorder_distance.max(ahead);
+        // The reorder distance is recorded on the out-of-order paths below only: an in-order
+        // arrival (nearly all of them) cannot raise it.
         match &mut self.order {
             Ordering::InOrder { nack_sent } => {
                 if ahead > 0 {
+                    self.stats.note_reordered(ahead);
                     self.stats.out_of_order += 1;
                     if !*nack_sent {
                         *nack_sent = true;
@@ -217,11 +226,13 @@ impl Receiver {
                 last: last_bits,
             } => {
                 if ahead >= u64::from(arrived.capacity()) {
+                    self.stats.note_reordered(ahead);
                     self.stats.window_drops += 1;
                     return;
                 }
                 let offset = ahead as u32;
                 if offset > 0 {
+                    self.stats.note_reordered(ahead);
                     if arrived.set(offset) == Ok(true) {
                         // IRN NACKs every out-of-order arrival, duplicates included.
                         self.stats.duplicates += 1;

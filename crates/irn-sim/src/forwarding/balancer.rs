@@ -136,6 +136,28 @@ impl Balancer {
         self.kind
     }
 
+    /// ECMP's egress port for a packet of `flow` at switch node `node` among `hops` (more than
+    /// one), or `None` when the balancer chooses per packet (then ask [`choose`](Self::choose)).
+    ///
+    /// The switch's packet path asks this first: ECMP, the default, stays a hash inlined there,
+    /// and the per-packet balancers are a call away, so their code never crowds the event loop
+    /// of a run that does not use them.
+    #[inline(always)]
+    pub fn per_flow(&self, flow: FlowId, node: NodeId, hops: &[PortId]) -> Option<PortId> {
+        match self.kind {
+            LoadBalancing::Ecmp => Some(hops[self.ecmp(flow, node, hops.len())]),
+            _ => None,
+        }
+    }
+
+    /// ECMP's choice among `n` hops: a seeded hash of the flow, re-mixed with the switch's node
+    /// id so that the switches along a path do not all make the same choice.
+    #[inline(always)]
+    fn ecmp(&self, flow: FlowId, node: NodeId, n: usize) -> usize {
+        let hash = mix32(flow.0 ^ self.salt);
+        mix32(hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % n
+    }
+
     /// The egress port for a packet of `flow` to `dst` at switch `s` (node `node`) at `now`,
     /// among `hops` (non-empty); `queued(port)` is the bytes waiting for that output there.
     #[inline]
@@ -153,10 +175,7 @@ impl Balancer {
             return hops[0];
         }
         let i = match self.kind {
-            LoadBalancing::Ecmp => {
-                let hash = mix32(flow.0 ^ self.salt);
-                mix32(hash ^ node.0.wrapping_mul(0x9E37_79B9)) as usize % n
-            }
+            LoadBalancing::Ecmp => self.ecmp(flow, node, n),
             LoadBalancing::Spray => {
                 let turn = &mut self.per_destination[s * self.hosts + dst.index()];
                 let i = usize::from(*turn) % n;
@@ -356,6 +375,27 @@ mod tests {
             used[p.index() - 10] = true;
         }
         assert_eq!(used, [true; 4]);
+    }
+
+    #[test]
+    fn the_inline_ecmp_path_agrees_with_choose_and_only_ecmp_takes_it() {
+        let mut b = balancer(LoadBalancing::Ecmp);
+        for f in 0..64 {
+            for node in [NodeId(5), NodeId(6)] {
+                let flow = (FlowId(f), HostIdx(2));
+                let chosen = b.choose(0, node, flow, Time::ZERO, &HOPS, |_| 0);
+                assert_eq!(b.per_flow(flow.0, node, &HOPS), Some(chosen));
+            }
+        }
+        for kind in [
+            LoadBalancing::Spray,
+            LoadBalancing::RandomSpray,
+            LoadBalancing::DRILL,
+            LoadBalancing::PowerOfTwo,
+            LoadBalancing::LETFLOW,
+        ] {
+            assert_eq!(balancer(kind).per_flow(FlowId(1), NodeId(5), &HOPS), None);
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! the input's upstream port), and sent when the output is free.
 
 use super::Simulation;
-use crate::ids::PortId;
+use crate::ids::{FlowId, HostIdx, PortId};
 use crate::packets::PacketId;
 use crate::switch::{Admit, Queues};
 
@@ -16,18 +16,19 @@ impl Simulation<'_> {
         let hops = topology.next_hops_at_switch(s, pkt.dst);
         // Ports are numbered contiguously per node.
         let first = ingress.0 - input as u32;
-        let switch = &mut self.switches[s];
+        let is_data = pkt.is_data();
         let out = if hops.len() == 1 {
             hops[0]
+        } else if let Some(out) = self
+            .balancer
+            .per_flow(pkt.flow, topology.switches()[s], hops)
+        {
+            out
         } else {
-            let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
-            let node = topology.switches()[s];
-            let packet = (pkt.flow, pkt.dst);
-            self.balancer
-                .choose(s, node, packet, self.now, hops, queued)
+            self.per_packet_hop(s, first, (pkt.flow, pkt.dst), hops)
         };
         let output = (out.0 - first) as usize;
-        let is_data = pkt.is_data();
+        let switch = &mut self.switches[s];
         let port = &self.ports[out.index()];
         // Most packets find their output idle with nothing queued (59 % on the leaf-spine
         // benchmark): they go straight on, as queueing and dequeuing them would do.
@@ -50,6 +51,24 @@ impl Simulation<'_> {
             switch.admit_control(&mut self.packets, output, id);
         }
         self.switch_send(out, s, output);
+    }
+
+    /// The load balancer's choice among `hops` for a packet of `flow` to `dst` at switch `s`,
+    /// whose ports start at `first`, when it chooses per packet: out of line, as the packet
+    /// path of ECMP runs never comes here.
+    #[inline(never)]
+    fn per_packet_hop(
+        &mut self,
+        s: usize,
+        first: u32,
+        packet: (FlowId, HostIdx),
+        hops: &[PortId],
+    ) -> PortId {
+        let switch = &self.switches[s];
+        let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
+        let node = self.cfg.topology.switches()[s];
+        self.balancer
+            .choose(s, node, packet, self.now, hops, queued)
     }
 
     /// Acts on a data packet's admission at the switch port `ingress`: pause upstream, or free a
