@@ -43,7 +43,8 @@ enum Command {
     Check(reproduce::CheckArgs),
     /// Run a grid of scenarios in parallel; resumable, shardable (`--shard i/n`).
     Sweep(sweep::SweepArgs),
-    /// Merge sweep results folders (e.g. one per shard) into one `sweep.csv`.
+    /// Merge sweep results folders (e.g. one per shard) into one `sweep.csv` and
+    /// `sweep_summary.csv`.
     Report(sweep::ReportArgs),
     /// Write a Poisson flow trace in the ns-3 (ConWeave 5-column) flow-file format.
     GenFlows(gen_flows::GenFlowsArgs),

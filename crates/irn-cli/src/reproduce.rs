@@ -669,7 +669,7 @@ pub struct CheckArgs {
     /// Runs at once (each uses one core). Default: all cores.
     #[arg(short = 'j', long, value_name = "N")]
     jobs: Option<NonZeroUsize>,
-    /// Results folder. Default: results/check.
+    /// Results folder.
     #[arg(long, value_name = "DIR", default_value = "results/check")]
     out: PathBuf,
     /// Rerun everything instead of reading back runs already in the results folder.

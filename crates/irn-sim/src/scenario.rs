@@ -65,7 +65,7 @@ pub struct ScenarioFile {
     /// Variants to compare; each overrides keys of the scenario above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<VariantSection>,
-    /// `[experiment]`: how `irn reproduce` and `irn check` run it (see [`experiment`]); not
+    /// `[experiment]`: how `irn reproduce` and `irn check` run it (see [`ExperimentSection`]); not
     /// part of a run, so never serialized into one.
     #[serde(skip_serializing)]
     pub experiment: Option<ExperimentSection>,
