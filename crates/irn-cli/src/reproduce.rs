@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use irn_sim::metrics::Summary;
-use irn_sim::scenario::{self, Chart, Expect};
+use irn_sim::scenario::{self, Chart, Expect, Metric};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -312,7 +312,8 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
             plot::tail_cdf(&exp.title, "single-packet FCT (us)", &series, 90.0, 99.9)
         }
         Chart::Lines(key) => {
-            let series: Vec<(String, Vec<(f64, f64)>)> = exp
+            // Linear axes: the grid key's values as they are, the ratios around 1.
+            let series: Vec<plot::ErrorBarLine> = exp
                 .checks
                 .iter()
                 .map(|c| {
@@ -325,17 +326,13 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                                 .find_map(|o| o.strip_prefix(&format!("{key}=")))?
                                 .parse::<f64>()
                                 .ok()?;
-                            Some((x, ratio(exp, runs, label, c).ok()?))
+                            Some((x, ratio(exp, runs, label, c).ok()?, None))
                         })
                         .collect();
-                    (c.ratio(), points)
+                    (format!("{} ({})", c.ratio(), c.metric()), points)
                 })
                 .collect();
-            let series: Vec<(&str, Vec<(f64, f64)>)> = series
-                .iter()
-                .map(|(n, p)| (n.as_str(), p.clone()))
-                .collect();
-            plot::log_lines(&exp.title, key, "ratio", &series, |v| format!("{v:.0}"))
+            plot::error_bar_lines(&exp.title, key, "ratio", &series)
         }
         Chart::Bars => {
             // Distinct variants in run order (repeated runs list each variant once per seed).
@@ -345,11 +342,14 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                     variants.push(r.variant.as_str());
                 }
             }
+            // Each group's label with its unit, from the key's suffix.
+            let labels: Vec<String> = exp.chart_metrics.iter().map(labelled).collect();
             let groups: Vec<BarGroup> = exp
                 .chart_metrics
                 .iter()
-                .map(|m| BarGroup {
-                    label: m.label(),
+                .zip(&labels)
+                .map(|(m, label)| BarGroup {
+                    label,
                     values: variants
                         .iter()
                         .map(|v| {
@@ -371,6 +371,19 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
             };
             plot::grouped_bars(&title, &variants, &groups)
         }
+    }
+}
+
+/// A metric's label with its unit when its key names one (`…_us`, `…_bytes`, `…_gbps`).
+fn labelled(m: &Metric) -> String {
+    let key = m.as_str();
+    let unit = [("_us", "µs"), ("_bytes", "B"), ("_gbps", "Gb/s")]
+        .iter()
+        .find(|(suffix, _)| !key.contains('/') && key.ends_with(suffix))
+        .map(|(_, unit)| *unit);
+    match unit {
+        Some(unit) => format!("{} ({unit})", m.label()),
+        None => m.label().to_string(),
     }
 }
 
@@ -585,6 +598,10 @@ fn run_all(
     let pool = crate::run::worker_pool(jobs)?;
     let started = Instant::now();
     let mut results = Vec::new();
+    println!(
+        "{:<16} {:>15}  {:>8}  window",
+        "figure", "directions hold", "wall"
+    );
     for exp in chosen {
         let r = run_experiment(exp, plan, out, &pool)?;
         let held = r.outcomes.iter().filter(|o| o.holds).count();
@@ -594,12 +611,16 @@ fn run_all(
             n => format!("  ({n} runs reused)"),
         };
         println!(
-            "{:<11} {:>3}/{:<3} directions hold  {:>6.0} s  {}{reused}",
+            "{:<16} {:>11}/{:<3}  {:>6.0} s  {}{reused}",
             r.figure,
             held,
             r.outcomes.len(),
             r.wall_time_s,
-            r.window
+            if r.window.is_empty() {
+                "(no window)"
+            } else {
+                &r.window
+            }
         );
         results.push(r);
     }
