@@ -342,6 +342,14 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                     variants.push(r.variant.as_str());
                 }
             }
+            let mean = |v: &str, p: &str, m: &Metric| {
+                let term = Term {
+                    variant: v.to_string(),
+                    point: None,
+                    metric: m.clone(),
+                };
+                mean_metric(runs, p, &term)
+            };
             // Each group's label with its unit, from the key's suffix.
             let labels: Vec<String> = exp.chart_metrics.iter().map(labelled).collect();
             let groups: Vec<BarGroup> = exp
@@ -350,17 +358,7 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                 .zip(&labels)
                 .map(|(m, label)| BarGroup {
                     label,
-                    values: variants
-                        .iter()
-                        .map(|v| {
-                            let term = Term {
-                                variant: v.to_string(),
-                                point: None,
-                                metric: m.clone(),
-                            };
-                            mean_metric(runs, point, &term)
-                        })
-                        .collect(),
+                    values: variants.iter().map(|v| mean(v, point, m)).collect(),
                     format: |v| plot::fmt_sig(v, 3),
                 })
                 .collect();
@@ -369,9 +367,41 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
             } else {
                 format!("{} ({point})", exp.title)
             };
-            plot::grouped_bars(&title, &variants, &groups)
+            let mut svg = plot::grouped_bars(&title, &variants, &groups)?;
+            // A grid: one more chart per dimension (the name before `=` in `dim=value`
+            // points), the first metric at each of its points.
+            let first = &exp.chart_metrics[0];
+            for (dim, points) in dimensions(exp) {
+                if points.len() < 2 {
+                    continue;
+                }
+                let groups: Vec<BarGroup> = points
+                    .iter()
+                    .map(|p| BarGroup {
+                        label: p,
+                        values: variants.iter().map(|v| mean(v, p, first)).collect(),
+                        format: |v| plot::fmt_sig(v, 3),
+                    })
+                    .collect();
+                let title = format!("{}: {} against {dim}", exp.title, labelled(first));
+                svg.push_str(&plot::grouped_bars(&title, &variants, &groups)?);
+            }
+            Ok(svg)
         }
     }
+}
+
+/// The grid's points by dimension, in order: `load=0.3` and `load=0.5` are points of `load`.
+fn dimensions(exp: &Experiment) -> Vec<(&str, Vec<&str>)> {
+    let mut dims: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (name, _) in &exp.points {
+        let dim = name.split_once('=').map_or(name.as_str(), |(d, _)| d);
+        match dims.iter_mut().find(|(d, _)| *d == dim) {
+            Some((_, points)) => points.push(name),
+            None => dims.push((dim, vec![name])),
+        }
+    }
+    dims
 }
 
 /// A metric's label with its unit when its key names one (`…_us`, `…_bytes`, `…_gbps`).

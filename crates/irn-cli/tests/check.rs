@@ -156,3 +156,24 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         "{err}"
     );
 }
+
+/// The report draws one chart per grid dimension (`load=…` points), with units on the bars,
+/// and the terminal table has headers.
+#[test]
+fn a_grid_gets_a_chart_per_dimension() {
+    let dir = scratch("check-dims");
+    let grid = EXPERIMENT
+        .replace("name = \"light\"", "name = \"load=0.2\"")
+        .replace("name = \"heavy\"", "name = \"load=0.5\"")
+        .replace("point = \"light\"", "point = \"load=0.2\"")
+        .replace("point = \"heavy\"", "point = \"load=0.5\"");
+    std::fs::write(dir.join("grid.toml"), grid).unwrap();
+    let out = ok(&irn(&["check", "grid.toml", "--out", "g"], &dir));
+    assert!(
+        out.contains("figure") && out.contains("directions hold"),
+        "{out}"
+    );
+    let html = std::fs::read_to_string(dir.join("g/report.html")).unwrap();
+    assert!(html.contains("avg slowdown against load"), "{html}");
+    assert!(html.contains("avg FCT (µs)"), "{html}");
+}
