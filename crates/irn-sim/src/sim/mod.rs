@@ -32,6 +32,8 @@ pub struct Progress {
     pub now: Time,
     /// The time by which the run will surely have stopped (last arrival + drain limit).
     pub horizon: Time,
+    /// The last flow's arrival: the end of the window in which the workload offers its load.
+    pub last_arrival: Time,
     pub flows_started: usize,
     pub flows_finished: usize,
     pub flows_total: usize,
@@ -333,6 +335,7 @@ impl<'a> Simulation<'a> {
         Progress {
             now: self.now,
             horizon: self.horizon,
+            last_arrival: self.cfg.flows.last().map_or(Time::ZERO, |f| f.start),
             flows_started: self.next_flow,
             flows_finished: self.flows_finished,
             flows_total: self.flows.len(),
