@@ -85,9 +85,59 @@ pub fn run(args: RunArgs) -> Result<()> {
         staging.write_comparison(&finished)?;
     }
     let dir = staging.commit()?;
+    print!("{}", simulated(&scenario));
     print!("{}", table::render(&finished));
     println!("results: {}", dir.display());
     Ok(())
+}
+
+/// What was simulated, above the table: the network and workload the runs share, then a line
+/// per column saying what it is (so `RoCE` reads as RoCE without PFC, say).
+fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
+    let Some(first) = scenario.runs.first() else {
+        return String::new();
+    };
+    let key = |r: &irn_sim::scenario::Run, path: &str| -> String {
+        let v = serde_json::to_value(&r.resolved).unwrap_or_default();
+        let v = path.split('.').fold(&v, |v, k| &v[k]);
+        match v {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => "-".into(),
+            other => other.to_string(),
+        }
+    };
+    let c = &first.config;
+    let window = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
+    let mut out = format!(
+        "{}: {} ({} hosts, {} switches), {} workload at load {}, arrivals over {:.0} us after a {} \
+         warm-up, {} flows\n",
+        scenario.name,
+        key(first, "topology.kind"),
+        c.topology.hosts().len(),
+        c.topology.switches().len(),
+        key(first, "workload.kind"),
+        key(first, "workload.load"),
+        window,
+        key(first, "run.warmup"),
+        c.flows.len(),
+    );
+    for r in &scenario.runs {
+        out.push_str(&format!(
+            "  {}: {}, PFC {}, cc {}, load balancing {}, ordering {}\n",
+            r.name,
+            key(r, "transport.kind"),
+            if r.config.switch.pfc.is_some() {
+                "on"
+            } else {
+                "off"
+            },
+            key(r, "transport.cc"),
+            key(r, "load_balancing.kind"),
+            key(r, "ordering.kind"),
+        ));
+    }
+    out.push('\n');
+    out
 }
 
 pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {

@@ -679,3 +679,26 @@ fn a_comparison_with_and_without_an_ordering_layer_has_one_row_each() {
     assert!(header("IRN").ends_with(",nacks"));
     assert!(header("Eunomia").ends_with(",nacks,ordering_peak_bytes"));
 }
+
+/// `irn run` says what it simulated above the table, and what each column is.
+#[test]
+fn the_run_table_says_what_was_simulated() {
+    let dir = scratch("simulated");
+    std::fs::write(dir.join("small.toml"), SMALL).unwrap();
+    let out = ok(&irn(&["run", "small.toml", "--out", "s"], &dir));
+    let mut lines = out.lines();
+    let head = lines.next().unwrap();
+    assert!(
+        head.starts_with("small: fat-tree (16 hosts, 20 switches), poisson workload at load 0.6")
+            && head.contains("flows"),
+        "{out}"
+    );
+    assert_eq!(
+        lines.next(),
+        Some("  IRN: irn, PFC off, cc none, load balancing ecmp, ordering none")
+    );
+    assert_eq!(
+        lines.next(),
+        Some("  RoCE+PFC: roce, PFC on, cc none, load balancing ecmp, ordering none")
+    );
+}
