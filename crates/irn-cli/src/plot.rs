@@ -469,6 +469,68 @@ pub fn log_lines(
     Ok(svg)
 }
 
+/// Lines over time on linear axes (x in microseconds from 0), one per series, without markers:
+/// a time series has a point per sample, too many to mark. `y_fmt` formats y-axis labels.
+pub fn time_lines(
+    title: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    y_fmt: fn(f64) -> String,
+) -> Result<String> {
+    let pts = || series.iter().flat_map(|s| s.1.iter().copied());
+    let x1 = pts().map(|p| p.0).fold(0.0, f64::max);
+    let y1 = pts().map(|p| p.1).fold(0.0, f64::max);
+    let empty = x1 <= 0.0;
+    let (x1, y1) = (
+        if empty { 1.0 } else { x1 },
+        if y1 > 0.0 { y1 * 1.1 } else { 1.0 },
+    );
+    let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = legend(&area, &names, Marker::Line)?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(30)
+            .margin_bottom(10)
+            .x_label_area_size(56)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(0.0..x1, 0.0..y1)?;
+        let xf = |x: &f64| fmt_us(*x);
+        let yf = |y: &f64| y_fmt(*y);
+        chart
+            .configure_mesh()
+            .x_desc("time")
+            .y_desc(y_desc)
+            .x_label_formatter(&xf)
+            .y_label_formatter(&yf)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        for (i, (_, line)) in series.iter().enumerate() {
+            chart.draw_series(LineSeries::new(
+                line.iter().copied(),
+                color(i).stroke_width(2),
+            ))?;
+        }
+        if empty {
+            no_data(&chart, x1 / 2.0, y1 / 2.0)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// A fraction as a percentage: "25 %".
+pub fn fmt_percent(v: f64) -> String {
+    format!("{} %", fmt_sig(v * 100.0, 3))
+}
+
 /// "no data" in the middle of an empty chart.
 fn no_data<'a, DB: DrawingBackend + 'a, X, Y>(
     chart: &ChartContext<'a, DB, Cartesian2d<X, Y>>,

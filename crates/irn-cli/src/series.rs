@@ -1,14 +1,18 @@
 //! `series/*.csv`: `[monitor]`'s rows, streamed into the run's folder as the run takes them, so
-//! a long run's series never sit in memory (each writer buffers 8 KB).
+//! a long run's series never sit in memory (each writer buffers 8 KB); and the report's charts
+//! of them.
 
 use std::fs::{self, File};
 use std::io::BufWriter;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use irn_sim::config::Monitor;
 use irn_sim::series::{FlowSample, NicSample, PortSample, SeriesSink};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::plot;
+use crate::report::{Chart, Results};
 
 type Csv = csv::Writer<BufWriter<File>>;
 
@@ -87,5 +91,250 @@ impl SeriesSink for SeriesFiles {
 
     fn flow(&mut self, row: &FlowSample) {
         Self::write(&mut self.flows, &mut self.error, row);
+    }
+}
+
+/// The columns of a `ports.csv` row the charts read.
+#[derive(Deserialize)]
+struct PortRow {
+    time_us: f64,
+    port: u32,
+    node: String,
+    peer: String,
+    queue_bytes: u64,
+    paused_us: f64,
+}
+
+/// Lines per chart, and points per line (consecutive samples are merged beyond it).
+const LINES: usize = 5;
+const POINTS: usize = 2000;
+
+/// One sampled port of one variant, after the first pass.
+struct Seen {
+    variant: usize,
+    port: u32,
+    label: String,
+    samples: usize,
+    peak_queue: u64,
+    paused_us: f64,
+}
+
+/// The report's time-series charts, for the variants whose folder has `series/ports.csv`:
+/// the queue occupancy of the busiest ports (highest peak) and the paused fraction of the
+/// most paused ones, over time. Each file is read twice, row by row (once to rank the ports,
+/// once for the chosen ones' points), so a long series is never held whole.
+pub fn charts(results: &Results, ids: [&'static str; 2]) -> Result<Vec<Chart>> {
+    let files: Vec<(usize, PathBuf, f64)> = (results.variants.iter().enumerate())
+        .filter_map(|(i, v)| {
+            let path = v.dir.join("series").join("ports.csv");
+            let interval = v.resolved["monitor"]["interval"].as_str()?;
+            let interval = interval.parse::<irn_core::Duration>().ok()?.as_us_f64();
+            path.is_file().then_some((i, path, interval))
+        })
+        .collect();
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut seen: Vec<Seen> = Vec::new();
+    for (variant, path, _) in &files {
+        let first = seen.len();
+        for row in rows(path)? {
+            let row = row?;
+            let at = match seen[first..].binary_search_by_key(&row.port, |s| s.port) {
+                Ok(i) => first + i,
+                Err(i) => {
+                    let label = if results.comparison {
+                        format!(
+                            "{} {}→{}",
+                            results.variants[*variant].name, row.node, row.peer
+                        )
+                    } else {
+                        format!("{}→{}", row.node, row.peer)
+                    };
+                    seen.insert(
+                        first + i,
+                        Seen {
+                            variant: *variant,
+                            port: row.port,
+                            label,
+                            samples: 0,
+                            peak_queue: 0,
+                            paused_us: 0.0,
+                        },
+                    );
+                    first + i
+                }
+            };
+            let s = &mut seen[at];
+            s.samples += 1;
+            s.peak_queue = s.peak_queue.max(row.queue_bytes);
+            s.paused_us += row.paused_us;
+        }
+    }
+    let top = |key: &dyn Fn(&Seen) -> f64| -> Vec<usize> {
+        let mut order: Vec<usize> = (0..seen.len()).filter(|&i| key(&seen[i]) > 0.0).collect();
+        // Stable: ties keep variant and port order.
+        order.sort_by(|&a, &b| key(&seen[b]).total_cmp(&key(&seen[a])));
+        order.truncate(LINES);
+        order
+    };
+    let busiest = top(&|s| s.peak_queue as f64);
+    let paused = top(&|s| s.paused_us);
+    // Second pass: the chosen ports' points, merged `k` samples at a time beyond POINTS (the
+    // peak of the queue, the mean of the paused fraction).
+    let mut queue_lines: Vec<Line> = busiest.iter().map(|&i| Line::new(&seen[i], true)).collect();
+    let mut pause_lines: Vec<Line> = paused.iter().map(|&i| Line::new(&seen[i], false)).collect();
+    for (variant, path, interval) in &files {
+        let wanted = |lines: &[Line]| lines.iter().any(|l| l.variant == *variant);
+        if !wanted(&queue_lines) && !wanted(&pause_lines) {
+            continue;
+        }
+        for row in rows(path)? {
+            let row = row?;
+            for l in queue_lines.iter_mut().filter(|l| l.is(*variant, row.port)) {
+                l.add(row.time_us, row.queue_bytes as f64);
+            }
+            for l in pause_lines.iter_mut().filter(|l| l.is(*variant, row.port)) {
+                l.add(row.time_us, row.paused_us / interval);
+            }
+        }
+    }
+    let mut charts = Vec::new();
+    if !queue_lines.is_empty() {
+        let title = "Queue occupancy over time: the busiest ports".to_string();
+        let lines: Vec<(String, Vec<(f64, f64)>)> =
+            queue_lines.into_iter().map(Line::finish).collect();
+        charts.push(Chart {
+            id: ids[0],
+            svg: plot::time_lines(&title, "queued data", &lines, plot::fmt_bytes)?,
+            title,
+            note: format!(
+                "Data bytes queued for each of the {} sampled ports with the highest peak \
+                 (series/ports.csv's queue_bytes, sampled every [monitor] interval; beyond \
+                 {POINTS} samples a point is the peak of several).",
+                lines.len()
+            ),
+        });
+    }
+    if !pause_lines.is_empty() {
+        let title = "Paused over time: the most paused ports".to_string();
+        let lines: Vec<(String, Vec<(f64, f64)>)> =
+            pause_lines.into_iter().map(Line::finish).collect();
+        charts.push(Chart {
+            id: ids[1],
+            svg: plot::time_lines(&title, "time paused", &lines, plot::fmt_percent)?,
+            title,
+            note: format!(
+                "The share of each sample's interval that each of the {} most paused sampled \
+                 ports spent paused by PFC (series/ports.csv's paused_us over the interval; \
+                 beyond {POINTS} samples a point is the mean of several).",
+                lines.len()
+            ),
+        });
+    }
+    Ok(charts)
+}
+
+/// `ports.csv`'s rows, one at a time.
+fn rows(path: &Path) -> Result<impl Iterator<Item = Result<PortRow>> + '_> {
+    let reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(reader.into_deserialize().map(move |r| {
+        r.with_context(|| format!("{}: not an irn series/ports.csv", path.display()))
+    }))
+}
+
+/// A chart's line being gathered: `per` samples merge into one point, their peak (`peak`) or
+/// their mean.
+struct Line {
+    variant: usize,
+    port: u32,
+    label: String,
+    per: usize,
+    peak: bool,
+    /// The merged samples so far: the last time, the peak or sum, how many.
+    pending: (f64, f64, usize),
+    points: Vec<(f64, f64)>,
+}
+
+impl Line {
+    fn new(s: &Seen, peak: bool) -> Self {
+        Line {
+            variant: s.variant,
+            port: s.port,
+            label: s.label.clone(),
+            per: s.samples.div_ceil(POINTS).max(1),
+            peak,
+            pending: (0.0, 0.0, 0),
+            points: Vec::with_capacity(s.samples.min(POINTS)),
+        }
+    }
+
+    fn is(&self, variant: usize, port: u32) -> bool {
+        self.variant == variant && self.port == port
+    }
+
+    fn add(&mut self, time_us: f64, value: f64) {
+        let (_, acc, n) = self.pending;
+        let acc = match (n, self.peak) {
+            (0, _) => value,
+            (_, true) => acc.max(value),
+            (_, false) => acc + value,
+        };
+        self.pending = (time_us, acc, n + 1);
+        if n + 1 == self.per {
+            self.flush();
+        }
+    }
+
+    /// Ends the pending point.
+    fn flush(&mut self) {
+        let (t, acc, n) = self.pending;
+        if n > 0 {
+            let value = if self.peak { acc } else { acc / n as f64 };
+            self.points.push((t, value));
+        }
+        self.pending = (0.0, 0.0, 0);
+    }
+
+    fn finish(mut self) -> (String, Vec<(f64, f64)>) {
+        self.flush();
+        (self.label, self.points)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_merge_samples_into_peaks_or_means() {
+        // (samples, peak?, the points)
+        type Points = &'static [(f64, f64)];
+        let cases: [(usize, bool, Points); 3] = [
+            (3, true, &[(1.0, 5.0), (2.0, 1.0), (3.0, 4.0)]),
+            (2 * POINTS, true, &[(2.0, 5.0), (4.0, 4.0)]),
+            (2 * POINTS, false, &[(2.0, 3.0), (4.0, 2.5)]),
+        ];
+        for (samples, peak, want) in cases {
+            let seen = Seen {
+                variant: 0,
+                port: 7,
+                label: "switch:0→host:1".into(),
+                samples,
+                peak_queue: 5,
+                paused_us: 1.0,
+            };
+            let mut line = Line::new(&seen, peak);
+            for (t, v) in [(1.0, 5.0), (2.0, 1.0), (3.0, 4.0), (4.0, 1.0)]
+                .iter()
+                .take(if samples == 3 { 3 } else { 4 })
+            {
+                line.add(*t, *v);
+            }
+            let (label, points) = line.finish();
+            assert_eq!(label, "switch:0→host:1");
+            assert_eq!(points, want, "{samples} samples, peak {peak}");
+        }
     }
 }
