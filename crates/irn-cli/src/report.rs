@@ -243,13 +243,14 @@ fn load_comparison(dir: &Path, csv_path: &Path) -> Result<Results> {
 }
 
 /// The charts' ids, in report order (`metrics` only for comparisons).
-const CHART_IDS: [&str; 6] = [
+const CHART_IDS: [&str; 7] = [
     "metrics",
     "single_packet_fct_cdf",
     "slowdown_by_size",
     "fct_by_size",
     "queue_over_time",
     "pause_over_time",
+    "utilization_by_tier",
 ];
 
 /// One chart of the report.
@@ -425,7 +426,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
     });
     charts.extend(crate::series::charts(
         results,
-        [CHART_IDS[4], CHART_IDS[5]],
+        [CHART_IDS[4], CHART_IDS[5], CHART_IDS[6]],
     )?);
     Ok(charts)
 }

@@ -101,8 +101,11 @@ struct PortRow {
     port: u32,
     node: String,
     peer: String,
+    tier: u32,
+    peer_tier: u32,
     queue_bytes: u64,
     paused_us: f64,
+    utilization: f64,
 }
 
 /// Lines per chart, and points per line (consecutive samples are merged beyond it).
@@ -119,11 +122,15 @@ struct Seen {
     paused_us: f64,
 }
 
+/// Heat map columns: consecutive samples merge beyond it.
+const CELLS: usize = 200;
+
 /// The report's time-series charts, for the variants whose folder has `series/ports.csv`:
 /// the queue occupancy of the busiest ports (highest peak) and the paused fraction of the
-/// most paused ones, over time. Each file is read twice, row by row (once to rank the ports,
-/// once for the chosen ones' points), so a long series is never held whole.
-pub fn charts(results: &Results, ids: [&'static str; 2]) -> Result<Vec<Chart>> {
+/// most paused ones, over time, and the mean utilization of each link tier's sampled ports.
+/// Each file is read twice, row by row (once to rank the ports, once for the chosen ones'
+/// points and the tiers' cells), so a long series is never held whole.
+pub fn charts(results: &Results, ids: [&'static str; 3]) -> Result<Vec<Chart>> {
     let files: Vec<(usize, PathBuf, f64)> = (results.variants.iter().enumerate())
         .filter_map(|(i, v)| {
             let path = v.dir.join("series").join("ports.csv");
@@ -136,10 +143,13 @@ pub fn charts(results: &Results, ids: [&'static str; 2]) -> Result<Vec<Chart>> {
         return Ok(Vec::new());
     }
     let mut seen: Vec<Seen> = Vec::new();
-    for (variant, path, _) in &files {
+    // Where the earliest sample's window starts: the heat map's first cell.
+    let mut start_us = f64::INFINITY;
+    for (variant, path, interval) in &files {
         let first = seen.len();
         for row in rows(path)? {
             let row = row?;
+            start_us = start_us.min(row.time_us - interval);
             let at = match seen[first..].binary_search_by_key(&row.port, |s| s.port) {
                 Ok(i) => first + i,
                 Err(i) => {
@@ -184,13 +194,42 @@ pub fn charts(results: &Results, ids: [&'static str; 2]) -> Result<Vec<Chart>> {
     // peak of the queue, the mean of the paused fraction).
     let mut queue_lines: Vec<Line> = busiest.iter().map(|&i| Line::new(&seen[i], true)).collect();
     let mut pause_lines: Vec<Line> = paused.iter().map(|&i| Line::new(&seen[i], false)).collect();
+    let mut tiers: Vec<Tier> = Vec::new();
+    // One cell width for every variant: the widest any needs to stay within CELLS cells.
+    let cell_us = (files.iter())
+        .map(|(variant, _, interval)| {
+            let samples = (seen.iter())
+                .filter(|s| s.variant == *variant)
+                .map(|s| s.samples)
+                .max()
+                .unwrap_or(0);
+            samples.div_ceil(CELLS).max(1) as f64 * interval
+        })
+        .fold(0.0, f64::max);
     for (variant, path, interval) in &files {
-        let wanted = |lines: &[Line]| lines.iter().any(|l| l.variant == *variant);
-        if !wanted(&queue_lines) && !wanted(&pause_lines) {
-            continue;
-        }
         for row in rows(path)? {
             let row = row?;
+            let tier = (row.tier, row.peer_tier);
+            let at = match (tiers.iter()).position(|t| t.variant == *variant && t.link == tier) {
+                Some(at) => at,
+                None => {
+                    tiers.push(Tier {
+                        variant: *variant,
+                        link: tier,
+                        cells: Vec::new(),
+                    });
+                    tiers.len() - 1
+                }
+            };
+            // A sample covers the interval before it: its cell is where that window starts.
+            let from = row.time_us - interval - start_us;
+            let cell = (from.max(0.0) / cell_us + 1e-9).floor() as usize;
+            let cells = &mut tiers[at].cells;
+            if cells.len() <= cell {
+                cells.resize(cell + 1, (0.0, 0));
+            }
+            cells[cell].0 += row.utilization;
+            cells[cell].1 += 1;
             for l in queue_lines.iter_mut().filter(|l| l.is(*variant, row.port)) {
                 l.add(row.time_us, row.queue_bytes as f64);
             }
@@ -200,6 +239,45 @@ pub fn charts(results: &Results, ids: [&'static str; 2]) -> Result<Vec<Chart>> {
         }
     }
     let mut charts = Vec::new();
+    if !tiers.is_empty() {
+        // Bands from the hosts' links up, variant by variant.
+        tiers.sort_by_key(|t| (t.variant, t.link.0.max(t.link.1), t.link.0, t.link.1));
+        let band = |v: usize, (a, b): (u32, u32)| {
+            let name = |t: u32| {
+                if t == 0 {
+                    "host".to_string()
+                } else {
+                    format!("tier {t}")
+                }
+            };
+            let link = format!("{}→{}", name(a), name(b));
+            if results.comparison {
+                format!("{} {link}", results.variants[v].name)
+            } else {
+                link
+            }
+        };
+        let bands: Vec<(String, Vec<Option<f64>>)> = (tiers.iter())
+            .map(|t| {
+                let means = (t.cells.iter())
+                    .map(|&(sum, n)| (n > 0).then(|| sum / f64::from(n)))
+                    .collect();
+                (band(t.variant, t.link), means)
+            })
+            .collect();
+        let title = "Link utilization by tier over time".to_string();
+        charts.push(Chart {
+            id: ids[2],
+            svg: plot::heat_map(&title, &bands, start_us, cell_us)?,
+            title,
+            note: "Mean utilization (white 0 %, darkest 100 %) of the sampled ports of each \
+                   link tier, by the hop distances from the hosts of the port's node and of \
+                   the node it sends to (host→tier 1: NICs to leaves or edges; tier 1→tier 2: \
+                   leaves up to spines), from series/ports.csv's utilization; beyond 200 \
+                   samples a cell is the mean of several."
+                .to_string(),
+        });
+    }
     if !queue_lines.is_empty() {
         let title = "Queue occupancy over time: the busiest ports".to_string();
         let lines: Vec<(String, Vec<(f64, f64)>)> =
@@ -233,6 +311,15 @@ pub fn charts(results: &Results, ids: [&'static str; 2]) -> Result<Vec<Chart>> {
         });
     }
     Ok(charts)
+}
+
+/// One variant's link tier in the heat map: per cell, the sum of its sampled ports'
+/// utilizations and how many there were.
+struct Tier {
+    variant: usize,
+    /// The tiers of the ports' nodes and of their peers.
+    link: (u32, u32),
+    cells: Vec<(f64, u32)>,
 }
 
 /// `ports.csv`'s rows, one at a time.

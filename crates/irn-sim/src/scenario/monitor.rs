@@ -6,7 +6,7 @@
 //! [monitor]
 //! interval = "10us"   # required: how often to sample
 //! ports = "switch"    # which egress ports (default: every switch port), see below
-//! flows = [0, 17]     # flow ids (flows.csv's `id`) whose progress is sampled (default: none)
+//! flows = [0, 17]     # flow ids (flows.csv's `flow_id`) whose progress is sampled (default: none)
 //! nics = true         # every NIC's active flows and ordering memory (default: true)
 //! ```
 //!
@@ -113,7 +113,7 @@ pub(super) fn build(
                 "monitor.flows",
                 &f.to_string(),
                 &format!(
-                    "a flow id (flows.csv's id) below {flows}, the number of flows this run has"
+                    "a flow id (flows.csv's flow_id) below {flows}, the number of flows this run has"
                 ),
             ));
         }
@@ -328,7 +328,7 @@ mod tests {
             ),
             (
                 "interval = \"1us\"\nflows = [100000]",
-                "monitor.flows = 100000: a flow id (flows.csv's id) below ",
+                "monitor.flows = 100000: a flow id (flows.csv's flow_id) below ",
             ),
         ];
         for (body, want) in cases {
