@@ -446,7 +446,7 @@ fn bucket_label(bucket: &Value) -> String {
 }
 
 /// Marks an SVG as an image with an accessible name.
-fn svg_with_label(svg: String, label: &str) -> String {
+pub(crate) fn svg_with_label(svg: String, label: &str) -> String {
     match svg.find("<svg ") {
         Some(i) => format!(
             "{}<svg role=\"img\" aria-label=\"{}\" {}",

@@ -12,7 +12,7 @@ use irn_sim::series::{FlowSample, NicSample, PortSample, SeriesSink};
 use serde::{Deserialize, Serialize};
 
 use crate::plot;
-use crate::report::{Chart, Results};
+use crate::report::{svg_with_label, Chart, Results};
 
 type Csv = csv::Writer<BufWriter<File>>;
 
@@ -268,7 +268,7 @@ pub fn charts(results: &Results, ids: [&'static str; 3]) -> Result<Vec<Chart>> {
         let title = "Link utilization by tier over time".to_string();
         charts.push(Chart {
             id: ids[2],
-            svg: plot::heat_map(&title, &bands, start_us, cell_us)?,
+            svg: svg_with_label(plot::heat_map(&title, &bands, start_us, cell_us)?, &title),
             title,
             note: "Mean utilization (white 0 %, darkest 100 %) of the sampled ports of each \
                    link tier, by the hop distances from the hosts of the port's node and of \
@@ -284,7 +284,10 @@ pub fn charts(results: &Results, ids: [&'static str; 3]) -> Result<Vec<Chart>> {
             queue_lines.into_iter().map(Line::finish).collect();
         charts.push(Chart {
             id: ids[0],
-            svg: plot::time_lines(&title, "queued data", &lines, plot::fmt_bytes)?,
+            svg: svg_with_label(
+                plot::time_lines(&title, "queued data", &lines, plot::fmt_bytes)?,
+                &title,
+            ),
             title,
             note: format!(
                 "Data bytes queued for each of the {} sampled ports with the highest peak \
@@ -300,7 +303,10 @@ pub fn charts(results: &Results, ids: [&'static str; 3]) -> Result<Vec<Chart>> {
             pause_lines.into_iter().map(Line::finish).collect();
         charts.push(Chart {
             id: ids[1],
-            svg: plot::time_lines(&title, "time paused", &lines, plot::fmt_percent)?,
+            svg: svg_with_label(
+                plot::time_lines(&title, "time paused", &lines, plot::fmt_percent)?,
+                &title,
+            ),
             title,
             note: format!(
                 "The share of each sample's interval that each of the {} most paused sampled \
