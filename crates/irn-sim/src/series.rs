@@ -132,7 +132,8 @@ pub struct FlowSample {
     /// MTU but the last), the flow's size once received; empty for a verbs flow.
     pub delivered_bytes: Option<u64>,
     /// The sender's congestion control now: its pacing rate if rate-based, its window in
-    /// packets if window-based (the other is empty; both once the flow is done).
+    /// packets if window-based (the other is empty; both without congestion control, and
+    /// once the flow has ended at both ends: received and every byte acknowledged).
     pub rate_gbps: Option<f64>,
     pub window_packets: Option<u32>,
     /// The receiver has the whole message (1) or not (0).
