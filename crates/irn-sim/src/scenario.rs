@@ -64,14 +64,14 @@ pub struct ScenarioFile {
     pub transport: TransportSection,
     pub workload: WorkloadSection,
     pub run: RunSection,
-    /// `[monitor]`: time series (see [`monitor`]); absent, none, and left out of the resolved
-    /// scenario.
+    /// `[monitor]`: time series (see [`MonitorSection`]); absent, none, and left out of the
+    /// resolved scenario.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monitor: Option<MonitorSection>,
     /// Variants to compare; each overrides keys of the scenario above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<VariantSection>,
-    /// `[experiment]`: how `irn reproduce` and `irn check` run it (see [`experiment`]); not
+    /// `[experiment]`: how `irn reproduce` and `irn check` run it (see [`ExperimentSection`]); not
     /// part of a run, so never serialized into one.
     #[serde(skip_serializing)]
     pub experiment: Option<ExperimentSection>,

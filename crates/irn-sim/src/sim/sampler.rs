@@ -318,8 +318,8 @@ impl<'a> Monitor<'a> {
 
 impl Simulation<'_> {
     /// [`Event::Sample`](crate::engine::Event::Sample) or
-    /// [`Event::Monitor`](crate::engine::Event::Monitor): `which` sampler takes its sample and schedules its next one. Out of
-    /// line: the event loop keeps only a call.
+    /// [`Event::Monitor`](crate::engine::Event::Monitor): `which` sampler takes its sample and
+    /// schedules its next one. Out of line: the event loop keeps only a call.
     #[cold]
     #[inline(never)]
     pub(super) fn sample(&mut self, which: Sampler) {
