@@ -12,6 +12,7 @@ mod progress;
 mod report;
 mod reproduce;
 mod run;
+mod series;
 mod sweep;
 mod table;
 

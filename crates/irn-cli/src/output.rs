@@ -382,8 +382,9 @@ impl Staging {
         Ok(staging)
     }
 
-    /// Writes one run's files into `sub` (empty for the top level).
-    pub fn write_run(&self, sub: &str, scenario: &str, seed: u64, run: &Finished) -> Result<()> {
+    /// The folder of one run's files, `sub` (empty for the top level), created if it is not
+    /// there yet: before the run for its streamed time series, after it for the rest.
+    pub fn run_dir(&self, sub: &str) -> Result<PathBuf> {
         let dir = if sub.is_empty() {
             self.tmp.clone()
         } else {
@@ -394,6 +395,12 @@ impl Staging {
         if !dir.is_dir() {
             fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
+        Ok(dir)
+    }
+
+    /// Writes one run's files into `sub` (empty for the top level).
+    pub fn write_run(&self, sub: &str, scenario: &str, seed: u64, run: &Finished) -> Result<()> {
+        let dir = self.run_dir(sub)?;
         let mut w = csv::Writer::from_path(dir.join("flows.csv"))?;
         for row in &run.result.flows {
             w.serialize(row)?;

@@ -670,6 +670,146 @@ pub fn log_lines(
     Ok(svg)
 }
 
+/// Lines over time on linear axes (x in microseconds, from the first point), one per series,
+/// without markers: a time series has a point per sample, too many to mark. `y_fmt` formats
+/// y-axis labels.
+pub fn time_lines(
+    title: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    y_fmt: fn(f64) -> String,
+) -> Result<String> {
+    let pts = || series.iter().flat_map(|s| s.1.iter().copied());
+    let x0 = pts().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x1 = pts().map(|p| p.0).fold(0.0, f64::max);
+    let y1 = pts().map(|p| p.1).fold(0.0, f64::max);
+    let empty = !(x0.is_finite() && x1 > x0);
+    // From the first sample: a trace that starts at 2 s (as ns-3's do) is not squeezed right.
+    let (x0, x1) = if empty { (0.0, 1.0) } else { (x0, x1) };
+    let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = legend(&area, &names, Marker::Line)?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(30)
+            .margin_bottom(10)
+            .x_label_area_size(56)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(x0..x1, 0.0..y1)?;
+        let xf = |x: &f64| fmt_us(*x);
+        let yf = |y: &f64| y_fmt(*y);
+        chart
+            .configure_mesh()
+            .x_desc("time")
+            .y_desc(y_desc)
+            .x_label_formatter(&xf)
+            .y_label_formatter(&yf)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        for (i, (_, line)) in series.iter().enumerate() {
+            chart.draw_series(LineSeries::new(
+                line.iter().copied(),
+                color(i).stroke_width(2),
+            ))?;
+        }
+        if empty {
+            no_data(&chart, (x0 + x1) / 2.0, y1 / 2.0)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// A heat map over time: one band per row (bottom to top in the order given), each cell's
+/// value a fraction in 0..=1 shaded from white (0) to the first palette colour (1), cells
+/// `cell_us` wide from `start_us`. A row's missing cells (`None`) stay blank.
+pub fn heat_map(
+    title: &str,
+    rows: &[(String, Vec<Option<f64>>)],
+    start_us: f64,
+    cell_us: f64,
+) -> Result<String> {
+    let cells = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    let cell_us = cell_us.max(1e-9);
+    let start_us = if start_us.is_finite() {
+        start_us.max(0.0)
+    } else {
+        0.0
+    };
+    let x1 = start_us + cells.max(1) as f64 * cell_us;
+    let n = rows.len().max(1) as f64;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let longest = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+        let label_area = (text_width(longest, LABEL_SIZE).ceil() as u32 + 16).max(Y_LABEL_AREA);
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(10)
+            .margin_right(30)
+            .margin_bottom(10)
+            .x_label_area_size(56)
+            .y_label_area_size(label_area)
+            .build_cartesian_2d(start_us..x1, 0.0..n)?;
+        let xf = |x: &f64| fmt_us(*x);
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        let yf = |y: &f64| {
+            let i = y.floor() as usize;
+            // One label per band, at its middle.
+            if (y - i as f64 - 0.5).abs() < 1e-9 {
+                names.get(i).map_or(String::new(), |s| s.to_string())
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("time")
+            .x_label_formatter(&xf)
+            .y_labels(2 * rows.len() + 1)
+            .y_label_formatter(&yf)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .draw()?;
+        let c = color(0);
+        let shade = |v: f64| {
+            let v = v.clamp(0.0, 1.0);
+            let mix = |full: u8| (255.0 - (255.0 - f64::from(full)) * v).round() as u8;
+            RGBColor(mix(c.0), mix(c.1), mix(c.2))
+        };
+        for (r, (_, values)) in rows.iter().enumerate() {
+            chart.draw_series(values.iter().enumerate().filter_map(|(i, v)| {
+                let v = (*v)?;
+                let x = start_us + i as f64 * cell_us;
+                Some(Rectangle::new(
+                    [(x, r as f64 + 0.05), (x + cell_us, r as f64 + 0.95)],
+                    shade(v).filled(),
+                ))
+            }))?;
+        }
+        if rows.is_empty() {
+            no_data(&chart, (start_us + x1) / 2.0, n / 2.0)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// A fraction as a percentage: "25 %".
+pub fn fmt_percent(v: f64) -> String {
+    format!("{} %", fmt_sig(v * 100.0, 3))
+}
+
 /// "no data" in the middle of an empty chart.
 fn no_data<'a, DB: DrawingBackend + 'a, X, Y>(
     chart: &ChartContext<'a, DB, Cartesian2d<X, Y>>,

@@ -33,6 +33,8 @@ pub struct Results {
 /// One run of a results folder.
 pub struct Variant {
     pub name: String,
+    /// Its folder (for `series/`).
+    pub dir: PathBuf,
     /// `summary.json` `metrics`, in file order.
     pub metrics: Map<String, Value>,
     /// `summary.json` `resolved_scenario`.
@@ -130,6 +132,7 @@ pub(crate) fn read_flows(dir: &Path) -> Result<Vec<Flow>> {
 fn load_variant(dir: &Path, summary: SummaryFile) -> Result<Variant> {
     Ok(Variant {
         name: summary.variant,
+        dir: dir.to_path_buf(),
         metrics: summary.metrics,
         resolved: summary.resolved_scenario,
         flows: read_flows(dir)?,
@@ -231,11 +234,14 @@ fn load_comparison(dir: &Path, csv_path: &Path) -> Result<Results> {
 }
 
 /// The charts' ids, in report order (`metrics` only for comparisons).
-const CHART_IDS: [&str; 4] = [
+const CHART_IDS: [&str; 7] = [
     "metrics",
     "single_packet_fct_cdf",
     "slowdown_by_size",
     "fct_by_size",
+    "queue_over_time",
+    "pause_over_time",
+    "utilization_by_tier",
 ];
 
 /// One chart of the report.
@@ -409,6 +415,10 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
             counts.join(", ")
         ),
     });
+    charts.extend(crate::series::charts(
+        results,
+        [CHART_IDS[4], CHART_IDS[5], CHART_IDS[6]],
+    )?);
     Ok(charts)
 }
 

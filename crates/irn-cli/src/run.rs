@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use crate::output::{folder_name, Finished, Performance, Staging, Writer};
 use crate::progress::Bars;
+use crate::series::SeriesFiles;
 use crate::table;
 
 /// The IRN paper's default case, shortened, run when no scenario file is given.
@@ -30,6 +31,11 @@ pub struct RunArgs {
     /// How many runs to simulate at once (each run uses one core). Default: all cores.
     #[arg(short = 'j', long, value_name = "N")]
     jobs: Option<NonZeroUsize>,
+    /// Sample ports, NICs and flows every INTERVAL (e.g. `10us`) into `series/*.csv`: a
+    /// shorthand for `--set monitor.interval=INTERVAL`, with the scenario's `[monitor]`
+    /// selection or the default one (every switch port and every NIC).
+    #[arg(long, value_name = "INTERVAL")]
+    monitor: Option<String>,
 }
 
 fn load(path: Option<&Path>, overrides: &[String]) -> Result<Scenario> {
@@ -46,7 +52,13 @@ fn load(path: Option<&Path>, overrides: &[String]) -> Result<Scenario> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    let scenario = load(args.scenario.as_deref(), &args.overrides)?;
+    let mut overrides = args.overrides.clone();
+    if let Some(interval) = &args.monitor {
+        // A string, whatever it looks like: the interval is checked as `monitor.interval`.
+        let value = toml::Value::String(interval.clone());
+        overrides.insert(0, format!("monitor.interval={value}"));
+    }
+    let scenario = load(args.scenario.as_deref(), &overrides)?;
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&scenario.name)));
@@ -54,6 +66,14 @@ pub fn run(args: RunArgs) -> Result<()> {
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
     let pool = worker_pool(args.jobs)?;
     let bars = Bars::new();
+    let compare = scenario.runs.len() > 1;
+    let sub = |run: &scenario::Run| {
+        if compare {
+            folder_name(&run.name)
+        } else {
+            String::new()
+        }
+    };
     let finished: Vec<Finished> = pool.install(|| {
         scenario
             .runs
@@ -61,25 +81,28 @@ pub fn run(args: RunArgs) -> Result<()> {
             .map(|r| {
                 let started = Instant::now();
                 let mut report = bars.reporter(&r.name);
-                let result = irn_sim::run(&r.config, &mut report);
+                let result = match &r.config.monitor {
+                    None => irn_sim::run(&r.config, &mut report),
+                    Some(monitor) => {
+                        let dir = staging.run_dir(&sub(r))?;
+                        let mut series = SeriesFiles::create(&dir, monitor)?;
+                        let result = irn_sim::run_monitored(&r.config, &mut report, &mut series);
+                        series.finish(&dir)?;
+                        result
+                    }
+                };
                 let performance = Performance::new(&result.summary, started.elapsed());
-                Finished {
+                Ok(Finished {
                     name: &r.name,
                     resolved: &r.resolved,
                     result,
                     performance,
-                }
+                })
             })
-            .collect()
-    });
-    let compare = scenario.runs.len() > 1;
+            .collect::<Result<_>>()
+    })?;
     for (run, f) in scenario.runs.iter().zip(&finished) {
-        let sub = if compare {
-            folder_name(&run.name)
-        } else {
-            String::new()
-        };
-        staging.write_run(&sub, &scenario.name, run.config.seed, f)?;
+        staging.write_run(&sub(run), &scenario.name, run.config.seed, f)?;
     }
     if compare {
         staging.write_comparison(&finished)?;

@@ -702,3 +702,62 @@ fn the_run_table_says_what_was_simulated() {
         Some("  RoCE+PFC: roce, PFC on, cc none, load balancing ecmp, ordering none")
     );
 }
+
+#[test]
+fn monitor_writes_series_the_same_at_any_j_and_changes_nothing_else() {
+    let dir = scratch("monitor");
+    std::fs::write(dir.join("small.toml"), SMALL).unwrap();
+    let monitor = ["--monitor", "20us", "--set", "monitor.flows=[0, 5]"];
+    for (out, jobs, extra) in [
+        ("plain", "2", &[][..]),
+        ("m1", "1", &monitor[..]),
+        ("m2", "2", &monitor[..]),
+    ] {
+        let mut args = vec!["run", "small.toml", "--out", out, "-j", jobs];
+        args.extend_from_slice(extra);
+        let o = irn(&args, &dir);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+    for variant in ["IRN", "RoCE+PFC"] {
+        for (file, header) in [
+            ("ports.csv", "time_us,port,node,local,peer,tier,peer_tier,queue_bytes,buffer_bytes,paused,paused_us,pause_sent,pause_received,bytes_sent,utilization,ecn_marks,drops"),
+            ("nics.csv", "time_us,host,flows_sending,flows_receiving,ordering_bytes"),
+            ("flows.csv", "time_us,flow,delivered_bytes,rate_gbps,window_packets,done"),
+        ] {
+            let path = format!("{variant}/series/{file}");
+            let (one, two) = (read(&format!("m1/{path}")), read(&format!("m2/{path}")));
+            assert_eq!(one, two, "{path} differs between -j 1 and -j 2");
+            assert_eq!(one.lines().next(), Some(header), "{path}");
+            assert!(one.lines().count() > 2, "{path} has rows");
+        }
+        // Every other file reads as it does without a monitor (but for the resolved scenario,
+        // which now has the [monitor] section).
+        for file in ["flows.csv", "fct.txt"] {
+            let path = format!("{variant}/{file}");
+            assert_eq!(
+                read(&format!("plain/{path}")),
+                read(&format!("m1/{path}")),
+                "{path}"
+            );
+        }
+        let metrics = |run: &str| {
+            let mut v =
+                summary_without_performance(&dir.join(run).join(variant).join("summary.json"));
+            v.as_object_mut().unwrap().remove("resolved_scenario");
+            v
+        };
+        assert_eq!(metrics("plain"), metrics("m1"), "{variant}'s metrics");
+        assert!(!dir.join("plain").join(variant).join("series").exists());
+    }
+    let o = irn(
+        &["run", "small.toml", "--out", "bad", "--monitor", "often"],
+        &dir,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("monitor.interval = \"often\""),
+        "{err}"
+    );
+    assert!(!dir.join("bad").exists());
+}

@@ -415,6 +415,57 @@ fn report_renders_in_headless_chromium() {
 }
 
 #[test]
+fn a_monitored_run_draws_its_series_and_renders_in_headless_chromium() {
+    let dir = scratch("monitored");
+    std::fs::write(dir.join("tiny.toml"), SCENARIO).unwrap();
+    ok(&irn(
+        &["run", "tiny.toml", "--out", "results", "--monitor", "10us"],
+        &dir,
+    ));
+    let results = dir.join("results");
+    ok(&irn(&["plot", results.to_str().unwrap()], &dir));
+    let report = results.join("report.html");
+    let html = std::fs::read_to_string(&report).unwrap();
+    let series = ["queue_over_time", "pause_over_time", "utilization_by_tier"];
+    check_html(&html, CHARTS.len() + series.len());
+    for id in CHARTS.iter().chain(&series) {
+        assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+        assert!(
+            results.join("plots").join(format!("{id}.svg")).is_file(),
+            "{id}"
+        );
+    }
+    // Variant names are escaped in the series' legends and bands too (plotters writes `'` as
+    // `&apos;`).
+    assert!(html.contains("&lt;&quot;go-back-N&quot;&gt; &amp; &apos;co&apos; switch:"));
+    assert!(!html.contains(ODD_NAME));
+    let Some(chromium) = chromium() else {
+        println!("skipped the browser: chromium not installed");
+        return;
+    };
+    let profile = scratch("monitored-profile");
+    let mut cmd = Command::new(&chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg("--dump-dom")
+    .arg(format!("file://{}", report.display()));
+    let (dom, stderr) = run_with_limit(cmd, &profile, Duration::from_secs(45));
+    assert!(
+        !stderr
+            .lines()
+            .any(|l| l.contains("Uncaught") || l.contains(":CONSOLE")),
+        "{stderr}"
+    );
+    assert_eq!(dom.matches("</svg>").count(), CHARTS.len() + series.len());
+    assert!(dom.contains("Link utilization by tier over time"));
+}
+
+#[test]
 fn an_incast_cut_off_shows_unknown_rct_and_censored_rows_with_a_note() {
     let dir = scratch("incast-cut");
     // 300 KB at 40 Gb/s take 60 µs; the run stops 20 µs after they start.

@@ -5,6 +5,7 @@ use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
 pub use crate::forwarding::LoadBalancing;
+use crate::ids::{FlowId, PortId};
 use crate::rng::{stream_seed, Purpose};
 use crate::topology::{Port, Topology};
 use crate::workload::FlowSpec;
@@ -40,6 +41,20 @@ pub struct SimConfig {
     pub fct_size_buckets: Vec<u64>,
     /// The ordering layer every NIC runs under its transport.
     pub ordering: Ordering,
+    /// What `[monitor]` samples over time; `None`: nothing (no sample event at all).
+    pub monitor: Option<Monitor>,
+}
+
+/// `[monitor]`, resolved: what is sampled and how often, for `series/*.csv`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Monitor {
+    pub interval: Duration,
+    /// The egress ports sampled, in increasing order, each once.
+    pub ports: Vec<PortId>,
+    /// The flows whose delivered bytes and congestion control are sampled, increasing.
+    pub flows: Vec<FlowId>,
+    /// Every NIC's active flows and ordering memory are sampled.
+    pub nics: bool,
 }
 
 /// A NIC's ordering layer (Eunomia): which one, the sizes of Eunomia's bitmaps and pool, how
@@ -134,6 +149,7 @@ impl SimConfig {
             load_balancing: LoadBalancing::Ecmp,
             fct_size_buckets: DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
             ordering: Ordering::default(),
+            monitor: None,
         }
     }
 

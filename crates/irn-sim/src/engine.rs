@@ -71,6 +71,27 @@ pub enum Event {
     FlowArrival,
     /// Every NIC's ordering memory is sampled (only with an ordering layer).
     Sample,
+    /// `[monitor]` takes its sample (only when configured).
+    Monitor,
+}
+
+/// Which of the run's samplers a sample event is for; each keeps its own interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampler {
+    /// Every NIC's ordering memory, for the summary (with an ordering layer).
+    Ordering,
+    /// `[monitor]`'s time series.
+    Monitor,
+}
+
+impl Sampler {
+    /// The event that takes this sampler's next sample.
+    pub fn event(self) -> Event {
+        match self {
+            Sampler::Ordering => Event::Sample,
+            Sampler::Monitor => Event::Monitor,
+        }
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() <= 8);

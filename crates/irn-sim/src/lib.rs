@@ -14,6 +14,7 @@
 //! | [`packet`] | the packet as the network sees it |
 //! | [`topology`] | fat-tree, leaf-spine, star, dumbbell and arbitrary graphs; ECMP routing tables |
 //! | [`workload`] | Poisson, incast and trace workloads; flow-size CDFs |
+//! | [`series`] | `[monitor]`'s time series rows and where they go ([`series::SeriesSink`]) |
 //! | [`metrics`] | FCT, slowdown and network counters; the `flows.csv` and `summary.json` rows |
 //! | [`scenario`] | TOML scenario files, validation, `[[compare]]` variants |
 //! | [`config`] | the resolved [`SimConfig`] a run takes |
@@ -30,6 +31,7 @@ pub mod port;
 pub mod prefetch;
 pub mod rng;
 pub mod scenario;
+pub mod series;
 pub mod sim;
 pub mod switch;
 pub mod topology;
@@ -42,6 +44,17 @@ pub use metrics::RunResult;
 pub use sim::Progress;
 
 /// Runs one simulation to completion (or its drain limit), calling `progress` now and then.
+/// A configured `[monitor]` is not sampled: see [`run_monitored`].
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> RunResult {
-    sim::Simulation::new(cfg).run(progress)
+    sim::Simulation::new(cfg, None).run(progress)
+}
+
+/// [`run`], with the configuration's `[monitor]` (if any) sampled into `series` as the run
+/// goes.
+pub fn run_monitored(
+    cfg: &SimConfig,
+    progress: &mut dyn FnMut(Progress),
+    series: &mut dyn series::SeriesSink,
+) -> RunResult {
+    sim::Simulation::new(cfg, Some(series)).run(progress)
 }

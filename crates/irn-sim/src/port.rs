@@ -147,16 +147,22 @@ pub struct PortExtra {
     pub pauses: PauseLog,
 }
 
-/// How long a port has been paused.
+/// How long a port has been paused, and the PAUSE frames it sent and received: counted here,
+/// where only PFC frames reach, so `[monitor]` reads them per port at no cost to data packets.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PauseLog {
     since: Time,
     total: Duration,
+    /// PAUSE frames this port sent to its peer (for its node's input behind it)...
+    pub sent: u64,
+    /// ...and received from it.
+    pub received: u64,
 }
 
 impl PauseLog {
     /// Record a pause or resume received at `now` by a port that was `paused` before it.
     pub fn record(&mut self, now: Time, paused: bool, pause: bool) {
+        self.received += u64::from(pause);
         if pause && !paused {
             self.since = now;
         } else if !pause && paused {
@@ -240,5 +246,6 @@ mod tests {
         set(&mut log, 30, false);
         set(&mut log, 40, false);
         assert_eq!(log.until(Time::from_ps(100), false), Duration::from_ps(20));
+        assert_eq!(log.received, 2);
     }
 }

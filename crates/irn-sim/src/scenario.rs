@@ -24,6 +24,7 @@ use crate::workload::VerbMix;
 mod error;
 mod experiment;
 mod load_balancing;
+mod monitor;
 mod ordering;
 mod overrides;
 mod run;
@@ -37,6 +38,7 @@ pub use experiment::{
     Chart, CheckSection, Expect, ExperimentSection, Metric, PointSection, Side, SideAt,
 };
 pub use load_balancing::{BalancerKind, LoadBalancingSection};
+pub use monitor::{node_tiers, MonitorSection, PortSelection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
 pub use run::RunSection;
 pub use switch::{SwitchModelKind, SwitchSection};
@@ -62,6 +64,10 @@ pub struct ScenarioFile {
     pub transport: TransportSection,
     pub workload: WorkloadSection,
     pub run: RunSection,
+    /// `[monitor]`: time series (see [`MonitorSection`]); absent, none, and left out of the
+    /// resolved scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<MonitorSection>,
     /// Variants to compare; each overrides keys of the scenario above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<VariantSection>,
@@ -86,6 +92,7 @@ impl Default for ScenarioFile {
             transport: TransportSection::default(),
             workload: WorkloadSection::default(),
             run: RunSection::default(),
+            monitor: None,
             compare: Vec::new(),
             experiment: None,
             check: Vec::new(),
@@ -284,6 +291,9 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         transport::build(s, file, &topology, extra_header_bytes, max_frame, pfc_drops)?;
     let flows = workload::build(s, file, base_dir, &topology, verbs)?;
     let (warmup, drain_limit, fct_size_buckets) = run::build(&s.run, file)?;
+    let monitor = (s.monitor.as_ref())
+        .map(|m| monitor::build(m, file, &topology, flows.len()))
+        .transpose()?;
     Ok(SimConfig {
         seed: s.seed,
         topology,
@@ -303,6 +313,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         load_balancing: s.load_balancing.to_balancing(file)?,
         fct_size_buckets,
         ordering,
+        monitor,
     })
 }
 

@@ -76,4 +76,14 @@ impl Requester {
     pub fn stats(&self) -> &SenderStats {
         delegate!(self, s => s.stats())
     }
+
+    /// The congestion controller's pacing rate, if it is rate-based.
+    pub fn rate(&self) -> Option<crate::Bandwidth> {
+        delegate!(self, s => s.rate())
+    }
+
+    /// The congestion controller's window in packets, if it is window-based.
+    pub fn window(&self) -> Option<u32> {
+        delegate!(self, s => s.window())
+    }
 }

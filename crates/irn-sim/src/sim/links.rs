@@ -85,6 +85,7 @@ impl Simulation<'_> {
         let at = self.now + port.serialization(frame, &self.extra[from.index()]) + port.delay;
         if pause {
             self.counters.pause_frames += 1;
+            self.extra[from.index()].pauses.sent += 1;
         } else {
             self.counters.resume_frames += 1;
         }

@@ -13,13 +13,14 @@ use irn_core::ordering::{MemoryController, OrderingLayer, OrderingMode};
 use irn_core::{Duration, Time};
 
 use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Event, EventQueue, Sampler};
 use crate::forwarding::Balancer;
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packets::{Fifo, Packets};
 use crate::port::{Owner, OwnerKind, PauseLog, Port, PortExtra};
 use crate::rng::{stream, Purpose};
+use crate::series::SeriesSink;
 use crate::switch::{EcnMarker, SharedSwitch, Switch, VoqSwitch};
 use crate::topology::NodeKind;
 use crate::verbs_flow::VerbsPackets;
@@ -51,7 +52,7 @@ mod sampler;
 mod switches;
 
 use hosts::{Flow, FlowCounts, Nic};
-use sampler::OrderingMemory;
+use sampler::{Monitor, OrderingMemory};
 
 /// One simulation run.
 pub struct Simulation<'a> {
@@ -82,11 +83,14 @@ pub struct Simulation<'a> {
     ordering_pools: Vec<MemoryController>,
     /// Every NIC's ordering memory, sampled over time; `None` without a layer.
     memory: Option<OrderingMemory>,
+    /// `[monitor]`'s sampler and where its rows go; `None` without one (or without a sink).
+    monitor: Option<Monitor<'a>>,
     verbs_packets: VerbsPackets,
 }
 
 impl<'a> Simulation<'a> {
-    pub fn new(cfg: &'a SimConfig) -> Self {
+    /// The world of `cfg`; its `[monitor]`, if any, is sampled into `series` (not without one).
+    pub fn new(cfg: &'a SimConfig, series: Option<&'a mut dyn SeriesSink>) -> Self {
         let topo = &cfg.topology;
         let mut owners = Vec::with_capacity(topo.node_count());
         let mut first_port = Vec::with_capacity(topo.node_count());
@@ -190,7 +194,7 @@ impl<'a> Simulation<'a> {
             .unwrap_or(Duration::from_ns(100));
         let per_frame = (topo.ports().len().next_power_of_two() / 2).max(512) as u64;
         let bucket_width = Duration::from_ps(frame.as_ps() / per_frame);
-        Simulation {
+        let mut sim = Simulation {
             cfg,
             now: Time::ZERO,
             queue: EventQueue::new(bucket_width),
@@ -245,8 +249,13 @@ impl<'a> Simulation<'a> {
                 _ => Vec::new(),
             },
             memory: (cfg.ordering.mode != OrderingMode::None).then(|| OrderingMemory::new(cfg)),
+            monitor: None,
             verbs_packets: VerbsPackets::default(),
+        };
+        if let (Some(m), Some(sink)) = (&cfg.monitor, series) {
+            sim.monitor = Some(Monitor::new(cfg, m, &sim.ports, sim.horizon, sink));
         }
+        sim
     }
 
     /// Runs until every flow has finished or the drain limit passes, reporting progress every
@@ -256,7 +265,10 @@ impl<'a> Simulation<'a> {
             self.queue.schedule(first.start, Event::FlowArrival);
         }
         if let Some(t) = self.memory.as_ref().and_then(|m| m.schedule.first()) {
-            self.queue.schedule(t, Event::Sample);
+            self.queue.schedule(t, Sampler::Ordering.event());
+        }
+        if let Some(t) = self.monitor.as_ref().and_then(|m| m.schedule.first()) {
+            self.queue.schedule(t, Sampler::Monitor.event());
         }
         while self.flows_finished < self.flows.len() {
             let Some((t, event)) = self.queue.pop() else {
@@ -289,7 +301,8 @@ impl<'a> Simulation<'a> {
                 }
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
-                Event::Sample => self.sample(),
+                Event::Sample => self.sample(Sampler::Ordering),
+                Event::Monitor => self.sample(Sampler::Monitor),
             }
             if self.queue.processed().is_multiple_of(PROGRESS_EVERY) {
                 progress(self.progress(false));
@@ -400,7 +413,8 @@ impl<'a> Simulation<'a> {
         self.counters.ordering_blocks_at_end =
             pools.map(|p| p.iter().map(|m| u64::from(m.blocks_in_use())).sum());
         self.counters.ordering_memory = self.memory.as_ref().map(OrderingMemory::summary);
-        self.counters.events = self.queue.processed();
+        let samples = self.monitor.as_ref().map_or(0, |m| m.samples);
+        self.counters.events = self.queue.processed() - samples;
         self.counters.sim_time = end - Time::ZERO;
         let records = (self.flows.iter().zip(&self.counts))
             .zip(&self.cfg.flows)

@@ -1,28 +1,40 @@
-//! What the NICs hold, sampled over time: every NIC's ordering-layer memory at a fixed interval
-//! (Eunomia Fig. 17c), summed up as it goes into a mean and a peak.
+//! What the run looks like over time: samplers, each one event per interval, scheduled
+//! only when configured, so a run without one has neither the event nor a branch on its packet
+//! path. Every sample's handler is out of line; the event loop keeps a call.
 //!
-//! A sample is one [`Event::Sample`], scheduled only when an ordering layer is configured, so a
-//! run without one has neither the event nor a branch on its packet path. Its times are the
-//! multiples of `[ordering] sample_interval` from the end of the warm-up (or the first flow's
-//! arrival, if later) to the last flow's arrival ([`Schedule`]): the window in which the
-//! workload offers its load and the measured flows start. Warm-up samples would see a network
-//! still filling, drain samples one emptying, so neither counts (nor is taken).
+//! Two samplers share the machinery ([`Schedule`], the handler, the running-connection cursor):
+//!
+//! - **Ordering memory** ([`OrderingMemory`], with an ordering layer): every NIC's ordering-layer
+//!   memory at `[ordering] sample_interval` (Eunomia Fig. 17c), summed up as it goes into a
+//!   mean and a peak for the summary. Its times are the multiples of the interval from the end
+//!   of the warm-up (or the first flow's arrival, if later) to the last flow's arrival
+//!   ([`Schedule::of_arrivals`]): the window in which the workload offers its load and the
+//!   measured flows start. Warm-up samples would see a network still filling, drain samples one
+//!   emptying, so neither counts (nor is taken).
+//! - **`[monitor]`** ([`Monitor`]): the selected ports, every NIC and the selected flows at
+//!   `[monitor] interval`, handed row by row to a [`SeriesSink`] (nothing kept but each port's
+//!   counters at the previous sample). Its times are the multiples of the interval from the
+//!   first flow's arrival until the run ends ([`Schedule::of_run`]); it stops early once nothing
+//!   else is left to happen, so it never keeps a finished run going.
 //!
 //! A sample reads every *running connection*: a flow from its start until its receiver has the
 //! whole message, counted at its destination's NIC, where the ordering layer sits. Its bytes
 //! are [`OrderingLayer::footprint_bytes`] (the bitmap and its state as the paper counts them);
-//! a NIC's bytes are the sum over its running connections. The per-NIC values of the latest
-//! sample stay in [`OrderingMemory::nic_bytes`], so a time series can be written from them
-//! without another pass. Nothing here allocates after setup.
+//! a NIC's bytes are the sum over its running connections. Nothing here allocates after setup,
+//! but for what a sink does with a row.
 
 use irn_core::ordering::OrderingLayer;
 use irn_core::{Duration, Time};
 
+use super::hosts::Endpoints;
 use super::Simulation;
 use crate::config::SimConfig;
-use crate::engine::Event;
-use crate::ids::FlowId;
+use crate::engine::Sampler;
+use crate::ids::{FlowId, PortId};
 use crate::metrics::SampledMemory;
+use crate::port::{OwnerKind, Port, PortExtra};
+use crate::series::{FlowSample, NicSample, NodeName, PortSample, SeriesSink};
+use crate::switch::{Queues, Switch};
 
 /// When samples are taken: every multiple of `interval` in `from..=until`.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +54,15 @@ impl Schedule {
             interval,
             from: first.max(Time::ZERO + cfg.warmup),
             until: last,
+        }
+    }
+
+    /// The run from its first arrival to `horizon`, the latest it may stop.
+    fn of_run(cfg: &SimConfig, interval: Duration, horizon: Time) -> Self {
+        Schedule {
+            interval,
+            from: cfg.flows.first().map_or(Time::ZERO, |f| f.start),
+            until: horizon,
         }
     }
 
@@ -101,21 +122,15 @@ impl OrderingMemory {
     /// Reads the running connections among the first `started` flows (`layers`, each flow's
     /// ordering layer while it runs; `cfg`, where their destinations are).
     fn take(&mut self, cfg: &SimConfig, layers: &[Option<Box<OrderingLayer>>], started: usize) {
-        let running = |l: &Option<Box<OrderingLayer>>| l.as_ref().is_some_and(|l| !l.is_released());
-        while self.first_running < started && !running(&layers[self.first_running]) {
-            self.first_running += 1;
-        }
-        self.nic_bytes.fill(0);
-        for (layer, spec) in layers[self.first_running..started]
-            .iter()
-            .zip(&cfg.flows[self.first_running..started])
-        {
-            if let Some(layer) = layer.as_deref().filter(|l| !l.is_released()) {
-                self.nic_bytes[spec.dst.index()] += u64::from(layer.footprint_bytes());
-                self.bitmap_bytes_sum += u64::from(layer.bitmap_bytes());
-                self.connections += 1;
-            }
-        }
+        let (bitmap_bytes, connections) = read_layers(
+            cfg,
+            layers,
+            &mut self.first_running,
+            started,
+            &mut self.nic_bytes,
+        );
+        self.bitmap_bytes_sum += bitmap_bytes;
+        self.connections += connections;
         self.samples += 1;
         self.nic_bytes_sum += self.nic_bytes.iter().sum::<u64>();
         let peak = self.nic_bytes.iter().copied().max().unwrap_or(0);
@@ -148,18 +163,310 @@ impl OrderingMemory {
     }
 }
 
+/// Sets `nic_bytes` to each NIC's ordering memory now: the footprints of the running
+/// connections among the first `started` flows, at their destinations. `first_running` is the
+/// caller's cursor: every flow before it has released its layer (or never had one), so a
+/// sample starts reading there. Returns the bytes of the bitmaps alone and the connections
+/// read.
+fn read_layers(
+    cfg: &SimConfig,
+    layers: &[Option<Box<OrderingLayer>>],
+    first_running: &mut usize,
+    started: usize,
+    nic_bytes: &mut [u64],
+) -> (u64, u64) {
+    let running = |l: &Option<Box<OrderingLayer>>| l.as_ref().is_some_and(|l| !l.is_released());
+    while *first_running < started && !running(&layers[*first_running]) {
+        *first_running += 1;
+    }
+    nic_bytes.fill(0);
+    let (mut bitmap_bytes, mut connections) = (0, 0);
+    for (layer, spec) in layers[*first_running..started]
+        .iter()
+        .zip(&cfg.flows[*first_running..started])
+    {
+        if let Some(layer) = layer.as_deref().filter(|l| !l.is_released()) {
+            nic_bytes[spec.dst.index()] += u64::from(layer.footprint_bytes());
+            bitmap_bytes += u64::from(layer.bitmap_bytes());
+            connections += 1;
+        }
+    }
+    (bitmap_bytes, connections)
+}
+
+/// A sampled port's counters, cumulative since the run began: a sample writes the difference
+/// from the previous one.
+#[derive(Debug, Clone, Copy, Default)]
+struct PortCounts {
+    bytes_sent: u64,
+    paused: Duration,
+    pause_sent: u64,
+    pause_received: u64,
+    ecn_marks: u64,
+    drops: u64,
+}
+
+impl PortCounts {
+    /// Port `port`'s counts at `now` (`switch`: its switch, if it has one, and its number
+    /// there). Bytes count as sent as they are serialized: a packet half out at `now` counts
+    /// half, so a window never holds more than its link could carry.
+    fn read(port: &Port, extra: &PortExtra, switch: Option<(&Switch, usize)>, now: Time) -> Self {
+        let unsent = extra.rate.bdp_bytes(port.busy_until.saturating_since(now));
+        PortCounts {
+            bytes_sent: port.bytes_sent.saturating_sub(unsent),
+            paused: extra.pauses.until(now, port.paused),
+            pause_sent: extra.pauses.sent,
+            pause_received: extra.pauses.received,
+            ecn_marks: switch.map_or(0, |(s, local)| s.ecn_marks_at(local)),
+            drops: switch.map_or(0, |(s, local)| s.drops_at(local)),
+        }
+    }
+}
+
+/// A port `[monitor]` samples: what its rows say about it, and its counts at the last sample.
+#[derive(Debug, Clone)]
+struct Watched {
+    port: PortId,
+    node: NodeName,
+    peer: NodeName,
+    tier: u32,
+    peer_tier: u32,
+    last: PortCounts,
+}
+
+/// `[monitor]`'s sampler: rows go to the sink as they are read.
+pub(super) struct Monitor<'a> {
+    pub(super) schedule: Schedule,
+    sink: &'a mut dyn SeriesSink,
+    ports: Vec<Watched>,
+    nics: bool,
+    /// Per NIC: flows running with it as source and as destination, and its ordering bytes
+    /// (empty without a layer).
+    sending: Vec<u32>,
+    receiving: Vec<u32>,
+    ordering_bytes: Vec<u64>,
+    /// Every flow before this one has ended: where counting running flows starts.
+    first_active: usize,
+    /// [`read_layers`]' cursor.
+    first_layer: usize,
+    /// The selected flows, and whether their last row (the first once done) is written.
+    flows: Vec<(FlowId, bool)>,
+    /// Samples taken: left out of the summary's event count, which then reads the same with
+    /// and without a monitor.
+    pub(super) samples: u64,
+}
+
+impl std::fmt::Debug for Monitor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Monitor")
+            .field("schedule", &self.schedule)
+            .field("ports", &self.ports.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Monitor<'a> {
+    /// The sampler of `cfg.monitor` over `ports` (the simulation's), writing to `sink`; the run
+    /// stops by `horizon` at the latest.
+    pub(super) fn new(
+        cfg: &SimConfig,
+        m: &crate::config::Monitor,
+        ports: &[Port],
+        horizon: Time,
+        sink: &'a mut dyn SeriesSink,
+    ) -> Self {
+        let tiers = crate::scenario::node_tiers(&cfg.topology);
+        let name = |p: &Port| match p.owner.kind() {
+            OwnerKind::Host(h) => NodeName {
+                switch: false,
+                index: h.0,
+            },
+            OwnerKind::Switch(s) => NodeName {
+                switch: true,
+                index: s as u32,
+            },
+        };
+        let hosts = cfg.topology.hosts().len();
+        Monitor {
+            schedule: Schedule::of_run(cfg, m.interval, horizon),
+            sink,
+            ports: (m.ports.iter())
+                .map(|&p| {
+                    let port = &ports[p.index()];
+                    let peer = &ports[port.peer.index()];
+                    Watched {
+                        port: p,
+                        node: name(port),
+                        peer: name(peer),
+                        tier: tiers[port.node.index()],
+                        peer_tier: tiers[peer.node.index()],
+                        last: PortCounts::default(),
+                    }
+                })
+                .collect(),
+            nics: m.nics,
+            sending: vec![0; hosts],
+            receiving: vec![0; hosts],
+            ordering_bytes: vec![0; hosts],
+            first_active: 0,
+            first_layer: 0,
+            flows: m.flows.iter().map(|&f| (f, false)).collect(),
+            samples: 0,
+        }
+    }
+}
+
 impl Simulation<'_> {
-    /// [`Event::Sample`]: samples every NIC's ordering memory and schedules the next sample.
-    /// Out of line: the event loop keeps only a call.
+    /// [`Event::Sample`](crate::engine::Event::Sample) or
+    /// [`Event::Monitor`](crate::engine::Event::Monitor): `which` sampler takes its sample and
+    /// schedules its next one. Out of line: the event loop keeps only a call.
     #[cold]
     #[inline(never)]
-    pub(super) fn sample(&mut self) {
-        let Some(memory) = self.memory.as_mut() else {
-            return;
-        };
-        memory.take(self.cfg, &self.layers, self.next_flow);
-        if let Some(next) = memory.schedule.after(self.now) {
-            self.queue.schedule(next, Event::Sample);
+    pub(super) fn sample(&mut self, which: Sampler) {
+        match which {
+            Sampler::Ordering => {
+                let Some(memory) = self.memory.as_mut() else {
+                    return;
+                };
+                memory.take(self.cfg, &self.layers, self.next_flow);
+                if let Some(next) = memory.schedule.after(self.now) {
+                    self.queue.schedule(next, Sampler::Ordering.event());
+                }
+            }
+            Sampler::Monitor => {
+                let Some(mut monitor) = self.monitor.take() else {
+                    return;
+                };
+                self.monitor_ports(&mut monitor);
+                if monitor.nics {
+                    self.monitor_nics(&mut monitor);
+                }
+                self.monitor_flows(&mut monitor);
+                monitor.samples += 1;
+                // Nothing else pending: the run is over, and another sample would only
+                // prolong it.
+                if let Some(next) = monitor.schedule.after(self.now) {
+                    if !self.queue.is_empty() {
+                        self.queue.schedule(next, Sampler::Monitor.event());
+                    }
+                }
+                self.monitor = Some(monitor);
+            }
+        }
+    }
+
+    /// A row for each sampled port.
+    fn monitor_ports(&self, m: &mut Monitor) {
+        let now = self.now;
+        let time_us = now.as_ps() as f64 / 1e6;
+        let interval = m.schedule.interval;
+        for w in &mut m.ports {
+            let p = w.port.index();
+            let (port, extra) = (&self.ports[p], &self.extra[p]);
+            let switch = match port.owner.kind() {
+                OwnerKind::Switch(s) => Some((&self.switches[s], usize::from(port.local))),
+                OwnerKind::Host(_) => None,
+            };
+            let now_counts = PortCounts::read(port, extra, switch, now);
+            let last = std::mem::replace(&mut w.last, now_counts);
+            let bytes_sent = now_counts.bytes_sent - last.bytes_sent;
+            let capacity = extra.rate.bdp_bytes(interval) as f64;
+            m.sink.port(&PortSample {
+                time_us,
+                port: w.port.0,
+                node: w.node,
+                local: port.local,
+                peer: w.peer,
+                tier: w.tier,
+                peer_tier: w.peer_tier,
+                queue_bytes: switch.map_or(0, |(s, local)| s.queued_bytes(local)),
+                buffer_bytes: switch.map(|(s, local)| s.buffer_bytes(local)),
+                paused: u8::from(port.paused),
+                paused_us: (now_counts.paused - last.paused).as_us_f64(),
+                pause_sent: now_counts.pause_sent - last.pause_sent,
+                pause_received: now_counts.pause_received - last.pause_received,
+                bytes_sent,
+                utilization: if capacity > 0.0 {
+                    bytes_sent as f64 / capacity
+                } else {
+                    0.0
+                },
+                ecn_marks: now_counts.ecn_marks - last.ecn_marks,
+                drops: now_counts.drops - last.drops,
+            });
+        }
+    }
+
+    /// A row for each NIC: its running flows, and its ordering memory.
+    fn monitor_nics(&self, m: &mut Monitor) {
+        let time_us = self.now.as_ps() as f64 / 1e6;
+        let started = self.next_flow;
+        while m.first_active < started && self.flows[m.first_active].qp.is_none() {
+            m.first_active += 1;
+        }
+        m.sending.fill(0);
+        m.receiving.fill(0);
+        for flow in &self.flows[m.first_active..started] {
+            if flow.qp.is_some() {
+                m.sending[flow.src.index()] += 1;
+                m.receiving[flow.dst.index()] += 1;
+            }
+        }
+        let ordered = !self.layers.is_empty();
+        if ordered {
+            read_layers(
+                self.cfg,
+                &self.layers,
+                &mut m.first_layer,
+                started,
+                &mut m.ordering_bytes,
+            );
+        }
+        for h in 0..m.sending.len() {
+            m.sink.nic(&NicSample {
+                time_us,
+                host: h as u32,
+                flows_sending: m.sending[h],
+                flows_receiving: m.receiving[h],
+                ordering_bytes: ordered.then_some(m.ordering_bytes[h]),
+            });
+        }
+    }
+
+    /// A row for each selected flow that has started, until the first sample after it is
+    /// received.
+    fn monitor_flows(&self, m: &mut Monitor) {
+        let time_us = self.now.as_ps() as f64 / 1e6;
+        let mtu = u64::from(self.cfg.transport.mtu);
+        for (f, finished) in &mut m.flows {
+            if *finished || f.index() >= self.next_flow {
+                continue;
+            }
+            let flow = &self.flows[f.index()];
+            let size = self.cfg.flows[f.index()].size_bytes;
+            let done = flow.received_at.is_some();
+            let (delivered, rate, window) = match flow.qp.as_deref() {
+                Some(Endpoints::Message { sender, receiver }) => (
+                    Some(if done {
+                        size
+                    } else {
+                        (receiver.stats().packets_accepted * mtu).min(size)
+                    }),
+                    sender.rate().map(|r| r.as_bps() as f64 / 1e9),
+                    sender.window(),
+                ),
+                Some(Endpoints::Verbs(_)) => (None, None, None),
+                None => (done.then_some(size), None, None),
+            };
+            m.sink.flow(&FlowSample {
+                time_us,
+                flow: f.0,
+                delivered_bytes: delivered,
+                rate_gbps: rate,
+                window_packets: window,
+                done: u8::from(done),
+            });
+            *finished = done;
         }
     }
 

@@ -52,8 +52,8 @@ impl EcnMarker {
     }
 
     /// Marks `p` CE with the probability its queue of `queue_bytes` calls for, if it is an
-    /// ECN-capable data packet.
-    pub fn mark(&mut self, queue_bytes: u64, p: &mut SimPacket) {
+    /// ECN-capable data packet; whether it did, for the output's own count.
+    pub fn mark(&mut self, queue_bytes: u64, p: &mut SimPacket) -> bool {
         if let PacketKind::Data {
             ecn: ecn @ (Ecn::Ect0 | Ecn::Ect1),
             ..
@@ -63,8 +63,10 @@ impl EcnMarker {
             if prob >= 1.0 || (prob > 0.0 && self.rng.random::<f64>() < prob) {
                 *ecn = Ecn::Ce;
                 self.marks += 1;
+                return true;
             }
         }
+        false
     }
 }
 
@@ -224,6 +226,25 @@ impl Switch {
     /// Data packets marked CE here.
     pub fn ecn_marks(&self) -> u64 {
         delegate!(self, s => s.ecn.as_ref().map_or(0, |m| m.marks))
+    }
+
+    /// Data packets marked CE leaving `output`.
+    pub fn ecn_marks_at(&self, output: usize) -> u64 {
+        delegate!(self, s => s.outputs[output].marks)
+    }
+
+    /// Data packets dropped that were bound for `output`.
+    pub fn drops_at(&self, output: usize) -> u64 {
+        delegate!(self, s => s.drops[output])
+    }
+
+    /// The bytes in the buffer behind port `local`: the shared pool in use, or the port's own
+    /// buffer as an input of the input-queued switch.
+    pub fn buffer_bytes(&self, local: usize) -> u64 {
+        match self {
+            Switch::Voq(s) => s.input_occupancy(local),
+            Switch::Shared(s) => s.pool_bytes(),
+        }
     }
 
     /// The most bytes one buffer held at once (an input's, or the shared one).

@@ -30,13 +30,15 @@ use crate::packets::{Fifo, PacketId, Packets};
 /// A port's queues, as an output. Each port's fields sit together, so a packet touches one
 /// line for its output and one for its input.
 #[derive(Debug, Clone, Copy, Default)]
-struct Output {
+pub(super) struct Output {
     /// Data packets waiting (each remembers its input)...
     data: Fifo,
     /// ...and control packets, served first.
     control: Fifo,
     /// Data bytes queued.
     egress: u64,
+    /// Data packets marked CE leaving it: counted where the output is at hand anyway.
+    pub(super) marks: u64,
 }
 
 /// A port's buffer accounting, as an input.
@@ -53,7 +55,7 @@ struct Input {
 /// One shared-buffer switch, ports numbered 0..ports.
 #[derive(Debug)]
 pub struct SharedSwitch {
-    outputs: Vec<Output>,
+    pub(super) outputs: Vec<Output>,
     inputs: Vec<Input>,
     /// Bytes of the shared pool in use.
     shared_used: u64,
@@ -72,6 +74,8 @@ pub struct SharedSwitch {
     pub(super) ecn: Option<EcnMarker>,
     /// Most bytes the buffer held at once.
     pub peak_occupancy: u64,
+    /// Data packets dropped, per output they were bound for (touched only by a drop).
+    pub(super) drops: Vec<u64>,
 }
 
 impl SharedSwitch {
@@ -105,7 +109,13 @@ impl SharedSwitch {
             pausing: 0,
             ecn,
             peak_occupancy: 0,
+            drops: vec![0; ports],
         }
+    }
+
+    /// Bytes of the buffer in use: the shared pool's and the headroom's.
+    pub fn pool_bytes(&self) -> u64 {
+        self.shared_used + self.headroom_used
     }
 
     /// The dynamic threshold: `alpha` times the free shared buffer (rounded down).
@@ -151,6 +161,7 @@ impl Accounting for SharedSwitch {
                 inp.headroom_used += bytes;
                 self.headroom_used += bytes;
             } else {
+                self.drops[output] += 1;
                 return Admit::Dropped;
             }
             let over = inp.headroom_used > 0
@@ -161,6 +172,7 @@ impl Accounting for SharedSwitch {
             }
         } else {
             if out.egress + bytes > threshold || self.shared_used + bytes > self.shared_size {
+                self.drops[output] += 1;
                 return Admit::Dropped;
             }
             inp.shared += bytes;
@@ -177,7 +189,7 @@ impl Accounting for SharedSwitch {
     fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64 {
         let out = &mut self.outputs[output];
         if let Some(marker) = &mut self.ecn {
-            marker.mark(out.egress, packets.get_mut(p));
+            out.marks += u64::from(marker.mark(out.egress, packets.get_mut(p)));
         }
         let bytes = u64::from(packets.get(p).wire_bytes);
         out.egress -= bytes;

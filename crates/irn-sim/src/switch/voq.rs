@@ -19,7 +19,7 @@ use crate::packets::{Fifo, PacketId, Packets};
 /// A port's state as an output. Each port's fields sit together, so a packet touches one line
 /// for its output and one for its input.
 #[derive(Debug, Clone, Copy)]
-struct Output {
+pub(super) struct Output {
     /// Bit `i` set while `voq[i][output]` holds packets.
     waiting: u64,
     /// Data bytes waiting for it, over all inputs (the queue ECN marking watches).
@@ -28,6 +28,8 @@ struct Output {
     control: Fifo,
     /// The input to consider first next time.
     next_input: u32,
+    /// Data packets marked CE leaving it: counted where the output is at hand anyway.
+    pub(super) marks: u64,
 }
 
 /// A port's buffer, as an input.
@@ -49,12 +51,14 @@ pub struct VoqSwitch {
     ports: usize,
     /// `voq[input * ports + output]`.
     voq: Vec<Fifo>,
-    outputs: Vec<Output>,
+    pub(super) outputs: Vec<Output>,
     inputs: Vec<Input>,
     pub(super) ecn: Option<EcnMarker>,
     buffer_bytes: u64,
     /// Most bytes any input held at once.
     pub peak_occupancy: u64,
+    /// Data packets dropped, per output they were bound for (touched only by a drop).
+    pub(super) drops: Vec<u64>,
 }
 
 impl VoqSwitch {
@@ -93,6 +97,7 @@ impl VoqSwitch {
                     queued: 0,
                     control: Fifo::default(),
                     next_input: 0,
+                    marks: 0,
                 };
                 ports
             ],
@@ -100,7 +105,13 @@ impl VoqSwitch {
             ecn,
             buffer_bytes,
             peak_occupancy: 0,
+            drops: vec![0; ports],
         }
+    }
+
+    /// Bytes in input `input`'s buffer.
+    pub fn input_occupancy(&self, input: usize) -> u64 {
+        self.inputs[input].occupancy
     }
 }
 
@@ -110,6 +121,7 @@ impl Accounting for VoqSwitch {
         let inp = &mut self.inputs[input];
         let occ = inp.occupancy + bytes;
         if occ > self.buffer_bytes {
+            self.drops[output] += 1;
             return Admit::Dropped;
         }
         inp.occupancy = occ;
@@ -129,7 +141,7 @@ impl Accounting for VoqSwitch {
         // The output's round-robin turn passes this input.
         out.next_input = (input as u32 + 1) % self.ports as u32;
         if let Some(marker) = &mut self.ecn {
-            marker.mark(out.queued, packets.get_mut(p));
+            out.marks += u64::from(marker.mark(out.queued, packets.get_mut(p)));
         }
         let bytes = u64::from(packets.get(p).wire_bytes);
         out.queued -= bytes;

@@ -1,0 +1,433 @@
+//! `series/*.csv`: `[monitor]`'s rows, streamed into the run's folder as the run takes them, so
+//! a long run's series never sit in memory (each writer buffers 8 KB); and the report's charts
+//! of them.
+
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use irn_sim::config::Monitor;
+use irn_sim::series::{FlowSample, NicSample, PortSample, SeriesSink};
+use serde::{Deserialize, Serialize};
+
+use crate::plot;
+use crate::report::{svg_with_label, Chart, Results};
+
+type Csv = csv::Writer<BufWriter<File>>;
+
+/// The series files of one run, each with its header written even if no row follows; a file
+/// whose kind `[monitor]` does not select is not created.
+pub struct SeriesFiles {
+    ports: Option<Csv>,
+    nics: Option<Csv>,
+    flows: Option<Csv>,
+    /// The first write that failed; later rows are dropped and [`finish`](Self::finish) reports
+    /// it.
+    error: Option<csv::Error>,
+}
+
+impl SeriesFiles {
+    /// Creates `dir/series/` and the files `monitor` selects.
+    pub fn create(dir: &Path, monitor: &Monitor) -> Result<Self> {
+        let dir = dir.join("series");
+        fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let open = |name: &str, header: &[&str], wanted: bool| -> Result<Option<Csv>> {
+            if !wanted {
+                return Ok(None);
+            }
+            let path = dir.join(name);
+            let file =
+                File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+            let mut w = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(BufWriter::new(file));
+            w.write_record(header)?;
+            Ok(Some(w))
+        };
+        Ok(SeriesFiles {
+            ports: open("ports.csv", &PortSample::HEADER, !monitor.ports.is_empty())?,
+            nics: open("nics.csv", &NicSample::HEADER, monitor.nics)?,
+            flows: open("flows.csv", &FlowSample::HEADER, !monitor.flows.is_empty())?,
+            error: None,
+        })
+    }
+
+    /// Flushes every file; the first error of the run, if any.
+    pub fn finish(mut self, dir: &Path) -> Result<()> {
+        for w in [&mut self.ports, &mut self.nics, &mut self.flows]
+            .into_iter()
+            .flatten()
+        {
+            if let Err(e) = w.flush() {
+                self.error.get_or_insert(e.into());
+            }
+        }
+        match self.error {
+            None => Ok(()),
+            Some(e) => {
+                Err(e).with_context(|| format!("cannot write {}", dir.join("series").display()))
+            }
+        }
+    }
+
+    fn write(w: &mut Option<Csv>, error: &mut Option<csv::Error>, row: &impl Serialize) {
+        if let (Some(w), None) = (w.as_mut(), error.as_ref()) {
+            if let Err(e) = w.serialize(row) {
+                *error = Some(e);
+            }
+        }
+    }
+}
+
+impl SeriesSink for SeriesFiles {
+    fn port(&mut self, row: &PortSample) {
+        Self::write(&mut self.ports, &mut self.error, row);
+    }
+
+    fn nic(&mut self, row: &NicSample) {
+        Self::write(&mut self.nics, &mut self.error, row);
+    }
+
+    fn flow(&mut self, row: &FlowSample) {
+        Self::write(&mut self.flows, &mut self.error, row);
+    }
+}
+
+/// The columns of a `ports.csv` row the charts read.
+#[derive(Deserialize)]
+struct PortRow {
+    time_us: f64,
+    port: u32,
+    node: String,
+    peer: String,
+    tier: u32,
+    peer_tier: u32,
+    queue_bytes: u64,
+    paused_us: f64,
+    utilization: f64,
+}
+
+/// Lines per chart, and points per line (consecutive samples are merged beyond it).
+const LINES: usize = 5;
+const POINTS: usize = 2000;
+
+/// One sampled port of one variant, after the first pass.
+struct Seen {
+    variant: usize,
+    port: u32,
+    label: String,
+    samples: usize,
+    peak_queue: u64,
+    paused_us: f64,
+}
+
+/// Heat map columns: consecutive samples merge beyond it.
+const CELLS: usize = 200;
+
+/// The report's time-series charts, for the variants whose folder has `series/ports.csv`:
+/// the queue occupancy of the busiest ports (highest peak) and the paused fraction of the
+/// most paused ones, over time, and the mean utilization of each link tier's sampled ports.
+/// Each file is read twice, row by row (once to rank the ports, once for the chosen ones'
+/// points and the tiers' cells), so a long series is never held whole.
+pub fn charts(results: &Results, ids: [&'static str; 3]) -> Result<Vec<Chart>> {
+    let files: Vec<(usize, PathBuf, f64)> = (results.variants.iter().enumerate())
+        .filter_map(|(i, v)| {
+            let path = v.dir.join("series").join("ports.csv");
+            let interval = v.resolved["monitor"]["interval"].as_str()?;
+            let interval = interval.parse::<irn_core::Duration>().ok()?.as_us_f64();
+            path.is_file().then_some((i, path, interval))
+        })
+        .collect();
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut seen: Vec<Seen> = Vec::new();
+    // Where the earliest sample's window starts: the heat map's first cell.
+    let mut start_us = f64::INFINITY;
+    for (variant, path, interval) in &files {
+        let first = seen.len();
+        for row in rows(path)? {
+            let row = row?;
+            start_us = start_us.min(row.time_us - interval);
+            let at = match seen[first..].binary_search_by_key(&row.port, |s| s.port) {
+                Ok(i) => first + i,
+                Err(i) => {
+                    let label = if results.comparison {
+                        format!(
+                            "{} {}→{}",
+                            results.variants[*variant].name, row.node, row.peer
+                        )
+                    } else {
+                        format!("{}→{}", row.node, row.peer)
+                    };
+                    seen.insert(
+                        first + i,
+                        Seen {
+                            variant: *variant,
+                            port: row.port,
+                            label,
+                            samples: 0,
+                            peak_queue: 0,
+                            paused_us: 0.0,
+                        },
+                    );
+                    first + i
+                }
+            };
+            let s = &mut seen[at];
+            s.samples += 1;
+            s.peak_queue = s.peak_queue.max(row.queue_bytes);
+            s.paused_us += row.paused_us;
+        }
+    }
+    let top = |key: &dyn Fn(&Seen) -> f64| -> Vec<usize> {
+        let mut order: Vec<usize> = (0..seen.len()).filter(|&i| key(&seen[i]) > 0.0).collect();
+        // Stable: ties keep variant and port order.
+        order.sort_by(|&a, &b| key(&seen[b]).total_cmp(&key(&seen[a])));
+        order.truncate(LINES);
+        order
+    };
+    let busiest = top(&|s| s.peak_queue as f64);
+    let paused = top(&|s| s.paused_us);
+    // Second pass: the chosen ports' points, merged `k` samples at a time beyond POINTS (the
+    // peak of the queue, the mean of the paused fraction).
+    let mut queue_lines: Vec<Line> = busiest.iter().map(|&i| Line::new(&seen[i], true)).collect();
+    let mut pause_lines: Vec<Line> = paused.iter().map(|&i| Line::new(&seen[i], false)).collect();
+    let mut tiers: Vec<Tier> = Vec::new();
+    // One cell width for every variant: the widest any needs to stay within CELLS cells.
+    let cell_us = (files.iter())
+        .map(|(variant, _, interval)| {
+            let samples = (seen.iter())
+                .filter(|s| s.variant == *variant)
+                .map(|s| s.samples)
+                .max()
+                .unwrap_or(0);
+            samples.div_ceil(CELLS).max(1) as f64 * interval
+        })
+        .fold(0.0, f64::max);
+    for (variant, path, interval) in &files {
+        for row in rows(path)? {
+            let row = row?;
+            let tier = (row.tier, row.peer_tier);
+            let at = match (tiers.iter()).position(|t| t.variant == *variant && t.link == tier) {
+                Some(at) => at,
+                None => {
+                    tiers.push(Tier {
+                        variant: *variant,
+                        link: tier,
+                        cells: Vec::new(),
+                    });
+                    tiers.len() - 1
+                }
+            };
+            // A sample covers the interval before it: its cell is where that window starts.
+            let from = row.time_us - interval - start_us;
+            let cell = (from.max(0.0) / cell_us + 1e-9).floor() as usize;
+            let cells = &mut tiers[at].cells;
+            if cells.len() <= cell {
+                cells.resize(cell + 1, (0.0, 0));
+            }
+            cells[cell].0 += row.utilization;
+            cells[cell].1 += 1;
+            for l in queue_lines.iter_mut().filter(|l| l.is(*variant, row.port)) {
+                l.add(row.time_us, row.queue_bytes as f64);
+            }
+            for l in pause_lines.iter_mut().filter(|l| l.is(*variant, row.port)) {
+                l.add(row.time_us, row.paused_us / interval);
+            }
+        }
+    }
+    let mut charts = Vec::new();
+    if !tiers.is_empty() {
+        // Bands from the hosts' links up, variant by variant.
+        tiers.sort_by_key(|t| (t.variant, t.link.0.max(t.link.1), t.link.0, t.link.1));
+        let band = |v: usize, (a, b): (u32, u32)| {
+            let name = |t: u32| {
+                if t == 0 {
+                    "host".to_string()
+                } else {
+                    format!("tier {t}")
+                }
+            };
+            let link = format!("{}→{}", name(a), name(b));
+            if results.comparison {
+                format!("{} {link}", results.variants[v].name)
+            } else {
+                link
+            }
+        };
+        let bands: Vec<(String, Vec<Option<f64>>)> = (tiers.iter())
+            .map(|t| {
+                let means = (t.cells.iter())
+                    .map(|&(sum, n)| (n > 0).then(|| sum / f64::from(n)))
+                    .collect();
+                (band(t.variant, t.link), means)
+            })
+            .collect();
+        let title = "Link utilization by tier over time".to_string();
+        charts.push(Chart {
+            id: ids[2].to_string(),
+            svg: svg_with_label(plot::heat_map(&title, &bands, start_us, cell_us)?, &title),
+            title,
+            note: "Mean utilization (white 0 %, darkest 100 %) of the sampled ports of each \
+                   link tier, by the hop distances from the hosts of the port's node and of \
+                   the node it sends to (host→tier 1: NICs to leaves or edges; tier 1→tier 2: \
+                   leaves up to spines), from series/ports.csv's utilization; beyond 200 \
+                   samples a cell is the mean of several."
+                .to_string(),
+        });
+    }
+    if !queue_lines.is_empty() {
+        let title = "Queue occupancy over time: the busiest ports".to_string();
+        let lines: Vec<(String, Vec<(f64, f64)>)> =
+            queue_lines.into_iter().map(Line::finish).collect();
+        charts.push(Chart {
+            id: ids[0].to_string(),
+            svg: svg_with_label(
+                plot::time_lines(&title, "queued data", &lines, plot::fmt_bytes)?,
+                &title,
+            ),
+            title,
+            note: format!(
+                "Data bytes queued for each of the {} sampled ports with the highest peak \
+                 (series/ports.csv's queue_bytes, sampled every [monitor] interval; beyond \
+                 {POINTS} samples a point is the peak of several).",
+                lines.len()
+            ),
+        });
+    }
+    if !pause_lines.is_empty() {
+        let title = "Paused over time: the most paused ports".to_string();
+        let lines: Vec<(String, Vec<(f64, f64)>)> =
+            pause_lines.into_iter().map(Line::finish).collect();
+        charts.push(Chart {
+            id: ids[1].to_string(),
+            svg: svg_with_label(
+                plot::time_lines(&title, "time paused", &lines, plot::fmt_percent)?,
+                &title,
+            ),
+            title,
+            note: format!(
+                "The share of each sample's interval that each of the {} most paused sampled \
+                 ports spent paused by PFC (series/ports.csv's paused_us over the interval; \
+                 beyond {POINTS} samples a point is the mean of several).",
+                lines.len()
+            ),
+        });
+    }
+    Ok(charts)
+}
+
+/// One variant's link tier in the heat map: per cell, the sum of its sampled ports'
+/// utilizations and how many there were.
+struct Tier {
+    variant: usize,
+    /// The tiers of the ports' nodes and of their peers.
+    link: (u32, u32),
+    cells: Vec<(f64, u32)>,
+}
+
+/// `ports.csv`'s rows, one at a time.
+fn rows(path: &Path) -> Result<impl Iterator<Item = Result<PortRow>> + '_> {
+    let reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(reader.into_deserialize().map(move |r| {
+        r.with_context(|| format!("{}: not an irn series/ports.csv", path.display()))
+    }))
+}
+
+/// A chart's line being gathered: `per` samples merge into one point, their peak (`peak`) or
+/// their mean.
+struct Line {
+    variant: usize,
+    port: u32,
+    label: String,
+    per: usize,
+    peak: bool,
+    /// The merged samples so far: the last time, the peak or sum, how many.
+    pending: (f64, f64, usize),
+    points: Vec<(f64, f64)>,
+}
+
+impl Line {
+    fn new(s: &Seen, peak: bool) -> Self {
+        Line {
+            variant: s.variant,
+            port: s.port,
+            label: s.label.clone(),
+            per: s.samples.div_ceil(POINTS).max(1),
+            peak,
+            pending: (0.0, 0.0, 0),
+            points: Vec::with_capacity(s.samples.min(POINTS)),
+        }
+    }
+
+    fn is(&self, variant: usize, port: u32) -> bool {
+        self.variant == variant && self.port == port
+    }
+
+    fn add(&mut self, time_us: f64, value: f64) {
+        let (_, acc, n) = self.pending;
+        let acc = match (n, self.peak) {
+            (0, _) => value,
+            (_, true) => acc.max(value),
+            (_, false) => acc + value,
+        };
+        self.pending = (time_us, acc, n + 1);
+        if n + 1 == self.per {
+            self.flush();
+        }
+    }
+
+    /// Ends the pending point.
+    fn flush(&mut self) {
+        let (t, acc, n) = self.pending;
+        if n > 0 {
+            let value = if self.peak { acc } else { acc / n as f64 };
+            self.points.push((t, value));
+        }
+        self.pending = (0.0, 0.0, 0);
+    }
+
+    fn finish(mut self) -> (String, Vec<(f64, f64)>) {
+        self.flush();
+        (self.label, self.points)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_merge_samples_into_peaks_or_means() {
+        // (samples, peak?, the points)
+        type Points = &'static [(f64, f64)];
+        let cases: [(usize, bool, Points); 3] = [
+            (3, true, &[(1.0, 5.0), (2.0, 1.0), (3.0, 4.0)]),
+            (2 * POINTS, true, &[(2.0, 5.0), (4.0, 4.0)]),
+            (2 * POINTS, false, &[(2.0, 3.0), (4.0, 2.5)]),
+        ];
+        for (samples, peak, want) in cases {
+            let seen = Seen {
+                variant: 0,
+                port: 7,
+                label: "switch:0→host:1".into(),
+                samples,
+                peak_queue: 5,
+                paused_us: 1.0,
+            };
+            let mut line = Line::new(&seen, peak);
+            for (t, v) in [(1.0, 5.0), (2.0, 1.0), (3.0, 4.0), (4.0, 1.0)]
+                .iter()
+                .take(if samples == 3 { 3 } else { 4 })
+            {
+                line.add(*t, *v);
+            }
+            let (label, points) = line.finish();
+            assert_eq!(label, "switch:0→host:1");
+            assert_eq!(points, want, "{samples} samples, peak {peak}");
+        }
+    }
+}
