@@ -28,7 +28,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each run uses one core). Default: all cores.
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
 }
 
@@ -117,6 +117,15 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `-j`/`--jobs`: a number of workers, at least one. clap's own reading of a `NonZeroUsize`
+/// says only that the number "would be zero for non-zero type".
+pub fn jobs(text: &str) -> Result<NonZeroUsize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| "-j takes a whole number of runs at once, at least 1".to_string())?;
+    NonZeroUsize::new(n).ok_or_else(|| "-j must be at least 1".to_string())
 }
 
 /// The threads runs are simulated on, one run per thread: `jobs` of them, or one per core.
