@@ -187,37 +187,52 @@ pub fn parse(
     };
     // The file's table with a variant's keys, then the command line's (which win over the
     // file, variants included), checked and built.
-    let build =
-        |name: &str, set: &toml::Table| -> Result<(ScenarioFile, SimConfig), ScenarioError> {
-            let mut t = table.clone();
-            for (key, value) in set {
-                set_dotted(&mut t, key, value.clone())
-                    .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
-            }
-            for (key, value) in &overrides {
-                set_dotted(&mut t, key, value.clone())
-                    .map_err(|m| syntax(format!("--set {key}: {m}")))?;
-            }
-            // The merged table has no source text to point into, so an error names the key's path
-            // instead (a value set by a variant or by `--set` has no line of its own).
-            let mut resolved: ScenarioFile =
-                serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
-                    let at = e.path().to_string();
-                    let message = format!("{at}: {}", e.into_inner().message());
-                    if compare {
-                        syntax(format!("variant `{name}`: {message}"))
-                    } else {
-                        syntax(message)
+    let build = |name: &str,
+                 set: &toml::Table|
+     -> Result<(ScenarioFile, SimConfig), ScenarioError> {
+        let mut t = table.clone();
+        for (key, value) in set {
+            set_dotted(&mut t, key, value.clone())
+                .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
+        }
+        for (key, value) in &overrides {
+            set_dotted(&mut t, key, value.clone())
+                .map_err(|m| syntax(format!("--set {key}: {m}{}", form_of(key))))?;
+        }
+        // The merged table has no source text to point into, so an error names the key's path
+        // instead (a value set by a variant or by `--set` has no line of its own), and the
+        // `--set` that wrote it: the file itself passed the first pass, and `--set` wins over
+        // the variant it is merged into.
+        let mut resolved: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(t))
+            .map_err(|e| {
+                let at = e.path().to_string();
+                let message = e.into_inner().message().to_string();
+                let within = |a: &str, b: &str| {
+                    a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('.'))
+                };
+                let set = overrides
+                    .iter()
+                    .map(|(key, _)| key)
+                    .find(|key| within(key, &at) || within(&at, key));
+                match set {
+                    Some(key) if *key == at => {
+                        syntax(format!("--set {key}: {message}{}", form_of(&at)))
                     }
-                })?;
-            resolved.topology.normalize(file)?;
-            resolved.switch.normalize(file)?;
-            resolved.load_balancing.normalize(file)?;
-            resolved.ordering.normalize(file)?;
-            resolved.workload.normalize(file)?;
-            let config = validate(&resolved, file, base_dir)?;
-            Ok((resolved, config))
-        };
+                    Some(key) => syntax(format!("--set {key}: {at}: {message}{}", form_of(&at))),
+                    None if compare => {
+                        syntax(format!("variant `{name}`: {at}: {message}{}", form_of(&at)))
+                    }
+                    None => syntax(format!("{at}: {message}{}", form_of(&at))),
+                }
+            })?;
+        resolved.topology.normalize(file)?;
+        resolved.switch.normalize(file)?;
+        resolved.load_balancing.normalize(file)?;
+        resolved.ordering.normalize(file)?;
+        resolved.workload.normalize(file)?;
+        let config = validate(&resolved, file, base_dir)?;
+        Ok((resolved, config))
+    };
     let mut seen = std::collections::BTreeSet::new();
     let mut runs = Vec::with_capacity(variants.len());
     for v in variants {
@@ -258,6 +273,20 @@ pub fn parse(
         experiment: written.experiment,
         checks: written.check,
     })
+}
+
+/// For a key inside `workload.sizes`, which is a name or a table of exactly one key, the form
+/// a distribution is written in: the dotted key `workload.sizes.fixed` reads as a second key
+/// beside the file's, or as a key of a name, and serde's words for that ("wanted exactly 1
+/// element", "unit variant") do not say what to write.
+fn form_of(key: &str) -> &'static str {
+    if key == "workload.sizes" || key.starts_with("workload.sizes.") {
+        "; `sizes` is \"irn-default\", \"alistorage\", \"fb-hadoop\" or a table of one key: \
+         write a distribution whole: --set 'workload.sizes={ fixed = \"1MB\" }' (or \
+         { cdf = \"file\" }, { uniform = [\"500KB\", \"5MB\"] })"
+    } else {
+        ""
+    }
 }
 
 /// Turns a resolved, normalized scenario into a runnable configuration, one section at a time.
@@ -368,6 +397,56 @@ mod tests {
         let err = set(&["name=5"]).unwrap_err().to_string();
         assert!(
             err.contains("--set name: expected a string, got 5"),
+            "{err}"
+        );
+    }
+
+    /// A key the merged scenario rejects is blamed on the `--set` that wrote it (not on the
+    /// variant it was merged into), and a flow-size distribution written key by key is answered
+    /// with the form `sizes` takes.
+    #[test]
+    fn a_bad_set_is_named_and_the_sizes_form_explained() {
+        let set = |text: &str, o: &str| {
+            let o = ["workload.duration=\"20us\"".to_string(), o.to_string()];
+            parse(text, "t.toml", Path::new("."), &o)
+                .unwrap_err()
+                .to_string()
+        };
+        let compare = "[[compare]]\nname = \"IRN\"\n";
+        let err = set(compare, "foo=1");
+        assert!(
+            err.starts_with("t.toml: --set foo: unknown field `foo`, expected one of `name`"),
+            "{err}"
+        );
+        let err = set("", "workload.foo=1");
+        assert!(
+            err.starts_with("t.toml: --set workload.foo: unknown field `foo`"),
+            "{err}"
+        );
+        let form = "write a distribution whole: --set 'workload.sizes={ fixed = \"1MB\" }'";
+        for (text, o) in [
+            (
+                "[workload]\nsizes = \"irn-default\"\n",
+                "workload.sizes.fixed=1MB",
+            ),
+            (
+                "[workload]\nsizes = { cdf = \"x.txt\" }\n",
+                "workload.sizes.fixed=1MB",
+            ),
+            ("", "workload.sizes=fixed"),
+        ] {
+            let err = set(text, o);
+            let key = o.split('=').next().unwrap();
+            assert!(
+                err.starts_with(&format!("t.toml: --set {key}: ")),
+                "{o}: {err}"
+            );
+            assert!(err.contains(form), "{o}: {err}");
+        }
+        // A variant's own bad key is still the variant's.
+        let err = set("[[compare]]\nname = \"a\"\nset = { foo = 1 }\n", "seed=2");
+        assert!(
+            err.starts_with("t.toml: variant `a`: foo: unknown field `foo`"),
             "{err}"
         );
     }
