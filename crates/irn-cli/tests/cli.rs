@@ -465,6 +465,13 @@ fn bench_times_each_variant() {
     let out = irn(&["bench", "small.toml", "--repeat", "0"], &dir);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat"));
+
+    // With no file, the embedded ns-3 comparison runs from any folder (it once read
+    // scenarios/bench/leafspine128.toml relative to where irn was started).
+    let out = ok(&irn(&["bench", "--set", "workload.duration=20us"], &dir));
+    for variant in ["RoCE+PFC ", "RoCE+PFC+DCQCN "] {
+        assert!(out.lines().any(|l| l.starts_with(variant)), "{out}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
