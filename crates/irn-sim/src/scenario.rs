@@ -187,52 +187,33 @@ pub fn parse(
     };
     // The file's table with a variant's keys, then the command line's (which win over the
     // file, variants included), checked and built.
-    let build = |name: &str,
-                 set: &toml::Table|
-     -> Result<(ScenarioFile, SimConfig), ScenarioError> {
-        let mut t = table.clone();
-        for (key, value) in set {
-            set_dotted(&mut t, key, value.clone())
-                .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
-        }
-        for (key, value) in &overrides {
-            set_dotted(&mut t, key, value.clone())
-                .map_err(|m| syntax(format!("--set {key}: {m}{}", form_of(key))))?;
-        }
-        // The merged table has no source text to point into, so an error names the key's path
-        // instead (a value set by a variant or by `--set` has no line of its own), and the
-        // `--set` that wrote it: the file itself passed the first pass, and `--set` wins over
-        // the variant it is merged into.
-        let mut resolved: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(t))
-            .map_err(|e| {
-                let at = e.path().to_string();
-                let message = e.into_inner().message().to_string();
-                let within = |a: &str, b: &str| {
-                    a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('.'))
-                };
-                let set = overrides
-                    .iter()
-                    .map(|(key, _)| key)
-                    .find(|key| within(key, &at) || within(&at, key));
-                match set {
-                    Some(key) if *key == at => {
-                        syntax(format!("--set {key}: {message}{}", form_of(&at)))
-                    }
-                    Some(key) => syntax(format!("--set {key}: {at}: {message}{}", form_of(&at))),
-                    None if compare => {
-                        syntax(format!("variant `{name}`: {at}: {message}{}", form_of(&at)))
-                    }
-                    None => syntax(format!("{at}: {message}{}", form_of(&at))),
-                }
-            })?;
-        resolved.topology.normalize(file)?;
-        resolved.switch.normalize(file)?;
-        resolved.load_balancing.normalize(file)?;
-        resolved.ordering.normalize(file)?;
-        resolved.workload.normalize(file)?;
-        let config = validate(&resolved, file, base_dir)?;
-        Ok((resolved, config))
-    };
+    let build =
+        |name: &str, set: &toml::Table| -> Result<(ScenarioFile, SimConfig), ScenarioError> {
+            let mut t = table.clone();
+            for (key, value) in set {
+                set_dotted(&mut t, key, value.clone())
+                    .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
+            }
+            for (key, value) in &overrides {
+                set_dotted(&mut t, key, value.clone())
+                    .map_err(|m| syntax(format!("--set {key}: {m}{}", form_of(key))))?;
+            }
+            // The merged table has no source text to point into, so an error names the key's path
+            // instead (a value set by a variant or by `--set` has no line of its own).
+            let mut resolved: ScenarioFile =
+                serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+                    let at = e.path().to_string();
+                    let message = e.into_inner().message().to_string();
+                    syntax(blame(&at, &message, &overrides, compare.then_some(name)))
+                })?;
+            resolved.topology.normalize(file)?;
+            resolved.switch.normalize(file)?;
+            resolved.load_balancing.normalize(file)?;
+            resolved.ordering.normalize(file)?;
+            resolved.workload.normalize(file)?;
+            let config = validate(&resolved, file, base_dir)?;
+            Ok((resolved, config))
+        };
     let mut seen = std::collections::BTreeSet::new();
     let mut runs = Vec::with_capacity(variants.len());
     for v in variants {
@@ -273,6 +254,30 @@ pub fn parse(
         experiment: written.experiment,
         checks: written.check,
     })
+}
+
+/// An error at `at` in the merged scenario, with its origin: the `--set` whose key is `at` or
+/// holds or lies inside it (the file itself passed the first pass, and `--set` wins over the
+/// variant it is merged into), else the variant's `set`, if any.
+fn blame(
+    at: &str,
+    message: &str,
+    overrides: &[(String, toml::Value)],
+    variant: Option<&str>,
+) -> String {
+    let within = |a: &str, b: &str| a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('.'));
+    let form = form_of(at);
+    match overrides
+        .iter()
+        .find(|(k, _)| within(k, at) || within(at, k))
+    {
+        Some((key, _)) if key == at => format!("--set {key}: {message}{form}"),
+        Some((key, _)) => format!("--set {key}: {at}: {message}{form}"),
+        None => match variant {
+            Some(name) => format!("variant `{name}`: {at}: {message}{form}"),
+            None => format!("{at}: {message}{form}"),
+        },
+    }
 }
 
 /// For a key inside `workload.sizes`, which is a name or a table of exactly one key, the form
