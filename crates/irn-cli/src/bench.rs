@@ -4,17 +4,23 @@
 //! second; at the end the process's peak resident memory. With `--repeat N` each variant runs N
 //! times and the fastest run is reported: on a shared machine, whose speed drifts between runs,
 //! the best of a few is the figure that repeats. The default is the ns-3 comparison
-//! scenario (`scenarios/bench/leafspine128.toml`): ConWeave's ns-3 needed 246 s and 548 MB for
-//! its RoCE + PFC variant on this machine type.
+//! scenario (`scenarios/bench/leafspine128.toml`, compiled in like `irn run`'s default, so
+//! `irn bench` runs from any folder): ConWeave's ns-3 needed 246 s and 548 MB for its RoCE +
+//! PFC variant on this machine type.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Result;
 
+/// The ns-3 comparison, timed when no scenario file is given. It names no data file (the
+/// leaf-spine and the FB Hadoop sizes are built in), so it resolves wherever irn runs.
+const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/bench/leafspine128.toml");
+
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Scenario to time. Default: scenarios/bench/leafspine128.toml.
+    /// Scenario to time. Default: the embedded ns-3 comparison
+    /// (scenarios/bench/leafspine128.toml).
     scenario: Option<PathBuf>,
     /// Override a key, e.g. `--set workload.duration=2ms` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -32,10 +38,15 @@ fn peak_rss_kb() -> Option<u64> {
 }
 
 pub fn bench(a: BenchArgs) -> Result<()> {
-    let path = a
-        .scenario
-        .unwrap_or_else(|| PathBuf::from("scenarios/bench/leafspine128.toml"));
-    let sc = irn_sim::scenario::load(&path, &a.overrides)?;
+    let sc = match &a.scenario {
+        Some(path) => irn_sim::scenario::load(path, &a.overrides)?,
+        None => irn_sim::scenario::parse(
+            DEFAULT_SCENARIO,
+            "scenarios/bench/leafspine128.toml (embedded)",
+            Path::new("."),
+            &a.overrides,
+        )?,
+    };
     if a.repeat > 1 {
         println!("each variant's fastest of {} runs", a.repeat);
     }

@@ -34,7 +34,8 @@ enum Command {
     /// Run a scenario and write its results (with no file: the IRN paper's default case).
     Run(run::RunArgs),
     /// Time a scenario run by run on one core: wall time, events/s, simulated ms per wall
-    /// second, peak memory (default: the ns-3 comparison, scenarios/bench/leafspine128.toml).
+    /// second, peak memory (default: the embedded ns-3 comparison,
+    /// scenarios/bench/leafspine128.toml).
     Bench(bench::BenchArgs),
     /// Rerun the papers' experiments (IRN, Eunomia) and write report.html with ours next to
     /// the papers'.

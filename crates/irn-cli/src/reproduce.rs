@@ -50,7 +50,7 @@ pub struct ReproduceArgs {
     #[arg(long)]
     quick: bool,
     /// Runs at once (each uses one core). Default: all cores.
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
     /// Results folder. Default: results/reproduce (or results/reproduce-quick).
     #[arg(long, value_name = "DIR")]
@@ -718,7 +718,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DURATION")]
     max_window: Option<irn_core::Duration>,
     /// Runs at once (each uses one core). Default: all cores.
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
     /// Results folder.
     #[arg(long, value_name = "DIR", default_value = "results/check")]

@@ -29,7 +29,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each run uses one core). Default: all cores.
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
     /// Sample ports, NICs and flows every INTERVAL (e.g. `10us`) into `series/*.csv`: a
     /// shorthand for `--set monitor.interval=INTERVAL`, with the scenario's `[monitor]`
@@ -192,6 +192,15 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// `-j`/`--jobs`: a number of workers, at least one. clap's own reading of a `NonZeroUsize`
+/// says only that the number "would be zero for non-zero type".
+pub fn jobs(text: &str) -> Result<NonZeroUsize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| "-j takes a whole number of runs at once, at least 1".to_string())?;
+    NonZeroUsize::new(n).ok_or_else(|| "-j must be at least 1".to_string())
+}
+
 /// The threads runs are simulated on, one run per thread: `jobs` of them, or one per core.
 pub fn worker_pool(jobs: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
     let threads = jobs
@@ -201,4 +210,58 @@ pub fn worker_pool(jobs: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// Every leaf of a resolved scenario: its dotted key and its value.
+    fn leaves(prefix: &str, v: &serde_json::Value, out: &mut BTreeSet<(String, String)>) {
+        match v.as_object() {
+            Some(map) => {
+                for (k, v) in map {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    leaves(&key, v, out);
+                }
+            }
+            None => {
+                out.insert((prefix.to_string(), v.to_string()));
+            }
+        }
+    }
+
+    /// `irn run` with no file and an empty file differ exactly where `scenarios/default.toml`'s
+    /// header says (its "only in:" line), so the README's "every key defaults to the paper's
+    /// default case" stays true of everything else.
+    #[test]
+    fn the_default_scenario_differs_from_an_empty_file_where_it_says() {
+        let resolved = |text: &str| {
+            let sc = scenario::parse(text, "t.toml", Path::new("."), &[]).unwrap();
+            let mut out = BTreeSet::new();
+            leaves(
+                "",
+                &serde_json::to_value(&sc.runs[0].resolved).unwrap(),
+                &mut out,
+            );
+            out
+        };
+        let (empty, default) = (resolved(""), resolved(DEFAULT_SCENARIO));
+        let differ: BTreeSet<&str> = empty
+            .symmetric_difference(&default)
+            .map(|(key, _)| key.as_str())
+            .collect();
+        let said = DEFAULT_SCENARIO
+            .lines()
+            .find_map(|l| l.split_once("only in: ").map(|(_, keys)| keys))
+            .expect("scenarios/default.toml says where it differs from an empty file");
+        let said: BTreeSet<&str> = said.trim_end_matches('.').split(", ").collect();
+        assert_eq!(differ, said);
+    }
 }

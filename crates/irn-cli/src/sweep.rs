@@ -55,7 +55,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each uses one core). Default: all cores.
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
     /// Run only shard I of N (0-based), e.g. `--shard 3/8`: every N-th run starting at I.
     #[arg(long, value_name = "I/N")]

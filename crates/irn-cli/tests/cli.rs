@@ -411,14 +411,23 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     let o = irn(&["reproduce", "fig99", "--quick"], &dir);
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("unknown figure `fig99`; choose all, a paper (irn, eunomia) or a figure: fig01"));
-    // Zero workers is refused, not quietly taken as one.
-    for cmd in ["run", "reproduce"] {
-        let o = irn(&[cmd, "-j", "0"], &dir);
+}
+
+/// Zero workers is refused, not quietly taken as one, in words that say what is allowed (clap's
+/// own message, "invalid value '0' for '--jobs <N>'", did not).
+#[test]
+fn zero_jobs_is_refused_saying_the_least() {
+    let dir = scratch("jobs");
+    for cmd in [
+        &["run", "-j", "0"][..],
+        &["reproduce", "-j", "0"],
+        &["check", "x.toml", "--jobs", "0"],
+        &["sweep", "x.toml", "-j", "0"],
+    ] {
+        let o = irn(cmd, &dir);
         assert!(!o.status.success());
-        assert!(
-            String::from_utf8_lossy(&o.stderr).contains("invalid value '0' for '--jobs <N>'"),
-            "{cmd}"
-        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("-j must be at least 1"), "{cmd:?}: {err}");
     }
 }
 
@@ -456,6 +465,13 @@ fn bench_times_each_variant() {
     let out = irn(&["bench", "small.toml", "--repeat", "0"], &dir);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat"));
+
+    // With no file, the embedded ns-3 comparison runs from any folder (it once read
+    // scenarios/bench/leafspine128.toml relative to where irn was started).
+    let out = ok(&irn(&["bench", "--set", "workload.duration=20us"], &dir));
+    for variant in ["RoCE+PFC ", "RoCE+PFC+DCQCN "] {
+        assert!(out.lines().any(|l| l.starts_with(variant)), "{out}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -203,19 +203,15 @@ pub fn parse(
             }
             for (key, value) in &overrides {
                 set_dotted(&mut t, key, value.clone())
-                    .map_err(|m| syntax(format!("--set {key}: {m}")))?;
+                    .map_err(|m| syntax(format!("--set {key}: {m}{}", form_of(key))))?;
             }
             // The merged table has no source text to point into, so an error names the key's path
             // instead (a value set by a variant or by `--set` has no line of its own).
             let mut resolved: ScenarioFile =
                 serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
                     let at = e.path().to_string();
-                    let message = format!("{at}: {}", e.into_inner().message());
-                    if compare {
-                        syntax(format!("variant `{name}`: {message}"))
-                    } else {
-                        syntax(message)
-                    }
+                    let message = e.into_inner().message().to_string();
+                    syntax(blame(&at, &message, &overrides, compare.then_some(name)))
                 })?;
             resolved.topology.normalize(file)?;
             resolved.switch.normalize(file)?;
@@ -265,6 +261,44 @@ pub fn parse(
         experiment: written.experiment,
         checks: written.check,
     })
+}
+
+/// An error at `at` in the merged scenario, with its origin: the `--set` whose key is `at` or
+/// holds or lies inside it (the file itself passed the first pass, and `--set` wins over the
+/// variant it is merged into), else the variant's `set`, if any.
+fn blame(
+    at: &str,
+    message: &str,
+    overrides: &[(String, toml::Value)],
+    variant: Option<&str>,
+) -> String {
+    let within = |a: &str, b: &str| a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('.'));
+    let form = form_of(at);
+    match overrides
+        .iter()
+        .find(|(k, _)| within(k, at) || within(at, k))
+    {
+        Some((key, _)) if key == at => format!("--set {key}: {message}{form}"),
+        Some((key, _)) => format!("--set {key}: {at}: {message}{form}"),
+        None => match variant {
+            Some(name) => format!("variant `{name}`: {at}: {message}{form}"),
+            None => format!("{at}: {message}{form}"),
+        },
+    }
+}
+
+/// For a key inside `workload.sizes`, which is a name or a table of exactly one key, the form
+/// a distribution is written in: the dotted key `workload.sizes.fixed` reads as a second key
+/// beside the file's, or as a key of a name, and serde's words for that ("wanted exactly 1
+/// element", "unit variant") do not say what to write.
+fn form_of(key: &str) -> &'static str {
+    if key == "workload.sizes" || key.starts_with("workload.sizes.") {
+        "; `sizes` is \"irn-default\", \"alistorage\", \"fb-hadoop\" or a table of one key: \
+         write a distribution whole: --set 'workload.sizes={ fixed = \"1MB\" }' (or \
+         { cdf = \"file\" }, { uniform = [\"500KB\", \"5MB\"] })"
+    } else {
+        ""
+    }
 }
 
 /// Turns a resolved, normalized scenario into a runnable configuration, one section at a time.
@@ -379,6 +413,56 @@ mod tests {
         let err = set(&["name=5"]).unwrap_err().to_string();
         assert!(
             err.contains("--set name: expected a string, got 5"),
+            "{err}"
+        );
+    }
+
+    /// A key the merged scenario rejects is blamed on the `--set` that wrote it (not on the
+    /// variant it was merged into), and a flow-size distribution written key by key is answered
+    /// with the form `sizes` takes.
+    #[test]
+    fn a_bad_set_is_named_and_the_sizes_form_explained() {
+        let set = |text: &str, o: &str| {
+            let o = ["workload.duration=\"20us\"".to_string(), o.to_string()];
+            parse(text, "t.toml", Path::new("."), &o)
+                .unwrap_err()
+                .to_string()
+        };
+        let compare = "[[compare]]\nname = \"IRN\"\n";
+        let err = set(compare, "foo=1");
+        assert!(
+            err.starts_with("t.toml: --set foo: unknown field `foo`, expected one of `name`"),
+            "{err}"
+        );
+        let err = set("", "workload.foo=1");
+        assert!(
+            err.starts_with("t.toml: --set workload.foo: unknown field `foo`"),
+            "{err}"
+        );
+        let form = "write a distribution whole: --set 'workload.sizes={ fixed = \"1MB\" }'";
+        for (text, o) in [
+            (
+                "[workload]\nsizes = \"irn-default\"\n",
+                "workload.sizes.fixed=1MB",
+            ),
+            (
+                "[workload]\nsizes = { cdf = \"x.txt\" }\n",
+                "workload.sizes.fixed=1MB",
+            ),
+            ("", "workload.sizes=fixed"),
+        ] {
+            let err = set(text, o);
+            let key = o.split('=').next().unwrap();
+            assert!(
+                err.starts_with(&format!("t.toml: --set {key}: ")),
+                "{o}: {err}"
+            );
+            assert!(err.contains(form), "{o}: {err}");
+        }
+        // A variant's own bad key is still the variant's.
+        let err = set("[[compare]]\nname = \"a\"\nset = { foo = 1 }\n", "seed=2");
+        assert!(
+            err.starts_with("t.toml: variant `a`: foo: unknown field `foo`"),
             "{err}"
         );
     }
