@@ -2,12 +2,14 @@
 //! delay where ECMP keeps it on one; every balancer finishes every flow and repeats itself; an
 //! ordering layer at the NICs (ideal, static bitmap, Eunomia) absorbs the reordering.
 
+mod common;
+
 use irn_core::ordering::{OrderingConfig, OrderingMode};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
-use irn_sim::ids::{HostIdx, NodeId};
-use irn_sim::topology::{LinkSpec, NodeKind, Topology};
+use irn_sim::ids::HostIdx;
+use irn_sim::topology::Topology;
 use irn_sim::workload::{poisson, Cdf, FlowClass, FlowSpec, SizeDist};
 
 const RATE: Bandwidth = Bandwidth::from_gbps(40);
@@ -44,25 +46,8 @@ fn config(
     }
 }
 
-/// Host 0 — switch 2 — two parallel links (1 µs and 3 µs) — switch 3 — host 1: two
-/// equal-cost paths whose delays differ by 2 µs, ten full frames' worth at 40 Gb/s.
 fn two_paths() -> Topology {
-    let link = |a, b, delay_us| LinkSpec {
-        a: NodeId(a),
-        b: NodeId(b),
-        rate: RATE,
-        delay: Duration::from_us(delay_us),
-    };
-    Topology::from_links(
-        vec![
-            NodeKind::Host,
-            NodeKind::Host,
-            NodeKind::Switch,
-            NodeKind::Switch,
-        ],
-        vec![link(0, 2, 1), link(2, 3, 1), link(2, 3, 3), link(3, 1, 1)],
-    )
-    .unwrap()
+    common::two_paths(RATE)
 }
 
 fn one_flow(size_bytes: u64) -> Vec<FlowSpec> {

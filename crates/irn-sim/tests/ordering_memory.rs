@@ -2,36 +2,21 @@
 //! static bitmap, Eunomia's bounded by its pool and given back at the end, and nothing sampled
 //! (no key, no column) without a layer.
 
+mod common;
+
 use irn_core::ordering::{OrderingConfig, OrderingMode};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
-use irn_sim::ids::{HostIdx, NodeId};
+use irn_sim::ids::HostIdx;
 use irn_sim::metrics::RunResult;
-use irn_sim::topology::{LinkSpec, NodeKind, Topology};
+use irn_sim::topology::Topology;
 use irn_sim::workload::{FlowClass, FlowSpec};
 
 const RATE: Bandwidth = Bandwidth::from_gbps(40);
 
-/// Host 0 — switch 2 — two parallel links (1 µs and 3 µs) — switch 3 — host 1: sprayed packets
-/// overtake each other by up to 2 µs, ten frames.
 fn two_paths() -> Topology {
-    let link = |a, b, delay_us| LinkSpec {
-        a: NodeId(a),
-        b: NodeId(b),
-        rate: RATE,
-        delay: Duration::from_us(delay_us),
-    };
-    Topology::from_links(
-        vec![
-            NodeKind::Host,
-            NodeKind::Host,
-            NodeKind::Switch,
-            NodeKind::Switch,
-        ],
-        vec![link(0, 2, 1), link(2, 3, 1), link(2, 3, 3), link(3, 1, 1)],
-    )
-    .unwrap()
+    common::two_paths(RATE)
 }
 
 fn flow(src: u32, dst: u32, size_bytes: u64, start_us: u64) -> FlowSpec {

@@ -3,12 +3,14 @@
 //! costs its placement delay exactly when the last packet overtook the data, and nothing else;
 //! under spraying, every flow still completes exactly once.
 
+mod common;
+
 use irn_core::ordering::{OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
-use irn_sim::ids::{HostIdx, NodeId};
-use irn_sim::topology::{LinkSpec, NodeKind, Topology};
+use irn_sim::ids::HostIdx;
+use irn_sim::topology::Topology;
 use irn_sim::workload::{poisson, Cdf, FlowClass, FlowSpec, SizeDist};
 use irn_sim::RunResult;
 
@@ -111,25 +113,8 @@ fn holding_the_last_packet_costs_one_round_trip_by_hand() {
     }
 }
 
-/// Host 0 — switch 2 — two parallel links (1 µs and 3 µs) — switch 3 — host 1: spraying sends
-/// every other packet over the slow link, so a later packet overtakes an earlier one.
 fn two_paths() -> Topology {
-    let link = |a, b, delay_us| LinkSpec {
-        a: NodeId(a),
-        b: NodeId(b),
-        rate: RATE,
-        delay: Duration::from_us(delay_us),
-    };
-    Topology::from_links(
-        vec![
-            NodeKind::Host,
-            NodeKind::Host,
-            NodeKind::Switch,
-            NodeKind::Switch,
-        ],
-        vec![link(0, 2, 1), link(2, 3, 1), link(2, 3, 3), link(3, 1, 1)],
-    )
-    .unwrap()
+    common::two_paths(RATE)
 }
 
 #[test]
