@@ -64,6 +64,11 @@ pub fn run(args: RunArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&scenario.name)));
     let inputs: Vec<&Path> = args.scenario.as_deref().into_iter().collect();
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
+    for r in &scenario.runs {
+        if let Some(note) = long_run_note(&r.config) {
+            eprintln!("note: {}: {note}", r.name);
+        }
+    }
     let pool = worker_pool(args.jobs)?;
     let bars = Bars::new();
     let compare = scenario.runs.len() > 1;
@@ -112,6 +117,44 @@ pub fn run(args: RunArgs) -> Result<()> {
     print!("{}", table::render(&finished));
     println!("results: {}", dir.display());
     Ok(())
+}
+
+/// Events one core simulates per second on the benchmark (`irn bench`: 15-20 M), the rate the
+/// estimate below assumes.
+const EVENTS_PER_SECOND: f64 = 15e6;
+
+/// A rough estimate of a run's wall time on one core, from its work: a data packet and its
+/// acknowledgment take about three events per link of the path (measured: 12.0 per packet on
+/// the 4-link paths of `scenarios/bench/leafspine128.toml`). Retransmissions, pauses and
+/// congestion control add to it.
+fn estimated_seconds(cfg: &irn_sim::config::SimConfig) -> (u64, f64) {
+    let mtu = u64::from(cfg.transport.mtu.max(1));
+    let packets: u64 = cfg.flows.iter().map(|f| f.size_bytes.div_ceil(mtu)).sum();
+    // The mean path length of (up to) the first 256 flows.
+    let sample: Vec<u32> = cfg
+        .flows
+        .iter()
+        .take(256)
+        .map(|f| cfg.topology.path(f.src, f.dst).hops)
+        .collect();
+    let hops = sample.iter().sum::<u32>() as f64 / sample.len().max(1) as f64;
+    let events = packets as f64 * 3.0 * hops;
+    (packets, events / EVENTS_PER_SECOND)
+}
+
+/// A note before a run expected to take more than a minute: what it simulates and a rough
+/// estimate, so a slip of unit in a window or a load shows before the wait.
+fn long_run_note(cfg: &irn_sim::config::SimConfig) -> Option<String> {
+    let (packets, secs) = estimated_seconds(cfg);
+    (secs > 60.0).then(|| {
+        format!(
+            "{} flows, {:.1} M data packets: expect roughly {:.0} min or more on one core \
+             (estimated from the packet count and path lengths)",
+            cfg.flows.len(),
+            packets as f64 / 1e6,
+            secs / 60.0
+        )
+    })
 }
 
 /// What was simulated, above the table: the network and workload the runs share, then a line
@@ -215,6 +258,27 @@ pub fn worker_pool(jobs: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
+
+    /// The benchmark's 20 ms: 7.9 M packets over 4-link paths, about 6 s a run (measured 5-7 s):
+    /// no note. Ten times the window: a note with the flows and an estimate in minutes.
+    #[test]
+    fn a_long_run_is_announced_with_an_estimate() {
+        let bench = include_str!("../../../scenarios/bench/leafspine128.toml");
+        let config = |window: &str| {
+            let set = [format!("workload.duration={window}")];
+            let sc = irn_sim::scenario::parse(bench, "bench", std::path::Path::new("."), &set);
+            sc.unwrap().runs.remove(0).config
+        };
+        let (packets, secs) = super::estimated_seconds(&config("20ms"));
+        assert!((7_000_000..9_000_000).contains(&packets), "{packets}");
+        assert!((3.0..12.0).contains(&secs), "{secs}");
+        assert_eq!(super::long_run_note(&config("20ms")), None);
+        let note = super::long_run_note(&config("200ms")).expect("a note");
+        assert!(
+            note.contains("M data packets: expect roughly") && note.contains("min"),
+            "{note}"
+        );
+    }
 
     use super::*;
 
