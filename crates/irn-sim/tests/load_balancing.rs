@@ -291,6 +291,10 @@ proptest::proptest! {
             Duration::from_us(100),
             seed,
         );
+        // RoCE runs lossless: without PFC its go-back-N can leave flows unfinished for the
+        // whole drain (issue 23's RoCE-without-PFC collapse; a case: 4 leaves, 1 spine, 3 hosts
+        // each, load 0.76, ECMP, seed 423), which is not what this property is about.
+        let pfc = pfc || !irn;
         let transport = if irn { TransportConfig::irn() } else { TransportConfig::roce(pfc) };
         let mut cfg = config(topology, transport, flows.clone(), ALL[balancer]);
         if pfc {
