@@ -7,7 +7,9 @@
 //! - `summary.json`: the metrics, the run's wall-clock performance, the resolved scenario;
 //! - `flows.csv`: one row per flow;
 //! - `fct.txt`: the finished flows in the ns-3 RDMA simulators' FCT format;
-//! - `comparison.csv` (comparisons only): one row per variant with the headline metrics.
+//! - `comparison.csv` (comparisons only): one row per variant with the headline metrics;
+//! - `trace.csv` (`irn run --trace-flow` only): every event of the traced flows, written while
+//!   the run goes (`irn_sim::sim::trace`).
 //!
 //! Safety: every command that writes asks [`guard_folder`] or [`guard_file`] first, and writes
 //! nothing when refused. A folder is replaced only when it holds the marker, is empty or does
@@ -382,8 +384,9 @@ impl Staging {
         Ok(staging)
     }
 
-    /// Writes one run's files into `sub` (empty for the top level).
-    pub fn write_run(&self, sub: &str, scenario: &str, seed: u64, run: &Finished) -> Result<()> {
+    /// The temporary folder of one run, `sub` (empty for the top level), created if need be:
+    /// where its files are written, some (`trace.csv`) while it runs.
+    pub fn run_dir(&self, sub: &str) -> Result<PathBuf> {
         let dir = if sub.is_empty() {
             self.tmp.clone()
         } else {
@@ -394,6 +397,12 @@ impl Staging {
         if !dir.is_dir() {
             fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
+        Ok(dir)
+    }
+
+    /// Writes one run's files into `sub` (empty for the top level).
+    pub fn write_run(&self, sub: &str, scenario: &str, seed: u64, run: &Finished) -> Result<()> {
+        let dir = self.run_dir(sub)?;
         let mut w = csv::Writer::from_path(dir.join("flows.csv"))?;
         for row in &run.result.flows {
             w.serialize(row)?;

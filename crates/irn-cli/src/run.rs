@@ -1,11 +1,14 @@
 //! `irn run` and `irn validate`.
 
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use irn_sim::scenario::{self, Scenario};
+use anyhow::{anyhow, Context, Result};
+use irn_sim::scenario::{self, Run, Scenario};
+use irn_sim::sim::trace;
 use rayon::prelude::*;
 
 use crate::output::{folder_name, Finished, Performance, Staging, Writer};
@@ -30,6 +33,10 @@ pub struct RunArgs {
     /// How many runs to simulate at once (each run uses one core). Default: all cores.
     #[arg(short = 'j', long, value_name = "N")]
     jobs: Option<NonZeroUsize>,
+    /// Trace every event of these flows (ids as in flows.csv; several, space- or
+    /// comma-separated) into trace.csv beside the results.
+    #[arg(long = "trace-flow", value_name = "ID", num_args = 1.., value_delimiter = ',')]
+    trace_flows: Vec<u32>,
 }
 
 fn load(path: Option<&Path>, overrides: &[String]) -> Result<Scenario> {
@@ -50,10 +57,22 @@ pub fn run(args: RunArgs) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&scenario.name)));
+    for r in &scenario.runs {
+        trace::check_flows(&args.trace_flows, r.config.flows.len())
+            .map_err(|e| anyhow!("--trace-flow: variant `{}`: {e}", r.name))?;
+    }
     let inputs: Vec<&Path> = args.scenario.as_deref().into_iter().collect();
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
     let pool = worker_pool(args.jobs)?;
     let bars = Bars::new();
+    let compare = scenario.runs.len() > 1;
+    let sub = |run: &Run| {
+        if compare {
+            folder_name(&run.name)
+        } else {
+            String::new()
+        }
+    };
     let finished: Vec<Finished> = pool.install(|| {
         scenario
             .runs
@@ -61,25 +80,24 @@ pub fn run(args: RunArgs) -> Result<()> {
             .map(|r| {
                 let started = Instant::now();
                 let mut report = bars.reporter(&r.name);
-                let result = irn_sim::run(&r.config, &mut report);
+                let result = if args.trace_flows.is_empty() {
+                    irn_sim::run(&r.config, &mut report)
+                } else {
+                    let path = staging.run_dir(&sub(r))?.join("trace.csv");
+                    run_traced(r, &args.trace_flows, &path, &mut report)?
+                };
                 let performance = Performance::new(&result.summary, started.elapsed());
-                Finished {
+                Ok(Finished {
                     name: &r.name,
                     resolved: &r.resolved,
                     result,
                     performance,
-                }
+                })
             })
-            .collect()
-    });
-    let compare = scenario.runs.len() > 1;
+            .collect::<Result<_>>()
+    })?;
     for (run, f) in scenario.runs.iter().zip(&finished) {
-        let sub = if compare {
-            folder_name(&run.name)
-        } else {
-            String::new()
-        };
-        staging.write_run(&sub, &scenario.name, run.config.seed, f)?;
+        staging.write_run(&sub(run), &scenario.name, run.config.seed, f)?;
     }
     if compare {
         staging.write_comparison(&finished)?;
@@ -88,6 +106,29 @@ pub fn run(args: RunArgs) -> Result<()> {
     print!("{}", table::render(&finished));
     println!("results: {}", dir.display());
     Ok(())
+}
+
+/// Runs `run`, streaming the events of flows `ids` to `path` as `trace.csv`
+/// ([`trace::HEADER`]), so a long trace never sits in memory.
+fn run_traced(
+    run: &Run,
+    ids: &[u32],
+    path: &Path,
+    report: &mut dyn FnMut(irn_sim::Progress),
+) -> Result<irn_sim::RunResult> {
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = BufWriter::new(file);
+    let mut written = writeln!(w, "{}", trace::HEADER);
+    let mut sink = |row: &trace::TraceRow| {
+        if written.is_ok() {
+            written = writeln!(w, "{row}");
+        }
+    };
+    let result = irn_sim::run_traced(&run.config, ids, &mut sink, report);
+    written
+        .and_then(|()| w.flush())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(result)
 }
 
 pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {

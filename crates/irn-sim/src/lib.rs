@@ -43,5 +43,17 @@ pub use sim::Progress;
 
 /// Runs one simulation to completion (or its drain limit), calling `progress` now and then.
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> RunResult {
-    sim::Simulation::new(cfg).run(progress)
+    sim::Simulation::new(cfg, sim::trace::NoTrace).run(progress)
+}
+
+/// [`run`], handing every event of the flows `ids` (their `flows.csv` ids, checked by
+/// [`sim::trace::check_flows`]) to `sink` as it happens, in time order. The results are those
+/// of [`run`]: the trace only reads.
+pub fn run_traced(
+    cfg: &SimConfig,
+    ids: &[u32],
+    sink: &mut dyn FnMut(&sim::trace::TraceRow),
+    progress: &mut dyn FnMut(Progress),
+) -> RunResult {
+    sim::Simulation::new(cfg, sim::trace::Tracer::new(ids, sink)).run(progress)
 }

@@ -4,7 +4,7 @@ use super::config::{LossRecovery, TransportConfig};
 use super::{Completion, MessageId, PostError, Sender, SenderStats, TcpSender};
 use crate::packet::{Packet, Qpn};
 use crate::seq::Psn;
-use crate::time::Time;
+use crate::time::{Bandwidth, Time};
 
 /// A requester: the RDMA [`Sender`] (RoCE, IRN and variants) or the [`TcpSender`], chosen by
 /// the configuration's loss recovery. Static dispatch, same methods as both.
@@ -75,5 +75,21 @@ impl Requester {
     #[inline]
     pub fn stats(&self) -> &SenderStats {
         delegate!(self, s => s.stats())
+    }
+
+    /// Whether a loss-recovery episode is under way (selective repeat and TCP; a go-back-N
+    /// rewind is over as soon as it starts).
+    pub fn in_recovery(&self) -> bool {
+        delegate!(self, s => s.in_recovery())
+    }
+
+    /// The congestion controller's current pacing rate, if it is rate-based.
+    pub fn rate(&self) -> Option<Bandwidth> {
+        delegate!(self, s => s.rate())
+    }
+
+    /// The congestion controller's current window in packets, if it is window-based.
+    pub fn window(&self) -> Option<u32> {
+        delegate!(self, s => s.window())
     }
 }

@@ -1,13 +1,14 @@
 //! Ports and links: a port starts sending when its node has something for it, a link carries
 //! packets to the far end, and PFC frames travel upstream ahead of data.
 
+use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
 use crate::ids::PortId;
 use crate::packets::PacketId;
 use crate::port::OwnerKind;
 
-impl Simulation<'_> {
+impl<T: Trace> Simulation<'_, T> {
     /// If the port is idle, start sending whatever its node has for it; if it is busy, make sure
     /// it wakes up when it is done.
     #[inline]
@@ -31,8 +32,12 @@ impl Simulation<'_> {
 
     #[inline(always)]
     pub(super) fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
+        let (packet, traced) = self.packets.get_traced(pkt);
+        let wire_bytes = packet.wire_bytes;
+        if T::ON && traced {
+            self.trace_transmit(p, pkt);
+        }
         let port = &mut self.ports[p.index()];
-        let wire_bytes = self.packets.get(pkt).wire_bytes;
         let done = self.now + port.serialization(wire_bytes, &self.extra[p.index()]);
         port.busy_until = done;
         port.bytes_sent += u64::from(wire_bytes);
@@ -69,8 +74,11 @@ impl Simulation<'_> {
         }
         match owner.kind() {
             OwnerKind::Host(h) => {
-                let pkt = self.packets.free(pkt);
-                self.host_receive(h, pkt)
+                let (sim, traced) = self.packets.free_traced(pkt);
+                if T::ON && traced {
+                    self.trace_arrive(h, pkt, &sim);
+                }
+                self.host_receive(h, sim)
             }
             OwnerKind::Switch(s) => self.switch_receive(s, ingress, input, pkt),
         }

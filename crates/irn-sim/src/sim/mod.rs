@@ -47,12 +47,14 @@ mod hosts;
 mod links;
 mod sampler;
 mod switches;
+pub mod trace;
 
 use hosts::{Flow, FlowCounts, Nic};
 use sampler::OrderingMemory;
+use trace::Trace;
 
 /// One simulation run.
-pub struct Simulation<'a> {
+pub struct Simulation<'a, T: Trace> {
     cfg: &'a SimConfig,
     now: Time,
     queue: EventQueue,
@@ -81,10 +83,14 @@ pub struct Simulation<'a> {
     /// Every NIC's ordering memory, sampled over time; `None` without a layer.
     memory: Option<OrderingMemory>,
     verbs_packets: VerbsPackets,
+    /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
+    /// hook away, or a [`Tracer`](trace::Tracer).
+    trace: T,
 }
 
-impl<'a> Simulation<'a> {
-    pub fn new(cfg: &'a SimConfig) -> Self {
+impl<'a, T: Trace> Simulation<'a, T> {
+    /// The world of `cfg`, its flows traced by `trace`.
+    pub fn new(cfg: &'a SimConfig, trace: T) -> Self {
         let topo = &cfg.topology;
         let mut owners = Vec::with_capacity(topo.node_count());
         let mut first_port = Vec::with_capacity(topo.node_count());
@@ -171,6 +177,7 @@ impl<'a> Simulation<'a> {
                 src: spec.src,
                 dst: spec.dst,
                 in_ready: [false; 2],
+                traced: false,
             })
             .collect();
         let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
@@ -244,7 +251,9 @@ impl<'a> Simulation<'a> {
             },
             memory: (cfg.ordering.mode != OrderingMode::None).then(|| OrderingMemory::new(cfg)),
             verbs_packets: VerbsPackets::default(),
+            trace,
         }
+        .mark_traced()
     }
 
     /// Runs until every flow has finished or the drain limit passes, reporting progress every

@@ -18,6 +18,7 @@
 use irn_core::ordering::OrderingLayer;
 use irn_core::{Duration, Time};
 
+use super::trace::Trace;
 use super::Simulation;
 use crate::config::SimConfig;
 use crate::engine::Event;
@@ -148,7 +149,7 @@ impl OrderingMemory {
     }
 }
 
-impl Simulation<'_> {
+impl<T: Trace> Simulation<'_, T> {
     /// [`Event::Sample`]: samples every NIC's ordering memory and schedules the next sample.
     /// Out of line: the event loop keeps only a call.
     #[cold]

@@ -2,16 +2,17 @@
 //! then the load balancer), admitted by the switch model's buffer accounting (which may pause
 //! the input's upstream port), and sent when the output is free.
 
+use super::trace::Trace;
 use super::Simulation;
 use crate::ids::{FlowId, HostIdx, PortId};
 use crate::packets::PacketId;
 use crate::switch::{Admit, Queues};
 
-impl Simulation<'_> {
+impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
     #[inline]
     pub(super) fn switch_receive(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
-        let pkt = self.packets.get(id);
+        let (pkt, traced) = self.packets.get_traced(id);
         let topology = &self.cfg.topology;
         let hops = topology.next_hops_at_switch(s, pkt.dst);
         // Ports are numbered contiguously per node.
@@ -35,7 +36,7 @@ impl Simulation<'_> {
         if self.now >= port.busy_until && !switch.has_work(output) && !(is_data && port.paused) {
             if is_data {
                 let (admit, resume) = switch.cut_through(&mut self.packets, input, output, id);
-                if !self.admitted(admit, ingress, id) {
+                if !self.admitted(admit, (ingress, out), id) {
                     return;
                 }
                 self.resume_inputs(out, output, resume);
@@ -44,11 +45,14 @@ impl Simulation<'_> {
         }
         if is_data {
             let admit = switch.admit_data(&mut self.packets, input, output, id);
-            if !self.admitted(admit, ingress, id) {
+            if !self.admitted(admit, (ingress, out), id) {
                 return;
             }
         } else {
             switch.admit_control(&mut self.packets, output, id);
+        }
+        if T::ON && traced {
+            self.trace_enqueue(s, out, output, id);
         }
         self.switch_send(out, s, output);
     }
@@ -71,10 +75,15 @@ impl Simulation<'_> {
             .choose(s, node, packet, self.now, hops, queued)
     }
 
-    /// Acts on a data packet's admission at the switch port `ingress`: pause upstream, or free a
-    /// dropped packet. False when it was dropped.
+    /// Acts on a data packet's admission at the switch port `ingress`, for the port `out`: pause
+    /// upstream, or free a dropped packet. False when it was dropped.
     #[inline(always)]
-    pub(super) fn admitted(&mut self, admit: Admit, ingress: PortId, id: PacketId) -> bool {
+    pub(super) fn admitted(
+        &mut self,
+        admit: Admit,
+        (ingress, out): (PortId, PortId),
+        id: PacketId,
+    ) -> bool {
         match admit {
             Admit::Queued => true,
             Admit::QueuedAndPause => {
@@ -83,6 +92,9 @@ impl Simulation<'_> {
             }
             Admit::Dropped => {
                 self.counters.drops += 1;
+                if T::ON && self.packets.get_traced(id).1 {
+                    self.trace_drop(out, id);
+                }
                 if let Some(slot) = self.packets.free(id).verbs {
                     self.verbs_packets.take(slot);
                 }
