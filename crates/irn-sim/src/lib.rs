@@ -52,7 +52,7 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> RunResult {
 pub fn run_traced(
     cfg: &SimConfig,
     ids: &[u32],
-    sink: &mut dyn FnMut(&sim::trace::TraceRow),
+    sink: impl FnMut(&sim::trace::TraceRow),
     progress: &mut dyn FnMut(Progress),
 ) -> RunResult {
     sim::Simulation::new(cfg, sim::trace::Tracer::new(ids, sink)).run(progress)

@@ -117,13 +117,6 @@ impl Packets {
         (&slot.pkt, slot.traced)
     }
 
-    /// [`free`](Self::free), and whether the packet belonged to a traced flow.
-    #[inline]
-    pub fn free_traced(&mut self, id: PacketId) -> (SimPacket, bool) {
-        let traced = self.slots[id.0 as usize].traced;
-        (self.free(id), traced)
-    }
-
     #[inline]
     pub fn get(&self, id: PacketId) -> &SimPacket {
         &self.slots[id.0 as usize].pkt

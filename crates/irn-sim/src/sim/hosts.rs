@@ -140,9 +140,9 @@ impl<T: Trace> Simulation<'_, T> {
                     if sim.is_data() {
                         self.counters.data_packets_sent += 1;
                     }
-                    let id = self.packets.alloc(sim, T::ON && flow.traced);
+                    let traced = T::ON && flow.traced;
                     self.sync_timer(f);
-                    return Some(id);
+                    return Some(self.packets.alloc(sim, traced));
                 }
                 None => flow.in_ready[side as usize] = false,
             }
@@ -372,8 +372,7 @@ impl<T: Trace> Simulation<'_, T> {
     /// before its endpoints go).
     #[inline(always)]
     pub(super) fn finish_if_done(&mut self, f: FlowId) {
-        let flow = &self.flows[f.index()];
-        if T::ON && flow.traced {
+        if T::ON && self.flows[f.index()].traced {
             self.trace_observe(f);
         }
         let flow = &self.flows[f.index()];

@@ -32,12 +32,11 @@ impl<T: Trace> Simulation<'_, T> {
 
     #[inline(always)]
     pub(super) fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
-        let (packet, traced) = self.packets.get_traced(pkt);
-        let wire_bytes = packet.wire_bytes;
-        if T::ON && traced {
+        if T::ON && self.packets.get_traced(pkt).1 {
             self.trace_transmit(p, pkt);
         }
         let port = &mut self.ports[p.index()];
+        let wire_bytes = self.packets.get(pkt).wire_bytes;
         let done = self.now + port.serialization(wire_bytes, &self.extra[p.index()]);
         port.busy_until = done;
         port.bytes_sent += u64::from(wire_bytes);
@@ -74,11 +73,11 @@ impl<T: Trace> Simulation<'_, T> {
         }
         match owner.kind() {
             OwnerKind::Host(h) => {
-                let (sim, traced) = self.packets.free_traced(pkt);
-                if T::ON && traced {
-                    self.trace_arrive(h, pkt, &sim);
+                if T::ON && self.packets.get_traced(pkt).1 {
+                    self.trace_arrive(h, pkt);
                 }
-                self.host_receive(h, sim)
+                let pkt = self.packets.free(pkt);
+                self.host_receive(h, pkt)
             }
             OwnerKind::Switch(s) => self.switch_receive(s, ingress, input, pkt),
         }

@@ -12,7 +12,7 @@ impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
     #[inline]
     pub(super) fn switch_receive(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
-        let (pkt, traced) = self.packets.get_traced(id);
+        let pkt = self.packets.get(id);
         let topology = &self.cfg.topology;
         let hops = topology.next_hops_at_switch(s, pkt.dst);
         // Ports are numbered contiguously per node.
@@ -36,7 +36,8 @@ impl<T: Trace> Simulation<'_, T> {
         if self.now >= port.busy_until && !switch.has_work(output) && !(is_data && port.paused) {
             if is_data {
                 let (admit, resume) = switch.cut_through(&mut self.packets, input, output, id);
-                if !self.admitted(admit, (ingress, out), id) {
+                self.trace_admission(admit, out, id);
+                if !self.admitted(admit, ingress, id) {
                     return;
                 }
                 self.resume_inputs(out, output, resume);
@@ -45,13 +46,14 @@ impl<T: Trace> Simulation<'_, T> {
         }
         if is_data {
             let admit = switch.admit_data(&mut self.packets, input, output, id);
-            if !self.admitted(admit, (ingress, out), id) {
+            self.trace_admission(admit, out, id);
+            if !self.admitted(admit, ingress, id) {
                 return;
             }
         } else {
             switch.admit_control(&mut self.packets, output, id);
         }
-        if T::ON && traced {
+        if T::ON && self.packets.get_traced(id).1 {
             self.trace_enqueue(s, out, output, id);
         }
         self.switch_send(out, s, output);
@@ -75,15 +77,18 @@ impl<T: Trace> Simulation<'_, T> {
             .choose(s, node, packet, self.now, hops, queued)
     }
 
-    /// Acts on a data packet's admission at the switch port `ingress`, for the port `out`: pause
-    /// upstream, or free a dropped packet. False when it was dropped.
+    /// A traced packet dropped on its way to port `out` is traced (before it is freed).
     #[inline(always)]
-    pub(super) fn admitted(
-        &mut self,
-        admit: Admit,
-        (ingress, out): (PortId, PortId),
-        id: PacketId,
-    ) -> bool {
+    fn trace_admission(&mut self, admit: Admit, out: PortId, id: PacketId) {
+        if T::ON && admit == Admit::Dropped && self.packets.get_traced(id).1 {
+            self.trace_drop(out, id);
+        }
+    }
+
+    /// Acts on a data packet's admission at the switch port `ingress`: pause upstream, or free a
+    /// dropped packet. False when it was dropped.
+    #[inline(always)]
+    pub(super) fn admitted(&mut self, admit: Admit, ingress: PortId, id: PacketId) -> bool {
         match admit {
             Admit::Queued => true,
             Admit::QueuedAndPause => {
@@ -92,9 +97,6 @@ impl<T: Trace> Simulation<'_, T> {
             }
             Admit::Dropped => {
                 self.counters.drops += 1;
-                if T::ON && self.packets.get_traced(id).1 {
-                    self.trace_drop(out, id);
-                }
                 if let Some(slot) = self.packets.free(id).verbs {
                     self.verbs_packets.take(slot);
                 }
