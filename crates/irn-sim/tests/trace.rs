@@ -182,7 +182,7 @@ fn rows_have_the_documented_columns_and_unknown_flows_are_named() {
     assert_eq!(
         check_flows(&[0, 3], 3),
         Err(
-            "flow 3 does not exist: the run's flows are 0 to 2 (the `id` column of flows.csv)"
+            "flow 3 does not exist: the run's flows are 0 to 2 (the `flow_id` column of flows.csv)"
                 .into()
         )
     );

@@ -215,7 +215,7 @@ pub fn check_flows(ids: &[u32], flows: usize) -> Result<(), String> {
         None => Ok(()),
         Some(id) if flows == 0 => Err(format!("flow {id} does not exist: the run has no flows")),
         Some(id) => Err(format!(
-            "flow {id} does not exist: the run's flows are 0 to {} (the `id` column of flows.csv)",
+            "flow {id} does not exist: the run's flows are 0 to {} (the `flow_id` column of flows.csv)",
             flows - 1
         )),
     }
