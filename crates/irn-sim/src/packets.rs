@@ -110,11 +110,10 @@ impl Packets {
         slot.pkt
     }
 
-    /// Packet `id`, and whether it belongs to a traced flow: one look at its slot for both.
+    /// Whether packet `id` belongs to a traced flow.
     #[inline(always)]
-    pub fn get_traced(&self, id: PacketId) -> (&SimPacket, bool) {
-        let slot = &self.slots[id.0 as usize];
-        (&slot.pkt, slot.traced)
+    pub fn traced(&self, id: PacketId) -> bool {
+        self.slots[id.0 as usize].traced
     }
 
     #[inline]

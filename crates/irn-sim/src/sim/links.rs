@@ -32,7 +32,7 @@ impl<T: Trace> Simulation<'_, T> {
 
     #[inline(always)]
     pub(super) fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
-        if T::ON && self.packets.get_traced(pkt).1 {
+        if T::ON && self.packets.traced(pkt) {
             self.trace_transmit(p, pkt);
         }
         let port = &mut self.ports[p.index()];
@@ -73,7 +73,7 @@ impl<T: Trace> Simulation<'_, T> {
         }
         match owner.kind() {
             OwnerKind::Host(h) => {
-                if T::ON && self.packets.get_traced(pkt).1 {
+                if T::ON && self.packets.traced(pkt) {
                     self.trace_arrive(h, pkt);
                 }
                 let pkt = self.packets.free(pkt);

@@ -53,7 +53,7 @@ impl<T: Trace> Simulation<'_, T> {
         } else {
             switch.admit_control(&mut self.packets, output, id);
         }
-        if T::ON && self.packets.get_traced(id).1 {
+        if T::ON && self.packets.traced(id) {
             self.trace_enqueue(s, out, output, id);
         }
         self.switch_send(out, s, output);
@@ -80,7 +80,7 @@ impl<T: Trace> Simulation<'_, T> {
     /// A traced packet dropped on its way to port `out` is traced (before it is freed).
     #[inline(always)]
     fn trace_admission(&mut self, admit: Admit, out: PortId, id: PacketId) {
-        if T::ON && admit == Admit::Dropped && self.packets.get_traced(id).1 {
+        if T::ON && admit == Admit::Dropped && self.packets.traced(id) {
             self.trace_drop(out, id);
         }
     }

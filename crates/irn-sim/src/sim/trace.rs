@@ -5,7 +5,7 @@
 //! The simulation is generic over its [`Trace`]. With [`NoTrace`] (every run but a traced
 //! one) each hook is `if T::ON && …` with `T::ON` false: it compiles away, and the packet path
 //! has no check at all. With a [`Tracer`], each hook checks one byte of a line the path reads
-//! anyway (a packet slot's flag, [`Packets::get_traced`](crate::packets::Packets::get_traced),
+//! anyway (a packet slot's flag, [`Packets::traced`](crate::packets::Packets::traced),
 //! where a packet is sent on a link, queued at a switch, dropped or received; a flow's
 //! [`Flow::traced`](super::hosts::Flow) where its transport is looked at), and only a traced
 //! flow's packets come to the code here, out of line and `#[cold]`. The trace only reads: a
