@@ -1,17 +1,21 @@
 //! `irn run` and `irn validate`.
 
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use irn_sim::scenario::{self, Scenario};
+use anyhow::{anyhow, Context, Result};
+use irn_sim::scenario::{self, Run, Scenario};
+use irn_sim::sim::trace;
 use rayon::prelude::*;
 
 use crate::output::{folder_name, Finished, Performance, Staging, Writer};
 use crate::progress::Bars;
 use crate::series::SeriesFiles;
 use crate::table;
+use irn_sim::series::SeriesSink;
 
 /// The IRN paper's default case, shortened, run when no scenario file is given.
 const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml");
@@ -36,6 +40,10 @@ pub struct RunArgs {
     /// selection or the default one (every switch port and every NIC).
     #[arg(long, value_name = "INTERVAL")]
     monitor: Option<String>,
+    /// Trace every event of these flows (ids as in flows.csv; several, space- or
+    /// comma-separated) into trace.csv beside the results.
+    #[arg(long = "trace-flow", value_name = "ID", num_args = 1.., value_delimiter = ',')]
+    trace_flows: Vec<u32>,
 }
 
 fn load(path: Option<&Path>, overrides: &[String]) -> Result<Scenario> {
@@ -62,6 +70,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&scenario.name)));
+    for r in &scenario.runs {
+        trace::check_flows(&args.trace_flows, r.config.flows.len())
+            .map_err(|e| anyhow!("--trace-flow: variant `{}`: {e}", r.name))?;
+    }
     let inputs: Vec<&Path> = args.scenario.as_deref().into_iter().collect();
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
     for r in &scenario.runs {
@@ -72,7 +84,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let pool = worker_pool(args.jobs)?;
     let bars = Bars::new();
     let compare = scenario.runs.len() > 1;
-    let sub = |run: &scenario::Run| {
+    let sub = |run: &Run| {
         if compare {
             folder_name(&run.name)
         } else {
@@ -86,13 +98,27 @@ pub fn run(args: RunArgs) -> Result<()> {
             .map(|r| {
                 let started = Instant::now();
                 let mut report = bars.reporter(&r.name);
-                let result = match &r.config.monitor {
-                    None => irn_sim::run(&r.config, &mut report),
-                    Some(monitor) => {
+                let result = match (&r.config.monitor, args.trace_flows.is_empty()) {
+                    (None, true) => irn_sim::run(&r.config, &mut report),
+                    (monitor, untraced) => {
                         let dir = staging.run_dir(&sub(r))?;
-                        let mut series = SeriesFiles::create(&dir, monitor)?;
-                        let result = irn_sim::run_monitored(&r.config, &mut report, &mut series);
-                        series.finish(&dir)?;
+                        let mut series = monitor
+                            .as_ref()
+                            .map(|m| SeriesFiles::create(&dir, m))
+                            .transpose()?;
+                        let result = match (untraced, series.as_mut()) {
+                            (true, Some(series)) => {
+                                irn_sim::run_monitored(&r.config, &mut report, series)
+                            }
+                            (_, series) => {
+                                let series = series.map(|s| s as &mut dyn SeriesSink);
+                                let path = dir.join("trace.csv");
+                                run_traced(r, &args.trace_flows, &path, &mut report, series)?
+                            }
+                        };
+                        if let Some(series) = series {
+                            series.finish(&dir)?;
+                        }
                         result
                     }
                 };
@@ -204,6 +230,30 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
     }
     out.push('\n');
     out
+}
+
+/// Runs `run`, streaming the events of flows `ids` to `path` as `trace.csv`
+/// ([`trace::HEADER`]), so a long trace never sits in memory.
+fn run_traced<'a>(
+    run: &'a Run,
+    ids: &[u32],
+    path: &Path,
+    report: &mut dyn FnMut(irn_sim::Progress),
+    series: Option<&'a mut dyn SeriesSink>,
+) -> Result<irn_sim::RunResult> {
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = BufWriter::new(file);
+    let mut written = writeln!(w, "{}", trace::HEADER);
+    let mut sink = |row: &trace::TraceRow| {
+        if written.is_ok() {
+            written = writeln!(w, "{row}");
+        }
+    };
+    let result = irn_sim::run_traced(&run.config, ids, &mut sink, report, series);
+    written
+        .and_then(|()| w.flush())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(result)
 }
 
 pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {

@@ -777,3 +777,78 @@ fn monitor_writes_series_the_same_at_any_j_and_changes_nothing_else() {
     );
     assert!(!dir.join("bad").exists());
 }
+
+#[test]
+fn trace_flow_writes_each_variants_trace_and_names_the_valid_ids() {
+    let dir = scratch("trace-flow");
+    std::fs::write(dir.join("small.toml"), SMALL).unwrap();
+    let o = irn(
+        &[
+            "run",
+            "small.toml",
+            "--out",
+            "t",
+            "-j",
+            "2",
+            "--trace-flow",
+            "0",
+            "2",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for variant in ["IRN", "RoCE+PFC"] {
+        let text = std::fs::read_to_string(dir.join("t").join(variant).join("trace.csv")).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some("time_us,flow,node,port,event,psn,bytes,detail")
+        );
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert!(rows
+            .iter()
+            .all(|r| r.len() == 8 && (r[1] == "0" || r[1] == "2")));
+        for flow in ["0", "2"] {
+            for event in [
+                "start", "send", "enqueue", "dequeue", "arrive", "received", "acked",
+            ] {
+                assert!(
+                    rows.iter().any(|r| r[1] == flow && r[4] == event),
+                    "{variant}: flow {flow} has no `{event}` row"
+                );
+            }
+        }
+    }
+    // The same ids, comma-separated, trace the same events.
+    let o = irn(
+        &["run", "small.toml", "--out", "u", "--trace-flow", "0,2"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for variant in ["IRN", "RoCE+PFC"] {
+        let read =
+            |out: &str| std::fs::read(dir.join(out).join(variant).join("trace.csv")).unwrap();
+        assert_eq!(read("t"), read("u"));
+    }
+    // Tracing leaves every other file as it was.
+    let o = irn(&["run", "small.toml", "--out", "plain"], &dir);
+    assert!(o.status.success());
+    for variant in ["IRN", "RoCE+PFC"] {
+        let read =
+            |out: &str| std::fs::read(dir.join(out).join(variant).join("flows.csv")).unwrap();
+        assert_eq!(read("t"), read("plain"));
+        assert!(!dir.join("plain").join(variant).join("trace.csv").exists());
+    }
+    let o = irn(
+        &["run", "small.toml", "--out", "bad", "--trace-flow", "99999"],
+        &dir,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "--trace-flow: variant `IRN`: flow 99999 does not exist: the run's flows are 0 to "
+        ),
+        "{err}"
+    );
+    assert!(!dir.join("bad").exists());
+}

@@ -46,7 +46,7 @@ pub use sim::Progress;
 /// Runs one simulation to completion (or its drain limit), calling `progress` now and then.
 /// A configured `[monitor]` is not sampled: see [`run_monitored`].
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> RunResult {
-    sim::Simulation::new(cfg, None).run(progress)
+    sim::Simulation::new(cfg, None, sim::trace::NoTrace).run(progress)
 }
 
 /// [`run`], with the configuration's `[monitor]` (if any) sampled into `series` as the run
@@ -56,5 +56,19 @@ pub fn run_monitored(
     progress: &mut dyn FnMut(Progress),
     series: &mut dyn series::SeriesSink,
 ) -> RunResult {
-    sim::Simulation::new(cfg, Some(series)).run(progress)
+    sim::Simulation::new(cfg, Some(series), sim::trace::NoTrace).run(progress)
+}
+
+/// [`run`], handing every event of the flows `ids` (their `flows.csv` ids, checked by
+/// [`sim::trace::check_flows`]) to `sink` as it happens, in time order, and sampling the
+/// configuration's `[monitor]` (if any) into `series`. The results are those of [`run`]: the
+/// trace only reads.
+pub fn run_traced<'a>(
+    cfg: &'a SimConfig,
+    ids: &[u32],
+    sink: impl FnMut(&sim::trace::TraceRow),
+    progress: &mut dyn FnMut(Progress),
+    series: Option<&'a mut dyn series::SeriesSink>,
+) -> RunResult {
+    sim::Simulation::new(cfg, series, sim::trace::Tracer::new(ids, sink)).run(progress)
 }

@@ -16,7 +16,7 @@ use crate::packet::SimPacket;
 const NIL: u32 = u32::MAX;
 
 /// A packet's slot in [`Packets`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PacketId(u32);
 
 /// A FIFO of packets in a [`Packets`] slab; empty by default.
@@ -55,6 +55,9 @@ struct Slot {
     next: u32,
     /// In a switch queue: the local input port it came in on (buffers are accounted per input).
     input: u8,
+    /// Its flow is traced (`--trace-flow`): each hop checks this byte of a line it reads
+    /// anyway, and only a traced packet leaves the packet path for the trace's cold code.
+    traced: bool,
 }
 
 const _: () = assert!(std::mem::size_of::<Slot>() == 64);
@@ -77,14 +80,15 @@ impl Default for Packets {
 }
 
 impl Packets {
-    /// Stores a new packet.
+    /// Stores a new packet, of a `traced` flow or not.
     #[inline]
-    pub fn alloc(&mut self, pkt: SimPacket) -> PacketId {
+    pub fn alloc(&mut self, pkt: SimPacket, traced: bool) -> PacketId {
         let slot = Slot {
             pkt,
             next_arrives: Time::ZERO,
             next: NIL,
             input: 0,
+            traced,
         };
         if self.free != NIL {
             let i = self.free;
@@ -104,6 +108,12 @@ impl Packets {
         slot.next = self.free;
         self.free = id.0;
         slot.pkt
+    }
+
+    /// Whether packet `id` belongs to a traced flow.
+    #[inline(always)]
+    pub fn traced(&self, id: PacketId) -> bool {
+        self.slots[id.0 as usize].traced
     }
 
     #[inline]
@@ -226,7 +236,7 @@ mod tests {
             let mut peak = 0;
             for (q, push, item) in ops {
                 if push {
-                    let id = packets.alloc(test_packet(u32::from(item), 100));
+                    let id = packets.alloc(test_packet(u32::from(item), 100), false);
                     packets.push(&mut fifos[q], id);
                     reference[q].push_back(item);
                 } else {
@@ -248,8 +258,8 @@ mod tests {
     fn a_packet_moves_between_fifos_without_copying_its_slot() {
         let mut packets = Packets::default();
         let (mut link, mut queue) = (Fifo::default(), Fifo::default());
-        let id = packets.alloc(test_packet(7, 100));
-        let behind = packets.alloc(test_packet(9, 100));
+        let id = packets.alloc(test_packet(7, 100), false);
+        let behind = packets.alloc(test_packet(9, 100), false);
         packets.push_link(&mut link, id, Time::from_ps(42));
         packets.push_link(&mut link, behind, Time::from_ps(50));
         assert_eq!(
@@ -266,7 +276,7 @@ mod tests {
         assert_eq!(packets.input(id), 3);
         assert_eq!(packets.free(id).flow.0, 7);
         assert_eq!(
-            packets.alloc(test_packet(8, 100)),
+            packets.alloc(test_packet(8, 100), false),
             id,
             "freed slots are reused"
         );

@@ -4,7 +4,7 @@ use super::config::{LossRecovery, TransportConfig};
 use super::{Completion, MessageId, PostError, Sender, SenderStats, TcpSender};
 use crate::packet::{Packet, Qpn};
 use crate::seq::Psn;
-use crate::time::Time;
+use crate::time::{Bandwidth, Time};
 
 /// A requester: the RDMA [`Sender`] (RoCE, IRN and variants) or the [`TcpSender`], chosen by
 /// the configuration's loss recovery. Static dispatch, same methods as both.
@@ -77,12 +77,18 @@ impl Requester {
         delegate!(self, s => s.stats())
     }
 
-    /// The congestion controller's pacing rate, if it is rate-based.
-    pub fn rate(&self) -> Option<crate::Bandwidth> {
+    /// Whether a loss-recovery episode is under way (selective repeat and TCP; a go-back-N
+    /// rewind is over as soon as it starts).
+    pub fn in_recovery(&self) -> bool {
+        delegate!(self, s => s.in_recovery())
+    }
+
+    /// The congestion controller's current pacing rate, if it is rate-based.
+    pub fn rate(&self) -> Option<Bandwidth> {
         delegate!(self, s => s.rate())
     }
 
-    /// The congestion controller's window in packets, if it is window-based.
+    /// The congestion controller's current window in packets, if it is window-based.
     pub fn window(&self) -> Option<u32> {
         delegate!(self, s => s.window())
     }

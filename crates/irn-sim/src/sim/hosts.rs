@@ -9,6 +9,7 @@ use irn_core::packet::Qpn;
 use irn_core::transport::{Requester, TransportConfig};
 use irn_core::{Packet, Receiver, Time};
 
+use super::trace::Trace;
 use super::Simulation;
 use crate::config::SimConfig;
 use crate::engine::Event;
@@ -60,6 +61,8 @@ pub(super) struct Flow {
     pub(super) dst: HostIdx,
     /// On its source's (index 0) and destination's (index 1) NIC ready list.
     pub(super) in_ready: [bool; 2],
+    /// Traced (`--trace-flow`): its packets are marked so in the slab when they are made.
+    pub(super) traced: bool,
 }
 
 const _: () = assert!(std::mem::size_of::<Flow>() == 64);
@@ -81,7 +84,7 @@ pub(super) struct FlowCounts {
     pub(super) nacks: u64,
 }
 
-impl Simulation<'_> {
+impl<T: Trace> Simulation<'_, T> {
     /// [`try_send`](Self::try_send) for host `h`'s NIC port `p`.
     #[inline]
     pub(super) fn nic_send(&mut self, p: PortId, h: HostIdx) {
@@ -137,8 +140,9 @@ impl Simulation<'_> {
                     if sim.is_data() {
                         self.counters.data_packets_sent += 1;
                     }
+                    let traced = T::ON && flow.traced;
                     self.sync_timer(f);
-                    return Some(self.packets.alloc(sim));
+                    return Some(self.packets.alloc(sim, traced));
                 }
                 None => flow.in_ready[side as usize] = false,
             }
@@ -182,7 +186,8 @@ impl Simulation<'_> {
                     }
                     receiver.handle_packet(now, &pkt.pkt);
                     while let Some(reply) = receiver.poll_transmit(now) {
-                        queue_reply(&mut self.packets, &mut nic.control, reply, (f, flow.src));
+                        let to = (f, flow.src, T::ON && flow.traced);
+                        queue_reply(&mut self.packets, &mut nic.control, reply, to);
                     }
                     if receiver.poll_completion().is_some() {
                         flow.received_at = Some(now);
@@ -210,7 +215,7 @@ impl Simulation<'_> {
                 qp.handle_packet(now, &verbs);
                 while let Some(reply) = qp.poll_control() {
                     let reply = wrap_verbs(&mut self.verbs_packets, self.cfg, reply, f, peer);
-                    let id = self.packets.alloc(reply);
+                    let id = self.packets.alloc(reply, T::ON && flow.traced);
                     self.packets.push(&mut nic.control, id);
                 }
                 let (received, acked) = v.progress();
@@ -247,7 +252,8 @@ impl Simulation<'_> {
         let mut pool = self.ordering_pools.get_mut(h.index());
         layer.handle_packet(now, &pkt.pkt, receiver, pool.as_deref_mut());
         while let Some(reply) = layer.poll_transmit(now, receiver) {
-            queue_reply(&mut self.packets, &mut nic.control, reply, (f, flow.src));
+            let to = (f, flow.src, T::ON && flow.traced);
+            queue_reply(&mut self.packets, &mut nic.control, reply, to);
         }
         if receiver.poll_completion().is_some() {
             // A WRITE's last packet staged in host memory is placed this much later.
@@ -276,6 +282,10 @@ impl Simulation<'_> {
         }
         self.sync_timer(f);
         self.make_ready(f, Side::Src);
+        if T::ON && self.flows[f.index()].traced {
+            // A timeout that sent nothing is traced now.
+            self.trace_observe(f);
+        }
     }
 
     /// Make sure a timer event is pending no later than the flow's next deadline.
@@ -350,13 +360,21 @@ impl Simulation<'_> {
             }
         };
         self.flows[i].qp = Some(Box::new(ends));
+        if T::ON && self.flows[i].traced {
+            self.trace_start(FlowId(i as u32));
+        }
         self.make_ready(FlowId(i as u32), first);
     }
 
     /// Ends flow `f` if both its ends are done: a check on every packet a host receives, so
     /// inlined, with the rare ending apart.
+    /// A traced flow's transport is looked at here, once the packet has been handled (and
+    /// before its endpoints go).
     #[inline(always)]
     pub(super) fn finish_if_done(&mut self, f: FlowId) {
+        if T::ON && self.flows[f.index()].traced {
+            self.trace_observe(f);
+        }
         let flow = &self.flows[f.index()];
         if flow.received_at.is_some() && flow.acked_at.is_some() {
             self.end_flow(f);
@@ -427,21 +445,22 @@ impl Simulation<'_> {
 }
 
 /// Queues a message flow's receiver's `reply` (ACK, NACK, SACK, CNP) on its NIC's `control`
-/// queue, for flow `f` back to its source `to`.
+/// queue, for flow `f` back to its source `to`, `traced` or not.
 #[inline(always)]
 fn queue_reply(
     packets: &mut Packets,
     control: &mut Fifo,
     reply: Packet,
-    (f, to): (FlowId, HostIdx),
+    (f, to, traced): (FlowId, HostIdx, bool),
 ) {
-    let id = packets.alloc(SimPacket {
+    let packet = SimPacket {
         wire_bytes: reply.wire_len(),
         pkt: reply,
         flow: f,
         dst: to,
         verbs: None,
-    });
+    };
+    let id = packets.alloc(packet, traced);
     packets.push(control, id);
 }
 

@@ -1,13 +1,14 @@
 //! Ports and links: a port starts sending when its node has something for it, a link carries
 //! packets to the far end, and PFC frames travel upstream ahead of data.
 
+use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
 use crate::ids::PortId;
 use crate::packets::PacketId;
 use crate::port::OwnerKind;
 
-impl Simulation<'_> {
+impl<T: Trace> Simulation<'_, T> {
     /// If the port is idle, start sending whatever its node has for it; if it is busy, make sure
     /// it wakes up when it is done.
     #[inline]
@@ -31,6 +32,9 @@ impl Simulation<'_> {
 
     #[inline(always)]
     pub(super) fn transmit(&mut self, p: PortId, pkt: PacketId, more: bool) {
+        if T::ON && self.packets.traced(pkt) {
+            self.trace_transmit(p, pkt);
+        }
         let port = &mut self.ports[p.index()];
         let wire_bytes = self.packets.get(pkt).wire_bytes;
         let done = self.now + port.serialization(wire_bytes, &self.extra[p.index()]);
@@ -69,6 +73,9 @@ impl Simulation<'_> {
         }
         match owner.kind() {
             OwnerKind::Host(h) => {
+                if T::ON && self.packets.traced(pkt) {
+                    self.trace_arrive(h, pkt);
+                }
                 let pkt = self.packets.free(pkt);
                 self.host_receive(h, pkt)
             }

@@ -50,12 +50,14 @@ mod hosts;
 mod links;
 mod sampler;
 mod switches;
+pub mod trace;
 
 use hosts::{Flow, FlowCounts, Nic};
 use sampler::{Monitor, OrderingMemory};
+use trace::Trace;
 
 /// One simulation run.
-pub struct Simulation<'a> {
+pub struct Simulation<'a, T: Trace> {
     cfg: &'a SimConfig,
     now: Time,
     queue: EventQueue,
@@ -86,11 +88,15 @@ pub struct Simulation<'a> {
     /// `[monitor]`'s sampler and where its rows go; `None` without one (or without a sink).
     monitor: Option<Monitor<'a>>,
     verbs_packets: VerbsPackets,
+    /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
+    /// hook away, or a [`Tracer`](trace::Tracer).
+    trace: T,
 }
 
-impl<'a> Simulation<'a> {
-    /// The world of `cfg`; its `[monitor]`, if any, is sampled into `series` (not without one).
-    pub fn new(cfg: &'a SimConfig, series: Option<&'a mut dyn SeriesSink>) -> Self {
+impl<'a, T: Trace> Simulation<'a, T> {
+    /// The world of `cfg`, its flows traced by `trace`; its `[monitor]`, if any, is sampled
+    /// into `series` (not without one).
+    pub fn new(cfg: &'a SimConfig, series: Option<&'a mut dyn SeriesSink>, trace: T) -> Self {
         let topo = &cfg.topology;
         let mut owners = Vec::with_capacity(topo.node_count());
         let mut first_port = Vec::with_capacity(topo.node_count());
@@ -177,6 +183,7 @@ impl<'a> Simulation<'a> {
                 src: spec.src,
                 dst: spec.dst,
                 in_ready: [false; 2],
+                traced: false,
             })
             .collect();
         let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
@@ -251,7 +258,9 @@ impl<'a> Simulation<'a> {
             memory: (cfg.ordering.mode != OrderingMode::None).then(|| OrderingMemory::new(cfg)),
             monitor: None,
             verbs_packets: VerbsPackets::default(),
-        };
+            trace,
+        }
+        .mark_traced();
         if let (Some(m), Some(sink)) = (&cfg.monitor, series) {
             sim.monitor = Some(Monitor::new(cfg, m, &sim.ports, sim.horizon, sink));
         }

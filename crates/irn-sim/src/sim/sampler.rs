@@ -27,6 +27,7 @@ use irn_core::ordering::OrderingLayer;
 use irn_core::{Duration, Time};
 
 use super::hosts::Endpoints;
+use super::trace::Trace;
 use super::Simulation;
 use crate::config::SimConfig;
 use crate::engine::Sampler;
@@ -316,7 +317,7 @@ impl<'a> Monitor<'a> {
     }
 }
 
-impl Simulation<'_> {
+impl<T: Trace> Simulation<'_, T> {
     /// [`Event::Sample`](crate::engine::Event::Sample) or
     /// [`Event::Monitor`](crate::engine::Event::Monitor): `which` sampler takes its sample and
     /// schedules its next one. Out of line: the event loop keeps only a call.

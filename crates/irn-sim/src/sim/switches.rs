@@ -2,12 +2,13 @@
 //! then the load balancer), admitted by the switch model's buffer accounting (which may pause
 //! the input's upstream port), and sent when the output is free.
 
+use super::trace::Trace;
 use super::Simulation;
 use crate::ids::{FlowId, HostIdx, PortId};
 use crate::packets::PacketId;
 use crate::switch::{Admit, Queues};
 
-impl Simulation<'_> {
+impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
     #[inline]
     pub(super) fn switch_receive(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
@@ -35,6 +36,7 @@ impl Simulation<'_> {
         if self.now >= port.busy_until && !switch.has_work(output) && !(is_data && port.paused) {
             if is_data {
                 let (admit, resume) = switch.cut_through(&mut self.packets, input, output, id);
+                self.trace_admission(admit, out, id);
                 if !self.admitted(admit, ingress, id) {
                     return;
                 }
@@ -44,11 +46,15 @@ impl Simulation<'_> {
         }
         if is_data {
             let admit = switch.admit_data(&mut self.packets, input, output, id);
+            self.trace_admission(admit, out, id);
             if !self.admitted(admit, ingress, id) {
                 return;
             }
         } else {
             switch.admit_control(&mut self.packets, output, id);
+        }
+        if T::ON && self.packets.traced(id) {
+            self.trace_enqueue(s, out, output, id);
         }
         self.switch_send(out, s, output);
     }
@@ -69,6 +75,14 @@ impl Simulation<'_> {
         let node = self.cfg.topology.switches()[s];
         self.balancer
             .choose(s, node, packet, self.now, hops, queued)
+    }
+
+    /// A traced packet dropped on its way to port `out` is traced (before it is freed).
+    #[inline(always)]
+    fn trace_admission(&mut self, admit: Admit, out: PortId, id: PacketId) {
+        if T::ON && admit == Admit::Dropped && self.packets.traced(id) {
+            self.trace_drop(out, id);
+        }
     }
 
     /// Acts on a data packet's admission at the switch port `ingress`: pause upstream, or free a

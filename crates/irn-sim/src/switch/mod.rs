@@ -270,7 +270,7 @@ impl<S: Queues> Harness<S> {
     }
 
     pub fn admit_data(&mut self, input: usize, output: usize, p: SimPacket) -> Admit {
-        let id = self.packets.alloc(p);
+        let id = self.packets.alloc(p, false);
         let admit = self.switch.admit_data(&mut self.packets, input, output, id);
         if admit == Admit::Dropped {
             self.packets.free(id);
@@ -279,7 +279,7 @@ impl<S: Queues> Harness<S> {
     }
 
     pub fn admit_control(&mut self, output: usize, p: SimPacket) {
-        let id = self.packets.alloc(p);
+        let id = self.packets.alloc(p, false);
         self.switch.admit_control(&mut self.packets, output, id);
     }
 
@@ -302,7 +302,7 @@ impl<S: Queues + Accounting> Harness<S> {
         output: usize,
         p: SimPacket,
     ) -> (Admit, u64, Option<SimPacket>) {
-        let id = self.packets.alloc(p);
+        let id = self.packets.alloc(p, false);
         let (admit, resume) = cut_through(&mut self.switch, &mut self.packets, input, output, id);
         (
             admit,

@@ -1,0 +1,559 @@
+//! Flow traces (`irn run --trace-flow`): every event of a few chosen flows, in time order, one
+//! [`TraceRow`] each, for a protocol engineer looking at a flow that misbehaves (what ns-3's
+//! trace sources give its users).
+//!
+//! The simulation is generic over its [`Trace`]. With [`NoTrace`] (every run but a traced
+//! one) each hook is `if T::ON && …` with `T::ON` false: it compiles away, and the packet path
+//! has no check at all. With a [`Tracer`], each hook checks one byte of a line the path reads
+//! anyway (a packet slot's flag, [`Packets::traced`](crate::packets::Packets::traced),
+//! where a packet is sent on a link, queued at a switch, dropped or received; a flow's
+//! [`Flow::traced`](super::hosts::Flow) where its transport is looked at), and only a traced
+//! flow's packets come to the code here, out of line and `#[cold]`. The trace only reads: a
+//! traced run computes exactly what the untraced one does.
+//!
+//! What `irn-core` does inside a call (a timeout that fired, a recovery entered or left, a new
+//! rate or window) is not reported by it: the trace compares a traced flow's sender state with
+//! what it last saw, whenever the simulator touches that flow (a packet of it sent or
+//! received, its timer), so the transport's hot path carries no tracing at all. A change is
+//! stamped with the instant of that touch, which is the instant it happened except for a rate
+//! change made while polling a sender that then had nothing to send (seen at its next event).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use irn_core::packet::{Ecn, PacketKind};
+use irn_core::{Bandwidth, Duration, Packet, Psn, Time};
+
+use super::hosts::Endpoints;
+use super::Simulation;
+use crate::ids::{FlowId, HostIdx, PortId};
+use crate::packet::SimPacket;
+use crate::packets::PacketId;
+use crate::port::OwnerKind;
+use crate::switch::Queues;
+
+/// The header of `trace.csv`, the columns of [`TraceRow`]'s `Display`.
+pub const HEADER: &str = "time_us,flow,node,port,event,psn,bytes,detail";
+
+/// What happened to a traced flow; the `event` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// The flow starts (its sender is posted); `bytes` is its size.
+    Start,
+    /// A NIC puts a packet of the flow on the wire (data, or a control packet back to the
+    /// source).
+    Send,
+    /// A switch queues the packet for an output port.
+    Enqueue,
+    /// The packet waited while its output port was paused by PFC; stamped when it leaves.
+    PauseWait,
+    /// A switch starts sending the packet on its output port.
+    Dequeue,
+    /// The switch marked the packet CE as it left.
+    EcnMark,
+    /// A switch dropped the packet: no room in its buffer.
+    Drop,
+    /// The packet reached the host it was sent to.
+    Arrive,
+    /// The sender's retransmission timer fired.
+    Timeout,
+    /// The sender entered loss recovery (a go-back-N rewind, a selective-repeat episode).
+    RecoveryEnter,
+    /// A selective-repeat (or TCP) recovery episode ended.
+    RecoveryExit,
+    /// The congestion controller's pacing rate changed.
+    Rate,
+    /// The congestion controller's window changed.
+    Window,
+    /// The receiver completed the message.
+    Received,
+    /// The sender saw the message fully acknowledged.
+    Acked,
+}
+
+impl TraceEvent {
+    fn name(self) -> &'static str {
+        match self {
+            TraceEvent::Start => "start",
+            TraceEvent::Send => "send",
+            TraceEvent::Enqueue => "enqueue",
+            TraceEvent::PauseWait => "pause_wait",
+            TraceEvent::Dequeue => "dequeue",
+            TraceEvent::EcnMark => "ecn_mark",
+            TraceEvent::Drop => "drop",
+            TraceEvent::Arrive => "arrive",
+            TraceEvent::Timeout => "timeout",
+            TraceEvent::RecoveryEnter => "recovery_enter",
+            TraceEvent::RecoveryExit => "recovery_exit",
+            TraceEvent::Rate => "rate",
+            TraceEvent::Window => "window",
+            TraceEvent::Received => "received",
+            TraceEvent::Acked => "acked",
+        }
+    }
+}
+
+/// The `detail` column: what the event's row says beyond the other columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    None,
+    /// The packet's kind: `data` (with `retransmission` and `ce` when they hold), `ack`,
+    /// `nack sack=PSN`, `sack sacked=PSN`, `drop_nack dropped=PSN`, `cnp`.
+    Packet(Packet),
+    /// `queue_bytes=N`: data bytes waiting for the output besides this packet (control packets
+    /// go ahead of them); `paused` when the output is paused.
+    Queue {
+        bytes: u64,
+        paused: bool,
+    },
+    /// `paused_us=X`: how long the output was paused while the packet waited.
+    Paused(Duration),
+    /// `recoveries=N`: recovery episodes so far.
+    Recoveries(u64),
+    /// `timeouts=N`: timeouts so far.
+    Timeouts(u64),
+    /// `rate_bps=N`, or `rate_bps=none` once the controller stops pacing.
+    Rate(Option<Bandwidth>),
+    /// `window=N` packets, or `window=none`.
+    Window(Option<u32>),
+}
+
+/// One row of `trace.csv` ([`HEADER`]); its `Display` is the CSV line, without the newline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceRow {
+    /// `time_us`: microseconds, exact (six decimals: picoseconds).
+    pub time: Time,
+    /// `flow`: the id in `flows.csv`.
+    pub flow: FlowId,
+    /// `node`: `hostN` (N as in `flows.csv`'s `src`/`dst`) or `switchN`.
+    pub node: OwnerKind,
+    /// `port`: the node's local port number (the output, at a switch); empty for an event of
+    /// the transport.
+    pub port: Option<u8>,
+    pub event: TraceEvent,
+    /// `psn`: the packet's PSN (for an ACK or NACK, the cumulative one); empty when no packet.
+    pub psn: Option<Psn>,
+    /// `bytes`: the packet's bytes on the wire, or the flow's size at `start`.
+    pub bytes: Option<u64>,
+    pub detail: Detail,
+}
+
+impl fmt::Display for TraceRow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.time.as_ps();
+        write!(f, "{}.{:06},{},", ps / 1_000_000, ps % 1_000_000, self.flow)?;
+        match self.node {
+            OwnerKind::Host(h) => write!(f, "host{h},")?,
+            OwnerKind::Switch(s) => write!(f, "switch{s},")?,
+        }
+        if let Some(port) = self.port {
+            write!(f, "{port}")?;
+        }
+        write!(f, ",{},", self.event.name())?;
+        if let Some(psn) = self.psn {
+            write!(f, "{psn}")?;
+        }
+        f.write_str(",")?;
+        if let Some(bytes) = self.bytes {
+            write!(f, "{bytes}")?;
+        }
+        f.write_str(",")?;
+        self.detail.fmt(f)
+    }
+}
+
+impl fmt::Display for Detail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Detail::None => Ok(()),
+            Detail::Packet(p) => match p.kind {
+                PacketKind::Data {
+                    retransmission,
+                    ecn,
+                    ..
+                } => {
+                    f.write_str("data")?;
+                    if retransmission {
+                        f.write_str(" retransmission")?;
+                    }
+                    if ecn == Ecn::Ce {
+                        f.write_str(" ce")?;
+                    }
+                    Ok(())
+                }
+                PacketKind::Ack { .. } => f.write_str("ack"),
+                PacketKind::Nack { sack, .. } => write!(f, "nack sack={sack}"),
+                PacketKind::Sack { sacked, .. } => write!(f, "sack sacked={sacked}"),
+                PacketKind::DropNack { dropped, .. } => write!(f, "drop_nack dropped={dropped}"),
+                PacketKind::Cnp => f.write_str("cnp"),
+            },
+            Detail::Queue { bytes, paused } => {
+                write!(f, "queue_bytes={bytes}")?;
+                if paused {
+                    f.write_str(" paused")?;
+                }
+                Ok(())
+            }
+            Detail::Paused(d) => {
+                let ps = d.as_ps();
+                write!(f, "paused_us={}.{:06}", ps / 1_000_000, ps % 1_000_000)
+            }
+            Detail::Recoveries(n) => write!(f, "recoveries={n}"),
+            Detail::Timeouts(n) => write!(f, "timeouts={n}"),
+            Detail::Rate(Some(r)) => write!(f, "rate_bps={}", r.as_bps()),
+            Detail::Rate(None) => f.write_str("rate_bps=none"),
+            Detail::Window(Some(w)) => write!(f, "window={w}"),
+            Detail::Window(None) => f.write_str("window=none"),
+        }
+    }
+}
+
+/// `ids` as flows of a run with `flows` flows, or why not: an id that names no flow, and the
+/// valid range.
+pub fn check_flows(ids: &[u32], flows: usize) -> Result<(), String> {
+    match ids.iter().find(|&&id| id as usize >= flows) {
+        None => Ok(()),
+        Some(id) if flows == 0 => Err(format!("flow {id} does not exist: the run has no flows")),
+        Some(id) => Err(format!(
+            "flow {id} does not exist: the run's flows are 0 to {} (the `flow_id` column of flows.csv)",
+            flows - 1
+        )),
+    }
+}
+
+/// A traced flow's sender state as the trace last saw it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Seen {
+    timeouts: u64,
+    recoveries: u64,
+    in_recovery: bool,
+    rate: Option<Bandwidth>,
+    window: Option<u32>,
+    received: bool,
+    acked: bool,
+}
+
+/// A traced packet in the network: what its next hop compares against.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    /// It was marked CE before (so a mark at this hop is a new one).
+    ce: bool,
+    /// It waits in a switch queue (rather than passing an idle port at once).
+    queued: bool,
+    /// Its output port's paused time when it was queued.
+    paused_before: Duration,
+}
+
+/// What a simulation traces: its hooks run only when `ON`, a constant, so that with
+/// [`NoTrace`] they are compiled out.
+pub trait Trace {
+    const ON: bool;
+    /// What the trace has seen; `None` when not tracing.
+    fn state(&mut self) -> Option<&mut TraceState>;
+    /// Hands a row over.
+    fn emit(&mut self, row: &TraceRow);
+}
+
+/// No trace: every run but a traced one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTrace;
+
+impl Trace for NoTrace {
+    const ON: bool = false;
+    fn state(&mut self) -> Option<&mut TraceState> {
+        None
+    }
+    fn emit(&mut self, _: &TraceRow) {}
+}
+
+/// What a trace last saw of each traced flow and packet (a handful: only traced flows'
+/// packets in flight).
+#[derive(Debug, Default)]
+pub struct TraceState {
+    flows: BTreeMap<FlowId, Seen>,
+    packets: HashMap<PacketId, InFlight>,
+}
+
+/// A trace of some flows, handing its rows to a sink as they happen.
+///
+/// Generic over the sink, so a traced simulation is compiled where its sink is written (the
+/// `irn` command): one in this crate too would share the packet path's helpers with the
+/// untraced one, and LLVM, which inlines a helper with one caller more readily, stopped
+/// inlining the switches' admission into the untraced event loop (+1.3 % instructions on the
+/// leaf-spine benchmark).
+pub struct Tracer<S> {
+    state: TraceState,
+    sink: S,
+}
+
+impl<S: FnMut(&TraceRow)> Tracer<S> {
+    /// Traces the flows `ids` (checked with [`check_flows`]) into `sink`.
+    pub fn new(ids: &[u32], sink: S) -> Self {
+        let flows = ids.iter().map(|&id| (FlowId(id), Seen::default()));
+        Tracer {
+            state: TraceState {
+                flows: flows.collect(),
+                packets: HashMap::new(),
+            },
+            sink,
+        }
+    }
+}
+
+impl<S: FnMut(&TraceRow)> Trace for Tracer<S> {
+    const ON: bool = true;
+    fn state(&mut self) -> Option<&mut TraceState> {
+        Some(&mut self.state)
+    }
+    fn emit(&mut self, row: &TraceRow) {
+        (self.sink)(row);
+    }
+}
+
+fn is_ce(p: &SimPacket) -> bool {
+    matches!(p.pkt.kind, PacketKind::Data { ecn: Ecn::Ce, .. })
+}
+
+impl<T: Trace> Simulation<'_, T> {
+    /// Marks the traced flows, so that their packets are marked as they are made.
+    pub(super) fn mark_traced(mut self) -> Self {
+        if let Some(state) = self.trace.state() {
+            for f in state.flows.keys() {
+                self.flows[f.index()].traced = true;
+            }
+        }
+        self
+    }
+
+    /// Hands a row of flow `flow` at node `node` to the sink.
+    fn row(
+        &mut self,
+        (flow, node, port): (FlowId, OwnerKind, Option<u8>),
+        event: TraceEvent,
+        pkt: Option<&SimPacket>,
+        detail: Detail,
+    ) {
+        let row = TraceRow {
+            time: self.now,
+            flow,
+            node,
+            port,
+            event,
+            psn: pkt.map(|p| p.pkt.psn),
+            bytes: pkt.map(|p| u64::from(p.wire_bytes)),
+            detail,
+        };
+        self.trace.emit(&row);
+    }
+
+    /// The node and local number of port `p`.
+    fn place(&self, p: PortId) -> (OwnerKind, Option<u8>) {
+        let port = &self.ports[p.index()];
+        (port.owner.kind(), Some(port.local))
+    }
+
+    /// Flow `f` starts.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_start(&mut self, f: FlowId) {
+        let spec = self.cfg.flows[f.index()];
+        let row = TraceRow {
+            time: self.now,
+            flow: f,
+            node: OwnerKind::Host(spec.src),
+            port: None,
+            event: TraceEvent::Start,
+            psn: None,
+            bytes: Some(spec.size_bytes),
+            detail: Detail::None,
+        };
+        self.trace.emit(&row);
+    }
+
+    /// Port `p` starts sending the traced packet `id`: a NIC sends it, or a switch sends it
+    /// on (straight through an idle port, or from its queue).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_transmit(&mut self, p: PortId, id: PacketId) {
+        let pkt = *self.packets.get(id);
+        let (node, port) = self.place(p);
+        let at = (pkt.flow, node, port);
+        if let OwnerKind::Host(_) = node {
+            self.trace_observe(pkt.flow);
+            self.row(at, TraceEvent::Send, Some(&pkt), Detail::Packet(pkt.pkt));
+            let hop = InFlight {
+                ce: is_ce(&pkt),
+                queued: false,
+                paused_before: Duration::ZERO,
+            };
+            if let Some(t) = self.trace.state() {
+                t.packets.insert(id, hop);
+            }
+            return;
+        }
+        let queued = self
+            .trace
+            .state()
+            .and_then(|t| t.packets.get(&id))
+            .is_some_and(|hop| hop.queued);
+        if !queued {
+            self.enqueue_row(p, id, 0);
+        }
+        let paused = self.extra[p.index()]
+            .pauses
+            .until(self.now, self.ports[p.index()].paused);
+        let Some(hop) = self.trace.state().and_then(|t| t.packets.get_mut(&id)) else {
+            return;
+        };
+        let waited = paused - hop.paused_before;
+        let marked = is_ce(&pkt) && !hop.ce;
+        hop.ce = is_ce(&pkt);
+        hop.queued = false;
+        if waited > Duration::ZERO {
+            self.row(
+                at,
+                TraceEvent::PauseWait,
+                Some(&pkt),
+                Detail::Paused(waited),
+            );
+        }
+        self.row(at, TraceEvent::Dequeue, Some(&pkt), Detail::None);
+        if marked {
+            self.row(at, TraceEvent::EcnMark, Some(&pkt), Detail::None);
+        }
+    }
+
+    /// The traced packet `id` reaches host `h` (and leaves the slab).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_arrive(&mut self, h: HostIdx, id: PacketId) {
+        let pkt = *self.packets.get(id);
+        if let Some(t) = self.trace.state() {
+            t.packets.remove(&id);
+        }
+        let at = (pkt.flow, OwnerKind::Host(h), Some(0));
+        self.row(at, TraceEvent::Arrive, Some(&pkt), Detail::Packet(pkt.pkt));
+    }
+
+    /// Switch `s` queued the traced packet `id` for its port `out`, local number `output`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_enqueue(&mut self, s: usize, out: PortId, output: usize, id: PacketId) {
+        let pkt = self.packets.get(id);
+        let queued = self.switches[s].queued_bytes(output);
+        // A data packet is counted in its queue once admitted; a control packet never is.
+        let ahead = if pkt.is_data() {
+            queued - u64::from(pkt.wire_bytes)
+        } else {
+            queued
+        };
+        self.enqueue_row(out, id, ahead);
+    }
+
+    /// The `enqueue` row of the traced packet `id` at port `out`, behind `ahead` data bytes;
+    /// notes the port's paused time so far, to tell at the dequeue how long it was paused.
+    fn enqueue_row(&mut self, out: PortId, id: PacketId, ahead: u64) {
+        let pkt = *self.packets.get(id);
+        let paused = self.ports[out.index()].paused;
+        let paused_before = self.extra[out.index()].pauses.until(self.now, paused);
+        if let Some(hop) = self.trace.state().and_then(|t| t.packets.get_mut(&id)) {
+            hop.paused_before = paused_before;
+            hop.queued = true;
+        }
+        let (node, port) = self.place(out);
+        let detail = Detail::Queue {
+            bytes: ahead,
+            paused: paused && pkt.is_data(),
+        };
+        self.row(
+            (pkt.flow, node, port),
+            TraceEvent::Enqueue,
+            Some(&pkt),
+            detail,
+        );
+    }
+
+    /// The switch owning port `out` drops the traced packet `id`, which was for `out`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_drop(&mut self, out: PortId, id: PacketId) {
+        let pkt = *self.packets.get(id);
+        if let Some(t) = self.trace.state() {
+            t.packets.remove(&id);
+        }
+        let (node, port) = self.place(out);
+        self.row(
+            (pkt.flow, node, port),
+            TraceEvent::Drop,
+            Some(&pkt),
+            Detail::None,
+        );
+    }
+
+    /// Compares flow `f`'s transport with what the trace last saw of it and traces the
+    /// differences.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_observe(&mut self, f: FlowId) {
+        let flow = &self.flows[f.index()];
+        let (src, dst) = (OwnerKind::Host(flow.src), OwnerKind::Host(flow.dst));
+        let Some(&seen) = self.trace.state().and_then(|t| t.flows.get(&f)) else {
+            return;
+        };
+        let mut now = match flow.qp.as_deref() {
+            Some(Endpoints::Message { sender, .. }) => Seen {
+                timeouts: sender.stats().timeouts,
+                recoveries: sender.stats().recoveries,
+                in_recovery: sender.in_recovery(),
+                rate: sender.rate(),
+                window: sender.window(),
+                ..seen
+            },
+            Some(Endpoints::Verbs(v)) => {
+                let c = v.counts();
+                Seen {
+                    timeouts: c.timeouts,
+                    recoveries: c.recoveries,
+                    ..seen
+                }
+            }
+            None => seen,
+        };
+        now.received = flow.received_at.is_some();
+        now.acked = flow.acked_at.is_some();
+        let sender = (f, src, None);
+        if now.timeouts > seen.timeouts {
+            self.row(
+                sender,
+                TraceEvent::Timeout,
+                None,
+                Detail::Timeouts(now.timeouts),
+            );
+        }
+        // An episode counts as recovery when a NACK starts it, not when a timeout does (IRN's
+        // sender then recovers all the same).
+        let entered = now.recoveries > seen.recoveries || (now.in_recovery && !seen.in_recovery);
+        if seen.in_recovery && (!now.in_recovery || entered) {
+            self.row(sender, TraceEvent::RecoveryExit, None, Detail::None);
+        }
+        if entered {
+            let detail = Detail::Recoveries(now.recoveries);
+            self.row(sender, TraceEvent::RecoveryEnter, None, detail);
+        }
+        if now.rate != seen.rate {
+            self.row(sender, TraceEvent::Rate, None, Detail::Rate(now.rate));
+        }
+        if now.window != seen.window {
+            self.row(sender, TraceEvent::Window, None, Detail::Window(now.window));
+        }
+        if now.received && !seen.received {
+            self.row((f, dst, None), TraceEvent::Received, None, Detail::None);
+        }
+        if now.acked && !seen.acked {
+            self.row(sender, TraceEvent::Acked, None, Detail::None);
+        }
+        if let Some(t) = self.trace.state() {
+            t.flows.insert(f, now);
+        }
+    }
+}
