@@ -7,7 +7,7 @@
 //! has no check at all. With a [`Tracer`], each hook checks one byte of a line the path reads
 //! anyway (a packet slot's flag, [`Packets::traced`](crate::packets::Packets::traced),
 //! where a packet is sent on a link, queued at a switch, dropped or received; a flow's
-//! [`Flow::traced`](super::hosts::Flow) where its transport is looked at), and only a traced
+//! `Flow::traced` where its transport is looked at), and only a traced
 //! flow's packets come to the code here, out of line and `#[cold]`. The trace only reads: a
 //! traced run computes exactly what the untraced one does.
 //!
