@@ -10,29 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Two variants on four hosts for 100 us: a few flows, a fraction of a second per run.
-const TINY: &str = r#"
-name = "tiny"
-seed = 1
-
-[topology]
-kind = "star"
-hosts = 4
-
-[workload]
-kind = "poisson"
-load = 0.5
-duration = "100us"
-
-[[compare]]
-name = "IRN"
-set = { "transport.kind" = "irn" }
-
-[[compare]]
-name = "RoCE+PFC"
-set = { "transport.kind" = "roce", "switch.pfc" = true }
-"#;
-
 const SWEEP: &str =
     "name = \"loads\"\nscenario = \"tiny.toml\"\n[grid]\n\"workload.load\" = [0.3, 0.6]\n";
 

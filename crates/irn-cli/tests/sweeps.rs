@@ -7,29 +7,6 @@ mod common;
 use common::*;
 use std::path::Path;
 
-/// Two variants on four hosts for 80 us: a few flows, a fraction of a second per run.
-const TINY: &str = r#"
-name = "tiny"
-seed = 1
-
-[topology]
-kind = "star"
-hosts = 4
-
-[workload]
-kind = "poisson"
-load = 0.5
-duration = "100us"
-
-[[compare]]
-name = "IRN"
-set = { "transport.kind" = "irn" }
-
-[[compare]]
-name = "RoCE+PFC"
-set = { "transport.kind" = "roce", "switch.pfc" = true }
-"#;
-
 /// 2 points (loads, in an order text order would swap) × 2 seeds × 2 variants; a duration
 /// and a size key with one value each, to show their units.
 const SWEEP: &str = r#"

@@ -43,3 +43,26 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Two variants on four hosts for 100 us: a few flows, a fraction of a second per run.
+pub const TINY: &str = r#"
+name = "tiny"
+seed = 1
+
+[topology]
+kind = "star"
+hosts = 4
+
+[workload]
+kind = "poisson"
+load = 0.5
+duration = "100us"
+
+[[compare]]
+name = "IRN"
+set = { "transport.kind" = "irn" }
+
+[[compare]]
+name = "RoCE+PFC"
+set = { "transport.kind" = "roce", "switch.pfc" = true }
+"#;
