@@ -443,8 +443,16 @@ fn a_monitored_run_draws_its_series_and_renders_in_headless_chromium() {
         println!("skipped the browser: chromium not installed");
         return;
     };
-    let profile = scratch("monitored-profile");
-    let mut cmd = Command::new(&chromium);
+    let dom = rendered_dom(&chromium, &report, "monitored-profile");
+    assert_eq!(dom.matches("</svg>").count(), CHARTS.len() + series.len());
+    assert!(dom.contains("Link utilization by tier over time"));
+}
+
+/// `page` as headless Chromium's DOM, after checking the page logged nothing to its console
+/// (the reports have no script: any message is a fault); `profile` names a scratch profile.
+fn rendered_dom(chromium: &Path, page: &Path, profile: &str) -> String {
+    let profile = scratch(profile);
+    let mut cmd = Command::new(chromium);
     cmd.args([
         "--headless",
         "--no-sandbox",
@@ -453,7 +461,7 @@ fn a_monitored_run_draws_its_series_and_renders_in_headless_chromium() {
     ])
     .arg(format!("--user-data-dir={}", profile.display()))
     .arg("--dump-dom")
-    .arg(format!("file://{}", report.display()));
+    .arg(format!("file://{}", page.display()));
     let (dom, stderr) = run_with_limit(cmd, &profile, Duration::from_secs(45));
     assert!(
         !stderr
@@ -461,8 +469,33 @@ fn a_monitored_run_draws_its_series_and_renders_in_headless_chromium() {
             .any(|l| l.contains("Uncaught") || l.contains(":CONSOLE")),
         "{stderr}"
     );
-    assert_eq!(dom.matches("</svg>").count(), CHARTS.len() + series.len());
-    assert!(dom.contains("Link utilization by tier over time"));
+    dom
+}
+
+/// A seeded sweep's report: a metric against the grid key with error bars, slowdown by size
+/// per point, the mean ± CI table; every chart in Chromium's DOM.
+#[test]
+fn a_sweeps_report_renders_in_headless_chromium() {
+    let dir = scratch("sweep-report");
+    std::fs::write(dir.join("tiny.toml"), SCENARIO).unwrap();
+    let sweep = "name = \"loads\"\nscenario = \"tiny.toml\"\nseeds = [1, 2]\n[grid]\n\
+                 \"workload.load\" = [0.3, 0.6]\n";
+    std::fs::write(dir.join("sweep.toml"), sweep).unwrap();
+    ok(&irn(&["sweep", "sweep.toml", "--out", "s"], &dir));
+    ok(&irn(&["plot", "s"], &dir));
+    let report = dir.join("s/report.html");
+    let html = std::fs::read_to_string(&report).unwrap();
+    // One line chart and a slowdown-by-size chart per point.
+    let charts = 1 + 2;
+    check_html(&html, charts);
+    assert!(html.contains("workload.load"), "{html}");
+    let Some(chromium) = chromium() else {
+        println!("skipped the browser: chromium not installed");
+        return;
+    };
+    let dom = rendered_dom(&chromium, &report, "sweep-profile");
+    assert_eq!(dom.matches("</svg>").count(), charts);
+    assert!(dom.contains("<table>") && dom.contains("<polyline"));
 }
 
 #[test]
