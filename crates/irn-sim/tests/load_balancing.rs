@@ -7,7 +7,7 @@ mod common;
 use irn_core::ordering::{OrderingConfig, OrderingMode};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{LoadBalancing, Ordering, SimConfig};
 use irn_sim::ids::HostIdx;
 use irn_sim::topology::Topology;
 use irn_sim::workload::{poisson, Cdf, FlowClass, FlowSpec, SizeDist};
@@ -32,17 +32,7 @@ fn config(
     SimConfig {
         seed: 3,
         load_balancing,
-        ..SimConfig::new(
-            topology,
-            SwitchConfig {
-                model: SwitchModel::InputQueued,
-                buffer_bytes: 240_000,
-                pfc: None,
-                ecn: None,
-            },
-            transport,
-            flows,
-        )
+        ..SimConfig::new(topology, common::lossy_switch(), transport, flows)
     }
 }
 

@@ -2,11 +2,11 @@
 //! recovery per flow (sprayed over two unequal paths, and not under ECMP), the fraction of the
 //! run ports spend paused by kind of port (an incast on a star), and FCT by flow-size bucket.
 
+mod common;
+
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{
-    LoadBalancing, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel,
-};
+use irn_sim::config::{LoadBalancing, PfcConfig, PfcThreshold, SimConfig};
 use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::{FlowClass, FlowSpec};
@@ -18,17 +18,7 @@ const RATE: Bandwidth = Bandwidth::from_gbps(40);
 fn config(topology: Topology, transport: TransportConfig, flows: Vec<FlowSpec>) -> SimConfig {
     SimConfig {
         seed: 3,
-        ..SimConfig::new(
-            topology,
-            SwitchConfig {
-                model: SwitchModel::InputQueued,
-                buffer_bytes: 240_000,
-                pfc: None,
-                ecn: None,
-            },
-            transport,
-            flows,
-        )
+        ..SimConfig::new(topology, common::lossy_switch(), transport, flows)
     }
 }
 

@@ -8,7 +8,7 @@ mod common;
 use irn_core::ordering::{OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{LoadBalancing, Ordering, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{LoadBalancing, Ordering, SimConfig};
 use irn_sim::ids::HostIdx;
 use irn_sim::topology::Topology;
 use irn_sim::workload::{poisson, Cdf, FlowClass, FlowSpec, SizeDist};
@@ -34,17 +34,7 @@ fn config(
             write_last,
             ..Ordering::default()
         },
-        ..SimConfig::new(
-            topology,
-            SwitchConfig {
-                model: SwitchModel::InputQueued,
-                buffer_bytes: 240_000,
-                pfc: None,
-                ecn: None,
-            },
-            transport,
-            flows,
-        )
+        ..SimConfig::new(topology, common::lossy_switch(), transport, flows)
     }
 }
 

@@ -1,4 +1,6 @@
-//! Networks the simulator's test files share.
+//! Networks and switches the simulator's test files share.
+
+#![allow(dead_code)] // each test binary uses a subset
 
 use irn_core::{Bandwidth, Duration};
 use irn_sim::ids::NodeId;
@@ -24,4 +26,14 @@ pub fn two_paths(rate: Bandwidth) -> Topology {
         vec![link(0, 2, 1), link(2, 3, 1), link(2, 3, 3), link(3, 1, 1)],
     )
     .unwrap()
+}
+
+/// The IRN paper's switch without PFC or ECN: input-queued, 240 KB per input.
+pub fn lossy_switch() -> irn_sim::config::SwitchConfig {
+    irn_sim::config::SwitchConfig {
+        model: irn_sim::config::SwitchModel::InputQueued,
+        buffer_bytes: 240_000,
+        pfc: None,
+        ecn: None,
+    }
 }
