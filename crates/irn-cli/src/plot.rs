@@ -171,6 +171,58 @@ pub struct FctBucketGroup {
     pub values: Vec<(Option<f64>, Option<f64>)>,
 }
 
+/// A chart by flow-size bucket's coordinates: bucket slots along x, a log y axis.
+type BucketCoord = Cartesian2d<plotters::coord::types::RangedCoordf64, LogCoord<f64>>;
+
+/// The axes of a chart by flow-size bucket: one slot per bucket along x (labelled by
+/// [`bucket_label`]), a log y axis over `y` described by `y_desc`.
+fn bucket_axes<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    buckets: usize,
+    (y0, y1): (f64, f64),
+    y_desc: &str,
+    y_fmt: fn(f64) -> String,
+) -> Result<ChartContext<'a, SVGBackend<'b>, BucketCoord>> {
+    let n_groups = buckets.max(1);
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(20)
+        .margin_bottom(10)
+        .x_label_area_size(40)
+        .y_label_area_size(Y_LABEL_AREA)
+        .build_cartesian_2d(-0.5..n_groups as f64 - 0.5, (y0..y1).log_scale())?;
+    let fmt = |y: &f64| y_fmt(*y);
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_label_formatter(&fmt)
+        .y_desc(y_desc)
+        .label_style((FONT, LABEL_SIZE))
+        .axis_desc_style((FONT, LABEL_SIZE))
+        .light_line_style(BLACK.mix(0.04))
+        .bold_line_style(BLACK.mix(0.12))
+        .draw()?;
+    Ok(chart)
+}
+
+/// Bucket `g`'s label under its slot of a [`bucket_axes`] chart whose axis starts at `y0`.
+fn bucket_label(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    chart: &ChartContext<'_, SVGBackend<'_>, BucketCoord>,
+    g: usize,
+    y0: f64,
+    label: &str,
+) -> Result<()> {
+    let (px, py) = chart.backend_coord(&(g as f64, y0));
+    let style = (FONT, LABEL_SIZE)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    root.draw(&Text::new(label.to_string(), (px, py + 10), style))?;
+    Ok(())
+}
+
 /// FCT by flow-size bucket (the form of Eunomia's Figs. 10 and 11): per bucket one bar per
 /// variant up to its mean FCT, with a whisker up to its p99, on a log axis (buckets' FCTs
 /// differ by orders of magnitude). Absolute values, not relative ones: a bucket's variants are
@@ -201,35 +253,17 @@ pub fn fct_bucket_bars(
         root.fill(&WHITE)?;
         let area = root.titled(title, (FONT, TITLE_SIZE))?;
         let area = legend(&area, variants, Marker::Box)?;
-        let n_groups = buckets.len().max(1);
-        let mut chart = ChartBuilder::on(&area)
-            .margin_left(10)
-            .margin_right(20)
-            .margin_bottom(10)
-            .x_label_area_size(40)
-            .y_label_area_size(Y_LABEL_AREA)
-            .build_cartesian_2d(-0.5..n_groups as f64 - 0.5, (y0..y1).log_scale())?;
-        let y_fmt = |y: &f64| fmt_us(*y);
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_label_formatter(&y_fmt)
-            .y_desc("FCT: mean (bar), p99 (whisker)")
-            .label_style((FONT, LABEL_SIZE))
-            .axis_desc_style((FONT, LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()?;
+        let mut chart = bucket_axes(
+            &area,
+            buckets.len(),
+            (y0, y1),
+            "FCT: mean (bar), p99 (whisker)",
+            fmt_us,
+        )?;
         let n = variants.len().max(1);
         let w = 0.8 / n as f64;
         for (g, bucket) in buckets.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(g as f64, y0));
-            let style = (FONT, LABEL_SIZE)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Top));
-            root.draw(&Text::new(bucket.label.clone(), (px, py + 10), style))?;
+            bucket_label(&root, &chart, g, y0, &bucket.label)?;
             for (i, &(avg, p99)) in bucket.values.iter().enumerate() {
                 let left = g as f64 - 0.4 + i as f64 * w;
                 let (x0, x1, xc) = (left + 0.08 * w, left + 0.92 * w, left + 0.5 * w);
@@ -253,7 +287,11 @@ pub fn fct_bucket_bars(
             }
         }
         if empty {
-            no_data(&chart, (n_groups as f64 - 1.0) / 2.0, (y0 * y1).sqrt())?;
+            no_data(
+                &chart,
+                (buckets.len().max(1) as f64 - 1.0) / 2.0,
+                (y0 * y1).sqrt(),
+            )?;
         }
         root.present()?;
     }
@@ -297,35 +335,17 @@ pub fn slowdown_bucket_bars(
         root.fill(&WHITE)?;
         let area = root.titled(title, (FONT, TITLE_SIZE))?;
         let area = legend(&area, variants, Marker::Box)?;
-        let n_groups = buckets.len().max(1);
-        let mut chart = ChartBuilder::on(&area)
-            .margin_left(10)
-            .margin_right(20)
-            .margin_bottom(10)
-            .x_label_area_size(40)
-            .y_label_area_size(Y_LABEL_AREA)
-            .build_cartesian_2d(-0.5..n_groups as f64 - 0.5, (y0..y1).log_scale())?;
-        let y_fmt = |y: &f64| fmt_sig(*y, 3);
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_label_formatter(&y_fmt)
-            .y_desc("slowdown: p50 (bar), p95 (tick), p99 (whisker)")
-            .label_style((FONT, LABEL_SIZE))
-            .axis_desc_style((FONT, LABEL_SIZE))
-            .light_line_style(BLACK.mix(0.04))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()?;
+        let mut chart = bucket_axes(
+            &area,
+            buckets.len(),
+            (y0, y1),
+            "slowdown: p50 (bar), p95 (tick), p99 (whisker)",
+            |y| fmt_sig(y, 3),
+        )?;
         let n = variants.len().max(1);
         let w = 0.8 / n as f64;
         for (g, bucket) in buckets.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(g as f64, y0));
-            let style = (FONT, LABEL_SIZE)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Top));
-            root.draw(&Text::new(bucket.label.clone(), (px, py + 10), style))?;
+            bucket_label(&root, &chart, g, y0, &bucket.label)?;
             for (i, &[p50, p95, p99]) in bucket.values.iter().enumerate() {
                 let left = g as f64 - 0.4 + i as f64 * w;
                 let (x0, x1, xc) = (left + 0.08 * w, left + 0.92 * w, left + 0.5 * w);
@@ -356,7 +376,11 @@ pub fn slowdown_bucket_bars(
             }
         }
         if empty {
-            no_data(&chart, (n_groups as f64 - 1.0) / 2.0, (y0 * y1).sqrt())?;
+            no_data(
+                &chart,
+                (buckets.len().max(1) as f64 - 1.0) / 2.0,
+                (y0 * y1).sqrt(),
+            )?;
         }
         root.present()?;
     }
