@@ -80,6 +80,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         if let Some(note) = long_run_note(&r.config) {
             eprintln!("note: {}: {note}", r.name);
         }
+        warn(r);
     }
     let pool = worker_pool(args.jobs)?;
     let bars = Bars::new();
@@ -281,8 +282,16 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             c.switch.buffer_bytes,
             if c.switch.pfc.is_some() { "on" } else { "off" },
         );
+        warn(r);
     }
     Ok(())
+}
+
+/// Prints what the scenario allows but likely did not mean (see `Run::warnings`).
+pub fn warn(r: &Run) {
+    for w in &r.warnings {
+        eprintln!("warning: {}: {w}", r.name);
+    }
 }
 
 /// `-j`/`--jobs`: a number of workers, at least one. clap's own reading of a `NonZeroUsize`

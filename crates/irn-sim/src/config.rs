@@ -6,6 +6,7 @@ use irn_core::{Bandwidth, Duration, Psn};
 
 pub use crate::forwarding::LoadBalancing;
 use crate::ids::{FlowId, PortId};
+use crate::pause::{PauseControl, PauseFrames, PauseSourceConfig};
 use crate::rng::{stream_seed, Purpose};
 use crate::topology::{Port, Topology};
 use crate::workload::FlowSpec;
@@ -43,6 +44,11 @@ pub struct SimConfig {
     pub ordering: Ordering,
     /// What `[monitor]` samples over time; `None`: nothing (no sample event at all).
     pub monitor: Option<Monitor>,
+    /// `[[pause_control]]`: switch inputs that decide their PAUSE frames by a rule of their own
+    /// (the WAN's receiving ends); empty: every input is under `switch.pfc` alone.
+    pub pause_control: Vec<PauseControl>,
+    /// `[pauses]`: hosts that pause their switch at random; empty: hosts never pause.
+    pub pause_sources: Vec<PauseSourceConfig>,
 }
 
 /// `[monitor]`, resolved: what is sampled and how often, for `series/*.csv`.
@@ -150,6 +156,8 @@ impl SimConfig {
             fct_size_buckets: DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
             ordering: Ordering::default(),
             monitor: None,
+            pause_control: Vec::new(),
+            pause_sources: Vec::new(),
         }
     }
 
@@ -245,6 +253,8 @@ pub struct PfcConfig {
     pub threshold: PfcThreshold,
     /// Resume once occupancy is this far below the pause threshold (choice: 2 MTU-sized frames).
     pub resume_gap_bytes: u64,
+    /// XOFF/XON without timers, or timed frames refreshed while paused (`crate::pause`).
+    pub frames: PauseFrames,
 }
 
 /// When an input port pauses its upstream neighbour.

@@ -63,8 +63,21 @@ pub enum Event {
     /// The head packet on the link leaving this port reaches the port at the other end (its
     /// last bit is in).
     Arrive(PortId),
-    /// A PFC frame reaches this port from its peer: stop (`pause`) or resume sending data.
-    Pfc { port: PortId, pause: bool },
+    /// A PAUSE frame reaches this port from its peer: a [`PauseFrame`](crate::pause::PauseFrame)
+    /// packed as its `to_parts` (an `xoff` without a timer, or a time in `quanta`; 0 resumes).
+    Pfc {
+        port: PortId,
+        quanta: u16,
+        xoff: bool,
+    },
+    /// The pause a timed PAUSE frame set on this port may have run out.
+    PauseEnd(PortId),
+    /// The switch input behind this port may have to refresh its timed PAUSE upstream.
+    PauseRefresh(PortId),
+    /// The `[[pause_control]]` rule of this index looks at its input's buffer.
+    PauseControl(u32),
+    /// The `[pauses]` host of this index sends its next PAUSE frame.
+    PauseSource(u32),
     /// A flow's sender timer may have expired.
     Timer(FlowId),
     /// The next flow of the workload starts.

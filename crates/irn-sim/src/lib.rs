@@ -11,6 +11,7 @@
 //! | [`forwarding`] | load balancing among equal-cost next hops (ECMP, spray, DRILL, power of two, LetFlow) |
 //! | [`switch`] | the IRN paper's input-queued VOQ switch with per-input buffers and PFC |
 //! | [`port`] | an egress port and the link leaving it |
+//! | [`pause`] | PAUSE/PFC frames: quanta, pause times, XOFF/XON or timed frames |
 //! | [`packet`] | the packet as the network sees it |
 //! | [`topology`] | fat-tree, leaf-spine, star, dumbbell and arbitrary graphs; ECMP routing tables |
 //! | [`workload`] | Poisson, incast and trace workloads; flow-size CDFs |
@@ -27,6 +28,7 @@ pub mod ids;
 pub mod metrics;
 pub mod packet;
 pub mod packets;
+pub mod pause;
 pub mod port;
 pub mod prefetch;
 pub mod rng;

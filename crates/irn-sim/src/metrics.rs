@@ -40,6 +40,10 @@ pub struct NetworkCounters {
     /// Mean over all ports of the fraction of the measured interval (the first flow's arrival
     /// to the end of the run) spent transmitting.
     pub link_utilization: f64,
+    /// Payload bytes the receivers accepted in order, over every flow (finished or not).
+    pub delivered_bytes: u64,
+    /// `delivered_bytes` per second of the measured interval, in Gb/s.
+    pub goodput_gbps: f64,
     pub peak_buffer_bytes: u64,
     pub events: u64,
     /// The simulated clock when the run ended (from t = 0, not from the first arrival).
@@ -215,6 +219,12 @@ pub struct Summary {
     /// of the run, so a trace whose flows start at 2 s (as ns-3 flow files do) reads the same as
     /// the same flows starting at 0.
     pub link_utilization: f64,
+    /// Payload bytes the receivers accepted in order, over every flow, finished or cut off by
+    /// the drain limit (a verbs flow counts when it finishes).
+    pub delivered_bytes: u64,
+    /// `delivered_bytes` over the interval `link_utilization` is measured in, in Gb/s: the
+    /// network's goodput (Eunomia's throughput, the WAN's goodput).
+    pub goodput_gbps: f64,
     /// Most bytes any switch input buffer held at once (with shared-buffer switches, any
     /// switch's buffer).
     pub peak_buffer_bytes: u64,
@@ -671,6 +681,8 @@ impl RunResult {
             ),
             paused_time_us: us(c.paused_time),
             link_utilization: c.link_utilization,
+            delivered_bytes: c.delivered_bytes,
+            goodput_gbps: c.goodput_gbps,
             peak_buffer_bytes: c.peak_buffer_bytes,
             events: c.events,
             sim_time_us: us(c.sim_time),

@@ -12,6 +12,7 @@ use irn_core::{Bandwidth, Duration, Time};
 
 use crate::ids::{HostIdx, NodeId, PortId};
 use crate::packets::Fifo;
+use crate::pause::PauseFrames;
 
 /// The node a port belongs to, as its index among hosts or among switches, in four bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,11 +141,32 @@ fn exact_serialization(bytes: u32, extra: &PortExtra) -> Duration {
 }
 
 /// What the packet path rarely needs about a port: its exact rate (for rates that do not divide
-/// 8 Tb/s) and how long it has been paused (PFC frames only).
+/// 8 Tb/s), how long it has been paused and its pause timers (PAUSE frames only).
 #[derive(Debug, Clone, Copy)]
 pub struct PortExtra {
     pub rate: Bandwidth,
     pub pauses: PauseLog,
+    /// When the pause in force on this port runs out: [`Time::MAX`] for none or one without a
+    /// timer. A `PauseEnd` at another time is stale (a newer frame overrode the timer).
+    pub pause_until: Time,
+    /// When this port's switch input refreshes its timed PAUSE upstream, or [`Time::MAX`]: a
+    /// `PauseRefresh` at another time is stale (the input resumed, or paused again since).
+    pub refresh_at: Time,
+    /// The PFC frames this port's switch input sends upstream: `[switch] pfc_frames`, or its
+    /// `[[pause_control]]` threshold rule's.
+    pub frames: PauseFrames,
+}
+
+impl PortExtra {
+    pub fn new(rate: Bandwidth, frames: PauseFrames) -> Self {
+        PortExtra {
+            rate,
+            pauses: PauseLog::default(),
+            pause_until: Time::MAX,
+            refresh_at: Time::MAX,
+            frames,
+        }
+    }
 }
 
 /// How long a port has been paused, and the PAUSE frames it sent and received: counted here,
@@ -193,11 +215,7 @@ mod tests {
             rate,
             Duration::from_us(1),
         );
-        let extra = PortExtra {
-            rate,
-            pauses: PauseLog::default(),
-        };
-        (port, extra)
+        (port, PortExtra::new(rate, PauseFrames::XoffXon))
     }
 
     #[test]

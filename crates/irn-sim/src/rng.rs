@@ -41,6 +41,8 @@ pub enum Purpose {
     InitialPsn,
     /// Per-packet load balancing's random draws (index: the switch).
     LoadBalancing,
+    /// A host's random PAUSE frames, `[pauses]` (index: the host).
+    Pauses,
 }
 
 impl Purpose {
@@ -58,6 +60,7 @@ impl Purpose {
             Purpose::Verbs => *b"verbs\0\0\0",
             Purpose::InitialPsn => *b"isn\0\0\0\0\0",
             Purpose::LoadBalancing => *b"lbalance",
+            Purpose::Pauses => *b"pauses\0\0",
         })
     }
 }
@@ -130,7 +133,7 @@ mod tests {
     use super::*;
     use rand::Rng;
 
-    const ALL: [Purpose; 10] = [
+    const ALL: [Purpose; 11] = [
         Purpose::Arrivals,
         Purpose::Sizes,
         Purpose::Destinations,
@@ -141,6 +144,7 @@ mod tests {
         Purpose::Verbs,
         Purpose::InitialPsn,
         Purpose::LoadBalancing,
+        Purpose::Pauses,
     ];
 
     fn first(seed: u64, purpose: Purpose, index: u64) -> Vec<u64> {

@@ -27,6 +27,7 @@ mod load_balancing;
 mod monitor;
 mod ordering;
 mod overrides;
+mod pause;
 mod run;
 mod switch;
 mod topology;
@@ -40,6 +41,7 @@ pub use experiment::{
 pub use load_balancing::{BalancerKind, LoadBalancingSection};
 pub use monitor::{node_tiers, MonitorSection, PortSelection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
+pub use pause::{Level, PauseControlSection, PausesSection, RuleKind, Span, LONGEST_PAUSE_BYTES};
 pub use run::RunSection;
 pub use switch::{SwitchModelKind, SwitchSection};
 pub use topology::{TopologyKind, TopologySection};
@@ -68,6 +70,13 @@ pub struct ScenarioFile {
     /// resolved scenario.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monitor: Option<MonitorSection>,
+    /// `[[pause_control]]`: switch inputs with a pause rule of their own (see
+    /// [`PauseControlSection`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pause_control: Vec<PauseControlSection>,
+    /// `[pauses]`: hosts that pause their switch at random (see [`PausesSection`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pauses: Option<PausesSection>,
     /// Variants to compare; each overrides keys of the scenario above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<VariantSection>,
@@ -93,6 +102,8 @@ impl Default for ScenarioFile {
             workload: WorkloadSection::default(),
             run: RunSection::default(),
             monitor: None,
+            pause_control: Vec::new(),
+            pauses: None,
             compare: Vec::new(),
             experiment: None,
             check: Vec::new(),
@@ -118,6 +129,9 @@ pub struct Run {
     /// The scenario with every default filled in and every override applied.
     pub resolved: ScenarioFile,
     pub config: SimConfig,
+    /// What is allowed but likely not meant (a long link's buffer that cannot hold a round
+    /// trip), for the command to print.
+    pub warnings: Vec<String>,
 }
 
 /// The scenario's name and its runs, with its experiment and checks if it has any.
@@ -194,33 +208,34 @@ pub fn parse(
     };
     // The file's table with a variant's keys, then the command line's (which win over the
     // file, variants included), checked and built.
-    let build =
-        |name: &str, set: &toml::Table| -> Result<(ScenarioFile, SimConfig), ScenarioError> {
-            let mut t = table.clone();
-            for (key, value) in set {
-                set_dotted(&mut t, key, value.clone())
-                    .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
-            }
-            for (key, value) in &overrides {
-                set_dotted(&mut t, key, value.clone())
-                    .map_err(|m| syntax(format!("--set {key}: {m}{}", form_of(key))))?;
-            }
-            // The merged table has no source text to point into, so an error names the key's path
-            // instead (a value set by a variant or by `--set` has no line of its own).
-            let mut resolved: ScenarioFile =
-                serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
-                    let at = e.path().to_string();
-                    let message = e.into_inner().message().to_string();
-                    syntax(blame(&at, &message, &overrides, compare.then_some(name)))
-                })?;
-            resolved.topology.normalize(file)?;
-            resolved.switch.normalize(file)?;
-            resolved.load_balancing.normalize(file)?;
-            resolved.ordering.normalize(file)?;
-            resolved.workload.normalize(file)?;
-            let config = validate(&resolved, file, base_dir)?;
-            Ok((resolved, config))
-        };
+    let build = |name: &str,
+                 set: &toml::Table|
+     -> Result<(ScenarioFile, SimConfig, Vec<String>), ScenarioError> {
+        let mut t = table.clone();
+        for (key, value) in set {
+            set_dotted(&mut t, key, value.clone())
+                .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
+        }
+        for (key, value) in &overrides {
+            set_dotted(&mut t, key, value.clone())
+                .map_err(|m| syntax(format!("--set {key}: {m}{}", form_of(key))))?;
+        }
+        // The merged table has no source text to point into, so an error names the key's path
+        // instead (a value set by a variant or by `--set` has no line of its own).
+        let mut resolved: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(t))
+            .map_err(|e| {
+                let at = e.path().to_string();
+                let message = e.into_inner().message().to_string();
+                syntax(blame(&at, &message, &overrides, compare.then_some(name)))
+            })?;
+        resolved.topology.normalize(file)?;
+        resolved.switch.normalize(file)?;
+        resolved.load_balancing.normalize(file)?;
+        resolved.ordering.normalize(file)?;
+        resolved.workload.normalize(file)?;
+        let (config, warnings) = validate(&resolved, file, base_dir)?;
+        Ok((resolved, config, warnings))
+    };
     let mut seen = std::collections::BTreeSet::new();
     let mut runs = Vec::with_capacity(variants.len());
     for v in variants {
@@ -232,7 +247,7 @@ pub fn parse(
                 "variant names must be unique",
             ));
         }
-        let (resolved, config) = match build(&v.name, &v.set) {
+        let (resolved, config, warnings) = match build(&v.name, &v.set) {
             Ok(built) => built,
             // A value only this variant makes invalid (a key its transport does not take,
             // say) names the variant; one every variant shares is reported as it is.
@@ -247,6 +262,7 @@ pub fn parse(
             name: v.name,
             resolved,
             config,
+            warnings,
         });
     }
     experiment::validate(
@@ -305,7 +321,11 @@ fn form_of(key: &str) -> &'static str {
 /// The order is the one errors are reported in, and each step takes what the ones before it
 /// settled: the frame needs the transport's headers and the ordering layer's, PFC's headroom
 /// the frame, the timers PFC's losses.
-fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, ScenarioError> {
+fn validate(
+    s: &ScenarioFile,
+    file: &str,
+    base_dir: &Path,
+) -> Result<(SimConfig, Vec<String>), ScenarioError> {
     let topology = topology::build(&s.topology, file, base_dir)?;
     let buffer = switch::buffer(s, file)?;
     let t = &s.transport;
@@ -321,6 +341,9 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         verbs.is_some() && verbs_irn_headers,
     );
     let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame)?;
+    let controls = pause::controls(s, file, &topology, (buffer.bytes, buffer.model), max_frame)?;
+    let pfc_drops = pfc_drops.or(controls.drops);
+    let pause_sources = pause::sources(s, file, &topology)?;
     let (transport, ecn) =
         transport::build(s, file, &topology, extra_header_bytes, max_frame, pfc_drops)?;
     let flows = workload::build(s, file, base_dir, &topology, verbs)?;
@@ -328,7 +351,7 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
     let monitor = (s.monitor.as_ref())
         .map(|m| monitor::build(m, file, &topology, flows.len()))
         .transpose()?;
-    Ok(SimConfig {
+    let config = SimConfig {
         seed: s.seed,
         topology,
         switch: SwitchConfig {
@@ -348,7 +371,10 @@ fn validate(s: &ScenarioFile, file: &str, base_dir: &Path) -> Result<SimConfig, 
         fct_size_buckets,
         ordering,
         monitor,
-    })
+        pause_control: controls.controls,
+        pause_sources,
+    };
+    Ok((config, controls.warnings))
 }
 
 /// The NICs' ordering layer, checked against the transport and the flows it sits under.

@@ -71,10 +71,12 @@ impl<'de> de::Deserializer<'de> for Tracer<'_> {
     type Error = TraceError;
 
     /// Only untagged enums ask for "anything": `ordering.cap` (bits or a word), which a number
-    /// fits, and `monitor.ports` (a selector or a list of them), which a word fits.
+    /// fits, and `monitor.ports` (a selector or a list of them) and `pauses.gap`/`length` (a
+    /// duration or a range), which a word fits.
     fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, TraceError> {
         match self.path.as_str() {
             "monitor.ports" => v.visit_str("switch"),
+            "pauses.gap" | "pauses.length" => v.visit_str("1ms"),
             _ => v.visit_u64(1),
         }
     }
@@ -198,6 +200,19 @@ fn keys_in_code() -> BTreeSet<String> {
     }
     // `[[compare]]` is a list, which the tracer leaves empty; its entries' keys are fixed.
     keys.extend(["compare.name".to_string(), "compare.set".to_string()]);
+    // So are `[[pause_control]]`'s.
+    for key in [
+        "ports",
+        "rule",
+        "threshold",
+        "height",
+        "constant",
+        "interval",
+        "resume",
+        "frames",
+    ] {
+        keys.insert(format!("pause_control.{key}"));
+    }
     keys
 }
 

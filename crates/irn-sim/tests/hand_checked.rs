@@ -30,6 +30,7 @@ fn config(
                 pfc: pfc.then_some(PfcConfig {
                     threshold: PfcThreshold::Auto,
                     resume_gap_bytes: 2 * 1086,
+                    frames: Default::default(),
                 }),
                 ecn: None,
             },

@@ -291,6 +291,7 @@ proptest::proptest! {
             cfg.switch.pfc = Some(irn_sim::config::PfcConfig {
                 threshold: irn_sim::config::PfcThreshold::Auto,
                 resume_gap_bytes: 2 * 1086,
+                frames: Default::default(),
             });
         }
         let mode = LAYERS.get(layer).copied();

@@ -30,6 +30,7 @@ fn config(topology: Topology, flows: Vec<FlowSpec>) -> SimConfig {
                 pfc: Some(PfcConfig {
                     threshold: PfcThreshold::Auto,
                     resume_gap_bytes: 2 * 1086,
+                    frames: Default::default(),
                 }),
                 ecn: None,
             },

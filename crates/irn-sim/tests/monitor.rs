@@ -63,6 +63,7 @@ fn two_into_one(packets: u64, buffer: u64, pfc: Option<u64>) -> SimConfig {
                 pfc: pfc.map(|bytes| PfcConfig {
                     threshold: PfcThreshold::Bytes(bytes),
                     resume_gap_bytes: 2 * FRAME,
+                    frames: Default::default(),
                 }),
                 ecn: None,
             },

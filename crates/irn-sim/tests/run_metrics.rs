@@ -133,6 +133,7 @@ fn an_incast_pauses_the_senders_nics_and_no_switch_port() {
     cfg.switch.pfc = Some(PfcConfig {
         threshold: PfcThreshold::Auto,
         resume_gap_bytes: 2 * 1086,
+        frames: Default::default(),
     });
     let r = run(&cfg);
     let s = &r.summary;

@@ -164,7 +164,7 @@ enum Way {
 }
 
 /// Adds the ports selector `s` names to `out`; the error says what is allowed.
-fn select(topology: &Topology, s: &str, out: &mut Vec<PortId>) -> Result<(), String> {
+pub(super) fn select(topology: &Topology, s: &str, out: &mut Vec<PortId>) -> Result<(), String> {
     let ports = topology.ports();
     let tiers = node_tiers(topology);
     let leads = |p: u32, way: Way| {

@@ -6,6 +6,9 @@
 //! buffer = "9MB"          # per input port (input-queued) or per switch (shared-buffer)
 //! alpha = 0.125           # shared-buffer: the dynamic threshold's factor
 //! pfc = true
+//! pfc_frames = "timed"    # "xoff-xon" (default: no pause timer) or "timed" (802.1Qbb)
+//! pfc_pause_quanta = 65535 # timed: each XOFF's pause time, in 512-bit-time quanta
+//! pfc_refresh = "auto"    # timed: resend XOFF this often while paused (auto: half its time)
 //! ecn = "auto"            # "auto", "off", "dcqcn" or "dctcp"
 //! ```
 //!
@@ -16,8 +19,10 @@ use serde::{Deserialize, Serialize};
 use super::{check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
 use crate::config::{pfc_headroom_bytes, PfcConfig, PfcThreshold, SwitchModel};
 use crate::ids::NodeId;
+use crate::pause::{quanta_time, PauseFrames, MAX_QUANTA};
 use crate::topology::Topology;
 use crate::units::Bytes;
+use irn_core::Duration;
 
 /// Switch buffers and PFC (IRN §4.1).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,6 +44,17 @@ pub struct SwitchSection {
     pub pfc_threshold: String,
     /// Resume when this far below the threshold; `"auto"` is two full frames.
     pub pfc_resume_gap: String,
+    /// `"xoff-xon"` (an XOFF holds until XON, no timer) or `"timed"` (802.1Qbb frames with a
+    /// pause time, refreshed while the input stays paused).
+    pub pfc_frames: PfcFramesKind,
+    /// timed: the pause time each XOFF carries, in quanta of 512 bit times (1 to 65535, the
+    /// default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc_pause_quanta: Option<u32>,
+    /// timed: how often a paused input resends its XOFF: `"auto"` (half the pause time at the
+    /// link's rate, the default) or a duration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc_refresh: Option<String>,
     /// ECN marking on output queues: `"auto"` (DCQCN's RED with DCQCN, DCTCP's step with DCTCP,
     /// none otherwise), `"off"`, `"dcqcn"` or `"dctcp"`.
     pub ecn: String,
@@ -62,12 +78,24 @@ impl Default for SwitchSection {
             pfc: false,
             pfc_threshold: "auto".into(),
             pfc_resume_gap: "auto".into(),
+            pfc_frames: PfcFramesKind::XoffXon,
+            pfc_pause_quanta: None,
+            pfc_refresh: None,
             ecn: "auto".into(),
             ecn_kmin: None,
             ecn_kmax: None,
             ecn_pmax: None,
         }
     }
+}
+
+/// `switch.pfc_frames`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PfcFramesKind {
+    #[default]
+    XoffXon,
+    Timed,
 }
 
 /// How switches buffer packets.
@@ -93,6 +121,16 @@ impl SwitchSection {
             ("switch", "model"),
             kind,
             &[("alpha", self.alpha.is_some(), shared)],
+        )?;
+        let timed = self.pfc_frames == PfcFramesKind::Timed;
+        check_keys(
+            file,
+            ("switch", "pfc_frames"),
+            if timed { "timed" } else { "xoff-xon" },
+            &[
+                ("pfc_pause_quanta", self.pfc_pause_quanta.is_some(), timed),
+                ("pfc_refresh", self.pfc_refresh.is_some(), timed),
+            ],
         )?;
         if shared && self.pfc_threshold != "auto" {
             return Err(invalid(
@@ -212,15 +250,75 @@ pub(super) fn pfc(
                 shared_reserved = shared_headroom(file, topology, buf, max_frame)?;
             }
         }
+        let frames = pause_frames(s, file)?;
+        if let Some(lapse) = lapsing_pause(frames, topology) {
+            pfc_drops.get_or_insert(lapse);
+        }
         Some(PfcConfig {
             threshold,
             resume_gap_bytes,
+            frames,
         })
     } else {
         None
     };
     shared_pool(s, file, buf, max_frame, shared_reserved)?;
     Ok((pfc, pfc_drops))
+}
+
+/// `switch.pfc_frames` and its timed keys.
+fn pause_frames(s: &ScenarioFile, file: &str) -> Result<PauseFrames, ScenarioError> {
+    if s.switch.pfc_frames == PfcFramesKind::XoffXon {
+        return Ok(PauseFrames::XoffXon);
+    }
+    let quanta = s.switch.pfc_pause_quanta.unwrap_or(u32::from(MAX_QUANTA));
+    let quanta = u16::try_from(quanta)
+        .ok()
+        .filter(|&q| q > 0)
+        .ok_or_else(|| {
+            invalid(
+                file,
+                "switch.pfc_pause_quanta",
+                &quanta.to_string(),
+                "between 1 and 65535 (a 16-bit count of 512-bit-time quanta)",
+            )
+        })?;
+    let refresh = match s.switch.pfc_refresh.as_deref().unwrap_or("auto") {
+        "auto" => None,
+        v => {
+            let d = parse_key::<Duration>(file, "switch.pfc_refresh", v)?;
+            if d == Duration::ZERO {
+                return Err(invalid(
+                    file,
+                    "switch.pfc_refresh",
+                    &format!("{v:?}"),
+                    "\"auto\" or a duration above 0",
+                ));
+            }
+            Some(d)
+        }
+    };
+    Ok(PauseFrames::Timed { quanta, refresh })
+}
+
+/// Why timed pauses can lapse, if they can: a refresh that comes after the pause it renews has
+/// run out lets the upstream port send into a full input for a while (then timeouts must stay
+/// on).
+fn lapsing_pause(frames: PauseFrames, topology: &Topology) -> Option<String> {
+    let PauseFrames::Timed { quanta, .. } = frames else {
+        return None;
+    };
+    topology.ports().iter().find_map(|p| {
+        let every = frames.xoff(p.rate).1?;
+        let lasts = quanta_time(p.rate, quanta);
+        (every > lasts).then(|| {
+            format!(
+                "switch.pfc_refresh = {every} is longer than a pause of {quanta} quanta on a {} \
+                 link ({lasts}): pauses lapse between refreshes and PFC can drop packets",
+                p.rate
+            )
+        })
+    })
 }
 
 /// An input-queued switch's PFC: why `threshold` can drop packets, if it can.
@@ -356,7 +454,55 @@ fn shared_pool(
 
 #[cfg(test)]
 mod tests {
+    use crate::pause::PauseFrames;
     use crate::scenario::tests::one;
+
+    #[test]
+    fn pfc_frames_keys_defaults_and_errors() {
+        let frames = |keys: &str| {
+            one(&format!("[switch]\npfc = true\n{keys}\n"))
+                .map(|r| r.config.switch.pfc.expect("pfc on").frames)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(frames(""), Ok(PauseFrames::XoffXon));
+        assert_eq!(
+            frames("pfc_frames = \"timed\""),
+            Ok(PauseFrames::Timed {
+                quanta: 65535,
+                refresh: None
+            })
+        );
+        assert_eq!(
+            frames("pfc_frames = \"timed\"\npfc_pause_quanta = 10\npfc_refresh = \"1us\""),
+            Ok(PauseFrames::Timed {
+                quanta: 10,
+                refresh: Some(irn_core::Duration::from_us(1))
+            })
+        );
+        for (keys, want) in [
+            (
+                "pfc_pause_quanta = 10",
+                "switch.pfc_pause_quanta = (set): does not apply to switch.pfc_frames = \"xoff-xon\"",
+            ),
+            ("pfc_refresh = \"1us\"", "switch.pfc_refresh = (set)"),
+            (
+                "pfc_frames = \"timed\"\npfc_pause_quanta = 0",
+                "switch.pfc_pause_quanta = 0: between 1 and 65535",
+            ),
+            (
+                "pfc_frames = \"timed\"\npfc_pause_quanta = 65536",
+                "switch.pfc_pause_quanta = 65536",
+            ),
+            (
+                "pfc_frames = \"timed\"\npfc_refresh = \"0s\"",
+                "switch.pfc_refresh = \"0s\": \"auto\" or a duration above 0",
+            ),
+            ("pfc_frames = \"sometimes\"", "sometimes"),
+        ] {
+            let err = frames(keys).unwrap_err();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+    }
 
     #[test]
     fn an_input_buffer_must_exceed_its_links_pfc_headroom() {

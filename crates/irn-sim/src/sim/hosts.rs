@@ -404,6 +404,12 @@ impl<T: Trace> Simulation<'_, T> {
                 flow.min_window = s.min_window;
                 flow.recoveries = s.recoveries;
                 let r = receiver.stats();
+                let size = self.cfg.flows[f.index()].size_bytes;
+                self.counters.delivered_bytes += if finished {
+                    size
+                } else {
+                    (r.packets_accepted * u64::from(self.cfg.transport.mtu)).min(size)
+                };
                 (flow.out_of_order, flow.max_reorder_distance) =
                     (r.out_of_order, r.max_reorder_distance);
                 flow.nacks = r.nacks_sent;
@@ -430,6 +436,9 @@ impl<T: Trace> Simulation<'_, T> {
                 (flow.recoveries, flow.nacks) = (c.recoveries, c.nacks);
                 if finished && !v.data_ok() {
                     self.counters.verbs_data_errors += 1;
+                }
+                if finished {
+                    self.counters.delivered_bytes += self.cfg.flows[f.index()].size_bytes;
                 }
                 self.counters.cnps += c.cnps;
                 c.duplicates

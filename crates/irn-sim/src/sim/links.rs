@@ -1,12 +1,15 @@
 //! Ports and links: a port starts sending when its node has something for it, a link carries
-//! packets to the far end, and PFC frames travel upstream ahead of data.
+//! packets to the far end, and PAUSE frames travel upstream ahead of data and stop or resume
+//! the port they reach (with a timer when they carry a time).
 
 use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
 use crate::ids::PortId;
 use crate::packets::PacketId;
+use crate::pause::{quanta_time, PauseFrame};
 use crate::port::OwnerKind;
+use irn_core::Time;
 
 impl<T: Trace> Simulation<'_, T> {
     /// If the port is idle, start sending whatever its node has for it; if it is busy, make sure
@@ -83,25 +86,79 @@ impl<T: Trace> Simulation<'_, T> {
         }
     }
 
-    /// A PFC frame from the switch port `from` to the port upstream of it. Pause frames do not
-    /// queue behind data (they preempt) and take their own serialization plus the link delay.
-    #[inline]
+    /// The switch input behind port `from` pauses (`pause`) or resumes its upstream neighbour,
+    /// with the frames the port was given (`[switch] pfc_frames`, or its pause control's): a
+    /// timed XOFF arms its refresh, which a resume disarms.
     pub(super) fn send_pfc(&mut self, from: PortId, pause: bool) {
+        let extra = &mut self.extra[from.index()];
+        let frame = if pause {
+            let (frame, refresh) = extra.frames.xoff(extra.rate);
+            if let Some(every) = refresh {
+                extra.refresh_at = self.now + every;
+                self.queue
+                    .schedule(extra.refresh_at, Event::PauseRefresh(from));
+            }
+            frame
+        } else {
+            extra.refresh_at = Time::MAX;
+            PauseFrame::XON
+        };
+        self.send_pause(from, frame);
+    }
+
+    /// A refresh the input behind `from` armed is due: it is still paused, as a resume would
+    /// have disarmed it, so the XOFF goes again before the last one runs out.
+    pub(super) fn refresh_pause(&mut self, from: PortId) {
+        if self.extra[from.index()].refresh_at == self.now {
+            self.send_pfc(from, true);
+        }
+    }
+
+    /// A pause frame from port `from` to the port upstream of it. Pause frames do not queue
+    /// behind data (they preempt) and take their own serialization plus the link delay.
+    pub(super) fn send_pause(&mut self, from: PortId, frame: PauseFrame) {
         let port = &self.ports[from.index()];
-        let frame = irn_core::packet::CONTROL_FRAME_BYTES;
-        let at = self.now + port.serialization(frame, &self.extra[from.index()]) + port.delay;
-        if pause {
+        let size = irn_core::packet::CONTROL_FRAME_BYTES;
+        let at = self.now + port.serialization(size, &self.extra[from.index()]) + port.delay;
+        if frame.pauses() {
             self.counters.pause_frames += 1;
             self.extra[from.index()].pauses.sent += 1;
         } else {
             self.counters.resume_frames += 1;
         }
-        self.queue.schedule(
-            at,
-            Event::Pfc {
-                port: port.peer,
-                pause,
-            },
-        );
+        let (quanta, xoff) = frame.to_parts();
+        let port = port.peer;
+        self.queue.schedule(at, Event::Pfc { port, quanta, xoff });
+    }
+
+    /// A pause frame reaches port `p`: it stops sending data (a packet in serialization
+    /// finishes), for the frame's time if it has one, replacing any pause in force; time 0
+    /// resumes it at once.
+    pub(super) fn receive_pause(&mut self, p: PortId, frame: PauseFrame) {
+        let (port, extra) = (&mut self.ports[p.index()], &mut self.extra[p.index()]);
+        let pause = frame.pauses();
+        extra.pauses.record(self.now, port.paused, pause);
+        port.paused = pause;
+        extra.pause_until = match frame {
+            PauseFrame::Quanta(q) if pause => self.now + quanta_time(extra.rate, q),
+            _ => Time::MAX,
+        };
+        if extra.pause_until != Time::MAX {
+            self.queue.schedule(extra.pause_until, Event::PauseEnd(p));
+        }
+        if !pause {
+            self.try_send(p);
+        }
+    }
+
+    /// A timed pause on port `p` may have run out; it has unless a newer frame moved it.
+    pub(super) fn pause_ended(&mut self, p: PortId) {
+        let (port, extra) = (&mut self.ports[p.index()], &mut self.extra[p.index()]);
+        if port.paused && extra.pause_until == self.now {
+            extra.pauses.record(self.now, true, false);
+            port.paused = false;
+            extra.pause_until = Time::MAX;
+            self.try_send(p);
+        }
     }
 }

@@ -18,7 +18,8 @@ use crate::forwarding::Balancer;
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packets::{Fifo, Packets};
-use crate::port::{Owner, OwnerKind, PauseLog, Port, PortExtra};
+use crate::pause::{PauseFrame, PauseFrames, PauseRule, PauseSource};
+use crate::port::{Owner, OwnerKind, Port, PortExtra};
 use crate::rng::{stream, Purpose};
 use crate::series::SeriesSink;
 use crate::switch::{EcnMarker, SharedSwitch, Switch, VoqSwitch};
@@ -48,6 +49,7 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 
 mod hosts;
 mod links;
+mod pausing;
 mod sampler;
 mod switches;
 pub mod trace;
@@ -88,6 +90,8 @@ pub struct Simulation<'a, T: Trace> {
     /// `[monitor]`'s sampler and where its rows go; `None` without one (or without a sink).
     monitor: Option<Monitor<'a>>,
     verbs_packets: VerbsPackets,
+    /// The hosts that pause their switch at random (`[pauses]`); empty without.
+    pause_sources: Vec<PauseSource>,
     /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
     /// hook away, or a [`Tracer`](trace::Tracer).
     trace: T,
@@ -133,11 +137,18 @@ impl<'a, T: Trace> Simulation<'a, T> {
                         SwitchModel::InputQueued => Switch::Voq(VoqSwitch::new(
                             ports.len(),
                             buffer,
-                            |i| {
-                                pfc.map(|pfc| {
+                            |i| match control_of(cfg, PortId(range.start + i as u32)) {
+                                Some(PauseRule::Threshold {
+                                    pause_at,
+                                    resume_below,
+                                    ..
+                                }) => Some((pause_at, resume_below)),
+                                // A periodic rule decides this input's frames alone.
+                                Some(_) => None,
+                                None => pfc.map(|pfc| {
                                     let pause = pfc.threshold.resolve(buffer, &ports[i], max_frame);
                                     (pause, pause.saturating_sub(pfc.resume_gap_bytes))
-                                })
+                                }),
                             },
                             ecn,
                         )),
@@ -227,10 +238,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
             extra: topo
                 .ports()
                 .iter()
-                .map(|port| PortExtra {
-                    rate: port.rate,
-                    pauses: PauseLog::default(),
-                })
+                .enumerate()
+                .map(|(i, port)| PortExtra::new(port.rate, pause_frames(cfg, PortId(i as u32))))
                 .collect(),
             packets: Packets::default(),
             switches,
@@ -258,6 +267,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             memory: (cfg.ordering.mode != OrderingMode::None).then(|| OrderingMemory::new(cfg)),
             monitor: None,
             verbs_packets: VerbsPackets::default(),
+            pause_sources: Self::pause_sources(cfg),
             trace,
         }
         .mark_traced();
@@ -279,6 +289,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
         if let Some(t) = self.monitor.as_ref().and_then(|m| m.schedule.first()) {
             self.queue.schedule(t, Sampler::Monitor.event());
         }
+        self.schedule_pausing();
         while self.flows_finished < self.flows.len() {
             let Some((t, event)) = self.queue.pop() else {
                 break;
@@ -298,16 +309,13 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     }
                 }
                 Event::Arrive(p) => self.arrive(p),
-                Event::Pfc { port, pause } => {
-                    let state = &mut self.ports[port.index()];
-                    self.extra[port.index()]
-                        .pauses
-                        .record(self.now, state.paused, pause);
-                    state.paused = pause;
-                    if !pause {
-                        self.try_send(port);
-                    }
+                Event::Pfc { port, quanta, xoff } => {
+                    self.receive_pause(port, PauseFrame::from_parts(quanta, xoff))
                 }
+                Event::PauseEnd(port) => self.pause_ended(port),
+                Event::PauseRefresh(port) => self.refresh_pause(port),
+                Event::PauseControl(i) => self.pause_control(i),
+                Event::PauseSource(i) => self.pause_source(i),
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
                 Event::Sample => self.sample(Sampler::Ordering),
@@ -409,6 +417,10 @@ impl<'a, T: Trace> Simulation<'a, T> {
             self.counters.pause_fraction_host_ports,
         ] = pause_fraction.map(|(sum, ports)| (ports > 0).then(|| sum / ports as f64));
         self.counters.link_utilization = link_busy_fraction_sum / self.ports.len().max(1) as f64;
+        if interval.as_ps() > 0 {
+            self.counters.goodput_gbps =
+                self.counters.delivered_bytes as f64 * 8.0 / (interval.as_ps() as f64 / 1e3);
+        }
         self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks()).sum();
         self.counters.peak_buffer_bytes = self
             .switches
@@ -450,5 +462,20 @@ impl<'a, T: Trace> Simulation<'a, T> {
             })
             .collect();
         RunResult::new(self.cfg, records, self.counters)
+    }
+}
+
+/// The rule `[[pause_control]]` gives the input behind switch port `p`, if any.
+fn control_of(cfg: &SimConfig, p: PortId) -> Option<PauseRule> {
+    (cfg.pause_control.iter())
+        .find(|c| c.port == p)
+        .map(|c| c.rule)
+}
+
+/// The PFC frames the input behind port `p` sends: its threshold rule's, else `[switch]`'s.
+fn pause_frames(cfg: &SimConfig, p: PortId) -> PauseFrames {
+    match control_of(cfg, p) {
+        Some(PauseRule::Threshold { frames, .. }) => frames,
+        _ => cfg.switch.pfc.map(|pfc| pfc.frames).unwrap_or_default(),
     }
 }

@@ -1,0 +1,590 @@
+//! `[[pause_control]]` (switch inputs that send PAUSE frames by a rule of their own: the WAN's
+//! receiving ends) and `[pauses]` (hosts that pause their switch at random, the NRL slides'
+//! "end cluster"). See `crate::pause`.
+//!
+//! ```toml
+//! [[pause_control]]
+//! ports = "switch:1"     # whose inputs: [monitor]-style switch-port selectors
+//! rule = "time-based"    # "threshold", "on-off" or "time-based"
+//! threshold = 5          # a size ("21MB") or a number of longest pauses' worth of data
+//! height = 110           # time-based: the buffer height (default: the input's buffer)
+//! constant = 2           # time-based: the characteristic constant (required)
+//! interval = "auto"      # on-off, time-based: how often (auto: the longest pause)
+//! resume = "auto"        # threshold: XON below this (auto: threshold − 2 frames)
+//! frames = "timed"       # threshold: "xoff-xon" or "timed" (default: switch.pfc_frames)
+//!
+//! [pauses]
+//! hosts = [1]
+//! gap = ["0ms", "20ms"]  # uniform, between one pause's end and the next's start (or "5ms")
+//! length = ["0ms", "10ms"]
+//! start = "0ms"
+//! ```
+//!
+//! The slides count data in *longest pauses*: what a link sends during 65,535 quanta, which is
+//! 65,535 × 64 B = 4,194,240 B at every rate; a number here means that many of them.
+
+use irn_core::Duration;
+use serde::{Deserialize, Serialize};
+
+use super::monitor::{select, PortSelection};
+use super::switch::PfcFramesKind;
+use super::{invalid, parse_key, ScenarioError, ScenarioFile};
+use crate::config::SwitchModel;
+use crate::ids::HostIdx;
+use crate::pause::{
+    quanta_time, PauseControl, PauseFrames, PauseRule, PauseSourceConfig, MAX_QUANTA,
+};
+use crate::topology::{NodeKind, Topology};
+use crate::units::Bytes;
+
+/// Bytes a link sends during the longest pause, at any rate: 65,535 quanta of 512 bits.
+pub const LONGEST_PAUSE_BYTES: u64 = MAX_QUANTA as u64 * crate::pause::QUANTUM_BITS / 8;
+
+/// One `[[pause_control]]` entry as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PauseControlSection {
+    pub ports: PortSelection,
+    pub rule: RuleKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Level>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<Level>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constant: Option<Level>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Level>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<PfcFramesKind>,
+}
+
+/// `pause_control.rule`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleKind {
+    Threshold,
+    OnOff,
+    TimeBased,
+}
+
+/// An amount of buffered data: a size, or a number of longest pauses' worth.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Level {
+    Pauses(f64),
+    Size(String),
+}
+
+/// `[pauses]` as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PausesSection {
+    pub hosts: Vec<u32>,
+    pub gap: Span,
+    pub length: Span,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+}
+
+/// A fixed duration or a uniform range `[low, high]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Span {
+    Fixed(String),
+    Uniform(Vec<String>),
+}
+
+/// `[[pause_control]]` resolved.
+#[derive(Debug, Default)]
+pub(super) struct Controls {
+    pub(super) controls: Vec<PauseControl>,
+    /// Inputs whose buffer cannot hold a round trip besides the threshold.
+    pub(super) warnings: Vec<String>,
+    /// Why a rule can drop packets (then timeouts must stay on), if one can.
+    pub(super) drops: Option<String>,
+}
+
+/// `[[pause_control]]`, resolved against the topology and the switches' buffers.
+pub(super) fn controls(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &Topology,
+    (buffer, model): (u64, SwitchModel),
+    max_frame: u64,
+) -> Result<Controls, ScenarioError> {
+    if s.pause_control.is_empty() {
+        return Ok(Controls::default());
+    }
+    if model != SwitchModel::InputQueued {
+        return Err(invalid(
+            file,
+            "pause_control",
+            "(set)",
+            "pause control needs switch.model = \"input-queued\": it watches one input's own buffer",
+        ));
+    }
+    let mut out: Vec<PauseControl> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut drops = None;
+    for (n, c) in s.pause_control.iter().enumerate() {
+        let key = |k: &str| format!("pause_control[{n}].{k}");
+        let mut ports = Vec::new();
+        let selectors: &[String] = match &c.ports {
+            PortSelection::One(one) => std::slice::from_ref(one),
+            PortSelection::Many(many) => many,
+        };
+        for sel in selectors {
+            select(topology, sel, &mut ports)
+                .map_err(|allowed| invalid(file, &key("ports"), &format!("{sel:?}"), &allowed))?;
+        }
+        ports.sort_unstable();
+        ports.dedup();
+        if ports.is_empty() {
+            return Err(invalid(
+                file,
+                &key("ports"),
+                &format!("{:?}", c.ports),
+                "selects no port",
+            ));
+        }
+        for &p in &ports {
+            let link = &topology.ports()[p.index()];
+            if topology.kind(link.node) != NodeKind::Switch {
+                return Err(invalid(
+                    file,
+                    &key("ports"),
+                    &format!("{:?}", c.ports),
+                    &format!(
+                        "port {} is a host's: pause control runs on switch inputs",
+                        p.0
+                    ),
+                ));
+            }
+            if out.iter().any(|o| o.port == p) {
+                return Err(invalid(
+                    file,
+                    &key("ports"),
+                    &format!("{:?}", c.ports),
+                    &format!("port {} already has a pause control", p.0),
+                ));
+            }
+            let rule = rule(s, c, file, &key, buffer, max_frame)?;
+            let interval = match c.interval.as_deref().unwrap_or("auto") {
+                "auto" => quanta_time(link.rate, MAX_QUANTA),
+                v => positive(file, &key("interval"), v)?,
+            };
+            let threshold = match rule {
+                PauseRule::Threshold { pause_at, .. } => pause_at,
+                PauseRule::OnOff { threshold } | PauseRule::TimeBased { threshold, .. } => {
+                    threshold
+                }
+            };
+            let needed = link.rate.bdp_bytes(link.delay * 2) + threshold;
+            if buffer < needed {
+                warnings.push(format!(
+                    "{}: port {}'s input holds {buffer} B, less than its link's rate × round trip \
+                     plus the threshold ({} × {} + {threshold} B = {needed} B): it can overflow",
+                    key("ports"),
+                    p.0,
+                    link.rate,
+                    link.delay * 2
+                ));
+            }
+            if rule.periodic() {
+                drops.get_or_insert_with(|| {
+                    format!(
+                        "{} = {:?} pauses by interval, which a full input can outrun",
+                        key("rule"),
+                        c.rule
+                    )
+                });
+            }
+            out.push(PauseControl {
+                port: p,
+                rule,
+                interval,
+            });
+        }
+    }
+    Ok(Controls {
+        controls: out,
+        warnings,
+        drops,
+    })
+}
+
+/// One entry's rule, its keys checked against it.
+fn rule(
+    s: &ScenarioFile,
+    c: &PauseControlSection,
+    file: &str,
+    key: &dyn Fn(&str) -> String,
+    buffer: u64,
+    max_frame: u64,
+) -> Result<PauseRule, ScenarioError> {
+    let kind = match c.rule {
+        RuleKind::Threshold => "threshold",
+        RuleKind::OnOff => "on-off",
+        RuleKind::TimeBased => "time-based",
+    };
+    let keys = [
+        ("height", c.height.is_some(), c.rule == RuleKind::TimeBased),
+        (
+            "constant",
+            c.constant.is_some(),
+            c.rule == RuleKind::TimeBased,
+        ),
+        (
+            "interval",
+            c.interval.is_some(),
+            c.rule != RuleKind::Threshold,
+        ),
+        ("resume", c.resume.is_some(), c.rule == RuleKind::Threshold),
+        ("frames", c.frames.is_some(), c.rule == RuleKind::Threshold),
+    ];
+    if let Some((k, ..)) = keys.iter().find(|(_, set, applies)| *set && !applies) {
+        return Err(invalid(
+            file,
+            &key(k),
+            "(set)",
+            &format!("does not apply to rule = \"{kind}\""),
+        ));
+    }
+    let level = |k: &str, l: Option<&Level>, what: &str| -> Result<u64, ScenarioError> {
+        let l = l.ok_or_else(|| invalid(file, &key(k), "(missing)", what))?;
+        bytes(file, &key(k), l)
+    };
+    let threshold = level(
+        "threshold",
+        c.threshold.as_ref(),
+        "a size or a number of longest pauses",
+    )?;
+    if threshold == 0 || threshold >= buffer {
+        return Err(invalid(
+            file,
+            &key("threshold"),
+            &format!("{threshold} B"),
+            &format!("above 0 and below the input's buffer ({buffer} B)"),
+        ));
+    }
+    Ok(match c.rule {
+        RuleKind::Threshold => {
+            let resume_below = match &c.resume {
+                None => threshold.saturating_sub(2 * max_frame),
+                Some(l) => bytes(file, &key("resume"), l)?,
+            };
+            if resume_below > threshold {
+                return Err(invalid(
+                    file,
+                    &key("resume"),
+                    &format!("{resume_below} B"),
+                    &format!("at most the threshold ({threshold} B)"),
+                ));
+            }
+            let frames = match c.frames.unwrap_or(s.switch.pfc_frames) {
+                PfcFramesKind::XoffXon => PauseFrames::XoffXon,
+                PfcFramesKind::Timed => PauseFrames::Timed {
+                    quanta: MAX_QUANTA,
+                    refresh: None,
+                },
+            };
+            PauseRule::Threshold {
+                pause_at: threshold,
+                resume_below,
+                frames,
+            }
+        }
+        RuleKind::OnOff => PauseRule::OnOff { threshold },
+        RuleKind::TimeBased => {
+            let height = match &c.height {
+                None => buffer,
+                Some(l) => bytes(file, &key("height"), l)?,
+            };
+            let constant = level(
+                "constant",
+                c.constant.as_ref(),
+                "the characteristic constant, a size or a number of longest pauses (the slides \
+                 use 2 and 20 with a height of 110)",
+            )?;
+            if constant >= height {
+                return Err(invalid(
+                    file,
+                    &key("constant"),
+                    &format!("{constant} B"),
+                    &format!("below the height ({height} B)"),
+                ));
+            }
+            PauseRule::TimeBased {
+                threshold,
+                height,
+                constant,
+            }
+        }
+    })
+}
+
+/// A level in bytes.
+fn bytes(file: &str, key: &str, l: &Level) -> Result<u64, ScenarioError> {
+    match l {
+        Level::Pauses(n) if n.is_finite() && *n >= 0.0 => {
+            Ok((n * LONGEST_PAUSE_BYTES as f64).round() as u64)
+        }
+        Level::Pauses(n) => Err(invalid(
+            file,
+            key,
+            &n.to_string(),
+            "a size such as \"20MB\" or a number of longest pauses (≥ 0)",
+        )),
+        Level::Size(v) => Ok(parse_key::<Bytes>(file, key, v)?.0),
+    }
+}
+
+fn positive(file: &str, key: &str, v: &str) -> Result<Duration, ScenarioError> {
+    let d = parse_key::<Duration>(file, key, v)?;
+    if d == Duration::ZERO {
+        return Err(invalid(file, key, &format!("{v:?}"), "a duration above 0"));
+    }
+    Ok(d)
+}
+
+/// `[pauses]`, resolved: one source per host.
+pub(super) fn sources(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &Topology,
+) -> Result<Vec<PauseSourceConfig>, ScenarioError> {
+    let Some(p) = &s.pauses else {
+        return Ok(Vec::new());
+    };
+    let hosts = topology.hosts().len();
+    if p.hosts.is_empty() {
+        return Err(invalid(
+            file,
+            "pauses.hosts",
+            "[]",
+            "at least one host index",
+        ));
+    }
+    let span = |k: &str, v: &Span| -> Result<(Duration, Duration), ScenarioError> {
+        let key = format!("pauses.{k}");
+        match v {
+            Span::Fixed(d) => {
+                let d = parse_key::<Duration>(file, &key, d)?;
+                Ok((d, d))
+            }
+            Span::Uniform(r) if r.len() == 2 => {
+                let lo = parse_key::<Duration>(file, &key, &r[0])?;
+                let hi = parse_key::<Duration>(file, &key, &r[1])?;
+                if lo > hi {
+                    return Err(invalid(
+                        file,
+                        &key,
+                        &format!("{r:?}"),
+                        "[low, high] with low ≤ high",
+                    ));
+                }
+                Ok((lo, hi))
+            }
+            Span::Uniform(r) => Err(invalid(
+                file,
+                &key,
+                &format!("{r:?}"),
+                "a duration or a [low, high] pair of them",
+            )),
+        }
+    };
+    let gap = span("gap", &p.gap)?;
+    let length = span("length", &p.length)?;
+    if gap.1 == Duration::ZERO && length.1 == Duration::ZERO {
+        return Err(invalid(
+            file,
+            "pauses.gap",
+            "0",
+            "a gap or a length above 0 (a host cannot pause forever in no time)",
+        ));
+    }
+    let start = match &p.start {
+        Some(v) => parse_key::<Duration>(file, "pauses.start", v)?,
+        None => Duration::ZERO,
+    };
+    let mut out = Vec::with_capacity(p.hosts.len());
+    for &h in &p.hosts {
+        if h as usize >= hosts {
+            return Err(invalid(
+                file,
+                "pauses.hosts",
+                &h.to_string(),
+                &format!("a host index below {hosts}"),
+            ));
+        }
+        out.push(PauseSourceConfig {
+            host: HostIdx(h),
+            start,
+            gap,
+            length,
+        });
+    }
+    out.dedup_by_key(|c| c.host);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::PortId;
+    use crate::scenario::tests::one;
+
+    fn ports(c: &[PauseControl]) -> Vec<PortId> {
+        c.iter().map(|c| c.port).collect()
+    }
+
+    const STAR: &str = "[topology]\nkind = \"star\"\nhosts = 3\nlink_rate = \"100Gbps\"\n\
+                        link_delay = \"1us\"\n[switch]\nbuffer = \"100MB\"\n";
+
+    #[test]
+    fn rules_resolve_in_bytes_and_longest_pauses() {
+        let run = one(&format!(
+            "{STAR}[[pause_control]]\nports = \"switch:0\"\nrule = \"time-based\"\n\
+             threshold = 5\nconstant = \"4MB\"\nheight = 20\n"
+        ))
+        .unwrap();
+        let c = &run.config.pause_control;
+        assert_eq!(ports(c), [PortId(3), PortId(4), PortId(5)]);
+        assert_eq!(
+            c[0].rule,
+            PauseRule::TimeBased {
+                threshold: 5 * LONGEST_PAUSE_BYTES,
+                height: 20 * LONGEST_PAUSE_BYTES,
+                constant: 4_000_000,
+            }
+        );
+        // The longest pause at 100 Gb/s.
+        assert_eq!(
+            c[0].interval,
+            quanta_time(irn_core::Bandwidth::from_gbps(100), MAX_QUANTA)
+        );
+        assert_eq!(LONGEST_PAUSE_BYTES, 4_194_240);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let cases = [
+            (
+                "ports = \"host:0\"\nrule = \"on-off\"\nthreshold = 1",
+                "is a host's",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"on-off\"",
+                "pause_control[0].threshold = (missing)",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"on-off\"\nthreshold = 1\nconstant = 2",
+                "pause_control[0].constant = (set): does not apply to rule = \"on-off\"",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"time-based\"\nthreshold = 1",
+                "pause_control[0].constant = (missing)",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"time-based\"\nthreshold = 1\nconstant = 30",
+                "below the height",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"on-off\"\nthreshold = 30",
+                "below the input's buffer",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"on-off\"\nthreshold = -1",
+                "(≥ 0)",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"on-off\"\nthreshold = 1\ninterval = \"0s\"",
+                "pause_control[0].interval = \"0s\": a duration above 0",
+            ),
+            (
+                "ports = \"switch:9\"\nrule = \"on-off\"\nthreshold = 1",
+                "pause_control[0].ports",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"sometimes\"\nthreshold = 1",
+                "sometimes",
+            ),
+        ];
+        for (keys, want) in cases {
+            let err = one(&format!("{STAR}[[pause_control]]\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+        let err = one(&format!(
+            "{STAR}model = \"shared-buffer\"\n[[pause_control]]\nports = \"switch\"\n\
+             rule = \"on-off\"\nthreshold = 1\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("needs switch.model = \"input-queued\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_buffer_without_a_round_trip_warns_with_the_numbers() {
+        let slow = STAR.replace("1us", "5ms");
+        let run = one(&format!(
+            "{slow}[[pause_control]]\nports = \"switch:0:downlinks\"\nrule = \"on-off\"\n\
+             threshold = \"10MB\"\n"
+        ))
+        .unwrap();
+        // 100 Gb/s × 10 ms = 125 MB, + 10 MB: more than 100 MB.
+        assert_eq!(run.warnings.len(), 3, "{:?}", run.warnings);
+        assert!(
+            run.warnings[0].contains("100000000 B, less than")
+                && run.warnings[0].contains("= 135000000 B"),
+            "{}",
+            run.warnings[0]
+        );
+    }
+
+    #[test]
+    fn pausing_hosts() {
+        let run = one(&format!(
+            "{STAR}[pauses]\nhosts = [2, 1]\ngap = [\"1ms\", \"2ms\"]\nlength = \"10us\"\n"
+        ))
+        .unwrap();
+        let p = &run.config.pause_sources;
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].host, HostIdx(2));
+        assert_eq!(p[0].gap, (Duration::from_ms(1), Duration::from_ms(2)));
+        assert_eq!(p[0].length, (Duration::from_us(10), Duration::from_us(10)));
+        for (keys, want) in [
+            (
+                "hosts = [3]\ngap = \"1ms\"\nlength = \"1ms\"",
+                "pauses.hosts = 3: a host index below 3",
+            ),
+            (
+                "hosts = []\ngap = \"1ms\"\nlength = \"1ms\"",
+                "at least one host",
+            ),
+            (
+                "hosts = [0]\ngap = [\"2ms\", \"1ms\"]\nlength = \"1ms\"",
+                "low ≤ high",
+            ),
+            (
+                "hosts = [0]\ngap = [\"2ms\"]\nlength = \"1ms\"",
+                "[low, high] pair",
+            ),
+            (
+                "hosts = [0]\ngap = \"0s\"\nlength = \"0s\"",
+                "cannot pause forever",
+            ),
+        ] {
+            let err = one(&format!("{STAR}[pauses]\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! PAUSE frames that no buffer threshold crossed on a packet sends: a switch input's periodic
+//! pause control (`[[pause_control]]`, the WAN's receiving ends) and hosts that pause their
+//! switch at random (`[pauses]`). Neither schedules anything unless configured.
+
+use irn_core::Time;
+
+use super::trace::Trace;
+use super::Simulation;
+use crate::engine::Event;
+use crate::pause::{PauseRule, PauseSource};
+use crate::port::OwnerKind;
+use crate::rng::{stream, Purpose};
+
+impl<T: Trace> Simulation<'_, T> {
+    /// The first check of every periodic pause control and the first pause of every host
+    /// that pauses: at the start of the run.
+    pub(super) fn schedule_pausing(&mut self) {
+        for (i, control) in self.cfg.pause_control.iter().enumerate() {
+            if control.rule.periodic() {
+                let at = Time::ZERO + control.interval;
+                self.queue.schedule(at, Event::PauseControl(i as u32));
+            }
+        }
+        for (i, source) in self.pause_sources.iter_mut().enumerate() {
+            let at = Time::ZERO + source.first();
+            self.queue.schedule(at, Event::PauseSource(i as u32));
+        }
+    }
+
+    /// The hosts of `[pauses]`, each with its own random stream.
+    pub(super) fn pause_sources(cfg: &crate::SimConfig) -> Vec<PauseSource> {
+        (cfg.pause_sources.iter())
+            .map(|&c| PauseSource::new(c, stream(cfg.seed, Purpose::Pauses, u64::from(c.host.0))))
+            .collect()
+    }
+
+    /// Pause control `i` looks at its input's buffer, sends the frame its rule asks for (if any)
+    /// and comes back an interval later.
+    pub(super) fn pause_control(&mut self, i: u32) {
+        let control = self.cfg.pause_control[i as usize];
+        let port = &self.ports[control.port.index()];
+        let OwnerKind::Switch(s) = port.owner.kind() else {
+            unreachable!("pause control runs on switch ports (checked by the scenario)")
+        };
+        let occupancy = self.switches[s].buffer_bytes(usize::from(port.local));
+        if let Some(frame) = control.rule.at_interval(occupancy) {
+            self.send_pause(control.port, frame);
+        }
+        debug_assert!(!matches!(control.rule, PauseRule::Threshold { .. }));
+        self.queue
+            .schedule(self.now + control.interval, Event::PauseControl(i));
+    }
+
+    /// Pausing host `i` sends its next frame to its switch.
+    pub(super) fn pause_source(&mut self, i: u32) {
+        let source = &mut self.pause_sources[i as usize];
+        let port = self.cfg.topology.host_port(source.host());
+        let (frame, wait) = source.next(self.extra[port.index()].rate);
+        self.send_pause(port, frame);
+        self.queue.schedule(self.now + wait, Event::PauseSource(i));
+    }
+}
