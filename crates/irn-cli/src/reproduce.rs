@@ -36,6 +36,7 @@ use crate::output::{
     claim_folder, folder_name, write_file_atomic, Finished, Performance, Staging, Writer,
 };
 use crate::plot::{self, BarGroup};
+use crate::progress::Bars;
 use crate::report::escape;
 use crate::series::{self, Monitored};
 
@@ -163,6 +164,7 @@ struct Engine<'a> {
     plan: &'a Plan<'a>,
     out: &'a Path,
     pool: &'a rayon::ThreadPool,
+    bars: &'a Bars,
 }
 
 /// One run of a window, before it runs: its point, seed, scenario name, run and folder.
@@ -215,7 +217,8 @@ fn run_window(
             single,
         })
     };
-    // First the runs an earlier command finished, then the others.
+    // First the runs an earlier command finished, so that the overall progress counts only
+    // those that run.
     let earlier: Vec<Option<(Summary, Vec<f64>)>> = engine.pool.install(|| {
         (jobs.par_iter())
             .map(|(_, _, _, run, dest)| {
@@ -226,12 +229,13 @@ fn run_window(
     });
     let to_run = earlier.iter().filter(|e| e.is_none()).count();
     reused.fetch_add(jobs.len() - to_run, Ordering::Relaxed);
+    engine.bars.add_runs(to_run);
     engine.pool.install(|| {
         (jobs.par_iter().zip(earlier))
             .map(|(job, earlier)| match earlier {
                 Some((summary, single)) => outcome(job, summary, single),
                 None => {
-                    let (summary, single) = run_one(job)?;
+                    let (summary, single) = run_one(job, engine)?;
                     outcome(job, summary, single)
                 }
             })
@@ -241,10 +245,12 @@ fn run_window(
 
 /// Runs one job into its folder (with its series if it has a `[monitor]`): its summary and
 /// single-packet FCTs.
-fn run_one((_, _, name, run, dest): &Job) -> Result<(Summary, Vec<f64>)> {
+fn run_one((_, _, name, run, dest): &Job, engine: &Engine) -> Result<(Summary, Vec<f64>)> {
     let staging = Staging::new(dest, Writer::Reproduce, &[])?;
     let started = Instant::now();
-    let result = series::run(&run.config, &staging.run_dir("")?, &mut |_| {})?;
+    let bar = dest.strip_prefix(engine.out).unwrap_or(dest).display();
+    let mut report = engine.bars.reporter(&bar.to_string());
+    let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;
     let summary = result.summary.clone();
     let flows = (result.flows.iter()).map(|f| (f.measured, f.size_bytes, f.fct_us));
     let single = single_packet_fcts(flows, u64::from(run.config.transport.mtu));
@@ -750,10 +756,12 @@ fn run_all(
     }
     claim_folder(out, writer)?;
     let pool = crate::run::worker_pool(jobs)?;
+    let bars = Bars::new(0);
     let engine = Engine {
         plan,
         out,
         pool: &pool,
+        bars: &bars,
     };
     let started = Instant::now();
     let mut results = Vec::new();
@@ -769,7 +777,7 @@ fn run_all(
             1 => "  (1 run reused)".to_string(),
             n => format!("  ({n} runs reused)"),
         };
-        println!(
+        bars.println(&format!(
             "{:<16} {:>11}/{:<3}  {:>6.0} s  {}{reused}",
             r.figure,
             held,
@@ -780,9 +788,11 @@ fn run_all(
             } else {
                 &r.window
             }
-        );
+        ));
         results.push(r);
     }
+    // The bars draw their last before what follows on stdout.
+    drop(bars);
     let json = serde_json::to_string_pretty(&results)? + "\n";
     for (name, text) in [
         ("reproduce.json", json),

@@ -77,7 +77,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     }
     let pool = worker_pool(args.jobs)?;
-    let bars = Bars::new();
+    let bars = Bars::new(scenario.runs.len());
     let compare = scenario.runs.len() > 1;
     let sub = |run: &Run| {
         if compare {
@@ -118,6 +118,8 @@ pub fn run(args: RunArgs) -> Result<()> {
             })
             .collect::<Result<_>>()
     })?;
+    // The bars draw their last before the table.
+    drop(bars);
     for (run, f) in scenario.runs.iter().zip(&finished) {
         staging.write_run(&sub(run), &scenario.name, run.config.seed, f)?;
     }

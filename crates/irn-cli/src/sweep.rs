@@ -44,6 +44,7 @@ use crate::output::{
     claim_folder, finished_run, folder_name, guard_folder, Finished, Marker, Performance, Staging,
     Use, Writer, MARKER,
 };
+use crate::progress::Bars;
 use crate::series::{self, Monitored};
 pub use chart::plot_sweep;
 use table::{Grid, Run};
@@ -363,16 +364,19 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     let inputs = [a.sweep.as_path(), base.as_path()];
     let pool = crate::run::worker_pool(a.jobs)?;
     let done = AtomicUsize::new(0);
+    let bars = Bars::new(todo.len());
     let results: Vec<Result<()>> = pool.install(|| {
         todo.par_iter()
             .map(|job| {
-                run_one(&base, &out, job, &inputs)?;
+                run_one(&base, &out, job, &inputs, &bars)?;
                 let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                println!("[{k}/{}] {}", todo.len(), job.label());
+                bars.println(&format!("[{k}/{}] {}", todo.len(), job.label()));
                 Ok(())
             })
             .collect()
     });
+    // The bars draw their last before what follows on stdout.
+    drop(bars);
     for r in results {
         r?;
     }
@@ -433,7 +437,7 @@ fn run_dir(out: &Path, job: &Job) -> PathBuf {
 }
 
 /// Runs `job` into its folder below `out`, with its series if the scenario has a `[monitor]`.
-fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path]) -> Result<()> {
+fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path], bars: &Bars) -> Result<()> {
     let sc = scenario::load(base, &job.overrides)?;
     let run = sc
         .runs
@@ -442,7 +446,8 @@ fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path]) -> Result<()> {
         .context("variant vanished from the scenario")?;
     let staging = Staging::new(&run_dir(out, job), Writer::Sweep, inputs)?;
     let started = Instant::now();
-    let result = series::run(&run.config, &staging.run_dir("")?, &mut |_| {})?;
+    let mut report = bars.reporter(&job.label());
+    let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;
     let performance = Performance::new(&result.summary, started.elapsed());
     let finished = Finished {
         name: &run.name,
