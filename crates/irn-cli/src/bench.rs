@@ -7,6 +7,9 @@
 //! scenario (`scenarios/bench/leafspine128.toml`, compiled in like `irn run`'s default, so
 //! `irn bench` runs from any folder): ConWeave's ns-3 needed 246 s and 548 MB for its RoCE +
 //! PFC variant on this machine type.
+//!
+//! A scenario's `[monitor]` is not sampled: bench writes no files, and the simulator's speed is
+//! what it measures (`irn run --monitor` times a monitored run, in its `summary.json`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -47,6 +50,12 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             &a.overrides,
         )?,
     };
+    if sc.runs.iter().any(|r| r.config.monitor.is_some()) {
+        eprintln!(
+            "note: irn bench times the runs without their [monitor], which it does not sample \
+             (irn run does)"
+        );
+    }
     if a.repeat > 1 {
         println!("each variant's fastest of {} runs", a.repeat);
     }

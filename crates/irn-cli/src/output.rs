@@ -9,7 +9,9 @@
 //! - `fct.txt`: the finished flows in the ns-3 RDMA simulators' FCT format;
 //! - `comparison.csv` (comparisons only): one row per variant with the headline metrics;
 //! - `trace.csv` (`irn run --trace-flow` only): every event of the traced flows, written while
-//!   the run goes (`irn_sim::sim::trace`).
+//!   the run goes (`irn_sim::sim::trace`);
+//! - `series/*.csv` (a scenario with `[monitor]`, in every command that runs): time series,
+//!   written while the run goes (`series.rs`).
 //!
 //! Safety: every command that writes asks [`guard_folder`] or [`guard_file`] first, and writes
 //! nothing when refused. A folder is replaced only when it holds the marker, is empty or does

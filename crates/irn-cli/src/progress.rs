@@ -1,33 +1,117 @@
-//! Progress bars for runs that take more than a second, on terminals only.
+//! Progress bars for runs that take more than a second, on terminals only: one line per run in
+//! progress and, for commands that run several (variants, sweeps, reproduce, check), a top line
+//! with how many are done and an estimate for the rest ([`Overall`]).
 
 use std::io::IsTerminal;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanDuration, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use irn_sim::Progress;
 
-/// Shows one bar per run once the runs have taken a second; shows nothing when stdout is not
-/// a terminal (logs and pipes stay clean).
+/// Shows one bar per run once the run has taken a second, and above them the overall line once
+/// the command has taken a second and has more than one run; shows nothing when stdout is not
+/// a terminal (logs and pipes stay clean), and then keeps no count either.
 pub struct Bars {
     multi: Option<MultiProgress>,
+    started: Instant,
+    overall: Mutex<Top>,
+}
+
+/// The overall line: the count it shows and, once drawn, the bar.
+#[derive(Default)]
+struct Top {
+    runs: Overall,
+    bar: Option<ProgressBar>,
 }
 
 impl Bars {
-    pub fn new() -> Self {
+    /// Bars for a command that will run `runs` simulations (more may be added with
+    /// [`add_runs`](Self::add_runs)).
+    pub fn new(runs: usize) -> Self {
         let multi = std::io::stdout()
             .is_terminal()
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
-        Bars { multi }
+        let bars = Bars {
+            multi,
+            started: Instant::now(),
+            overall: Mutex::default(),
+        };
+        bars.add_runs(runs);
+        bars
     }
 
-    /// A reporter for one run: a closure to hand to `irn_sim::run`.
+    /// `runs` more simulations to run (a reproduce learns its runs window by window).
+    pub fn add_runs(&self, runs: usize) {
+        if self.multi.is_some() {
+            self.top().runs.add(runs);
+        }
+    }
+
+    /// Prints `line` to stdout above the bars.
+    pub fn println(&self, line: &str) {
+        match &self.multi {
+            Some(multi) => multi.suspend(|| println!("{line}")),
+            None => println!("{line}"),
+        }
+    }
+
+    fn top(&self) -> std::sync::MutexGuard<'_, Top> {
+        // A panic elsewhere while the count was held leaves it usable: it is only counts.
+        self.overall.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Updates the overall line from its counts, drawing it first if it is due.
+    fn draw_top(&self, multi: &MultiProgress, top: &mut Top) {
+        let elapsed = self.started.elapsed();
+        if top.runs.total <= 1 || (top.bar.is_none() && elapsed < Duration::from_secs(1)) {
+            return;
+        }
+        let bar = top.bar.get_or_insert_with(|| {
+            let b = multi.insert(0, ProgressBar::new(1000));
+            b.set_style(
+                ProgressStyle::with_template("{prefix:>12} [{bar:30}] {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            b.set_prefix("all runs");
+            b
+        });
+        let fraction = top.runs.fraction();
+        let eta = match Overall::eta(elapsed, fraction) {
+            Some(eta) => format!("eta {:#}", HumanDuration(eta)),
+            None => "eta -".to_string(),
+        };
+        bar.set_position((fraction * 1000.0).round() as u64);
+        bar.set_message(format!(
+            "{}/{} runs done ({:#}, {eta})",
+            top.runs.done,
+            top.runs.total,
+            HumanDuration(elapsed)
+        ));
+    }
+
+    /// A reporter for one run, starting now: a closure to hand to `irn_sim::run`.
     pub fn reporter(&self, name: &str) -> impl FnMut(Progress) + '_ {
         let started = Instant::now();
         let name = name.to_string();
         let mut bar: Option<ProgressBar> = None;
         let mut stage = Stage::default();
+        let slot = self.multi.as_ref().map(|_| self.top().runs.start());
         move |p: Progress| {
-            let Some(multi) = &self.multi else { return };
+            let (Some(multi), Some(slot)) = (&self.multi, slot) else {
+                return;
+            };
+            let several = {
+                let mut top = self.top();
+                if p.done {
+                    top.runs.finish(slot);
+                } else {
+                    top.runs.update(slot, run_fraction(&p));
+                }
+                self.draw_top(multi, &mut top);
+                top.runs.total > 1
+            };
             if bar.is_none() && started.elapsed() < Duration::from_secs(1) {
                 return;
             }
@@ -51,11 +135,88 @@ impl Bars {
             }
             b.set_position(pos);
             b.set_message(msg);
-            if p.done {
+            if p.done && several {
+                // The overall line counts it; the lines below are the runs in progress.
+                b.finish_and_clear();
+            } else if p.done {
                 b.finish();
             }
         }
     }
+}
+
+/// How far a command's runs have got, for the overall line: runs done, and the fraction each
+/// run in progress reports of itself ([`run_fraction`]).
+///
+/// The overall fraction is (runs done + the sum of the fractions of the runs in progress) /
+/// runs in all; every run weighs the same, whatever its length. The estimate of the time left
+/// is the time so far scaled by what is left, `elapsed × (1 − f) / f`: it assumes the rest goes
+/// at the pace so far (runs in parallel included, since they advance `f` together). It is rough
+/// when runs differ in length (a reproduce's doubled windows), and low while runs drain, since
+/// a drain counts as nothing (see [`run_fraction`]). Runs read back from an earlier command
+/// are not counted at all: they cost no time.
+#[derive(Debug, Default)]
+struct Overall {
+    /// Runs the command will run (so far: a reproduce adds its windows' runs as it goes).
+    total: usize,
+    done: usize,
+    /// The runs in progress: slot, fraction of itself done.
+    running: Vec<(usize, f64)>,
+    /// The next run's slot.
+    next: usize,
+}
+
+impl Overall {
+    fn add(&mut self, runs: usize) {
+        self.total += runs;
+    }
+
+    /// A run starts: its slot.
+    fn start(&mut self) -> usize {
+        let slot = self.next;
+        self.next += 1;
+        self.running.push((slot, 0.0));
+        slot
+    }
+
+    fn update(&mut self, slot: usize, fraction: f64) {
+        if let Some(run) = self.running.iter_mut().find(|(s, _)| *s == slot) {
+            run.1 = fraction.clamp(0.0, 1.0);
+        }
+    }
+
+    fn finish(&mut self, slot: usize) {
+        let before = self.running.len();
+        self.running.retain(|(s, _)| *s != slot);
+        if self.running.len() < before {
+            self.done += 1;
+        }
+    }
+
+    /// The fraction of all the runs done, 0 to 1.
+    fn fraction(&self) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        let running: f64 = self.running.iter().map(|(_, f)| f).sum();
+        ((self.done as f64 + running) / self.total as f64).min(1.0)
+    }
+
+    /// The time left when `fraction` of the work took `elapsed`; `None` before any progress.
+    fn eta(elapsed: Duration, fraction: f64) -> Option<Duration> {
+        (fraction > 0.0).then(|| elapsed.mul_f64((1.0 - fraction.min(1.0)) / fraction))
+    }
+}
+
+/// How much of itself a run in progress has done, for the overall line: the fraction of its
+/// arrival window simulated (the wall clock follows simulated time at a roughly steady rate
+/// there), 1 once the arrivals have ended. The drain that follows counts as nothing: how long
+/// it takes is unknown until it ends.
+fn run_fraction(p: &Progress) -> f64 {
+    if p.done || p.now >= p.last_arrival || p.flows_started >= p.flows_total {
+        return 1.0;
+    }
+    p.now.as_ps() as f64 / p.last_arrival.as_ps().max(1) as f64
 }
 
 /// Where a run is, measured by what is left: first the arrival window (simulated time up to the
@@ -98,20 +259,23 @@ impl Stage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use irn_core::{Duration, Time};
+    use irn_core::Time;
 
-    #[test]
-    fn arrivals_then_the_drain_each_a_bar_of_their_own() {
-        let at = |us: u64, started: usize, finished: usize| Progress {
-            now: Time::ZERO + Duration::from_us(us),
-            horizon: Time::ZERO + Duration::from_us(10_100),
-            last_arrival: Time::ZERO + Duration::from_us(100),
+    fn at(us: u64, started: usize, finished: usize) -> Progress {
+        Progress {
+            now: Time::ZERO + irn_core::Duration::from_us(us),
+            horizon: Time::ZERO + irn_core::Duration::from_us(10_100),
+            last_arrival: Time::ZERO + irn_core::Duration::from_us(100),
             flows_started: started,
             flows_finished: finished,
             flows_total: 50,
             events: 0,
             done: false,
-        };
+        }
+    }
+
+    #[test]
+    fn arrivals_then_the_drain_each_a_bar_of_their_own() {
         let mut s = Stage::default();
         // Arrivals: simulated time against the last arrival, whatever the flows.
         let (pos, len, msg) = s.next(&at(25, 40, 10));
@@ -123,5 +287,65 @@ mod tests {
         assert!(msg.contains("20 flows left"), "{msg}");
         let (pos, len, _) = s.next(&at(5000, 50, 45));
         assert_eq!((pos, len), (15, 20));
+    }
+
+    #[test]
+    fn a_run_counts_its_arrival_window_and_not_its_drain() {
+        let done = Progress {
+            done: true,
+            ..at(30, 40, 10)
+        };
+        // (progress, its fraction)
+        for (p, want) in [
+            (at(0, 0, 0), 0.0),
+            (at(25, 40, 10), 0.25),
+            (at(100, 50, 30), 1.0),
+            (at(5000, 50, 45), 1.0),
+            // Every flow started before the clock reached the last arrival's time: drain.
+            (at(90, 50, 30), 1.0),
+            (done, 1.0),
+        ] {
+            assert_eq!(run_fraction(&p), want, "{p:?}");
+        }
+    }
+
+    /// The overall fraction and estimate, by hand: 4 runs, 1 done, two in progress at a
+    /// quarter and a half: (1 + 0.25 + 0.5) / 4 = 0.4375 of the work in 7 s leaves
+    /// 7 × 0.5625 / 0.4375 = 9 s.
+    #[test]
+    fn the_overall_fraction_counts_runs_done_and_in_progress() {
+        let mut o = Overall::default();
+        o.add(3);
+        assert_eq!(o.fraction(), 0.0);
+        assert_eq!(Overall::eta(Duration::from_secs(3), o.fraction()), None);
+        let (a, b) = (o.start(), o.start());
+        o.update(a, 0.5);
+        o.finish(a);
+        // Finished: counted once, however often it says so.
+        o.finish(a);
+        o.update(b, 0.25);
+        assert_eq!((o.done, o.fraction()), (1, 1.25 / 3.0));
+        // Runs added later (a reproduce's next window) lower the fraction.
+        o.add(1);
+        let c = o.start();
+        o.update(c, 0.5);
+        assert_eq!((o.done, o.total), (1, 4));
+        assert_eq!(o.fraction(), 0.4375);
+        assert_eq!(
+            Overall::eta(Duration::from_secs(7), o.fraction()),
+            Some(Duration::from_secs(9))
+        );
+        // A fraction out of range is clamped; all done leaves nothing.
+        o.update(c, 7.0);
+        assert_eq!(o.fraction(), 0.5625);
+        o.finish(b);
+        o.finish(c);
+        let d = o.start();
+        o.finish(d);
+        assert_eq!((o.done, o.fraction()), (4, 1.0));
+        assert_eq!(
+            Overall::eta(Duration::from_secs(7), o.fraction()),
+            Some(Duration::ZERO)
+        );
     }
 }

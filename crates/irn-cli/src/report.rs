@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::output;
 use crate::plot;
+use crate::series::{self, Monitored};
 use crate::table::Show;
 
 /// One results folder, loaded.
@@ -239,9 +240,9 @@ const CHART_IDS: [&str; 7] = [
     "single_packet_fct_cdf",
     "slowdown_by_size",
     "fct_by_size",
-    "queue_over_time",
-    "pause_over_time",
-    "utilization_by_tier",
+    series::CHART_IDS[0],
+    series::CHART_IDS[1],
+    series::CHART_IDS[2],
 ];
 
 /// One chart of the report.
@@ -415,10 +416,13 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
             counts.join(", ")
         ),
     });
-    charts.extend(crate::series::charts(
-        results,
-        [CHART_IDS[4], CHART_IDS[5], CHART_IDS[6]],
-    )?);
+    let monitored: Vec<Monitored> = (results.variants.iter())
+        .filter_map(|v| {
+            let label = if results.comparison { &v.name } else { "" };
+            Monitored::find(label, &v.dir, &v.resolved)
+        })
+        .collect();
+    charts.extend(series::charts(&monitored, series::CHART_IDS)?);
     Ok(charts)
 }
 

@@ -11,7 +11,8 @@
 //! Output: `results/reproduce/<figure>/<window>/<variant>/…` (the files of `irn run`),
 //! `reproduce.json` (every check), `report.md` (every check in one Markdown table) and
 //! `report.html` (a section per figure: the chart, our numbers, the paper's, and whether each
-//! direction holds).
+//! direction holds; and for a scenario with `[monitor]`, its runs' time series, per point, in a
+//! collapsed section). Each run's folder has its `series/*.csv` when monitored.
 //!
 //! Every run is written atomically into its own folder, so a rerun into the same results folder
 //! reads back each run whose folder holds the same resolved scenario instead of running it
@@ -35,7 +36,9 @@ use crate::output::{
     claim_folder, folder_name, write_file_atomic, Finished, Performance, Staging, Writer,
 };
 use crate::plot::{self, BarGroup};
+use crate::progress::Bars;
 use crate::report::escape;
+use crate::series::{self, Monitored};
 
 /// Ratios that move less than this between a window and its double count as converged.
 const CONVERGED: f64 = 0.05;
@@ -113,12 +116,21 @@ struct FigureResult {
     reused_runs: usize,
     #[serde(skip)]
     chart: String,
+    /// The monitored runs' time series, as HTML (empty without any).
+    #[serde(skip)]
+    series: String,
 }
 
 /// One finished run.
 struct RunOutcome {
     point: String,
+    /// The seed of a repeated one-off workload's run.
+    seed: Option<u64>,
     variant: String,
+    /// Its folder.
+    dir: PathBuf,
+    /// Its `[monitor]` interval (µs), if it has one: its folder has `series/`.
+    monitor_us: Option<f64>,
     /// `summary.json`, where checks find their metrics.
     summary: serde_json::Value,
     /// The single-packet flows' FCTs (for the tail CDF of IRN Fig. 8).
@@ -147,24 +159,33 @@ fn finished_run(dir: &Path, resolved: &scenario::ScenarioFile) -> Option<(Summar
     ))
 }
 
-/// Runs (or reads back) every run of `exp` at `window`; `set` are the `--set` overrides.
+/// What every window of one command's runs shares.
+struct Engine<'a> {
+    plan: &'a Plan<'a>,
+    out: &'a Path,
+    pool: &'a rayon::ThreadPool,
+    bars: &'a Bars,
+}
+
+/// One run of a window, before it runs: its point, seed, scenario name, run and folder.
+type Job = (String, Option<u64>, String, scenario::Run, PathBuf);
+
+/// Runs (or reads back) every run of `exp` at `window`; counts those read back in `reused`.
 fn run_window(
     exp: &Experiment,
     window: Option<&str>,
-    set: &[String],
-    out: &Path,
-    pool: &rayon::ThreadPool,
-    resume: bool,
+    engine: &Engine,
     reused: &AtomicUsize,
 ) -> Result<Runs> {
-    let mut jobs = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     let seeds: Vec<Option<u64>> = match exp.repetitions {
         None => vec![None],
         Some(n) => (1..=n).map(Some).collect(),
     };
+    let dir = engine.out.join(&exp.id).join(window.unwrap_or("incast"));
     for (label, point_overrides) in &exp.points {
         for &seed in &seeds {
-            let mut overrides = set.to_vec();
+            let mut overrides = engine.plan.overrides.to_vec();
             overrides.extend(point_overrides.iter().cloned());
             if let Some(w) = window {
                 overrides.push(format!("workload.duration={w}"));
@@ -176,59 +197,73 @@ fn run_window(
             let sc = exp.runs(&overrides)?;
             let name = sc.name.clone();
             for run in sc.runs {
-                jobs.push((label.clone(), seed, name.clone(), run));
-            }
-        }
-    }
-    let dir = out.join(&exp.id).join(window.unwrap_or("incast"));
-    pool.install(|| {
-        jobs.par_iter()
-            .map(|(label, seed, name, run)| {
                 let mut dest = dir.join(folder_name(if label.is_empty() { "all" } else { label }));
                 if let Some(seed) = seed {
                     dest = dest.join(format!("seed-{seed}"));
                 }
                 let dest = dest.join(folder_name(&run.name));
-                let done = |summary: Summary, single| -> Result<RunOutcome> {
-                    Ok(RunOutcome {
-                        point: label.clone(),
-                        variant: run.name.clone(),
-                        summary: serde_json::to_value(summary)?,
-                        single,
-                    })
-                };
-                if let Some((summary, single)) =
-                    resume.then(|| finished_run(&dest, &run.resolved)).flatten()
-                {
-                    reused.fetch_add(1, Ordering::Relaxed);
-                    return done(summary, single);
+                jobs.push((label.clone(), seed, name.clone(), run, dest));
+            }
+        }
+    }
+    let outcome = |(label, seed, _, run, dest): &Job, summary: Summary, single| {
+        Ok(RunOutcome {
+            point: label.clone(),
+            seed: *seed,
+            variant: run.name.clone(),
+            dir: dest.clone(),
+            monitor_us: (run.config.monitor.as_ref()).map(|m| m.interval.as_us_f64()),
+            summary: serde_json::to_value(summary)?,
+            single,
+        })
+    };
+    // First the runs an earlier command finished, so that the overall progress counts only
+    // those that run.
+    let earlier: Vec<Option<(Summary, Vec<f64>)>> = engine.pool.install(|| {
+        (jobs.par_iter())
+            .map(|(_, _, _, run, dest)| {
+                let resume = engine.plan.resume;
+                resume.then(|| finished_run(dest, &run.resolved)).flatten()
+            })
+            .collect()
+    });
+    let to_run = earlier.iter().filter(|e| e.is_none()).count();
+    reused.fetch_add(jobs.len() - to_run, Ordering::Relaxed);
+    engine.bars.add_runs(to_run);
+    engine.pool.install(|| {
+        (jobs.par_iter().zip(earlier))
+            .map(|(job, earlier)| match earlier {
+                Some((summary, single)) => outcome(job, summary, single),
+                None => {
+                    let (summary, single) = run_one(job, engine)?;
+                    outcome(job, summary, single)
                 }
-                let staging = Staging::new(&dest, Writer::Reproduce, &[])?;
-                let started = Instant::now();
-                let result = irn_sim::run(&run.config, &mut |_| {});
-                let summary = result.summary.clone();
-                let flows = result
-                    .flows
-                    .iter()
-                    .map(|f| (f.measured, f.size_bytes, f.fct_us));
-                let single = single_packet_fcts(flows, u64::from(run.config.transport.mtu));
-                let performance = Performance::new(&summary, started.elapsed());
-                staging.write_run(
-                    "",
-                    name,
-                    run.config.seed,
-                    &Finished {
-                        name: &run.name,
-                        resolved: &run.resolved,
-                        result,
-                        performance,
-                    },
-                )?;
-                staging.commit()?;
-                done(summary, single)
             })
             .collect()
     })
+}
+
+/// Runs one job into its folder (with its series if it has a `[monitor]`): its summary and
+/// single-packet FCTs.
+fn run_one((_, _, name, run, dest): &Job, engine: &Engine) -> Result<(Summary, Vec<f64>)> {
+    let staging = Staging::new(dest, Writer::Reproduce, &[])?;
+    let started = Instant::now();
+    let bar = dest.strip_prefix(engine.out).unwrap_or(dest).display();
+    let mut report = engine.bars.reporter(&bar.to_string());
+    let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;
+    let summary = result.summary.clone();
+    let flows = (result.flows.iter()).map(|f| (f.measured, f.size_bytes, f.fct_us));
+    let single = single_packet_fcts(flows, u64::from(run.config.transport.mtu));
+    let performance = Performance::new(&summary, started.elapsed());
+    let finished = Finished {
+        name: &run.name,
+        resolved: &run.resolved,
+        result,
+        performance,
+    };
+    staging.write_run("", name, run.config.seed, &finished)?;
+    staging.commit()?;
+    Ok((summary, single))
 }
 
 /// A tenth of the window, the warm-up every shipped scenario uses.
@@ -427,17 +462,11 @@ struct Plan<'a> {
     overrides: &'a [String],
 }
 
-fn run_experiment(
-    exp: &Experiment,
-    plan: &Plan,
-    out: &Path,
-    pool: &rayon::ThreadPool,
-) -> Result<FigureResult> {
+fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
     let started = Instant::now();
     let reused = AtomicUsize::new(0);
-    let run_window = |window: Option<&str>| {
-        run_window(exp, window, plan.overrides, out, pool, plan.resume, &reused)
-    };
+    let plan = engine.plan;
+    let run_window = |window: Option<&str>| run_window(exp, window, engine, &reused);
     let (window, converged, runs) = if !exp.windowed() {
         (String::new(), None, run_window(None)?)
     } else if plan.quick {
@@ -482,7 +511,101 @@ fn run_experiment(
         wall_time_s: started.elapsed().as_secs_f64(),
         reused_runs: reused.into_inner(),
         chart: chart(exp, &runs)?,
+        series: series_html(exp, &runs, engine.out)?,
     })
+}
+
+/// The monitored runs (with `series/ports.csv`) among `runs`, grouped by point and seed, in
+/// run order.
+fn monitored_groups(runs: &Runs) -> Vec<(&str, Option<u64>, Vec<&RunOutcome>)> {
+    let mut groups: Vec<(&str, Option<u64>, Vec<&RunOutcome>)> = Vec::new();
+    let monitored = (runs.iter()).filter(|r| r.monitor_us.is_some() && ports_csv(r).is_file());
+    for r in monitored {
+        match (groups.iter_mut()).find(|(p, s, _)| *p == r.point && *s == r.seed) {
+            Some((_, _, here)) => here.push(r),
+            None => groups.push((&r.point, r.seed, vec![r])),
+        }
+    }
+    groups
+}
+
+fn ports_csv(r: &RunOutcome) -> PathBuf {
+    r.dir.join("series").join("ports.csv")
+}
+
+/// The time series of the monitored runs (those whose scenario has a `[monitor]`) of the
+/// window the checks used: per grid point (and seed), a collapsed section with the charts
+/// `irn plot` draws for a run folder (queue occupancy and paused share over time, utilization
+/// by link tier), each run's lines labelled with its variant. Empty when no run was monitored.
+fn series_html(exp: &Experiment, runs: &Runs, out: &Path) -> Result<String> {
+    let mut h = String::new();
+    for (point, seed, here) in monitored_groups(runs) {
+        let monitored: Vec<Monitored> = (here.iter())
+            .map(|r| Monitored {
+                label: if here.len() > 1 {
+                    r.variant.clone()
+                } else {
+                    String::new()
+                },
+                ports: ports_csv(r),
+                interval_us: r.monitor_us.unwrap_or_default(),
+            })
+            .collect();
+        let at: Vec<String> = [
+            (!point.is_empty()).then(|| point.to_string()),
+            seed.map(|s| format!("seed {s}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let id = |chart: &str| {
+            let mut id = format!("{}_{chart}", folder_name(&exp.id));
+            for part in &at {
+                id = format!("{id}_{}", folder_name(part));
+            }
+            id
+        };
+        let charts = series::charts(
+            &monitored,
+            series::CHART_IDS.map(id).each_ref().map(String::as_str),
+        )?;
+        if charts.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = here.iter().map(|r| r.variant.as_str()).collect();
+        // The runs' folders share their parent: the point's (and seed's) folder.
+        let folder = here[0].dir.parent().unwrap_or(out);
+        let folder = folder
+            .strip_prefix(out)
+            .unwrap_or(folder)
+            .display()
+            .to_string();
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", at.join(", "))
+        };
+        let _ = write!(
+            h,
+            "<details class=\"series\"><summary>Time series{}: {} (series/ports.csv in \
+             <code>{}</code>)</summary>",
+            escape(&at),
+            escape(&names.join(", ")),
+            escape(&folder)
+        );
+        for chart in charts {
+            let _ = write!(
+                h,
+                "<section id=\"{}\"><h3>{}</h3><p>{}</p>{}</section>",
+                escape(&chart.id),
+                escape(&chart.title),
+                escape(&chart.note),
+                chart.svg.trim()
+            );
+        }
+        h.push_str("</details>");
+    }
+    Ok(h)
 }
 
 /// How a figure's window was chosen, in words.
@@ -580,6 +703,7 @@ fn html(results: &[FigureResult], quick: bool) -> String {
                 let _ = write!(h, "<p><i>{}</i></p>", escape(note));
             }
             h.push_str(&r.chart);
+            h.push_str(&r.series);
             h.push_str("<table><tr><th>point</th><th>ratio</th><th>metric</th><th>paper</th><th>irn</th><th>direction</th></tr>");
             for o in &r.outcomes {
                 let _ = write!(
@@ -624,8 +748,21 @@ fn run_all(
     writer: Writer,
     command: &str,
 ) -> Result<bool> {
+    if !plan.overrides.is_empty() {
+        // A mistaken --set or --monitor is refused before the results folder is made.
+        for exp in chosen {
+            exp.runs(plan.overrides)?;
+        }
+    }
     claim_folder(out, writer)?;
     let pool = crate::run::worker_pool(jobs)?;
+    let bars = Bars::new(0);
+    let engine = Engine {
+        plan,
+        out,
+        pool: &pool,
+        bars: &bars,
+    };
     let started = Instant::now();
     let mut results = Vec::new();
     println!(
@@ -633,14 +770,14 @@ fn run_all(
         "figure", "directions hold", "wall"
     );
     for exp in chosen {
-        let r = run_experiment(exp, plan, out, &pool)?;
+        let r = run_experiment(exp, &engine)?;
         let held = r.outcomes.iter().filter(|o| o.holds).count();
         let reused = match r.reused_runs {
             0 => String::new(),
             1 => "  (1 run reused)".to_string(),
             n => format!("  ({n} runs reused)"),
         };
-        println!(
+        bars.println(&format!(
             "{:<16} {:>11}/{:<3}  {:>6.0} s  {}{reused}",
             r.figure,
             held,
@@ -651,9 +788,11 @@ fn run_all(
             } else {
                 &r.window
             }
-        );
+        ));
         results.push(r);
     }
+    // The bars draw their last before what follows on stdout.
+    drop(bars);
     let json = serde_json::to_string_pretty(&results)? + "\n";
     for (name, text) in [
         ("reproduce.json", json),
@@ -729,12 +868,18 @@ pub struct CheckArgs {
     /// Override a key in every experiment's scenario (repeatable), as `irn run --set` does.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
+    /// Sample ports, NICs and flows every INTERVAL (e.g. `10us`) into each run's
+    /// `series/*.csv`, drawn in the report: a shorthand for `--set monitor.interval=INTERVAL`,
+    /// as for `irn run`.
+    #[arg(long, value_name = "INTERVAL")]
+    monitor: Option<String>,
 }
 
 /// `irn check FILE…`: runs a user's checked experiments; the exit status is 1 when a
 /// direction does not hold, so a script or CI can depend on it.
 pub fn check(a: CheckArgs) -> Result<bool> {
-    check_overrides(&a.overrides, "check")?;
+    let overrides = crate::run::with_monitor(&a.overrides, a.monitor.as_deref());
+    check_overrides(&overrides, "check")?;
     let experiments = a
         .files
         .iter()
@@ -754,7 +899,7 @@ pub fn check(a: CheckArgs) -> Result<bool> {
         quick: a.quick,
         max_window: a.max_window.unwrap_or(irn_core::Duration::ZERO),
         resume: !a.fresh,
-        overrides: &a.overrides,
+        overrides: &overrides,
     };
     let chosen: Vec<&Experiment> = experiments.iter().collect();
     let command = format!("irn check{}", if a.quick { " --quick" } else { "" });

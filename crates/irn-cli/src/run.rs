@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::output::{folder_name, Finished, Performance, Staging, Writer};
 use crate::progress::Bars;
-use crate::series::SeriesFiles;
+use crate::series::{self, SeriesFiles};
 use crate::table;
 use irn_sim::series::SeriesSink;
 
@@ -60,12 +60,7 @@ fn load(path: Option<&Path>, overrides: &[String]) -> Result<Scenario> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    let mut overrides = args.overrides.clone();
-    if let Some(interval) = &args.monitor {
-        // A string, whatever it looks like: the interval is checked as `monitor.interval`.
-        let value = toml::Value::String(interval.clone());
-        overrides.insert(0, format!("monitor.interval={value}"));
-    }
+    let overrides = with_monitor(&args.overrides, args.monitor.as_deref());
     let scenario = load(args.scenario.as_deref(), &overrides)?;
     let out = args
         .out
@@ -83,7 +78,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         warn(r);
     }
     let pool = worker_pool(args.jobs)?;
-    let bars = Bars::new();
+    let bars = Bars::new(scenario.runs.len());
     let compare = scenario.runs.len() > 1;
     let sub = |run: &Run| {
         if compare {
@@ -99,29 +94,20 @@ pub fn run(args: RunArgs) -> Result<()> {
             .map(|r| {
                 let started = Instant::now();
                 let mut report = bars.reporter(&r.name);
-                let result = match (&r.config.monitor, args.trace_flows.is_empty()) {
-                    (None, true) => irn_sim::run(&r.config, &mut report),
-                    (monitor, untraced) => {
-                        let dir = staging.run_dir(&sub(r))?;
-                        let mut series = monitor
-                            .as_ref()
-                            .map(|m| SeriesFiles::create(&dir, m))
-                            .transpose()?;
-                        let result = match (untraced, series.as_mut()) {
-                            (true, Some(series)) => {
-                                irn_sim::run_monitored(&r.config, &mut report, series)
-                            }
-                            (_, series) => {
-                                let series = series.map(|s| s as &mut dyn SeriesSink);
-                                let path = dir.join("trace.csv");
-                                run_traced(r, &args.trace_flows, &path, &mut report, series)?
-                            }
-                        };
-                        if let Some(series) = series {
-                            series.finish(&dir)?;
-                        }
-                        result
+                let dir = staging.run_dir(&sub(r))?;
+                let result = if args.trace_flows.is_empty() {
+                    series::run(&r.config, &dir, &mut report)?
+                } else {
+                    let mut series = (r.config.monitor.as_ref())
+                        .map(|m| SeriesFiles::create(&dir, m))
+                        .transpose()?;
+                    let sink = series.as_mut().map(|s| s as &mut dyn SeriesSink);
+                    let path = dir.join("trace.csv");
+                    let result = run_traced(r, &args.trace_flows, &path, &mut report, sink)?;
+                    if let Some(series) = series {
+                        series.finish(&dir)?;
                     }
+                    result
                 };
                 let performance = Performance::new(&result.summary, started.elapsed());
                 Ok(Finished {
@@ -133,6 +119,8 @@ pub fn run(args: RunArgs) -> Result<()> {
             })
             .collect::<Result<_>>()
     })?;
+    // The bars draw their last before the table.
+    drop(bars);
     for (run, f) in scenario.runs.iter().zip(&finished) {
         staging.write_run(&sub(run), &scenario.name, run.config.seed, f)?;
     }
@@ -144,6 +132,20 @@ pub fn run(args: RunArgs) -> Result<()> {
     print!("{}", table::render(&finished));
     println!("results: {}", dir.display());
     Ok(())
+}
+
+/// `--set` overrides with `--monitor INTERVAL` (`irn run`, `irn sweep`, `irn check`) as
+/// `monitor.interval=INTERVAL` in front, so that a `--set monitor.interval` given as well wins.
+pub fn with_monitor(overrides: &[String], monitor: Option<&str>) -> Vec<String> {
+    // A string, whatever it looks like: the interval is checked as `monitor.interval`.
+    let monitor = monitor.map(|interval| {
+        let value = toml::Value::String(interval.to_string());
+        format!("monitor.interval={value}")
+    });
+    monitor
+        .into_iter()
+        .chain(overrides.iter().cloned())
+        .collect()
 }
 
 /// Events one core simulates per second on the benchmark (`irn bench`: 15-20 M), the rate the

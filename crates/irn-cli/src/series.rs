@@ -7,12 +7,31 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use irn_sim::config::Monitor;
+use irn_sim::config::{Monitor, SimConfig};
 use irn_sim::series::{FlowSample, NicSample, PortSample, SeriesSink};
+use irn_sim::{Progress, RunResult};
 use serde::{Deserialize, Serialize};
 
 use crate::plot;
-use crate::report::{svg_with_label, Chart, Results};
+use crate::report::{svg_with_label, Chart};
+
+/// Runs `config`, streaming its `[monitor]`'s series (if it has one) into `dir/series/` as the
+/// run goes; `dir` is the run's folder, inside the staging folder of the command, so an
+/// interrupted command leaves no half-written series behind. Without a monitor this is
+/// `irn_sim::run`.
+pub fn run(
+    config: &SimConfig,
+    dir: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunResult> {
+    let Some(monitor) = &config.monitor else {
+        return Ok(irn_sim::run(config, progress));
+    };
+    let mut series = SeriesFiles::create(dir, monitor)?;
+    let result = irn_sim::run_monitored(config, progress, &mut series);
+    series.finish(dir)?;
+    Ok(result)
+}
 
 type Csv = csv::Writer<BufWriter<File>>;
 
@@ -125,19 +144,52 @@ struct Seen {
 /// Heat map columns: consecutive samples merge beyond it.
 const CELLS: usize = 200;
 
-/// The report's time-series charts, for the variants whose folder has `series/ports.csv`:
-/// the queue occupancy of the busiest ports (highest peak) and the paused fraction of the
-/// most paused ones, over time, and the mean utilization of each link tier's sampled ports.
-/// Each file is read twice, row by row (once to rank the ports, once for the chosen ones'
-/// points and the tiers' cells), so a long series is never held whole.
-pub fn charts(results: &Results, ids: [&'static str; 3]) -> Result<Vec<Chart>> {
-    let files: Vec<(usize, PathBuf, f64)> = (results.variants.iter().enumerate())
-        .filter_map(|(i, v)| {
-            let path = v.dir.join("series").join("ports.csv");
-            let interval = v.resolved["monitor"]["interval"].as_str()?;
-            let interval = interval.parse::<irn_core::Duration>().ok()?.as_us_f64();
-            path.is_file().then_some((i, path, interval))
+/// The ids of the charts [`charts`] draws: queue occupancy, paused share, utilization by tier.
+pub const CHART_IDS: [&str; 3] = ["queue_over_time", "pause_over_time", "utilization_by_tier"];
+
+/// A monitored run whose folder has `series/ports.csv`, as the charts draw it.
+pub struct Monitored {
+    /// What its lines and bands are prefixed with: its variant, or its variant and seed when
+    /// several runs share a chart; empty for a run drawn alone.
+    pub label: String,
+    /// `series/ports.csv`.
+    pub ports: PathBuf,
+    /// The `[monitor]` interval, µs.
+    pub interval_us: f64,
+}
+
+impl Monitored {
+    /// The run in `dir`, `label`led, if its resolved scenario (`summary.json`'s) has a
+    /// `[monitor]` and its folder has `series/ports.csv`; `None` otherwise.
+    pub fn find(label: &str, dir: &Path, resolved: &serde_json::Value) -> Option<Monitored> {
+        let interval = resolved["monitor"]["interval"].as_str()?;
+        let interval_us = interval.parse::<irn_core::Duration>().ok()?.as_us_f64();
+        let ports = dir.join("series").join("ports.csv");
+        ports.is_file().then(|| Monitored {
+            label: label.to_string(),
+            ports,
+            interval_us,
         })
+    }
+
+    /// `text` after the run's label, if it has one.
+    fn labelled(&self, text: String) -> String {
+        if self.label.is_empty() {
+            text
+        } else {
+            format!("{} {text}", self.label)
+        }
+    }
+}
+
+/// The report's time-series charts of `runs`: the queue occupancy of the busiest ports (highest
+/// peak) and the paused fraction of the most paused ones, over time, and the mean utilization
+/// of each link tier's sampled ports; `ids` are the charts' ids, in the order of
+/// [`CHART_IDS`]. Each file is read twice, row by row (once to rank the ports, once for the
+/// chosen ones' points and the tiers' cells), so a long series is never held whole.
+pub fn charts(runs: &[Monitored], ids: [&str; 3]) -> Result<Vec<Chart>> {
+    let files: Vec<(usize, &Path, f64)> = (runs.iter().enumerate())
+        .map(|(i, r)| (i, r.ports.as_path(), r.interval_us))
         .collect();
     if files.is_empty() {
         return Ok(Vec::new());
@@ -153,14 +205,7 @@ pub fn charts(results: &Results, ids: [&'static str; 3]) -> Result<Vec<Chart>> {
             let at = match seen[first..].binary_search_by_key(&row.port, |s| s.port) {
                 Ok(i) => first + i,
                 Err(i) => {
-                    let label = if results.comparison {
-                        format!(
-                            "{} {}→{}",
-                            results.variants[*variant].name, row.node, row.peer
-                        )
-                    } else {
-                        format!("{}→{}", row.node, row.peer)
-                    };
+                    let label = runs[*variant].labelled(format!("{}→{}", row.node, row.peer));
                     seen.insert(
                         first + i,
                         Seen {
@@ -250,12 +295,7 @@ pub fn charts(results: &Results, ids: [&'static str; 3]) -> Result<Vec<Chart>> {
                     format!("tier {t}")
                 }
             };
-            let link = format!("{}→{}", name(a), name(b));
-            if results.comparison {
-                format!("{} {link}", results.variants[v].name)
-            } else {
-                link
-            }
+            runs[v].labelled(format!("{}→{}", name(a), name(b)))
         };
         let bands: Vec<(String, Vec<Option<f64>>)> = (tiers.iter())
             .map(|t| {

@@ -12,9 +12,9 @@
 //! ```
 //!
 //! Every grid point × seed × variant is one run, written to `<out>/<point>/<variant>/` (the
-//! files of `irn run`; with seeds `<out>/<point>/seed_<s>/<variant>/`) by renaming a finished
-//! temporary folder into place, so a folder that exists is
-//! complete. Rerunning a sweep reuses each run whose folder holds the same resolved scenario
+//! files of `irn run`, `series/` with a `[monitor]`; with seeds
+//! `<out>/<point>/seed_<s>/<variant>/`) by renaming a finished temporary folder into place, so
+//! a folder that exists is complete. Rerunning a sweep reuses each run whose folder holds the same resolved scenario
 //! and reruns the others (`--fresh`: all): an interrupted sweep loses at most the runs in
 //! progress, and an edited one reruns exactly what changed. `--shard i/n` takes every n-th run
 //! starting at i (in a fixed order), so n machines can split a sweep; `irn report DIR…` then
@@ -44,6 +44,8 @@ use crate::output::{
     claim_folder, finished_run, folder_name, guard_folder, Finished, Marker, Performance, Staging,
     Use, Writer, MARKER,
 };
+use crate::progress::Bars;
+use crate::series::{self, Monitored};
 pub use chart::plot_sweep;
 use table::{Grid, Run};
 
@@ -71,6 +73,10 @@ pub struct SweepArgs {
     /// Run every point with seeds 1 to N (replaces the sweep file's `seeds`).
     #[arg(long, value_name = "N")]
     seeds: Option<u64>,
+    /// Sample ports, NICs and flows every INTERVAL (e.g. `10us`) into each run's
+    /// `series/*.csv`: a shorthand for `--set monitor.interval=INTERVAL`, as for `irn run`.
+    #[arg(long, value_name = "INTERVAL")]
+    monitor: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -307,8 +313,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .with_context(|| format!("{}: cannot read", a.sweep.display()))?;
     let sweep: SweepFile =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", a.sweep.display()))?;
-    let seeds = seeds(&a.sweep, &sweep, a.seeds, &a.overrides)?;
-    let (base, all, grid, identity) = jobs(&a.sweep, &sweep, &a.overrides, &seeds)?;
+    let overrides = crate::run::with_monitor(&a.overrides, a.monitor.as_deref());
+    let seeds = seeds(&a.sweep, &sweep, a.seeds, &overrides)?;
+    let (base, all, grid, identity) = jobs(&a.sweep, &sweep, &overrides, &seeds)?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&sweep.name)));
@@ -357,16 +364,19 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     let inputs = [a.sweep.as_path(), base.as_path()];
     let pool = crate::run::worker_pool(a.jobs)?;
     let done = AtomicUsize::new(0);
+    let bars = Bars::new(todo.len());
     let results: Vec<Result<()>> = pool.install(|| {
         todo.par_iter()
             .map(|job| {
-                run_one(&base, &out, job, &inputs)?;
+                run_one(&base, &out, job, &inputs, &bars)?;
                 let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                println!("[{k}/{}] {}", todo.len(), job.label());
+                bars.println(&format!("[{k}/{}] {}", todo.len(), job.label()));
                 Ok(())
             })
             .collect()
     });
+    // The bars draw their last before what follows on stdout.
+    drop(bars);
     for r in results {
         r?;
     }
@@ -409,18 +419,25 @@ impl Job {
 /// A run's folder below the sweep's: `<point>/<variant>`, or `<point>/seed_<s>/<variant>`
 /// when the sweep has seeds.
 fn run_path(point: &str, seed: Option<u64>, variant: &str) -> PathBuf {
+    point_path(point, seed).join(folder_name(variant))
+}
+
+/// The folder of a point's runs (of one seed) below the sweep's: `<point>`, or
+/// `<point>/seed_<s>` when the sweep has seeds.
+fn point_path(point: &str, seed: Option<u64>) -> PathBuf {
     let mut path = PathBuf::from(point);
     if let Some(seed) = seed {
         path.push(format!("seed_{seed}"));
     }
-    path.join(folder_name(variant))
+    path
 }
 
 fn run_dir(out: &Path, job: &Job) -> PathBuf {
     out.join(job.label())
 }
 
-fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path]) -> Result<()> {
+/// Runs `job` into its folder below `out`, with its series if the scenario has a `[monitor]`.
+fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path], bars: &Bars) -> Result<()> {
     let sc = scenario::load(base, &job.overrides)?;
     let run = sc
         .runs
@@ -429,7 +446,8 @@ fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path]) -> Result<()> {
         .context("variant vanished from the scenario")?;
     let staging = Staging::new(&run_dir(out, job), Writer::Sweep, inputs)?;
     let started = Instant::now();
-    let result = irn_sim::run(&run.config, &mut |_| {});
+    let mut report = bars.reporter(&job.label());
+    let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;
     let performance = Performance::new(&result.summary, started.elapsed());
     let finished = Finished {
         name: &run.name,
@@ -461,6 +479,40 @@ fn read_run(dir: &Path) -> Result<Option<RunRecord>> {
     let run = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a summary.json irn wrote", path.display()))?;
     Ok(Some(run))
+}
+
+/// The monitored runs of the sweep folder `dir` (those with `series/ports.csv`), grouped by
+/// point (and seed), in grid order: each group's folder below `dir` and its runs, labelled with
+/// their variants when the scenario has several. Empty for a folder that holds no runs (one
+/// `irn report --out` merged shards into) or no monitored ones.
+fn monitored_runs(dir: &Path) -> Result<Vec<(PathBuf, Vec<Monitored>)>> {
+    let Ok(identity) = sweep_identity(dir) else {
+        return Ok(Vec::new());
+    };
+    let seeds: Vec<Option<u64>> = if identity.seeds.is_empty() {
+        vec![None]
+    } else {
+        identity.seeds.iter().copied().map(Some).collect()
+    };
+    let several = identity.variants.len() > 1;
+    let mut groups = Vec::new();
+    for point in &identity.points {
+        for &seed in &seeds {
+            let mut runs = Vec::new();
+            for variant in identity.variants.keys() {
+                let run_dir = dir.join(run_path(point, seed, variant));
+                let Some(run) = read_run(&run_dir)? else {
+                    continue;
+                };
+                let label = if several { variant.as_str() } else { "" };
+                runs.extend(Monitored::find(label, &run_dir, &run.resolved));
+            }
+            if !runs.is_empty() {
+                groups.push((point_path(point, seed), runs));
+            }
+        }
+    }
+    Ok(groups)
 }
 
 /// The runs `report` found, by (point, seed, variant) indices, so that they sort in grid

@@ -87,7 +87,9 @@ fn check_html(html: &str, charts: usize) {
     assert!(html.trim_end().ends_with("</html>"));
     assert_eq!(html.matches("<svg").count(), charts, "one <svg per chart");
     assert_eq!(html.matches("</svg>").count(), charts, "every <svg closed");
-    for tag in ["section", "table", "tr", "pre", "figure", "main", "style"] {
+    for tag in [
+        "section", "table", "tr", "pre", "figure", "main", "style", "details",
+    ] {
         assert_eq!(
             html.matches(&format!("<{tag}>")).count() + html.matches(&format!("<{tag} ")).count(),
             html.matches(&format!("</{tag}>")).count(),
@@ -472,8 +474,9 @@ fn rendered_dom(chromium: &Path, page: &Path, profile: &str) -> String {
     dom
 }
 
-/// A seeded sweep's report: a metric against the grid key with error bars, slowdown by size
-/// per point, the mean ± CI table; every chart in Chromium's DOM.
+/// A seeded, monitored sweep's report: a metric against the grid key with error bars,
+/// slowdown by size per point, the mean ± CI table, the time series of each point and seed;
+/// every chart in Chromium's DOM.
 #[test]
 fn a_sweeps_report_renders_in_headless_chromium() {
     let dir = scratch("sweep-report");
@@ -481,14 +484,38 @@ fn a_sweeps_report_renders_in_headless_chromium() {
     let sweep = "name = \"loads\"\nscenario = \"tiny.toml\"\nseeds = [1, 2]\n[grid]\n\
                  \"workload.load\" = [0.3, 0.6]\n";
     std::fs::write(dir.join("sweep.toml"), sweep).unwrap();
-    ok(&irn(&["sweep", "sweep.toml", "--out", "s"], &dir));
+    ok(&irn(
+        &["sweep", "sweep.toml", "--out", "s", "--monitor", "20us"],
+        &dir,
+    ));
     ok(&irn(&["plot", "s"], &dir));
     let report = dir.join("s/report.html");
     let html = std::fs::read_to_string(&report).unwrap();
-    // One line chart and a slowdown-by-size chart per point.
-    let charts = 1 + 2;
+    // One line chart and a slowdown-by-size chart per point; per point and seed, a collapsed
+    // section of time series, each with at least its utilization heat map.
+    let series = (std::fs::read_dir(dir.join("s/plots")).unwrap())
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            let name = name.to_string_lossy();
+            [
+                "queue_over_time_",
+                "pause_over_time_",
+                "utilization_by_tier_",
+            ]
+            .iter()
+            .any(|id| name.starts_with(id))
+        })
+        .count();
+    let charts = 1 + 2 + series;
     check_html(&html, charts);
     assert!(html.contains("workload.load"), "{html}");
+    for point in ["workload.load_0.3", "workload.load_0.6"] {
+        for seed in [1, 2] {
+            let id = format!("utilization_by_tier_{point}_seed_{seed}");
+            assert!(html.contains(&format!("<h3 id=\"{id}\">")), "{id}");
+        }
+    }
+    assert!(series > 4, "{series} series charts: some queue");
     let Some(chromium) = chromium() else {
         println!("skipped the browser: chromium not installed");
         return;

@@ -1,9 +1,11 @@
-//! `irn plot SWEEP_DIR`: a sweep's report from its `sweep_summary.csv` alone (so the folder
-//! `irn report` merges shards into, which holds no runs, draws as well as the sweep's own).
+//! `irn plot SWEEP_DIR`: a sweep's report from its `sweep_summary.csv` (so the folder `irn
+//! report` merges shards into, which holds no runs, draws as well as the sweep's own), and the
+//! time series of the monitored runs the folder holds.
 //!
 //! Charts: each chosen metric against a numeric grid key, one line per variant (and per value
-//! of the other grid keys), error bars the 95 % confidence intervals over the seeds; and per
-//! point the slowdown percentiles by flow-size bucket, one bar group per bucket.
+//! of the other grid keys), error bars the 95 % confidence intervals over the seeds; per point
+//! the slowdown percentiles by flow-size bucket, one bar group per bucket; and per point (and
+//! seed) with monitored runs, `irn run`'s series charts in a collapsed section.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use serde_json::json;
 use crate::output::{self, folder_name};
 use crate::plot::{self, ErrorBarLine, SlowdownBucketGroup};
 use crate::report::{self, escape, Chart, Written};
+use crate::series;
 
 /// The metric drawn when `--metric` is not given: the IRN paper's headline.
 const DEFAULT_METRIC: &str = "avg_slowdown";
@@ -252,6 +255,22 @@ fn bucket_charts(summary: &Summary) -> Result<Vec<Chart>> {
     Ok(charts)
 }
 
+/// The time series of the sweep's monitored runs, per point (and seed): the folder and the
+/// charts `irn plot` draws for a run folder (queue occupancy and paused share over time,
+/// utilization by link tier), each chart's id suffixed with the folder.
+fn series_charts(dir: &Path) -> Result<Vec<(String, Vec<Chart>)>> {
+    let mut groups = Vec::new();
+    for (folder, runs) in super::monitored_runs(dir)? {
+        let folder = folder.display().to_string();
+        let ids = series::CHART_IDS.map(|id| format!("{id}_{}", folder_name(&folder)));
+        let charts = series::charts(&runs, ids.each_ref().map(String::as_str))?;
+        if !charts.is_empty() {
+            groups.push((folder, charts));
+        }
+    }
+    Ok(groups)
+}
+
 /// Mean ± confidence half-width, or the mean alone, or a dash.
 fn mean_cell(summary: &Summary, row: &csv::StringRecord, metric: &str) -> String {
     let mean = summary.number(row, summary.column(&format!("{metric}_mean")));
@@ -263,7 +282,13 @@ fn mean_cell(summary: &Summary, row: &csv::StringRecord, metric: &str) -> String
     }
 }
 
-fn render_html(dir: &Path, summary: &Summary, charts: &[Chart], no_x: bool) -> String {
+fn render_html(
+    dir: &Path,
+    summary: &Summary,
+    charts: &[Chart],
+    series: &[(String, Vec<Chart>)],
+    no_x: bool,
+) -> String {
     let name = dir
         .file_name()
         .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
@@ -337,6 +362,29 @@ fn render_html(dir: &Path, summary: &Summary, charts: &[Chart], no_x: bool) -> S
         out.push_str(chart.svg.trim());
         out.push_str("\n</figure>\n</section>\n");
     }
+    for (folder, charts) in series {
+        let _ = writeln!(
+            out,
+            "<section id=\"series_{}\">\n<h2>Time series of {}</h2>\n<p class=\"note\">From \
+             the series/ports.csv of the monitored runs in <code>{}</code>.</p>\n<details>\n\
+             <summary>Queue occupancy, pauses and link utilization over time</summary>",
+            escape(&folder_name(folder)),
+            escape(folder),
+            escape(folder)
+        );
+        for chart in charts {
+            let _ = writeln!(
+                out,
+                "<h3 id=\"{}\">{}</h3>\n<p class=\"note\">{}</p>\n<figure>",
+                escape(&chart.id),
+                escape(&chart.title),
+                escape(&chart.note)
+            );
+            out.push_str(chart.svg.trim());
+            out.push_str("\n</figure>\n");
+        }
+        out.push_str("</details>\n</section>\n");
+    }
     let _ = writeln!(
         out,
         "<footer>Written by <code>irn plot</code> from {}.</footer>\n</main>\n</body>\n</html>",
@@ -383,17 +431,18 @@ pub fn plot_sweep(
         }
     }
     charts.extend(bucket_charts(&summary)?);
+    let series = series_charts(dir)?;
     let report = report.map_or_else(|| dir.join("report.html"), Path::to_path_buf);
     output::guard_file(&report, "a report `irn plot` wrote", report::is_plot_report)?;
     let plots_dir = report::plots_dir(&report);
     output::claim_folder(&plots_dir, output::Writer::Plot)?;
     let mut plots = Vec::new();
-    for chart in &charts {
+    for chart in charts.iter().chain(series.iter().flat_map(|(_, c)| c)) {
         let path = plots_dir.join(format!("{}.svg", chart.id));
         output::write_file_atomic(&path, chart.svg.as_bytes())?;
         plots.push(path);
     }
-    let html = render_html(dir, &summary, &charts, x.is_none());
+    let html = render_html(dir, &summary, &charts, &series, x.is_none());
     output::write_file_atomic(&report, html.as_bytes())?;
     Ok(Written { report, plots })
 }
