@@ -289,6 +289,11 @@ fn jobs(
                 .with_context(|| format!("grid point {}", p.name))?;
             let first = identity.variants.is_empty();
             for run in sc.runs {
+                if seed.is_none() || seed == seeds[0] {
+                    for w in &run.warnings {
+                        eprintln!("warning: {} / {}: {w}", p.name, run.name);
+                    }
+                }
                 if first {
                     identity
                         .variants
