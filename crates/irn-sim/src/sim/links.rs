@@ -89,6 +89,7 @@ impl<T: Trace> Simulation<'_, T> {
     /// The switch input behind port `from` pauses (`pause`) or resumes its upstream neighbour,
     /// with the frames the port was given (`[switch] pfc_frames`, or its pause control's): a
     /// timed XOFF arms its refresh, which a resume disarms.
+    #[inline(never)]
     pub(super) fn send_pfc(&mut self, from: PortId, pause: bool) {
         let extra = &mut self.extra[from.index()];
         let frame = if pause {
@@ -108,6 +109,7 @@ impl<T: Trace> Simulation<'_, T> {
 
     /// A refresh the input behind `from` armed is due: it is still paused, as a resume would
     /// have disarmed it, so the XOFF goes again before the last one runs out.
+    #[inline(never)]
     pub(super) fn refresh_pause(&mut self, from: PortId) {
         if self.extra[from.index()].refresh_at == self.now {
             self.send_pfc(from, true);
@@ -134,6 +136,7 @@ impl<T: Trace> Simulation<'_, T> {
     /// A pause frame reaches port `p`: it stops sending data (a packet in serialization
     /// finishes), for the frame's time if it has one, replacing any pause in force; time 0
     /// resumes it at once.
+    #[inline(never)]
     pub(super) fn receive_pause(&mut self, p: PortId, frame: PauseFrame) {
         let (port, extra) = (&mut self.ports[p.index()], &mut self.extra[p.index()]);
         let pause = frame.pauses();
@@ -152,6 +155,7 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// A timed pause on port `p` may have run out; it has unless a newer frame moved it.
+    #[inline(never)]
     pub(super) fn pause_ended(&mut self, p: PortId) {
         let (port, extra) = (&mut self.ports[p.index()], &mut self.extra[p.index()]);
         if port.paused && extra.pause_until == self.now {

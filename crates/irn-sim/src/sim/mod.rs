@@ -136,7 +136,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     switches.push(match cfg.switch.model {
                         SwitchModel::InputQueued => Switch::Voq(VoqSwitch::new(
                             ports.len(),
-                            buffer,
+                            |_| buffer,
                             |i| match control_of(cfg, PortId(range.start + i as u32)) {
                                 Some(PauseRule::Threshold {
                                     pause_at,

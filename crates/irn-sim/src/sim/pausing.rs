@@ -28,6 +28,7 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// The hosts of `[pauses]`, each with its own random stream.
+    #[inline(never)]
     pub(super) fn pause_sources(cfg: &crate::SimConfig) -> Vec<PauseSource> {
         (cfg.pause_sources.iter())
             .map(|&c| PauseSource::new(c, stream(cfg.seed, Purpose::Pauses, u64::from(c.host.0))))
@@ -36,6 +37,7 @@ impl<T: Trace> Simulation<'_, T> {
 
     /// Pause control `i` looks at its input's buffer, sends the frame its rule asks for (if any)
     /// and comes back an interval later.
+    #[inline(never)]
     pub(super) fn pause_control(&mut self, i: u32) {
         let control = self.cfg.pause_control[i as usize];
         let port = &self.ports[control.port.index()];
@@ -52,6 +54,7 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// Pausing host `i` sends its next frame to its switch.
+    #[inline(never)]
     pub(super) fn pause_source(&mut self, i: u32) {
         let source = &mut self.pause_sources[i as usize];
         let port = self.cfg.topology.host_port(source.host());

@@ -404,7 +404,7 @@ mod tests {
 
     #[test]
     fn cut_through_is_queue_then_dequeue_on_the_voq_switch() {
-        cut_through_agrees(|| VoqSwitch::new(3, 3_000, |_| Some((2_000, 1_900)), marker()));
-        cut_through_agrees(|| VoqSwitch::new(3, 2_000, |_| None, marker()));
+        cut_through_agrees(|| VoqSwitch::new(3, |_| 3_000, |_| Some((2_000, 1_900)), marker()));
+        cut_through_agrees(|| VoqSwitch::new(3, |_| 2_000, |_| None, marker()));
     }
 }

@@ -37,6 +37,8 @@ pub(super) struct Output {
 struct Input {
     /// Bytes buffered.
     occupancy: u64,
+    /// Bytes it can hold: the switch's buffer, or a long link's own.
+    capacity: u64,
     /// Pause above this occupancy (`u64::MAX` without PFC)...
     pause_at: u64,
     /// ...resume below this one: at least 1, so an input that empties always resumes.
@@ -54,7 +56,6 @@ pub struct VoqSwitch {
     pub(super) outputs: Vec<Output>,
     inputs: Vec<Input>,
     pub(super) ecn: Option<EcnMarker>,
-    buffer_bytes: u64,
     /// Most bytes any input held at once.
     pub peak_occupancy: u64,
     /// Data packets dropped, per output they were bound for (touched only by a drop).
@@ -62,7 +63,7 @@ pub struct VoqSwitch {
 }
 
 impl VoqSwitch {
-    /// A switch with `ports` ports and per-input buffers of `buffer_bytes`. `pfc[i]` gives input
+    /// A switch with `ports` ports, input `i` buffering `buffer(i)` bytes. `pfc[i]` gives input
     /// `i`'s (pause threshold, resume threshold), or `None` to disable PFC. A paused input
     /// resumes below the resume threshold or, whatever that threshold (0 included), once empty.
     ///
@@ -71,7 +72,7 @@ impl VoqSwitch {
     /// `ecn` enables RED marking with the given random stream.
     pub fn new(
         ports: usize,
-        buffer_bytes: u64,
+        buffer: impl Fn(usize) -> u64,
         pfc: impl Fn(usize) -> Option<(u64, u64)>,
         ecn: Option<EcnMarker>,
     ) -> Self {
@@ -81,6 +82,7 @@ impl VoqSwitch {
                 let (pause_at, resume_below) = pfc(i).unwrap_or((u64::MAX, 0));
                 Input {
                     occupancy: 0,
+                    capacity: buffer(i),
                     pause_at,
                     // Raising 0 to 1 resumes an empty input at no cost per packet.
                     resume_below: resume_below.max(1),
@@ -103,7 +105,6 @@ impl VoqSwitch {
             ],
             inputs,
             ecn,
-            buffer_bytes,
             peak_occupancy: 0,
             drops: vec![0; ports],
         }
@@ -120,7 +121,7 @@ impl Accounting for VoqSwitch {
     fn charge(&mut self, input: usize, output: usize, bytes: u64) -> Admit {
         let inp = &mut self.inputs[input];
         let occ = inp.occupancy + bytes;
-        if occ > self.buffer_bytes {
+        if occ > inp.capacity {
             self.drops[output] += 1;
             return Admit::Dropped;
         }
@@ -251,7 +252,7 @@ mod tests {
 
     #[test]
     fn outputs_serve_inputs_round_robin() {
-        let mut s = Harness::new(VoqSwitch::new(4, 10_000, |_| None, None));
+        let mut s = Harness::new(VoqSwitch::new(4, |_| 10_000, |_| None, None));
         for input in [0, 0, 0, 2, 2, 3] {
             assert_eq!(
                 s.admit_data(input, 1, pkt(input as u32, 100)),
@@ -267,7 +268,7 @@ mod tests {
 
     #[test]
     fn tail_drop_per_input_buffer() {
-        let mut s = Harness::new(VoqSwitch::new(2, 250, |_| None, None));
+        let mut s = Harness::new(VoqSwitch::new(2, |_| 250, |_| None, None));
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Dropped);
@@ -277,7 +278,7 @@ mod tests {
 
     #[test]
     fn pause_above_threshold_resume_below_gap() {
-        let mut s = Harness::new(VoqSwitch::new(2, 1000, |_| Some((250, 150)), None));
+        let mut s = Harness::new(VoqSwitch::new(2, |_| 1000, |_| Some((250, 150)), None));
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::Queued);
         assert_eq!(s.admit_data(0, 1, pkt(0, 100)), Admit::QueuedAndPause); // 300 > 250
@@ -305,7 +306,7 @@ mod tests {
         for &(pause_at, resume_below, pauses, resumes) in cases {
             let mut s = Harness::new(VoqSwitch::new(
                 2,
-                1000,
+                |_| 1000,
                 |_| Some((pause_at, resume_below)),
                 None,
             ));
@@ -324,7 +325,7 @@ mod tests {
 
     #[test]
     fn an_input_that_never_paused_never_resumes() {
-        let mut s = Harness::new(VoqSwitch::new(2, 1000, |_| Some((500, 0)), None));
+        let mut s = Harness::new(VoqSwitch::new(2, |_| 1000, |_| Some((500, 0)), None));
         s.admit_data(0, 1, pkt(0, 100));
         assert_eq!(s.dequeue(1, false).map(|(_, r)| r), Some(0)); // empty, but never paused
     }
@@ -338,7 +339,7 @@ mod tests {
         };
         let mut s = Harness::new(VoqSwitch::new(
             3,
-            10_000,
+            |_| 10_000,
             |_| None,
             Some(EcnMarker::new(step, 1)),
         ));
@@ -363,7 +364,7 @@ mod tests {
 
     #[test]
     fn control_goes_first_and_ignores_pause() {
-        let mut s = Harness::new(VoqSwitch::new(2, 1000, |_| None, None));
+        let mut s = Harness::new(VoqSwitch::new(2, |_| 1000, |_| None, None));
         s.admit_data(0, 1, pkt(7, 100));
         s.admit_control(1, ack(9));
         assert_eq!(s.dequeue(1, true).map(|(p, _)| p.flow.0), Some(9));
