@@ -42,7 +42,7 @@ pub use monitor::{node_tiers, MonitorSection, PortSelection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
 pub use run::RunSection;
 pub use switch::{SwitchModelKind, SwitchSection};
-pub use topology::{TopologyKind, TopologySection};
+pub use topology::{TopologyKind, TopologySection, WanSection};
 pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 
