@@ -6,7 +6,8 @@
 //! [topology.site]        # both sites: a [topology] of any kind but "ns3" and "wan"
 //! kind = "leaf-spine"    #   (default: the default topology, a k = 6 fat-tree)
 //! leaves = 2
-//! [topology.site_b]      # optional: a different second site (default: the same as site)
+//! [topology.site_b]      # optional: a different second site, its keys in full (default:
+//!                        #   the same as site)
 //! kind = "star"
 //! hosts = 4
 //! [topology.wan]
