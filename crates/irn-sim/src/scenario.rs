@@ -44,7 +44,7 @@ pub use ordering::{Cap, OrderingKind, OrderingSection};
 pub use pause::{Level, PauseControlSection, PausesSection, RuleKind, Span, LONGEST_PAUSE_BYTES};
 pub use run::RunSection;
 pub use switch::{SwitchModelKind, SwitchSection};
-pub use topology::{TopologyKind, TopologySection};
+pub use topology::{TopologyKind, TopologySection, WanSection};
 pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 

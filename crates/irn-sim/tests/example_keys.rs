@@ -17,6 +17,10 @@ use serde::Deserialize;
 /// Sections left to the README (see the module comment).
 const DOCUMENTED_ELSEWHERE: &[&str] = &["experiment", "check"];
 
+/// A wan's sites: each a `[topology]` table, whose keys are recorded from its field list while
+/// its values are left out (walking them would walk the site's own sites, without end).
+const SITES: &[&str] = &["topology.site", "topology.site_b"];
+
 /// The `[transport.<cc>]` tables whose keys the transport reads itself.
 const CC_TABLES: &[&str] = &["dcqcn", "timely", "dctcp", "aimd"];
 
@@ -90,7 +94,9 @@ impl<'de> de::Deserializer<'de> for Tracer<'_> {
         v.visit_str("")
     }
     fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, TraceError> {
-        if DOCUMENTED_ELSEWHERE.contains(&self.path.as_str()) {
+        let in_site =
+            |site: &&str| (self.path.strip_prefix(site)).is_some_and(|rest| rest.starts_with('.'));
+        if DOCUMENTED_ELSEWHERE.contains(&self.path.as_str()) || SITES.iter().any(in_site) {
             v.visit_none()
         } else {
             v.visit_some(self)
@@ -299,6 +305,8 @@ fn the_example_scenario_lists_every_key() {
     // Sanity: the walk reached every section and the nested tables.
     for key in [
         "topology.kind",
+        "topology.site.kind",
+        "topology.wan.delay",
         "switch.buffer",
         "workload.verbs.atomic",
         "transport.dcqcn.g",

@@ -129,31 +129,7 @@ pub(super) fn build(
     })
 }
 
-/// Every node's hop distance from the nearest host (breadth-first from all hosts at once).
-pub fn node_tiers(topology: &Topology) -> Vec<u32> {
-    let mut tier = vec![u32::MAX; topology.node_count()];
-    let mut frontier: Vec<NodeId> = topology.hosts().to_vec();
-    for &h in &frontier {
-        tier[h.index()] = 0;
-    }
-    let ports = topology.ports();
-    let mut depth = 0;
-    while !frontier.is_empty() {
-        depth += 1;
-        let mut next = Vec::new();
-        for n in frontier {
-            for p in topology.node_ports(n) {
-                let far = ports[ports[p as usize].peer.index()].node;
-                if tier[far.index()] == u32::MAX {
-                    tier[far.index()] = depth;
-                    next.push(far);
-                }
-            }
-        }
-        frontier = next;
-    }
-    tier
-}
+pub use crate::topology::node_tiers;
 
 /// Which way a switch port leads.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -2,13 +2,16 @@
 //!
 //! ```toml
 //! [topology]
-//! kind = "leaf-spine"    # "fat-tree" (default), "star", "dumbbell", "leaf-spine", "ns3"
+//! kind = "leaf-spine"    # "fat-tree" (default), "star", "dumbbell", "leaf-spine", "ns3", "wan"
 //! leaves = 8             # leaf-spine: leaf switches
 //! spines = 8             # leaf-spine: spine switches
 //! hosts_per_leaf = 16    # leaf-spine: hosts on each leaf
 //! link_rate = "100Gbps"  # every link's rate (leaf-spine: the host links')
 //! link_delay = "1us"     # every link's propagation delay
 //! ```
+//!
+//! `kind = "wan"` joins two sites, each a `[topology]` of its own in `[topology.site]` (and
+//! `[topology.site_b]`), by long-haul links (`[topology.wan]`): see the `wan` submodule.
 
 use std::path::Path;
 
@@ -17,6 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, require, resolve, ScenarioError};
 use crate::topology::Topology;
+
+mod wan;
+
+pub use wan::WanSection;
 
 /// The network's shape. Keys that do not apply to the chosen `kind` are rejected.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -61,6 +68,16 @@ pub struct TopologySection {
     /// ns3: a topology file in the HPCC/ConWeave format (MODEL.md §8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// wan: the first site, a `[topology]` of any kind but ns3 and wan (default: the default
+    /// topology, a k = 6 fat-tree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<Box<TopologySection>>,
+    /// wan: the second site (default: the same as `site`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site_b: Option<Box<TopologySection>>,
+    /// wan: the long-haul links between the sites' border switches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wan: Option<WanSection>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +94,22 @@ pub enum TopologyKind {
     LeafSpine,
     /// Any graph, from an ns-3 topology file.
     Ns3,
+    /// Two sites joined by long-haul links between their border switches.
+    Wan,
+}
+
+impl TopologyKind {
+    /// The kind as a scenario writes it.
+    fn name(self) -> &'static str {
+        match self {
+            TopologyKind::FatTree => "fat-tree",
+            TopologyKind::Star => "star",
+            TopologyKind::Dumbbell => "dumbbell",
+            TopologyKind::LeafSpine => "leaf-spine",
+            TopologyKind::Ns3 => "ns3",
+            TopologyKind::Wan => "wan",
+        }
+    }
 }
 
 fn default_rate() -> String {
@@ -102,6 +135,9 @@ impl Default for TopologySection {
             bottleneck_rate: None,
             spine_link_rate: None,
             file: None,
+            site: None,
+            site_b: None,
+            wan: None,
         }
     }
 }
@@ -109,19 +145,25 @@ impl Default for TopologySection {
 impl TopologySection {
     /// Fills the kind's defaults; rejects keys of other kinds and missing required ones.
     pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
-        let k = *self.kind.get_or_insert(if self.file.is_some() {
+        self.normalize_at(file, "topology")
+    }
+
+    /// The kind, defaulted: `"ns3"` when `file` is given, `"fat-tree"` otherwise.
+    fn resolved_kind(&mut self) -> TopologyKind {
+        *self.kind.get_or_insert(if self.file.is_some() {
             TopologyKind::Ns3
         } else {
             TopologyKind::FatTree
-        });
-        let kind = match k {
-            TopologyKind::FatTree => "fat-tree",
-            TopologyKind::Star => "star",
-            TopologyKind::Dumbbell => "dumbbell",
-            TopologyKind::LeafSpine => "leaf-spine",
-            TopologyKind::Ns3 => "ns3",
-        };
-        let uniform = k != TopologyKind::Ns3;
+        })
+    }
+
+    /// [`normalize`](Self::normalize) for the table at `at` (`topology`, or a wan's
+    /// `topology.site`), which errors name.
+    fn normalize_at(&mut self, file: &str, at: &str) -> Result<(), ScenarioError> {
+        let k = self.resolved_kind();
+        let kind = k.name();
+        let uniform = !matches!(k, TopologyKind::Ns3 | TopologyKind::Wan);
+        let wan = k == TopologyKind::Wan;
         let keys = [
             ("k", self.k.is_some(), k == TopologyKind::FatTree),
             ("hosts", self.hosts.is_some(), k == TopologyKind::Star),
@@ -154,28 +196,33 @@ impl TopologySection {
             ),
             ("link_rate", self.link_rate.is_some(), uniform),
             ("link_delay", self.link_delay.is_some(), uniform),
-            ("file", self.file.is_some(), !uniform),
+            ("file", self.file.is_some(), k == TopologyKind::Ns3),
+            ("site", self.site.is_some(), wan),
+            ("site_b", self.site_b.is_some(), wan),
+            ("wan", self.wan.is_some(), wan),
         ];
-        check_keys(file, ("topology", "kind"), kind, &keys)?;
+        check_keys(file, (at, "kind"), kind, &keys)?;
         if uniform {
             self.link_rate.get_or_insert_with(default_rate);
             self.link_delay.get_or_insert_with(default_delay);
         }
+        let key = |name: &str| format!("{at}.{name}");
         match k {
             TopologyKind::FatTree => {
                 self.k.get_or_insert(6);
             }
-            TopologyKind::Star => require(file, "topology.hosts", kind, self.hosts.is_some())?,
+            TopologyKind::Star => require(file, &key("hosts"), kind, self.hosts.is_some())?,
             TopologyKind::Dumbbell => {
-                require(file, "topology.left", kind, self.left.is_some())?;
-                require(file, "topology.right", kind, self.right.is_some())?;
+                require(file, &key("left"), kind, self.left.is_some())?;
+                require(file, &key("right"), kind, self.right.is_some())?;
             }
             TopologyKind::LeafSpine => {
                 self.leaves.get_or_insert(8);
                 self.spines.get_or_insert(8);
                 self.hosts_per_leaf.get_or_insert(16);
             }
-            TopologyKind::Ns3 => require(file, "topology.file", kind, self.file.is_some())?,
+            TopologyKind::Ns3 => require(file, &key("file"), kind, self.file.is_some())?,
+            TopologyKind::Wan => wan::normalize(self, file)?,
         }
         Ok(())
     }
@@ -187,76 +234,101 @@ pub(super) fn build(
     file: &str,
     base_dir: &Path,
 ) -> Result<Topology, ScenarioError> {
-    let rate = parse_key::<Bandwidth>(
-        file,
-        "topology.link_rate",
-        tp.link_rate.as_deref().unwrap_or("40Gbps"),
-    )?;
-    let delay = parse_key::<Duration>(
-        file,
-        "topology.link_delay",
-        tp.link_delay.as_deref().unwrap_or("2us"),
-    )?;
+    network(tp, "topology", file, base_dir)
+}
+
+/// The network of the table at `at` (`topology`, or a wan's `topology.site`).
+fn network(
+    tp: &TopologySection,
+    at: &str,
+    file: &str,
+    base_dir: &Path,
+) -> Result<Topology, ScenarioError> {
+    let key = |name: &str| format!("{at}.{name}");
+    // Read by the kinds whose links are all alike, before their own keys.
+    let uniform = || -> Result<(Bandwidth, Duration), ScenarioError> {
+        let rate = tp.link_rate.as_deref().unwrap_or("40Gbps");
+        let delay = tp.link_delay.as_deref().unwrap_or("2us");
+        Ok((
+            parse_key::<Bandwidth>(file, &key("link_rate"), rate)?,
+            parse_key::<Duration>(file, &key("link_delay"), delay)?,
+        ))
+    };
     Ok(match tp.kind.unwrap_or_default() {
         TopologyKind::Ns3 => {
             let name = tp.file.as_deref().unwrap_or("");
             crate::topology::ns3::read_topology(&resolve(base_dir, name))
-                .map_err(|e| invalid(file, "topology.file", &format!("{name:?}"), &e.to_string()))?
+                .map_err(|e| invalid(file, &key("file"), &format!("{name:?}"), &e.to_string()))?
         }
         TopologyKind::FatTree => {
+            let (rate, delay) = uniform()?;
             let k = tp.k.unwrap_or(6);
             if k > 24 {
                 return Err(invalid(
                     file,
-                    "topology.k",
+                    &key("k"),
                     &k.to_string(),
                     "at most 24 (3456 hosts)",
                 ));
             }
             Topology::fat_tree(k, rate, delay)
-                .map_err(|e| invalid(file, "topology.k", &k.to_string(), &e.to_string()))?
+                .map_err(|e| invalid(file, &key("k"), &k.to_string(), &e.to_string()))?
         }
         TopologyKind::Star => {
+            let (rate, delay) = uniform()?;
             let hosts = tp.hosts.unwrap_or(0);
             if !(2..=63).contains(&hosts) {
                 return Err(invalid(
                     file,
-                    "topology.hosts",
+                    &key("hosts"),
                     &hosts.to_string(),
                     "between 2 and 63 (a switch has at most 64 ports)",
                 ));
             }
             Topology::star(hosts, rate, delay)
-                .map_err(|e| invalid(file, "topology.hosts", &hosts.to_string(), &e.to_string()))?
+                .map_err(|e| invalid(file, &key("hosts"), &hosts.to_string(), &e.to_string()))?
         }
         TopologyKind::Dumbbell => {
+            let (rate, delay) = uniform()?;
             let bottleneck = match &tp.bottleneck_rate {
-                Some(b) => parse_key::<Bandwidth>(file, "topology.bottleneck_rate", b)?,
+                Some(b) => parse_key::<Bandwidth>(file, &key("bottleneck_rate"), b)?,
                 None => rate,
             };
             let (left, right) = (tp.left.unwrap_or(0), tp.right.unwrap_or(0));
-            for (key, n) in [("topology.left", left), ("topology.right", right)] {
+            for (name, n) in [("left", left), ("right", right)] {
                 if !(1..=63).contains(&n) {
-                    return Err(invalid(file, key, &n.to_string(), "between 1 and 63"));
+                    return Err(invalid(
+                        file,
+                        &key(name),
+                        &n.to_string(),
+                        "between 1 and 63",
+                    ));
                 }
             }
             Topology::dumbbell(left, right, rate, bottleneck, delay)
-                .map_err(|e| invalid(file, "topology", "dumbbell", &e.to_string()))?
+                .map_err(|e| invalid(file, at, "dumbbell", &e.to_string()))?
         }
-        TopologyKind::LeafSpine => leaf_spine(tp, file, rate, delay)?,
+        TopologyKind::LeafSpine => {
+            let (rate, delay) = uniform()?;
+            leaf_spine(tp, at, file, rate, delay)?
+        }
+        // Its sites are not wans (`wan::normalize`), so this recurses once.
+        TopologyKind::Wan => wan::build(tp, file, base_dir)?,
     })
 }
 
-/// Builds `kind = "leaf-spine"`, checking each count against the switch port limit first so
-/// the error names the key to change.
+/// Builds `kind = "leaf-spine"` at `at`, checking each count against the switch port limit
+/// first so the error names the key to change.
 fn leaf_spine(
     tp: &TopologySection,
+    at: &str,
     file: &str,
     rate: Bandwidth,
     delay: Duration,
 ) -> Result<Topology, ScenarioError> {
+    let key = |name: &str| format!("{at}.{name}");
     let spine_rate = match &tp.spine_link_rate {
-        Some(r) => parse_key::<Bandwidth>(file, "topology.spine_link_rate", r)?,
+        Some(r) => parse_key::<Bandwidth>(file, &key("spine_link_rate"), r)?,
         None => rate,
     };
     let leaves = tp.leaves.unwrap_or(8);
@@ -265,19 +337,19 @@ fn leaf_spine(
     let max = crate::topology::MAX_SWITCH_PORTS as u32;
     let checks = [
         (
-            "topology.leaves",
+            "leaves",
             leaves,
             (1..=max).contains(&leaves),
             format!("between 1 and {max} (a spine has one port per leaf, at most {max} ports)"),
         ),
         (
-            "topology.hosts_per_leaf",
+            "hosts_per_leaf",
             per_leaf,
             (1..max).contains(&per_leaf),
             format!("between 1 and {} (a leaf has at most {max} ports)", max - 1),
         ),
         (
-            "topology.spines",
+            "spines",
             spines,
             spines >= 1 && spines.saturating_add(per_leaf) <= max,
             format!(
@@ -287,17 +359,17 @@ fn leaf_spine(
             ),
         ),
         (
-            "topology.hosts_per_leaf",
+            "hosts_per_leaf",
             per_leaf,
             u64::from(leaves) * u64::from(per_leaf) >= 2,
             format!("at least 2 with leaves = {leaves} (the network needs at least 2 hosts)"),
         ),
     ];
-    if let Some((key, value, _, allowed)) = checks.iter().find(|c| !c.2) {
-        return Err(invalid(file, key, &value.to_string(), allowed));
+    if let Some((name, value, _, allowed)) = checks.iter().find(|c| !c.2) {
+        return Err(invalid(file, &key(name), &value.to_string(), allowed));
     }
     Topology::leaf_spine(leaves, spines, per_leaf, rate, spine_rate, delay)
-        .map_err(|e| invalid(file, "topology", "leaf-spine", &e.to_string()))
+        .map_err(|e| invalid(file, at, "leaf-spine", &e.to_string()))
 }
 
 #[cfg(test)]

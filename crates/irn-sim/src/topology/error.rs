@@ -6,6 +6,7 @@
 
 use irn_core::time::Bandwidth;
 
+use super::WanSite;
 use crate::ids::NodeId;
 
 /// The most ports one switch may have: the switch model keeps per-port state (e.g. paused
@@ -83,6 +84,38 @@ pub enum TopologyError {
     /// A leaf-spine needs every tier.
     #[error("leaf-spine: there must be at least 1 {what}")]
     LeafSpineEmpty { what: &'static str },
+
+    /// Two sites with nothing between them are two networks.
+    #[error("a wan needs at least 1 long-haul link between its border switches")]
+    WanNoLinks,
+
+    /// A [`Border::Switch`](super::Border::Switch) names a host or no node of its site.
+    #[error("site {site}'s border must be one of the site's switches; node {node} is not")]
+    WanBorderNotSwitch { site: WanSite, node: NodeId },
+
+    /// The border switch holds its site's links and every long-haul link.
+    #[error(
+        "site {site}'s border switch would have {} ports ({site_ports} towards its site, \
+         {links} long-haul); a switch has at most {MAX_SWITCH_PORTS} ports",
+        site_ports + links
+    )]
+    WanBorderPorts {
+        site: WanSite,
+        site_ports: usize,
+        links: usize,
+    },
+
+    /// A top-tier switch under a dedicated border needs one more port, to the border.
+    #[error(
+        "site {site}'s top-tier switch (node {switch} of the site) has {ports} ports already and \
+         needs one more for its link to the site's border switch; a switch has at most \
+         {MAX_SWITCH_PORTS} ports"
+    )]
+    WanTopTierFull {
+        site: WanSite,
+        switch: NodeId,
+        ports: usize,
+    },
 
     /// Node and port ids are `u32`.
     #[error("the topology has {count} {what}; at most {} are supported", u32::MAX)]

@@ -13,6 +13,7 @@
 //! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
 //! | `leaf_spine.rs` | the two-tier leaf-spine Clos of Eunomia |
 //! | `simple.rs` | hand-checkable star and dumbbell networks |
+//! | `wan.rs` | two sites joined by long-haul links between border switches ([`Topology::wan`]) |
 //! | `error.rs` | [`TopologyError`] |
 //!
 //! A topology is validated once, when built; afterwards every query is infallible and cheap.
@@ -25,6 +26,7 @@ mod routing;
 mod simple;
 #[cfg(test)]
 mod tests;
+mod wan;
 
 use core::ops::Range;
 
@@ -32,6 +34,7 @@ use irn_core::time::{Bandwidth, Duration};
 
 pub use self::error::{TopologyError, MAX_SWITCH_PORTS};
 use self::routing::{RoutingTable, Wiring};
+pub use self::wan::{Border, LongHaulLink, Site, Wan, WanLinks, WanSite};
 use crate::ids::{HostIdx, NodeId, PortId};
 
 /// What a node does: hosts send and receive traffic through one NIC port, switches forward.
@@ -97,6 +100,8 @@ pub struct Topology {
     links: Vec<LinkSpec>,
     routing: RoutingTable,
     min_host_rate: Bandwidth,
+    /// Its sites and long-haul links when built by [`Topology::wan`].
+    wan: Option<Box<Wan>>,
 }
 
 impl Topology {
@@ -244,6 +249,7 @@ impl Topology {
             links,
             routing,
             min_host_rate,
+            wan: None,
         })
     }
 
@@ -373,6 +379,28 @@ impl Topology {
         self.min_host_rate
     }
 
+    /// The sites, borders and long-haul links of a topology built by [`Topology::wan`]; `None`
+    /// for a single site.
+    pub fn wan_info(&self) -> Option<&Wan> {
+        self.wan.as_deref()
+    }
+
+    /// The long-haul links of a WAN ([`Wan::long_haul_links`]); none for a single site.
+    pub fn long_haul_links(&self) -> &[LongHaulLink] {
+        self.wan.as_deref().map_or(&[], Wan::long_haul_links)
+    }
+
+    /// Whether port `p` is one end of a long-haul link. A scan of those links: for setting up,
+    /// not for the packet path.
+    pub fn is_long_haul(&self, p: PortId) -> bool {
+        (self.long_haul_links().iter()).any(|l| l.a == p || l.b == p)
+    }
+
+    /// The WAN site host `h` belongs to; `None` for a single site.
+    pub fn site_of(&self, h: HostIdx) -> Option<WanSite> {
+        self.wan.as_deref().map(|w| w.site_of(h))
+    }
+
     /// Approximate heap memory held by this topology, in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.kinds.capacity() * size_of::<NodeKind>()
@@ -381,5 +409,33 @@ impl Topology {
             + self.ports.capacity() * size_of::<Port>()
             + self.links.capacity() * size_of::<LinkSpec>()
             + self.routing.heap_bytes()
+            + self.wan.as_deref().map_or(0, Wan::heap_bytes)
     }
+}
+
+/// Every node's hop distance from the nearest host (breadth-first from all hosts at once): its
+/// tier (hosts 0, leaves or edges 1, spines or aggregation 2, cores 3).
+pub fn node_tiers(topology: &Topology) -> Vec<u32> {
+    let mut tier = vec![u32::MAX; topology.node_count()];
+    let mut frontier: Vec<NodeId> = topology.hosts().to_vec();
+    for &h in &frontier {
+        tier[h.index()] = 0;
+    }
+    let ports = topology.ports();
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        depth += 1;
+        let mut next = Vec::new();
+        for n in frontier {
+            for p in topology.node_ports(n) {
+                let far = ports[ports[p as usize].peer.index()].node;
+                if tier[far.index()] == u32::MAX {
+                    tier[far.index()] = depth;
+                    next.push(far);
+                }
+            }
+        }
+        frontier = next;
+    }
+    tier
 }
