@@ -141,11 +141,26 @@ fn exact_serialization(bytes: u32, extra: &PortExtra) -> Duration {
 }
 
 /// What the packet path rarely needs about a port: its exact rate (for rates that do not divide
-/// 8 Tb/s), how long it has been paused and its pause timers (PAUSE frames only).
+/// 8 Tb/s) and how long it has been paused (PAUSE frames only).
 #[derive(Debug, Clone, Copy)]
 pub struct PortExtra {
     pub rate: Bandwidth,
     pub pauses: PauseLog,
+}
+
+impl PortExtra {
+    pub fn new(rate: Bandwidth) -> Self {
+        PortExtra {
+            rate,
+            pauses: PauseLog::default(),
+        }
+    }
+}
+
+/// A port's pause timers and the PFC frames its switch input sends: touched by PAUSE frames
+/// alone, so kept apart from [`PortExtra`], which a packet's serialization may read.
+#[derive(Debug, Clone, Copy)]
+pub struct PauseTimers {
     /// When the pause in force on this port runs out: [`Time::MAX`] for none or one without a
     /// timer. A `PauseEnd` at another time is stale (a newer frame overrode the timer).
     pub pause_until: Time,
@@ -157,11 +172,9 @@ pub struct PortExtra {
     pub frames: PauseFrames,
 }
 
-impl PortExtra {
-    pub fn new(rate: Bandwidth, frames: PauseFrames) -> Self {
-        PortExtra {
-            rate,
-            pauses: PauseLog::default(),
+impl PauseTimers {
+    pub fn new(frames: PauseFrames) -> Self {
+        PauseTimers {
             pause_until: Time::MAX,
             refresh_at: Time::MAX,
             frames,
@@ -215,7 +228,7 @@ mod tests {
             rate,
             Duration::from_us(1),
         );
-        (port, PortExtra::new(rate, PauseFrames::XoffXon))
+        (port, PortExtra::new(rate))
     }
 
     #[test]

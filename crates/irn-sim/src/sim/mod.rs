@@ -18,8 +18,8 @@ use crate::forwarding::Balancer;
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packets::{Fifo, Packets};
-use crate::pause::{PauseFrame, PauseFrames, PauseRule, PauseSource};
-use crate::port::{Owner, OwnerKind, Port, PortExtra};
+use crate::pause::{PauseFrames, PauseRule, PauseSource};
+use crate::port::{Owner, OwnerKind, PauseTimers, Port, PortExtra};
 use crate::rng::{stream, Purpose};
 use crate::series::SeriesSink;
 use crate::switch::{EcnMarker, SharedSwitch, Switch, VoqSwitch};
@@ -92,6 +92,8 @@ pub struct Simulation<'a, T: Trace> {
     verbs_packets: VerbsPackets,
     /// The hosts that pause their switch at random (`[pauses]`); empty without.
     pause_sources: Vec<PauseSource>,
+    /// Per port: its pause timers and the PFC frames its input sends.
+    pause_timers: Vec<PauseTimers>,
     /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
     /// hook away, or a [`Tracer`](trace::Tracer).
     trace: T,
@@ -238,8 +240,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             extra: topo
                 .ports()
                 .iter()
-                .enumerate()
-                .map(|(i, port)| PortExtra::new(port.rate, pause_frames(cfg, PortId(i as u32))))
+                .map(|port| PortExtra::new(port.rate))
                 .collect(),
             packets: Packets::default(),
             switches,
@@ -268,6 +269,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
             monitor: None,
             verbs_packets: VerbsPackets::default(),
             pause_sources: Self::pause_sources(cfg),
+            pause_timers: (0..topo.ports().len())
+                .map(|i| PauseTimers::new(pause_frames(cfg, PortId(i as u32))))
+                .collect(),
             trace,
         }
         .mark_traced();
@@ -309,13 +313,11 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     }
                 }
                 Event::Arrive(p) => self.arrive(p),
-                Event::Pfc { port, quanta, xoff } => {
-                    self.receive_pause(port, PauseFrame::from_parts(quanta, xoff))
-                }
-                Event::PauseEnd(port) => self.pause_ended(port),
-                Event::PauseRefresh(port) => self.refresh_pause(port),
-                Event::PauseControl(i) => self.pause_control(i),
-                Event::PauseSource(i) => self.pause_source(i),
+                Event::Pfc { .. }
+                | Event::PauseEnd(_)
+                | Event::PauseRefresh(_)
+                | Event::PauseControl(_)
+                | Event::PauseSource(_) => self.pause_event(event),
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
                 Event::Sample => self.sample(Sampler::Ordering),

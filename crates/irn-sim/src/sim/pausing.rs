@@ -7,11 +7,29 @@ use irn_core::Time;
 use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
-use crate::pause::{PauseRule, PauseSource};
+use crate::pause::{PauseFrame, PauseRule, PauseSource};
 use crate::port::OwnerKind;
 use crate::rng::{stream, Purpose};
 
 impl<T: Trace> Simulation<'_, T> {
+    /// Every event about PAUSE frames, out of the event loop's line: they are rare, and their
+    /// code inlined there cost the packet path 2 % more instructions (register pressure and
+    /// layout in the loop) on the leaf-spine benchmark.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn pause_event(&mut self, event: Event) {
+        match event {
+            Event::Pfc { port, quanta, xoff } => {
+                self.receive_pause(port, PauseFrame::from_parts(quanta, xoff))
+            }
+            Event::PauseEnd(port) => self.pause_ended(port),
+            Event::PauseRefresh(port) => self.refresh_pause(port),
+            Event::PauseControl(i) => self.pause_control(i),
+            Event::PauseSource(i) => self.pause_source(i),
+            _ => unreachable!("not a pause event: {event:?}"),
+        }
+    }
+
     /// The first check of every periodic pause control and the first pause of every host
     /// that pauses: at the start of the run.
     pub(super) fn schedule_pausing(&mut self) {
@@ -28,7 +46,6 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// The hosts of `[pauses]`, each with its own random stream.
-    #[inline(never)]
     pub(super) fn pause_sources(cfg: &crate::SimConfig) -> Vec<PauseSource> {
         (cfg.pause_sources.iter())
             .map(|&c| PauseSource::new(c, stream(cfg.seed, Purpose::Pauses, u64::from(c.host.0))))
@@ -37,7 +54,6 @@ impl<T: Trace> Simulation<'_, T> {
 
     /// Pause control `i` looks at its input's buffer, sends the frame its rule asks for (if any)
     /// and comes back an interval later.
-    #[inline(never)]
     pub(super) fn pause_control(&mut self, i: u32) {
         let control = self.cfg.pause_control[i as usize];
         let port = &self.ports[control.port.index()];
@@ -54,7 +70,6 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// Pausing host `i` sends its next frame to its switch.
-    #[inline(never)]
     pub(super) fn pause_source(&mut self, i: u32) {
         let source = &mut self.pause_sources[i as usize];
         let port = self.cfg.topology.host_port(source.host());
