@@ -42,10 +42,11 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("eunomia", "eunomia/fig11.toml"),
     shipped!("eunomia", "eunomia/fig17.toml"),
     shipped!("eunomia", "eunomia/fig19.toml"),
+    shipped!("wan", "wan/pause_control.toml"),
 ];
 
 /// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
-pub const PAPERS: &[&str] = &["irn", "eunomia"];
+pub const PAPERS: &[&str] = &["irn", "eunomia", "wan"];
 
 /// One side of a ratio: a variant's metric, at one grid point or at each.
 #[derive(Debug, Clone)]
@@ -55,11 +56,12 @@ pub struct Term {
     pub metric: Metric,
 }
 
-/// One check, one metric: num / den and the direction the paper found.
+/// One check, one metric: num / den (or num alone) and the direction the paper found.
 #[derive(Debug, Clone)]
 pub struct Check {
     pub num: Term,
-    pub den: Term,
+    /// `None`: the check bounds `num`'s own value.
+    pub den: Option<Term>,
     pub paper: String,
     pub expect: Expect,
 }
@@ -71,19 +73,19 @@ impl Check {
             Some(p) => format!("{} ({p})", t.variant),
             None => t.variant.clone(),
         };
-        format!("{} / {}", side(&self.num), side(&self.den))
+        match &self.den {
+            Some(den) => format!("{} / {}", side(&self.num), side(den)),
+            None => side(&self.num),
+        }
     }
 
     /// The metric in words: one label, or `a over b` when the sides differ.
     pub fn metric(&self) -> String {
-        if self.num.metric == self.den.metric {
-            self.num.metric.label().to_string()
-        } else {
-            format!(
-                "{} over {}",
-                self.num.metric.label(),
-                self.den.metric.label()
-            )
+        match &self.den {
+            Some(den) if den.metric != self.num.metric => {
+                format!("{} over {}", self.num.metric.label(), den.metric.label())
+            }
+            _ => self.num.metric.label().to_string(),
         }
     }
 }
@@ -94,7 +96,8 @@ pub struct Experiment {
     pub title: String,
     /// The paper's name, heading its figures in a report (empty for a user's experiment).
     pub paper: String,
-    /// The key `irn reproduce KEY` selects it by (`irn`, `eunomia`; empty for a user's file).
+    /// The key `irn reproduce KEY` selects it by (`irn`, `eunomia`, `wan`; empty for a user's
+    /// file).
     pub paper_key: &'static str,
     /// What the report says under the title.
     pub note: Option<String>,
@@ -143,7 +146,7 @@ impl Experiment {
                 };
                 checks.push(Check {
                     num: term(&c.num)?,
-                    den: term(&c.den)?,
+                    den: c.den.as_ref().map(term).transpose()?,
                     paper: c.paper.clone(),
                     expect: c.expect,
                 });
@@ -253,7 +256,11 @@ mod tests {
     #[test]
     fn every_papers_scenario_is_shipped() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        for dir in ["scenarios/paper", "scenarios/paper/eunomia"] {
+        for dir in [
+            "scenarios/paper",
+            "scenarios/paper/eunomia",
+            "scenarios/paper/wan",
+        ] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|e| e == "toml") {

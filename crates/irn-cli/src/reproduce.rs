@@ -46,7 +46,7 @@ const CONVERGED: f64 = 0.05;
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
     /// A figure (`fig01` … `fig12`, `fig09_cross`, `robustness`, `eunomia-fig01` …), a paper
-    /// (`irn`, `eunomia`: all its figures) or `all`.
+    /// (`irn`, `eunomia`, `wan`: all its figures) or `all`.
     #[arg(default_value = "all")]
     figure: String,
     /// A reduced run (short windows, no convergence check) that finishes in minutes.
@@ -90,6 +90,20 @@ struct Outcome {
     ours: f64,
     expect: Expect,
     holds: bool,
+    /// `ours` is one value (a check without `den`), not a ratio.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    value: bool,
+}
+
+impl Outcome {
+    /// `ours` as the tables print it: a ratio with `×`, a lone value as it is.
+    fn shown(&self, decimals: usize) -> String {
+        if self.value {
+            format!("{:.*}", decimals, self.ours)
+        } else {
+            format!("{:.*}×", decimals, self.ours)
+        }
+    }
 }
 
 /// One figure's outcome.
@@ -284,16 +298,18 @@ fn mean_metric(runs: &Runs, point: &str, term: &Term) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
-/// One check's ratio at `point` (a term's own point wins): 1 when both sides are 0.
+/// One check's ratio at `point` (a term's own point wins): 1 when both sides are 0; `num`'s
+/// own value when the check has no `den`.
 fn ratio(exp: &Experiment, runs: &Runs, point: &str, c: &Check) -> Result<f64> {
     let at = |t: &Term| mean_metric(runs, t.point.as_deref().unwrap_or(point), t);
-    let (Some(n), Some(d)) = (at(&c.num), at(&c.den)) else {
-        bail!(
-            "{}: no run of `{}` or `{}`",
-            exp.id,
-            c.num.variant,
-            c.den.variant
-        );
+    let Some(n) = at(&c.num) else {
+        bail!("{}: no run of `{}`", exp.id, c.num.variant);
+    };
+    let Some(den) = &c.den else {
+        return Ok(n);
+    };
+    let Some(d) = at(den) else {
+        bail!("{}: no run of `{}`", exp.id, den.variant);
     };
     // Both zero (no pause in either, say) is equality, not an undefined ratio.
     Ok(if n == 0.0 && d == 0.0 { 1.0 } else { n / d })
@@ -319,6 +335,7 @@ fn outcomes(exp: &Experiment, runs: &Runs) -> Result<Vec<Outcome>> {
                 ours,
                 expect: c.expect,
                 holds: c.expect.holds(ours),
+                value: c.den.is_none(),
             });
         }
     }
@@ -670,11 +687,11 @@ fn markdown(results: &[FigureResult], command: &str) -> String {
                 }
                 let _ = writeln!(
                     m,
-                    "| {} | {} | {} | {:.2}× | {} |",
+                    "| {} | {} | {} | {} | {} |",
                     o.ratio,
                     o.metric,
                     o.paper,
-                    o.ours,
+                    o.shown(2),
                     if o.holds { "holds" } else { "**differs**" }
                 );
             }
@@ -708,12 +725,12 @@ fn html(results: &[FigureResult], quick: bool) -> String {
             for o in &r.outcomes {
                 let _ = write!(
                     h,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}×</td><td class=\"{}\">{}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
                     escape(&o.point),
                     escape(&o.ratio),
                     escape(&o.metric),
                     escape(&o.paper),
-                    o.ours,
+                    o.shown(3),
                     if o.holds { "ok" } else { "no" },
                     if o.holds { "holds" } else { "differs" }
                 );

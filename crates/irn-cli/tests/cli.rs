@@ -409,8 +409,9 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     assert!(o.status.success());
     assert!(!String::from_utf8_lossy(&o.stdout).contains("reused"));
     let o = irn(&["reproduce", "fig99", "--quick"], &dir);
-    assert!(String::from_utf8_lossy(&o.stderr)
-        .contains("unknown figure `fig99`; choose all, a paper (irn, eunomia) or a figure: fig01"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(
+        "unknown figure `fig99`; choose all, a paper (irn, eunomia, wan) or a figure: fig01"
+    ));
 }
 
 /// Zero workers is refused, not quietly taken as one, in words that say what is allowed (clap's

@@ -340,8 +340,9 @@ fn validate(
         extra_header_bytes,
         verbs.is_some() && verbs_irn_headers,
     );
-    let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame)?;
     let controls = pause::controls(s, file, &topology, (buffer.bytes, buffer.model), max_frame)?;
+    let controlled: Vec<_> = controls.controls.iter().map(|c| c.port).collect();
+    let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame, &controlled)?;
     let pfc_drops = pfc_drops.or(controls.drops);
     let pause_sources = pause::sources(s, file, &topology)?;
     let (transport, ecn) =

@@ -22,7 +22,7 @@
 //!
 //! [[check]]
 //! num = "RoCE+PFC"                  # a variant, or { variant, point, metric }
-//! den = "IRN"
+//! den = "IRN"                      # leave out to bound num's own value (at_most/at_least)
 //! metrics = ["avg_slowdown", "avg_fct_us", "p99_fct_us"]   # or metric = "…"
 //! paper = "2.8–3.7×"
 //! expect = "above"                  # num/den > 1; "below": < 1; { near = 0.05 }: within 5 %;
@@ -94,7 +94,10 @@ pub enum Chart {
 #[serde(deny_unknown_fields)]
 pub struct CheckSection {
     pub num: Side,
-    pub den: Side,
+    /// Absent: the check bounds `num`'s own value (`{ at_most }` or `{ at_least }`), e.g. no
+    /// drops at all.
+    #[serde(default)]
+    pub den: Option<Side>,
     /// One metric, or…
     pub metric: Option<String>,
     /// …several, one check each.
@@ -321,7 +324,8 @@ pub(super) fn validate(
     }
     for (i, c) in checks.iter().enumerate() {
         let at = |side: &str| format!("check[{i}].{side}");
-        for (side, s) in [("num", &c.num), ("den", &c.den)] {
+        let sides = [("num", Some(&c.num)), ("den", c.den.as_ref())];
+        for (side, s) in sides.into_iter().filter_map(|(n, s)| Some((n, s?))) {
             if !names.contains(&s.variant()) {
                 return Err(invalid(
                     file,
@@ -346,7 +350,8 @@ pub(super) fn validate(
             }
         }
         let list = c.metric_list();
-        let sides_have_metrics = c.num.metric().is_some() && c.den.metric().is_some();
+        let sides_have_metrics =
+            c.num.metric().is_some() && c.den.as_ref().is_none_or(|d| d.metric().is_some());
         if list.is_empty() && !sides_have_metrics {
             return Err(invalid(
                 file,
@@ -358,13 +363,24 @@ pub(super) fn validate(
         for m in list {
             Metric::parse(m).map_err(|e| invalid(file, &at("metric"), m, &e))?;
         }
-        if c.num.point().is_some() != c.den.point().is_some() {
-            return Err(invalid(
-                file,
-                &at("den.point"),
-                c.den.point().unwrap_or("(none)"),
-                "both sides name a point, or neither (then the check applies at every point)",
-            ));
+        match &c.den {
+            Some(den) if c.num.point().is_some() != den.point().is_some() => {
+                return Err(invalid(
+                    file,
+                    &at("den.point"),
+                    den.point().unwrap_or("(none)"),
+                    "both sides name a point, or neither (then the check applies at every point)",
+                ));
+            }
+            None if !matches!(c.expect, Expect::AtMost(_) | Expect::AtLeast(_)) => {
+                return Err(invalid(
+                    file,
+                    &at("expect"),
+                    &format!("{:?}", c.expect),
+                    "a check of one value (no `den`) bounds it: { at_most = … } or { at_least = … }",
+                ));
+            }
+            _ => {}
         }
     }
     if let Some(Chart::Lines(key)) = experiment.map(|e| &e.chart) {

@@ -17,6 +17,7 @@
 //! | `"all"` / `"none"` | every port / none |
 //! | `"switch"` / `"host"` | every switch port / every NIC port |
 //! | `"uplinks"` / `"downlinks"` | every switch port leading away from / towards the hosts |
+//! | `"long-haul"` | both ends of every long-haul link of a `wan` topology (the border switches' ports) |
 //! | `"switch:3"` | every port of switch 3 (switches numbered from 0, as the topology lists them) |
 //! | `"switch:3:uplinks"`, `"switch:3:downlinks"` | those of switch 3's ports |
 //! | `"host:5"` | host 5's NIC port |
@@ -68,7 +69,7 @@ fn yes() -> bool {
 }
 
 const SELECTORS: &str = "\"all\", \"none\", \"switch\", \"host\", \"uplinks\", \"downlinks\", \
-    \"switch:N\", \"switch:N:uplinks\", \"switch:N:downlinks\" or \"host:N\" (or a list of them)";
+    \"long-haul\", \"switch:N\", \"switch:N:uplinks\", \"switch:N:downlinks\" or \"host:N\" (or a list of them)";
 
 /// The resolved monitor, checked against the topology and the number of flows.
 pub(super) fn build(
@@ -169,6 +170,11 @@ pub(super) fn select(topology: &Topology, s: &str, out: &mut Vec<PortId>) -> Res
     match parts.as_slice() {
         ["all"] => out.extend((0..ports.len() as u32).map(PortId)),
         ["none"] => {}
+        ["long-haul"] => {
+            for l in topology.long_haul_links() {
+                out.extend([l.a, l.b]);
+            }
+        }
         ["switch"] => switch_ports(topology.switches(), Way::Any, out),
         ["uplinks"] => switch_ports(topology.switches(), Way::Up, out),
         ["downlinks"] => switch_ports(topology.switches(), Way::Down, out),

@@ -4,7 +4,8 @@
 //!
 //! ```toml
 //! [[pause_control]]
-//! ports = "switch:1"     # whose inputs: [monitor]-style switch-port selectors
+//! ports = "long-haul"    # whose inputs: [monitor]-style switch-port selectors (the default:
+//!                        # both ends of every long-haul link of a `wan` topology)
 //! rule = "time-based"    # "threshold", "on-off" or "time-based"
 //! threshold = 5          # a size ("21MB") or a number of longest pauses' worth of data
 //! height = 110           # time-based: the buffer height (default: the input's buffer)
@@ -44,6 +45,8 @@ pub const LONGEST_PAUSE_BYTES: u64 = MAX_QUANTA as u64 * crate::pause::QUANTUM_B
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PauseControlSection {
+    /// Default `"long-haul"`: both ends of every long-haul link.
+    #[serde(default = "long_haul")]
     pub ports: PortSelection,
     pub rule: RuleKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +61,10 @@ pub struct PauseControlSection {
     pub resume: Option<Level>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frames: Option<PfcFramesKind>,
+}
+
+fn long_haul() -> PortSelection {
+    PortSelection::One("long-haul".into())
 }
 
 /// `pause_control.rule`.
@@ -170,6 +177,7 @@ pub(super) fn controls(
                     &format!("port {} already has a pause control", p.0),
                 ));
             }
+            let buffer = topology.input_buffer(p, buffer);
             let rule = rule(s, c, file, &key, buffer, max_frame)?;
             let interval = match c.interval.as_deref().unwrap_or("auto") {
                 "auto" => quanta_time(link.rate, MAX_QUANTA),

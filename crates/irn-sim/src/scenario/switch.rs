@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
 use crate::config::{pfc_headroom_bytes, PfcConfig, PfcThreshold, SwitchModel};
-use crate::ids::NodeId;
+use crate::ids::{NodeId, PortId};
 use crate::pause::{quanta_time, PauseFrames, MAX_QUANTA};
 use crate::topology::Topology;
 use crate::units::Bytes;
@@ -193,12 +193,15 @@ pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, 
 /// PFC as configured, and why it can drop packets when it can (then timeouts must stay on):
 /// the buffer must hold a full frame, each input its PFC headroom and the shared pool a frame
 /// under its dynamic threshold.
+///
+/// Inputs under a `[[pause_control]]` rule (`controlled`) pause by it, not by PFC.
 pub(super) fn pfc(
     s: &ScenarioFile,
     file: &str,
     topology: &Topology,
     buf: &Buffer,
     max_frame: u64,
+    controlled: &[PortId],
 ) -> Result<(Option<PfcConfig>, Option<String>), ScenarioError> {
     let &Buffer {
         bytes: buffer,
@@ -241,7 +244,8 @@ pub(super) fn pfc(
             // A threshold closer to the buffer's end than what the upstream link can deliver
             // after a pause loses packets.
             SwitchModel::InputQueued => {
-                pfc_drops = input_headroom(s, file, topology, buf, threshold, max_frame)?;
+                pfc_drops =
+                    input_headroom(s, file, topology, buf, threshold, max_frame, controlled)?;
             }
             // Every input reserves its headroom out of the one buffer. Were the rest, the shared
             // pool, smaller than a frame, every packet would land in headroom and pause its
@@ -329,36 +333,55 @@ fn input_headroom(
     buf: &Buffer,
     threshold: PfcThreshold,
     max_frame: u64,
+    controlled: &[PortId],
 ) -> Result<Option<String>, ScenarioError> {
     let &Buffer {
-        bytes: buffer,
-        text: buffer_text,
+        bytes: switch_buffer,
+        text: switch_text,
         ..
     } = buf;
-    let worst = (topology.ports().iter())
-        .map(|p| (pfc_headroom_bytes(p, max_frame), p))
-        .max_by_key(|&(headroom, _)| headroom);
-    match (threshold, worst) {
-        (PfcThreshold::Auto, Some((headroom, link))) if headroom >= buffer => Err(invalid(
+    // The input short of the most room: a long link's input against its own buffer.
+    let worst = (topology.ports().iter().enumerate())
+        .map(|(i, p)| (PortId(i as u32), p))
+        .filter(|(i, _)| !controlled.contains(i))
+        .map(|(i, p)| {
+            let buffer = topology.input_buffer(i, switch_buffer);
+            (
+                pfc_headroom_bytes(p, max_frame),
+                p,
+                buffer,
+                topology.is_long_haul(i),
+            )
+        })
+        .max_by_key(|&(headroom, _, buffer, _)| headroom as i128 - buffer as i128);
+    let Some((headroom, link, buffer, long)) = worst else {
+        return Ok(None);
+    };
+    let (key, text) = if long {
+        ("topology.wan.buffer", format!("{buffer}B"))
+    } else {
+        ("switch.buffer", format!("{switch_text:?}"))
+    };
+    match threshold {
+        PfcThreshold::Auto if headroom >= buffer => Err(invalid(
             file,
-            "switch.buffer",
-            &format!("{buffer_text:?}"),
+            key,
+            &text,
             &format!(
                 "too small for PFC headroom: an input on a {}, {} link needs \
                      more than {}B (the link round trip, two frames and a PAUSE \
-                     frame); enlarge it or set switch.pfc_threshold",
+                     frame); enlarge it, set switch.pfc_threshold or, for a long link, give \
+                     its input a [[pause_control]] rule",
                 link.rate, link.delay, headroom
             ),
         )),
-        (PfcThreshold::Bytes(b), Some((headroom, link))) if b + headroom > buffer => {
-            Ok(Some(format!(
-                "switch.pfc_threshold = {:?} lets PFC drop packets: an input on a \
+        PfcThreshold::Bytes(b) if b + headroom > buffer => Ok(Some(format!(
+            "switch.pfc_threshold = {:?} lets PFC drop packets: an input on a \
                  {}, {} link can still receive {headroom}B after it pauses (the link \
                  round trip, two frames and a PAUSE frame), and {b}B + {headroom}B is \
                  more than the {buffer}B buffer",
-                s.switch.pfc_threshold, link.rate, link.delay
-            )))
-        }
+            s.switch.pfc_threshold, link.rate, link.delay
+        ))),
         _ => Ok(None),
     }
 }

@@ -56,6 +56,10 @@ pub struct WorkloadSection {
     /// trace: a CSV file with columns `src,dst,size_bytes,start_ns`; ns3: an ns-3 flow file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// trace: the same CSV written in the scenario itself (instead of `file`), so a scenario
+    /// of a few flows is one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub csv: Option<String>,
     /// Any kind: make every flow one RDMA verb on verbs queue pairs, drawn with these weights
     /// (IRN §5); without it, every flow is one message on the transport alone.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,6 +110,7 @@ impl Default for WorkloadSection {
             background_load: None,
             background_duration: None,
             file: None,
+            csv: None,
             verbs: None,
         }
     }
@@ -139,6 +144,7 @@ impl WorkloadSection {
                 incast && self.background_load.is_some(),
             ),
             ("file", self.file.is_some(), trace),
+            ("csv", self.csv.is_some(), self.kind == WorkloadKind::Trace),
         ];
         check_keys(file, ("workload", "kind"), kind, &keys)?;
         match self.kind {
@@ -156,9 +162,21 @@ impl WorkloadSection {
                         .get_or_insert_with(|| "10ms".into());
                 }
             }
-            WorkloadKind::Trace | WorkloadKind::Ns3 => {
-                require(file, "workload.file", kind, self.file.is_some())?
+            WorkloadKind::Trace if self.file.is_some() && self.csv.is_some() => {
+                return Err(invalid(
+                    file,
+                    "workload.csv",
+                    "(set)",
+                    "give the flows in workload.file or in workload.csv, not both",
+                ))
             }
+            WorkloadKind::Trace => require(
+                file,
+                "workload.file",
+                kind,
+                self.file.is_some() || self.csv.is_some(),
+            )?,
+            WorkloadKind::Ns3 => require(file, "workload.file", kind, self.file.is_some())?,
         }
         Ok(())
     }
@@ -202,6 +220,17 @@ pub(super) fn build(
     let flows = match w.kind {
         WorkloadKind::Poisson => poisson_flows(s, file, base_dir, hosts, host_rate)?,
         WorkloadKind::Incast => incast_flows(s, file, hosts, host_rate)?,
+        WorkloadKind::Trace if w.csv.is_some() => {
+            let csv = w.csv.as_deref().unwrap_or("");
+            let flows = workload::trace_text(csv, "workload.csv", hosts)
+                .map_err(|e| invalid(file, "workload.csv", "(inline)", &e.to_string()))?;
+            require_flows(
+                file,
+                ("workload.csv", "(inline)"),
+                "it lists no flows",
+                flows,
+            )?
+        }
         WorkloadKind::Trace => {
             let trace = w.file.as_deref().unwrap_or("");
             let flows = workload::trace_csv(&resolve(base_dir, trace), hosts).map_err(|e| {

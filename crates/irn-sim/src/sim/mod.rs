@@ -138,7 +138,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     switches.push(match cfg.switch.model {
                         SwitchModel::InputQueued => Switch::Voq(VoqSwitch::new(
                             ports.len(),
-                            |_| buffer,
+                            |i| topo.input_buffer(PortId(range.start + i as u32), buffer),
                             |i| match control_of(cfg, PortId(range.start + i as u32)) {
                                 Some(PauseRule::Threshold {
                                     pause_at,
@@ -148,6 +148,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
                                 // A periodic rule decides this input's frames alone.
                                 Some(_) => None,
                                 None => pfc.map(|pfc| {
+                                    let buffer =
+                                        topo.input_buffer(PortId(range.start + i as u32), buffer);
                                     let pause = pfc.threshold.resolve(buffer, &ports[i], max_frame);
                                     (pause, pause.saturating_sub(pfc.resume_gap_bytes))
                                 }),
@@ -158,7 +160,12 @@ impl<'a, T: Trace> Simulation<'a, T> {
                             let headroom = |i: usize| pfc_headroom_bytes(&ports[i], max_frame);
                             let pfc = pfc
                                 .map(|p| (&headroom as &dyn Fn(usize) -> u64, p.resume_gap_bytes));
-                            Switch::Shared(SharedSwitch::new(ports.len(), buffer, alpha, pfc, ecn))
+                            // A border switch's pool holds its long links' buffers too.
+                            let pool = buffer
+                                + (range.clone())
+                                    .map(|p| topo.input_buffer(PortId(p), buffer) - buffer)
+                                    .sum::<u64>();
+                            Switch::Shared(SharedSwitch::new(ports.len(), pool, alpha, pfc, ecn))
                         }
                     });
                 }

@@ -396,6 +396,15 @@ impl Topology {
         (self.long_haul_links().iter()).any(|l| l.a == p || l.b == p)
     }
 
+    /// The buffer of the switch input behind port `p`: a long-haul link's own
+    /// (`[topology.wan] buffer`), otherwise `default`, the switches' buffer.
+    pub fn input_buffer(&self, p: PortId, default: u64) -> u64 {
+        match self.wan.as_deref() {
+            Some(w) if self.is_long_haul(p) => w.buffer_bytes(),
+            _ => default,
+        }
+    }
+
     /// The WAN site host `h` belongs to; `None` for a single site.
     pub fn site_of(&self, h: HostIdx) -> Option<WanSite> {
         self.wan.as_deref().map(|w| w.site_of(h))

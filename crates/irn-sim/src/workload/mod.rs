@@ -31,7 +31,7 @@ pub use error::WorkloadError;
 pub use incast::incast;
 pub use poisson::poisson;
 pub use sizes::SizeDist;
-pub use trace::{trace_csv, write_trace_csv};
+pub use trace::{trace_csv, trace_text, write_trace_csv};
 pub use verbs::{Verb, VerbMix};
 
 use crate::ids::HostIdx;

@@ -32,7 +32,14 @@ pub fn trace_csv(path: &Path, hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError
         file: file.clone(),
         error,
     })?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    trace_text(&text, &file, hosts)
+}
+
+/// [`trace_csv`] of text already read (a scenario's inline `workload.csv`); `file` names it in
+/// errors.
+pub fn trace_text(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError> {
+    let file = file.to_string();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
 
     // Blank and comment lines are dropped here rather than by the CSV reader, which would skip
     // them without counting them; `line_of[k]` is the file line of the k-th row kept.
