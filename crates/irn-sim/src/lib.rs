@@ -12,6 +12,7 @@
 //! | [`switch`] | the IRN paper's input-queued VOQ switch with per-input buffers and PFC |
 //! | [`port`] | an egress port and the link leaving it |
 //! | [`pause`] | PAUSE/PFC frames: quanta, pause times, XOFF/XON or timed frames |
+//! | [`credits`] | InfiniBand link-level credits: 64-byte blocks, FCTBS/FCCL/ABR modulo 2^bits |
 //! | [`packet`] | the packet as the network sees it |
 //! | [`topology`] | fat-tree, leaf-spine, star, dumbbell and arbitrary graphs; ECMP routing tables |
 //! | [`workload`] | Poisson, incast and trace workloads; flow-size CDFs |
@@ -22,6 +23,7 @@
 //! | [`units`], [`rng`], [`ids`] | byte sizes, seeded random streams, typed indices |
 
 pub mod config;
+pub mod credits;
 pub mod engine;
 pub mod forwarding;
 pub mod ids;

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{InitialPsn, Ordering, SimConfig, SwitchConfig};
 use crate::workload::VerbMix;
 
+mod credits;
 mod error;
 mod experiment;
 mod load_balancing;
@@ -341,6 +342,7 @@ fn validate(
         verbs.is_some() && verbs_irn_headers,
     );
     let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame)?;
+    let credits = credits::build(s, file, buffer.bytes, max_frame)?;
     let controls = pause::controls(s, file, &topology, (buffer.bytes, buffer.model), max_frame)?;
     let pfc_drops = pfc_drops.or(controls.drops);
     let pause_sources = pause::sources(s, file, &topology)?;
@@ -373,6 +375,7 @@ fn validate(
         monitor,
         pause_control: controls.controls,
         pause_sources,
+        credits,
     };
     Ok((config, controls.warnings))
 }

@@ -8,7 +8,7 @@ use crate::engine::Event;
 use crate::ids::PortId;
 use crate::packets::PacketId;
 use crate::pause::{quanta_time, PauseFrame};
-use crate::port::OwnerKind;
+use crate::port::{OwnerKind, Port};
 use irn_core::Time;
 
 impl<T: Trace> Simulation<'_, T> {
@@ -50,8 +50,12 @@ impl<T: Trace> Simulation<'_, T> {
             port.wake_at = done;
             self.queue.schedule(done, Event::TxDone(p));
         }
+        let credited = port.credit != 0;
         if first_on_link {
             self.queue.schedule(arrives, Event::Arrive(p));
+        }
+        if credited {
+            self.credit_sent(p, pkt);
         }
     }
 
@@ -67,12 +71,16 @@ impl<T: Trace> Simulation<'_, T> {
             return;
         };
         let (ingress, owner, input) = (port.peer, port.peer_owner, usize::from(port.peer_local));
+        let credited = port.credit & Port::SENDS_ON_CREDIT != 0;
         if let Some(next) = next {
             self.queue.schedule(next, Event::Arrive(p));
             // The new head arrives a serialization time from now: bring it into cache.
             if let Some(head) = self.packets.front(&port.in_flight) {
                 self.packets.prefetch(head);
             }
+        }
+        if credited {
+            self.credit_arrived(p, pkt);
         }
         match owner.kind() {
             OwnerKind::Host(h) => {

@@ -47,6 +47,7 @@ pub struct Progress {
 /// Report progress every this many events.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+mod crediting;
 mod hosts;
 mod links;
 mod pausing;
@@ -54,6 +55,7 @@ mod sampler;
 mod switches;
 pub mod trace;
 
+use crediting::Credits;
 use hosts::{Flow, FlowCounts, Nic};
 use sampler::{Monitor, OrderingMemory};
 use trace::Trace;
@@ -92,6 +94,8 @@ pub struct Simulation<'a, T: Trace> {
     verbs_packets: VerbsPackets,
     /// The hosts that pause their switch at random (`[pauses]`); empty without.
     pause_sources: Vec<PauseSource>,
+    /// Credit flow control's counters per link; `None` without credits.
+    credits: Option<Box<Credits>>,
     /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
     /// hook away, or a [`Tracer`](trace::Tracer).
     trace: T,
@@ -268,9 +272,13 @@ impl<'a, T: Trace> Simulation<'a, T> {
             monitor: None,
             verbs_packets: VerbsPackets::default(),
             pause_sources: Self::pause_sources(cfg),
+            credits: None,
             trace,
         }
         .mark_traced();
+        if let Some(credits) = cfg.credits {
+            sim.setup_credits(credits);
+        }
         if let (Some(m), Some(sink)) = (&cfg.monitor, series) {
             sim.monitor = Some(Monitor::new(cfg, m, &sim.ports, sim.horizon, sink));
         }
@@ -290,6 +298,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             self.queue.schedule(t, Sampler::Monitor.event());
         }
         self.schedule_pausing();
+        self.schedule_credits();
         while self.flows_finished < self.flows.len() {
             let Some((t, event)) = self.queue.pop() else {
                 break;
@@ -316,6 +325,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 Event::PauseRefresh(port) => self.refresh_pause(port),
                 Event::PauseControl(i) => self.pause_control(i),
                 Event::PauseSource(i) => self.pause_source(i),
+                Event::CreditLimit { port, fccl } => self.credit_limit(port, fccl),
+                Event::CreditSync { port, fctbs } => self.credit_sync(port, fctbs),
+                Event::CreditTick(port) => self.credit_tick(port),
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
                 Event::Sample => self.sample(Sampler::Ordering),
