@@ -50,7 +50,7 @@ pub use sim::Progress;
 /// Runs one simulation to completion (or its drain limit), calling `progress` now and then.
 /// A configured `[monitor]` is not sampled: see [`run_monitored`].
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> RunResult {
-    sim::Simulation::new(cfg, None, sim::trace::NoTrace).run(progress)
+    untraced(cfg, None, progress)
 }
 
 /// [`run`], with the configuration's `[monitor]` (if any) sampled into `series` as the run
@@ -60,7 +60,20 @@ pub fn run_monitored(
     progress: &mut dyn FnMut(Progress),
     series: &mut dyn series::SeriesSink,
 ) -> RunResult {
-    sim::Simulation::new(cfg, Some(series), sim::trace::NoTrace).run(progress)
+    untraced(cfg, Some(series), progress)
+}
+
+/// An untraced run, compiled with credit flow control's hooks only if it has credits.
+fn untraced<'a>(
+    cfg: &'a SimConfig,
+    series: Option<&'a mut dyn series::SeriesSink>,
+    progress: &mut dyn FnMut(Progress),
+) -> RunResult {
+    use sim::trace::{NoTrace, NoTraceCredits};
+    match cfg.credits {
+        None => sim::Simulation::new(cfg, series, NoTrace).run(progress),
+        Some(_) => sim::Simulation::new(cfg, series, NoTraceCredits).run(progress),
+    }
 }
 
 /// [`run`], handing every event of the flows `ids` (their `flows.csv` ids, checked by

@@ -205,6 +205,8 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// Port `p`'s periodic flow-control packet; the next one an interval later.
+    #[cold]
+    #[inline(never)]
     pub(super) fn credit_tick(&mut self, p: PortId) {
         self.send_flow_control(p);
         let credits = self.credits.as_deref().expect("ticks only with credits");
@@ -214,6 +216,8 @@ impl<T: Trace> Simulation<'_, T> {
 
     /// A credit limit reaches port `p`: a port waiting for credit goes on if it now covers the
     /// largest frame.
+    #[cold]
+    #[inline(never)]
     pub(super) fn credit_limit(&mut self, p: PortId, fccl: Wire) {
         let credits = self
             .credits
@@ -232,6 +236,8 @@ impl<T: Trace> Simulation<'_, T> {
     /// The sender's FCTBS reaches the input at the end of the link leaving `p`, which
     /// resynchronizes its ABR to it (IBA's recovery from lost packets; here links lose
     /// nothing and deliver in order, so the two agree).
+    #[cold]
+    #[inline(never)]
     pub(super) fn credit_sync(&mut self, p: PortId, fctbs: Wire) {
         let credits = self
             .credits

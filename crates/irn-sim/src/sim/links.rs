@@ -50,11 +50,10 @@ impl<T: Trace> Simulation<'_, T> {
             port.wake_at = done;
             self.queue.schedule(done, Event::TxDone(p));
         }
-        let credited = port.credit != 0;
         if first_on_link {
             self.queue.schedule(arrives, Event::Arrive(p));
         }
-        if credited {
+        if T::CREDITS && self.ports[p.index()].credit != 0 {
             self.credit_sent(p, pkt);
         }
     }
@@ -71,16 +70,12 @@ impl<T: Trace> Simulation<'_, T> {
             return;
         };
         let (ingress, owner, input) = (port.peer, port.peer_owner, usize::from(port.peer_local));
-        let credited = port.credit & Port::SENDS_ON_CREDIT != 0;
         if let Some(next) = next {
             self.queue.schedule(next, Event::Arrive(p));
             // The new head arrives a serialization time from now: bring it into cache.
             if let Some(head) = self.packets.front(&port.in_flight) {
                 self.packets.prefetch(head);
             }
-        }
-        if credited {
-            self.credit_arrived(p, pkt);
         }
         match owner.kind() {
             OwnerKind::Host(h) => {
@@ -90,7 +85,13 @@ impl<T: Trace> Simulation<'_, T> {
                 let pkt = self.packets.free(pkt);
                 self.host_receive(h, pkt)
             }
-            OwnerKind::Switch(s) => self.switch_receive(s, ingress, input, pkt),
+            OwnerKind::Switch(s) => {
+                // Only links into switches are credit-limited.
+                if T::CREDITS && self.ports[p.index()].credit & Port::SENDS_ON_CREDIT != 0 {
+                    self.credit_arrived(p, pkt);
+                }
+                self.switch_receive(s, ingress, input, pkt)
+            }
         }
     }
 

@@ -277,6 +277,10 @@ impl<'a, T: Trace> Simulation<'a, T> {
         }
         .mark_traced();
         if let Some(credits) = cfg.credits {
+            assert!(
+                T::CREDITS,
+                "a run with credits is compiled with their hooks (crate::run)"
+            );
             sim.setup_credits(credits);
         }
         if let (Some(m), Some(sink)) = (&cfg.monitor, series) {
@@ -325,9 +329,11 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 Event::PauseRefresh(port) => self.refresh_pause(port),
                 Event::PauseControl(i) => self.pause_control(i),
                 Event::PauseSource(i) => self.pause_source(i),
-                Event::CreditLimit { port, fccl } => self.credit_limit(port, fccl),
-                Event::CreditSync { port, fctbs } => self.credit_sync(port, fctbs),
-                Event::CreditTick(port) => self.credit_tick(port),
+                // Only runs compiled with credits schedule these.
+                Event::CreditLimit { port, fccl } if T::CREDITS => self.credit_limit(port, fccl),
+                Event::CreditSync { port, fctbs } if T::CREDITS => self.credit_sync(port, fctbs),
+                Event::CreditTick(port) if T::CREDITS => self.credit_tick(port),
+                Event::CreditLimit { .. } | Event::CreditSync { .. } | Event::CreditTick(_) => {}
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
                 Event::Sample => self.sample(Sampler::Ordering),

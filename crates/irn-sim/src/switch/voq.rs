@@ -168,7 +168,8 @@ impl Accounting for VoqSwitch {
 }
 
 impl Queues for VoqSwitch {
-    #[inline]
+    // Always: see `SharedSwitch::admit_data` (here 1.4 % on the default scenario).
+    #[inline(always)]
     fn admit_data(
         &mut self,
         packets: &mut Packets,
