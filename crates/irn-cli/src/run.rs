@@ -221,11 +221,7 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
             "  {}: {}, PFC {}, cc {}, load balancing {}, ordering {}\n",
             r.name,
             key(r, "transport.kind"),
-            if r.config.switch.pfc.is_some() {
-                "on"
-            } else {
-                "off"
-            },
+            pfc_state(&r.config),
             key(r, "transport.cc"),
             key(r, "load_balancing.kind"),
             key(r, "ordering.kind"),
@@ -282,11 +278,20 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             c.transport.bdp_cap.map_or("off".to_string(), |b| format!("{b} packets")),
             c.transport.rto,
             c.switch.buffer_bytes,
-            if c.switch.pfc.is_some() { "on" } else { "off" },
+            pfc_state(c),
         );
         warn(r);
     }
     Ok(())
+}
+
+/// PFC's state in a run's one-line description; a credit-based run says so.
+fn pfc_state(c: &irn_sim::SimConfig) -> &'static str {
+    match (c.switch.pfc.is_some(), c.credits.is_some()) {
+        (true, _) => "on",
+        (false, true) => "off (InfiniBand credits)",
+        (false, false) => "off",
+    }
 }
 
 /// Prints what the scenario allows but likely did not mean (see `Run::warnings`).

@@ -4,6 +4,7 @@ use irn_core::ordering::{OrderingConfig, OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
+use crate::credits::CreditConfig;
 pub use crate::forwarding::LoadBalancing;
 use crate::ids::{FlowId, PortId};
 use crate::pause::{PauseControl, PauseFrames, PauseSourceConfig};
@@ -49,6 +50,9 @@ pub struct SimConfig {
     pub pause_control: Vec<PauseControl>,
     /// `[pauses]`: hosts that pause their switch at random; empty: hosts never pause.
     pub pause_sources: Vec<PauseSourceConfig>,
+    /// `[switch] credits`: InfiniBand credit flow control into every switch input instead of
+    /// PFC (input-queued switches only); `None`: no credits.
+    pub credits: Option<CreditConfig>,
 }
 
 /// `[monitor]`, resolved: what is sampled and how often, for `series/*.csv`.
@@ -158,6 +162,7 @@ impl SimConfig {
             monitor: None,
             pause_control: Vec::new(),
             pause_sources: Vec::new(),
+            credits: None,
         }
     }
 

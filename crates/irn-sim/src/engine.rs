@@ -53,6 +53,7 @@ use std::hint;
 
 use irn_core::{Duration, Time};
 
+use crate::credits::Wire;
 use crate::ids::{FlowId, PortId};
 
 /// Something that happens at an instant.
@@ -78,6 +79,14 @@ pub enum Event {
     PauseControl(u32),
     /// The `[pauses]` host of this index sends its next PAUSE frame.
     PauseSource(u32),
+    /// A flow-control packet's credit limit reaches the sender of the credit-limited link
+    /// leaving this port.
+    CreditLimit { port: PortId, fccl: Wire },
+    /// A flow-control packet's FCTBS reaches the receiver of the credit-limited link leaving
+    /// this port, which resynchronizes its ABR.
+    CreditSync { port: PortId, fctbs: Wire },
+    /// This port sends its periodic flow-control packet (only with credits).
+    CreditTick(PortId),
     /// A flow's sender timer may have expired.
     Timer(FlowId),
     /// The next flow of the workload starts.

@@ -12,6 +12,7 @@
 //! | [`switch`] | the IRN paper's input-queued VOQ switch with per-input buffers and PFC |
 //! | [`port`] | an egress port and the link leaving it |
 //! | [`pause`] | PAUSE/PFC frames: quanta, pause times, XOFF/XON or timed frames |
+//! | [`credits`] | InfiniBand link-level credits: 64-byte blocks, FCTBS/FCCL/ABR modulo 2^bits |
 //! | [`packet`] | the packet as the network sees it |
 //! | [`topology`] | fat-tree, leaf-spine, star, dumbbell and arbitrary graphs; ECMP routing tables |
 //! | [`workload`] | Poisson, incast and trace workloads; flow-size CDFs |
@@ -22,6 +23,7 @@
 //! | [`units`], [`rng`], [`ids`] | byte sizes, seeded random streams, typed indices |
 
 pub mod config;
+pub mod credits;
 pub mod engine;
 pub mod forwarding;
 pub mod ids;
@@ -48,7 +50,7 @@ pub use sim::Progress;
 /// Runs one simulation to completion (or its drain limit), calling `progress` now and then.
 /// A configured `[monitor]` is not sampled: see [`run_monitored`].
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> RunResult {
-    sim::Simulation::new(cfg, None, sim::trace::NoTrace).run(progress)
+    untraced(cfg, None, progress)
 }
 
 /// [`run`], with the configuration's `[monitor]` (if any) sampled into `series` as the run
@@ -58,7 +60,20 @@ pub fn run_monitored(
     progress: &mut dyn FnMut(Progress),
     series: &mut dyn series::SeriesSink,
 ) -> RunResult {
-    sim::Simulation::new(cfg, Some(series), sim::trace::NoTrace).run(progress)
+    untraced(cfg, Some(series), progress)
+}
+
+/// An untraced run, compiled with credit flow control's hooks only if it has credits.
+fn untraced<'a>(
+    cfg: &'a SimConfig,
+    series: Option<&'a mut dyn series::SeriesSink>,
+    progress: &mut dyn FnMut(Progress),
+) -> RunResult {
+    use sim::trace::{NoTrace, NoTraceCredits};
+    match cfg.credits {
+        None => sim::Simulation::new(cfg, series, NoTrace).run(progress),
+        Some(_) => sim::Simulation::new(cfg, series, NoTraceCredits).run(progress),
+    }
 }
 
 /// [`run`], handing every event of the flows `ids` (their `flows.csv` ids, checked by

@@ -33,6 +33,8 @@ pub struct NetworkCounters {
     pub drops: u64,
     pub pause_frames: u64,
     pub resume_frames: u64,
+    /// Flow-control packets sent under credit flow control.
+    pub credit_frames: u64,
     pub ecn_marks: u64,
     pub cnps: u64,
     /// Sum over all ports of the time each spent paused.
@@ -202,6 +204,8 @@ pub struct Summary {
     pub drop_rate: f64,
     pub pause_frames: u64,
     pub resume_frames: u64,
+    /// Flow-control packets sent under credit flow control (`[switch] credits`; 0 without).
+    pub credit_frames: u64,
     /// Data packets marked CE by switches.
     pub ecn_marks: u64,
     /// Congestion notification packets sent by receivers (DCQCN).
@@ -673,6 +677,7 @@ impl RunResult {
             },
             pause_frames: c.pause_frames,
             resume_frames: c.resume_frames,
+            credit_frames: c.credit_frames,
             ecn_marks: c.ecn_marks,
             cnps: c.cnps,
             cc_avg_min_rate_gbps: mean_of_some(measured.iter().map(|r| r.min_rate_gbps)),

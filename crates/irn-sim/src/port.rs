@@ -75,8 +75,11 @@ pub struct Port {
     pub owner: Owner,
     /// This port's number on its node (switches have at most 64 ports).
     pub local: u8,
-    /// Data is paused by the peer's PFC (control packets still go).
+    /// Data is paused by the peer's PFC, or waits for credit (control packets still go).
     pub paused: bool,
+    /// Credit flow control's roles ([`Port::SENDS_ON_CREDIT`], [`Port::FREES_CREDIT`]); 0
+    /// without credits, so the packet path tests one byte of this line and goes on.
+    pub credit: u8,
     /// The peer's node and local number, so an arrival is handled without loading the peer's
     /// line.
     pub peer_owner: Owner,
@@ -88,6 +91,13 @@ const _: () = assert!(std::mem::size_of::<Port>() == 64);
 impl Port {
     /// No `TxDone` is pending.
     pub const NO_WAKE: Time = Time::MAX;
+
+    /// [`Port::credit`]: the port's link ends at a credit-limited switch input.
+    pub const SENDS_ON_CREDIT: u8 = 1;
+
+    /// [`Port::credit`]: the port is a switch's, whose inputs are credit-limited: a data packet
+    /// it sends frees credit at the input it came from.
+    pub const FREES_CREDIT: u8 = 2;
 
     /// Port `local` of `node` (owned by `owner`), whose link leads to `peer`: the far port, its
     /// node's owner and its local number there.
@@ -118,6 +128,7 @@ impl Port {
             owner,
             local: u8::try_from(local).expect("nodes have at most 64 ports"),
             paused: false,
+            credit: 0,
             peer_owner,
             peer_local: u8::try_from(peer_local).expect("nodes have at most 64 ports"),
         }
@@ -198,6 +209,12 @@ impl PauseLog {
     /// Record a pause or resume received at `now` by a port that was `paused` before it.
     pub fn record(&mut self, now: Time, paused: bool, pause: bool) {
         self.received += u64::from(pause);
+        self.hold(now, paused, pause);
+    }
+
+    /// Record a port that was `paused` stopping (`pause`) or going on at `now` without a frame:
+    /// a port waiting for credit.
+    pub fn hold(&mut self, now: Time, paused: bool, pause: bool) {
         if pause && !paused {
             self.since = now;
         } else if !pause && paused {

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{InitialPsn, Ordering, SimConfig, SwitchConfig};
 use crate::workload::VerbMix;
 
+mod credits;
 mod error;
 mod experiment;
 mod load_balancing;
@@ -340,6 +341,7 @@ fn validate(
         extra_header_bytes,
         verbs.is_some() && verbs_irn_headers,
     );
+    let credits = credits::build(s, file, buffer.bytes, max_frame)?;
     let controls = pause::controls(s, file, &topology, (buffer.bytes, buffer.model), max_frame)?;
     let controlled: Vec<_> = controls.controls.iter().map(|c| c.port).collect();
     let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame, &controlled)?;
@@ -374,6 +376,7 @@ fn validate(
         monitor,
         pause_control: controls.controls,
         pause_sources,
+        credits,
     };
     Ok((config, controls.warnings))
 }

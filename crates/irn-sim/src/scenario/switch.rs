@@ -10,6 +10,7 @@
 //! pfc_pause_quanta = 65535 # timed: each XOFF's pause time, in 512-bit-time quanta
 //! pfc_refresh = "auto"    # timed: resend XOFF this often while paused (auto: half its time)
 //! ecn = "auto"            # "auto", "off", "dcqcn" or "dctcp"
+//! credits = false          # InfiniBand credits instead of PFC (see `super::credits`)
 //! ```
 //!
 //! The marking itself is chosen with the congestion control (`transport::ecn_config`).
@@ -55,6 +56,26 @@ pub struct SwitchSection {
     /// link's rate, the default) or a duration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc_refresh: Option<String>,
+    /// InfiniBand link-level credit flow control into every switch input, instead of PFC
+    /// (input-queued switches; [`crate::credits`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub credits: bool,
+    /// credits: the window in 64-byte blocks (default 2048, the standard's 128 KiB), at most half
+    /// the counters' modulus.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credit_window_blocks: Option<u32>,
+    /// credits: the FCTBS/FCCL/ABR counters' width in bits, 12 (the standard, the default) to 24.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credit_counter_bits: Option<u8>,
+    /// credits: how often every port sends a flow-control packet: `"auto"` (the time to send a
+    /// window at its link's rate, the standard's longest) or a duration (the WAN variant: more
+    /// often).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credit_interval: Option<String>,
+    /// credits: a switch input also sends one as soon as this many blocks more credit are free
+    /// than it last granted (default 64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credit_update_blocks: Option<u32>,
     /// ECN marking on output queues: `"auto"` (DCQCN's RED with DCQCN, DCTCP's step with DCTCP,
     /// none otherwise), `"off"`, `"dcqcn"` or `"dctcp"`.
     pub ecn: String,
@@ -81,6 +102,11 @@ impl Default for SwitchSection {
             pfc_frames: PfcFramesKind::XoffXon,
             pfc_pause_quanta: None,
             pfc_refresh: None,
+            credits: false,
+            credit_window_blocks: None,
+            credit_counter_bits: None,
+            credit_interval: None,
+            credit_update_blocks: None,
             ecn: "auto".into(),
             ecn_kmin: None,
             ecn_kmax: None,

@@ -161,7 +161,8 @@ pub(super) fn build(
     let rto = rto(s, file, topology, max_frame, pfc_drops)?;
     let base = match t.kind {
         TransportKind::Irn => TransportConfig::irn(),
-        TransportKind::Roce => TransportConfig::roce(s.switch.pfc),
+        // Credits are lossless like PFC.
+        TransportKind::Roce => TransportConfig::roce(s.switch.pfc || s.switch.credits),
         TransportKind::IrnGoBackN => TransportConfig::irn_go_back_n(),
         TransportKind::IrnWithoutBdpFc => TransportConfig::irn_without_bdp_fc(),
         TransportKind::IrnWithoutSack => TransportConfig::irn_without_sack(),
@@ -284,7 +285,7 @@ fn timeouts(
         })
     });
     Ok(match t.timeouts.as_str() {
-        "auto" => !s.switch.pfc || no_timeouts.is_some(),
+        "auto" => !(s.switch.pfc || s.switch.credits) || no_timeouts.is_some(),
         "on" => true,
         "off" => {
             if let Some(why) = &no_timeouts {

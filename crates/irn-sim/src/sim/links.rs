@@ -8,7 +8,7 @@ use crate::engine::Event;
 use crate::ids::PortId;
 use crate::packets::PacketId;
 use crate::pause::{quanta_time, PauseFrame};
-use crate::port::OwnerKind;
+use crate::port::{OwnerKind, Port};
 use irn_core::Time;
 
 impl<T: Trace> Simulation<'_, T> {
@@ -56,6 +56,9 @@ impl<T: Trace> Simulation<'_, T> {
         if first_on_link {
             self.queue.schedule(arrives, Event::Arrive(p));
         }
+        if T::CREDITS && self.ports[p.index()].credit != 0 {
+            self.credit_sent(p, pkt);
+        }
     }
 
     /// The head packet of the link leaving `p` reaches the other end.
@@ -85,7 +88,13 @@ impl<T: Trace> Simulation<'_, T> {
                 let pkt = self.packets.free(pkt);
                 self.host_receive(h, pkt)
             }
-            OwnerKind::Switch(s) => self.switch_receive(s, ingress, input, pkt),
+            OwnerKind::Switch(s) => {
+                // Only links into switches are credit-limited.
+                if T::CREDITS && self.ports[p.index()].credit & Port::SENDS_ON_CREDIT != 0 {
+                    self.credit_arrived(p, pkt);
+                }
+                self.switch_receive(s, ingress, input, pkt)
+            }
         }
     }
 

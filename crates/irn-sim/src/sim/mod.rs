@@ -47,6 +47,7 @@ pub struct Progress {
 /// Report progress every this many events.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+mod crediting;
 mod hosts;
 mod links;
 mod pausing;
@@ -54,6 +55,7 @@ mod sampler;
 mod switches;
 pub mod trace;
 
+use crediting::Credits;
 use hosts::{Flow, FlowCounts, Nic};
 use sampler::{Monitor, OrderingMemory};
 use trace::Trace;
@@ -94,6 +96,8 @@ pub struct Simulation<'a, T: Trace> {
     pause_sources: Vec<PauseSource>,
     /// Per port: its pause timers and the PFC frames its input sends.
     pause_timers: Vec<PauseTimers>,
+    /// Credit flow control's counters per link; `None` without credits.
+    credits: Option<Box<Credits>>,
     /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
     /// hook away, or a [`Tracer`](trace::Tracer).
     trace: T,
@@ -279,9 +283,17 @@ impl<'a, T: Trace> Simulation<'a, T> {
             pause_timers: (0..topo.ports().len())
                 .map(|i| PauseTimers::new(pause_frames(cfg, PortId(i as u32))))
                 .collect(),
+            credits: None,
             trace,
         }
         .mark_traced();
+        if let Some(credits) = cfg.credits {
+            assert!(
+                T::CREDITS,
+                "a run with credits is compiled with their hooks (crate::run)"
+            );
+            sim.setup_credits(credits);
+        }
         if let (Some(m), Some(sink)) = (&cfg.monitor, series) {
             sim.monitor = Some(Monitor::new(cfg, m, &sim.ports, sim.horizon, sink));
         }
@@ -301,6 +313,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             self.queue.schedule(t, Sampler::Monitor.event());
         }
         self.schedule_pausing();
+        self.schedule_credits();
         while self.flows_finished < self.flows.len() {
             let Some((t, event)) = self.queue.pop() else {
                 break;
@@ -325,6 +338,11 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 | Event::PauseRefresh(_)
                 | Event::PauseControl(_)
                 | Event::PauseSource(_) => self.pause_event(event),
+                // Only runs compiled with credits schedule these.
+                Event::CreditLimit { port, fccl } if T::CREDITS => self.credit_limit(port, fccl),
+                Event::CreditSync { port, fctbs } if T::CREDITS => self.credit_sync(port, fctbs),
+                Event::CreditTick(port) if T::CREDITS => self.credit_tick(port),
+                Event::CreditLimit { .. } | Event::CreditSync { .. } | Event::CreditTick(_) => {}
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
                 Event::Sample => self.sample(Sampler::Ordering),

@@ -163,7 +163,7 @@ macro_rules! delegate {
 }
 
 impl Queues for Switch {
-    #[inline]
+    #[inline(always)]
     fn admit_data(
         &mut self,
         packets: &mut Packets,
@@ -174,7 +174,7 @@ impl Queues for Switch {
         delegate!(self, s => s.admit_data(packets, input, output, p))
     }
 
-    #[inline]
+    #[inline(always)]
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
         delegate!(self, s => s.admit_control(packets, output, p))
     }

@@ -221,7 +221,9 @@ impl Accounting for SharedSwitch {
 }
 
 impl Queues for SharedSwitch {
-    #[inline]
+    // Always: a second instantiation of the event loop (runs with credits) tipped LLVM into
+    // calling it out of line, 0.8 % more instructions on the leaf-spine benchmark.
+    #[inline(always)]
     fn admit_data(
         &mut self,
         packets: &mut Packets,

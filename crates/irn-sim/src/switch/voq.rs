@@ -114,6 +114,18 @@ impl VoqSwitch {
     pub fn input_occupancy(&self, input: usize) -> u64 {
         self.inputs[input].occupancy
     }
+
+    /// The size of input `input`'s buffer.
+    pub fn input_buffer_bytes(&self, input: usize) -> u64 {
+        self.inputs[input].capacity
+    }
+
+    /// The input whose data packet `output` sent last (its round-robin turn has just passed it):
+    /// what credit flow control reads to know which input a departure freed.
+    pub fn last_served(&self, output: usize) -> usize {
+        let next = self.outputs[output].next_input as usize;
+        (next + self.ports - 1) % self.ports
+    }
 }
 
 impl Accounting for VoqSwitch {
@@ -157,7 +169,8 @@ impl Accounting for VoqSwitch {
 }
 
 impl Queues for VoqSwitch {
-    #[inline]
+    // Always: see `SharedSwitch::admit_data` (here 1.4 % on the default scenario).
+    #[inline(always)]
     fn admit_data(
         &mut self,
         packets: &mut Packets,

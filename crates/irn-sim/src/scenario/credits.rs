@@ -1,0 +1,179 @@
+//! `[switch] credits` and its `credit_*` keys: InfiniBand credit flow control instead of PFC.
+//!
+//! ```toml
+//! [switch]
+//! credits = true
+//! credit_window_blocks = 2048  # 64-byte blocks (128 KiB), at most half the counters' modulus
+//! credit_counter_bits = 12     # 12 (the standard) to 24
+//! credit_interval = "auto"     # a window's time at the link's rate, or a duration
+//! credit_update_blocks = 64    # an input's update as soon as this much more credit is free
+//! ```
+
+use irn_core::Duration;
+
+use super::{invalid, parse_key, ScenarioError, ScenarioFile, SwitchModelKind};
+use crate::credits::{
+    blocks, free_blocks, Counters, CreditConfig, BLOCK_BYTES, MAX_COUNTER_BITS,
+    STANDARD_COUNTER_BITS,
+};
+
+/// `[switch] credits`, checked against the switch model, PFC and pause control, the buffer and
+/// the largest frame; `None` without credits.
+pub(super) fn build(
+    s: &ScenarioFile,
+    file: &str,
+    buffer: u64,
+    max_frame: u64,
+) -> Result<Option<CreditConfig>, ScenarioError> {
+    let sw = &s.switch;
+    if !sw.credits {
+        return no_credit_keys(s, file).map(|()| None);
+    }
+    let conflict = if sw.pfc {
+        Some("switch.pfc = true: credits replace PFC; set switch.pfc = false")
+    } else if sw.model != SwitchModelKind::InputQueued {
+        Some("switch.model = \"shared-buffer\": credits count each input's own buffer; use \"input-queued\"")
+    } else if !s.pause_control.is_empty() {
+        Some("[[pause_control]] is set: its inputs would be paused and credit-limited at once; remove it")
+    } else {
+        None
+    };
+    if let Some(why) = conflict {
+        return Err(invalid(file, "switch.credits", "true", why));
+    }
+    let d = CreditConfig::default();
+    let counter_bits = sw.credit_counter_bits.unwrap_or(STANDARD_COUNTER_BITS);
+    if !(STANDARD_COUNTER_BITS..=MAX_COUNTER_BITS).contains(&counter_bits) {
+        return Err(invalid(
+            file,
+            "switch.credit_counter_bits",
+            &counter_bits.to_string(),
+            &format!("between {STANDARD_COUNTER_BITS} (the standard) and {MAX_COUNTER_BITS}"),
+        ));
+    }
+    let half = Counters::new(counter_bits).half();
+    let frame = blocks(max_frame);
+    let window_blocks = sw.credit_window_blocks.unwrap_or(d.window_blocks);
+    if window_blocks < frame || window_blocks > half {
+        return Err(invalid(
+            file,
+            "switch.credit_window_blocks",
+            &window_blocks.to_string(),
+            &format!(
+                "between {frame} (the largest frame, {max_frame}B, in 64-byte blocks) and \
+                 {half} (half the modulus of {counter_bits}-bit counters; widen \
+                 switch.credit_counter_bits for more)"
+            ),
+        ));
+    }
+    if free_blocks(buffer) < frame {
+        return Err(invalid(
+            file,
+            "switch.buffer",
+            &format!("{buffer}B"),
+            &format!(
+                "with credits, at least {}B: the largest frame ({max_frame}B) in whole 64-byte blocks",
+                u64::from(frame) * BLOCK_BYTES
+            ),
+        ));
+    }
+    let update_blocks = sw.credit_update_blocks.unwrap_or(d.update_blocks);
+    if update_blocks == 0 {
+        return Err(invalid(
+            file,
+            "switch.credit_update_blocks",
+            "0",
+            "at least 1 block",
+        ));
+    }
+    let interval = match sw.credit_interval.as_deref().unwrap_or("auto") {
+        "auto" => None,
+        v => {
+            let every = parse_key::<Duration>(file, "switch.credit_interval", v)?;
+            if every == Duration::ZERO {
+                return Err(invalid(
+                    file,
+                    "switch.credit_interval",
+                    &format!("{v:?}"),
+                    "\"auto\" or a duration above 0",
+                ));
+            }
+            Some(every)
+        }
+    };
+    Ok(Some(CreditConfig {
+        window_blocks,
+        counter_bits,
+        interval,
+        update_blocks,
+    }))
+}
+
+/// Refuses a `credit_*` key without `credits = true`.
+fn no_credit_keys(s: &ScenarioFile, file: &str) -> Result<(), ScenarioError> {
+    let sw = &s.switch;
+    let set = [
+        ("credit_window_blocks", sw.credit_window_blocks.is_some()),
+        ("credit_counter_bits", sw.credit_counter_bits.is_some()),
+        ("credit_interval", sw.credit_interval.is_some()),
+        ("credit_update_blocks", sw.credit_update_blocks.is_some()),
+    ];
+    match set.iter().find(|(_, set)| *set) {
+        Some((key, _)) => Err(invalid(
+            file,
+            &format!("switch.{key}"),
+            "(set)",
+            "applies only with switch.credits = true",
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::tests::one;
+
+    fn error(toml: &str) -> String {
+        match one(toml) {
+            Ok(_) => panic!("accepted:\n{toml}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn credits_resolve_with_the_standard_defaults() {
+        let cfg = one("[switch]\ncredits = true\n").unwrap().config;
+        let credits = cfg.credits.expect("credits");
+        assert_eq!(credits, crate::credits::CreditConfig::default());
+        let cfg = one(
+            "[switch]\ncredits = true\ncredit_counter_bits = 20\ncredit_window_blocks = 524288\n\
+             credit_interval = \"1us\"\ncredit_update_blocks = 8\n",
+        )
+        .unwrap()
+        .config;
+        let credits = cfg.credits.expect("credits");
+        assert_eq!((credits.counter_bits, credits.window_blocks), (20, 524_288));
+        assert_eq!(credits.interval, Some(irn_core::Duration::from_us(1)));
+        assert_eq!(credits.update_blocks, 8);
+        assert!(one("").unwrap().config.credits.is_none());
+    }
+
+    #[test]
+    fn bad_credit_settings_name_the_key_and_what_is_allowed() {
+        let cases = [
+            ("pfc = true\ncredits = true", "switch.credits = true: switch.pfc = true: credits replace PFC"),
+            ("model = \"shared-buffer\"\ncredits = true", "use \"input-queued\""),
+            ("credit_interval = \"1us\"", "switch.credit_interval = (set): applies only with switch.credits = true"),
+            ("credits = true\ncredit_counter_bits = 11", "switch.credit_counter_bits = 11: between 12 (the standard) and 24"),
+            ("credits = true\ncredit_window_blocks = 2049", "switch.credit_window_blocks = 2049: between 17 (the largest frame, 1086B, in 64-byte blocks) and 2048"),
+            ("credits = true\ncredit_window_blocks = 16", "between 17"),
+            ("credits = true\nbuffer = \"1086B\"", "switch.buffer = 1086B: with credits, at least 1088B"),
+            ("credits = true\ncredit_update_blocks = 0", "switch.credit_update_blocks = 0: at least 1 block"),
+            ("credits = true\ncredit_interval = \"0us\"", "\"auto\" or a duration above 0"),
+        ];
+        for (switch, want) in cases {
+            let got = error(&format!("[switch]\n{switch}\n"));
+            assert!(got.contains(want), "{switch}:\n{got}\nwanted: {want}");
+        }
+    }
+}
