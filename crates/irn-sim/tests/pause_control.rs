@@ -154,12 +154,15 @@ fn the_slides_buffer_loses_nothing_at_two_to_one() {
 }
 
 /// The first overshoot by the arithmetic: data reaches B's input after one link delay (and two
-/// frames' serialization), crosses the threshold `THRESHOLD / 0.5 Gb/s` later; on-off checks
-/// at multiples of the longest pause, and the input then keeps filling for a round trip. With
-/// a buffer a megabyte short of that peak, what is dropped is that megabyte (to a few frames).
+/// frames' serialization) and crosses the threshold `THRESHOLD / 0.5 Gb/s` later. The threshold
+/// rule pauses at once; on-off at its next check, a multiple of the longest pause. The input
+/// then keeps filling for a round trip (the PAUSE going up, the data already sent coming down).
+/// With a buffer a megabyte short of that peak, what is dropped is that megabyte (to a few
+/// frames).
 #[test]
-fn on_off_overshoot_and_drops_by_the_arithmetic() {
-    let rule = PauseRule::OnOff {
+fn the_first_overshoot_and_its_drops_by_the_arithmetic() {
+    let threshold = rules(u64::MAX)[0].1;
+    let on_off = PauseRule::OnOff {
         threshold: THRESHOLD,
     };
     let first_arrival =
@@ -169,23 +172,26 @@ fn on_off_overshoot_and_drops_by_the_arithmetic() {
             .serialization(THRESHOLD)
             .as_ps();
     let check = crossing.div_ceil(longest_pause().as_ps()) * longest_pause().as_ps();
-    let wait = Duration::from_ps(check - crossing);
-    let peak = THRESHOLD + net_fill(wait + delay() * 2);
-    // Just past the first overshoot: before any resent packet comes back.
-    let end = Duration::from_ps(check) + delay() * 2 + Duration::from_ms(1);
-    let roomy = run(&world(rule, 2 * peak, end));
-    assert_eq!(roomy.summary.drops, 0);
-    let got = roomy.summary.peak_buffer_bytes;
-    assert!(
-        got.abs_diff(peak) <= 3 * FRAME,
-        "peak {got} B, by hand {peak} B"
-    );
+    // (rule, when it sends its first PAUSE)
+    for (rule, sent) in [(threshold, crossing), (on_off, check)] {
+        let wait = Duration::from_ps(sent - crossing);
+        let peak = THRESHOLD + net_fill(wait + delay() * 2);
+        // Just past the first overshoot: before any resent packet comes back.
+        let end = Duration::from_ps(sent) + delay() * 2 + Duration::from_ms(1);
+        let roomy = run(&world(rule, 2 * peak, end));
+        assert_eq!(roomy.summary.drops, 0, "{rule:?}");
+        let got = roomy.summary.peak_buffer_bytes;
+        assert!(
+            got.abs_diff(peak) <= 3 * FRAME,
+            "{rule:?}: peak {got} B, by hand {peak} B"
+        );
 
-    let short = 1_000_000;
-    let tight = run(&world(rule, peak - short, end));
-    let dropped = tight.summary.drops * FRAME;
-    assert!(
-        dropped.abs_diff(short) <= 3 * FRAME,
-        "dropped {dropped} B, by hand {short} B"
-    );
+        let short = 1_000_000;
+        let tight = run(&world(rule, peak - short, end));
+        let dropped = tight.summary.drops * FRAME;
+        assert!(
+            dropped.abs_diff(short) <= 3 * FRAME,
+            "{rule:?}: dropped {dropped} B, by hand {short} B"
+        );
+    }
 }
