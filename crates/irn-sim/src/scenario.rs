@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use irn_core::ordering::OrderingMode;
+use irn_core::transport::RtoPolicy;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{InitialPsn, Ordering, SimConfig, SwitchConfig};
@@ -354,6 +355,8 @@ fn validate(
     let monitor = (s.monitor.as_ref())
         .map(|m| monitor::build(m, file, &topology, flows.len()))
         .transpose()?;
+    let mut warnings = controls.warnings;
+    warnings.extend(rto_warning(&transport.rto, &topology));
     let config = SimConfig {
         seed: s.seed,
         topology,
@@ -378,7 +381,25 @@ fn validate(
         pause_sources,
         credits,
     };
-    Ok((config, controls.warnings))
+    Ok((config, warnings))
+}
+
+/// A retransmission timeout shorter than the longest path's round trip (a WAN's) fires before
+/// any acknowledgement can come back: allowed, but every flow across that path times out.
+fn rto_warning(rto: &RtoPolicy, topology: &crate::topology::Topology) -> Option<String> {
+    let rtt = topology.max_path_propagation() * 2;
+    let shortest = match *rto {
+        RtoPolicy::Disabled => return None,
+        RtoPolicy::Fixed(d) => ("transport.rto_high", d),
+        RtoPolicy::Dual { low, .. } => ("transport.rto_low", low),
+    };
+    (shortest.1 < rtt).then(|| {
+        format!(
+            "{} = {} is shorter than the longest path's round-trip propagation ({rtt}): flows \
+             on it time out before an acknowledgement can return; set the timeouts above it",
+            shortest.0, shortest.1
+        )
+    })
 }
 
 /// The NICs' ordering layer, checked against the transport and the flows it sits under.

@@ -191,6 +191,13 @@ pub(super) fn controls(
             };
             let needed = link.rate.bdp_bytes(link.delay * 2) + threshold;
             if buffer < needed {
+                drops.get_or_insert_with(|| {
+                    format!(
+                        "{}: port {}'s input can overflow (see the warning)",
+                        key("ports"),
+                        p.0
+                    )
+                });
                 warnings.push(format!(
                     "{}: port {}'s input holds {buffer} B, less than its link's rate × round trip \
                      plus the threshold ({} × {} + {threshold} B = {needed} B): it can overflow",
@@ -546,8 +553,17 @@ mod tests {
              threshold = \"10MB\"\n"
         ))
         .unwrap();
-        // 100 Gb/s × 10 ms = 125 MB, + 10 MB: more than 100 MB.
-        assert_eq!(run.warnings.len(), 3, "{:?}", run.warnings);
+        // 100 Gb/s × 10 ms = 125 MB, + 10 MB: more than 100 MB; and the default RTO_low, 100 µs,
+        // is far below a round trip over two 5 ms links.
+        assert_eq!(run.warnings.len(), 4, "{:?}", run.warnings);
+        assert!(
+            run.warnings[3].starts_with(
+                "transport.rto_low = 100us is shorter than the longest path's round-trip \
+                 propagation (20ms)"
+            ),
+            "{}",
+            run.warnings[3]
+        );
         assert!(
             run.warnings[0].contains("100000000 B, less than")
                 && run.warnings[0].contains("= 135000000 B"),
