@@ -255,6 +255,33 @@ pub struct Chart {
     pub svg: String,
 }
 
+impl Chart {
+    /// The chart as a report shows it: its heading (`h2` for a section of its own, `h3`
+    /// inside another), the note and the figure. A section of its own carries the id; a
+    /// chart inside another's section carries it on its heading.
+    pub fn write_html(&self, out: &mut String, own_section: bool) {
+        let (open, tag, close) = if own_section {
+            (format!("<section id=\"{}\">\n", escape(&self.id)), "h2", "</section>\n")
+        } else {
+            (String::new(), "h3", "")
+        };
+        let id = if own_section {
+            String::new()
+        } else {
+            format!(" id=\"{}\"", escape(&self.id))
+        };
+        let _ = writeln!(
+            out,
+            "{open}<{tag}{id}>{}</{tag}>\n<p class=\"note\">{}</p>\n<figure>",
+            escape(&self.title),
+            escape(&self.note)
+        );
+        out.push_str(self.svg.trim());
+        out.push_str("\n</figure>\n");
+        out.push_str(close);
+    }
+}
+
 /// The paper's three headline metrics: `summary.json` key, label, value format.
 /// Formats a metric's value.
 type Format = fn(f64) -> String;
@@ -801,15 +828,7 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
     out.push_str("</div>\n</details>\n</section>\n");
 
     for chart in charts {
-        let _ = writeln!(
-            out,
-            "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<figure>",
-            escape(&chart.id),
-            escape(&chart.title),
-            escape(&chart.note)
-        );
-        out.push_str(chart.svg.trim());
-        out.push_str("\n</figure>\n</section>\n");
+        chart.write_html(&mut out, true);
     }
 
     let first = &results.variants[0];

@@ -6,25 +6,17 @@
 //! tests run in also check, at every flow-control packet, that the receiver's ABR agrees with the
 //! sender's FCTBS.)
 
+mod common;
+
+use common::{flow, long_line};
 use irn_core::transport::TransportConfig;
-use irn_core::{Bandwidth, Duration, Time};
+use irn_core::{Bandwidth, Duration};
 use irn_sim::config::{SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::credits::CreditConfig;
-use irn_sim::ids::{HostIdx, NodeId};
+use irn_sim::ids::NodeId;
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
-use irn_sim::workload::{FlowClass, FlowSpec};
+use irn_sim::workload::FlowSpec;
 use irn_sim::RunResult;
-
-fn flow(src: u32, dst: u32, size_bytes: u64) -> FlowSpec {
-    FlowSpec {
-        src: HostIdx(src),
-        dst: HostIdx(dst),
-        size_bytes,
-        start: Time::ZERO,
-        class: FlowClass::Regular,
-        verb: None,
-    }
-}
 
 /// `flows` over `topology`, input-queued switches of `buffer` bytes per input, no PFC, `credits`.
 fn config(
@@ -157,20 +149,7 @@ fn an_input_never_holds_more_than_its_buffer() {
 fn a_window_caps_a_long_link_at_one_window_per_round_trip() {
     let rate = Bandwidth::from_gbps(100);
     let one_way = Duration::from_us(50);
-    let topology = Topology::from_links(
-        vec![
-            NodeKind::Host,
-            NodeKind::Host,
-            NodeKind::Switch,
-            NodeKind::Switch,
-        ],
-        vec![
-            link(0, 2, rate, Duration::from_ns(100)),
-            link(2, 3, rate, one_way),
-            link(3, 1, rate, Duration::from_ns(100)),
-        ],
-    )
-    .unwrap();
+    let topology = long_line(rate, rate, Duration::from_ns(100), one_way);
     let end = Duration::from_ms(4);
     let goodput = |window_blocks: u32, counter_bits: u8| {
         let credits = CreditConfig {

@@ -1,13 +1,16 @@
 //! Small networks whose outcomes can be worked out by hand: exact FCTs, PFC that never drops,
 //! tail drop that IRN recovers from, and byte-identical reruns.
 
+mod common;
+
+use common::flow;
 use irn_core::transport::TransportConfig;
 use irn_core::Psn;
-use irn_core::{Bandwidth, Duration, Time};
+use irn_core::{Bandwidth, Duration};
 use irn_sim::config::{InitialPsn, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
-use irn_sim::ids::{HostIdx, NodeId};
+use irn_sim::ids::NodeId;
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
-use irn_sim::workload::{FlowClass, FlowSpec};
+use irn_sim::workload::FlowSpec;
 use irn_sim::RunResult;
 
 const RATE: Bandwidth = Bandwidth::from_gbps(40);
@@ -37,17 +40,6 @@ fn config(
             transport,
             flows,
         )
-    }
-}
-
-fn flow(src: u32, dst: u32, size_bytes: u64) -> FlowSpec {
-    FlowSpec {
-        src: HostIdx(src),
-        dst: HostIdx(dst),
-        size_bytes,
-        start: Time::ZERO,
-        class: FlowClass::Regular,
-        verb: None,
     }
 }
 

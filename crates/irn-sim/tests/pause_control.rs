@@ -13,13 +13,14 @@
 //! rate × round trip + threshold, covers that when the wait is under a round trip (it is a
 //! longest pause at most here, a quarter of it).
 
+mod common;
+
+use common::{flow, long_line};
 use irn_core::transport::{RtoPolicy, TransportConfig};
-use irn_core::{Bandwidth, Duration, Time};
+use irn_core::{Bandwidth, Duration};
 use irn_sim::config::{PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
-use irn_sim::ids::{HostIdx, NodeId, PortId};
+use irn_sim::ids::PortId;
 use irn_sim::pause::{quanta_time, PauseControl, PauseFrames, PauseRule, MAX_QUANTA};
-use irn_sim::topology::{LinkSpec, NodeKind, Topology};
-use irn_sim::workload::{FlowClass, FlowSpec};
 use irn_sim::RunResult;
 
 const GBPS: u64 = 1_000_000_000;
@@ -42,23 +43,12 @@ const LONG_INPUT: PortId = PortId(4);
 /// The network with every input buffer `buffer` bytes, B's long input under `rule`, one flow
 /// that outlasts the run, and the run cut off at `end`.
 fn world(rule: PauseRule, buffer: u64, end: Duration) -> SimConfig {
-    let link = |a, b, gbps_x2: u64, delay| LinkSpec {
-        a: NodeId(a),
-        b: NodeId(b),
-        rate: Bandwidth::from_bps(gbps_x2 * GBPS / 2),
-        delay,
-    };
-    let us = Duration::from_us(1);
-    let topology = Topology::from_links(
-        vec![
-            NodeKind::Host,
-            NodeKind::Host,
-            NodeKind::Switch,
-            NodeKind::Switch,
-        ],
-        vec![link(0, 2, 2, us), link(2, 3, 2, delay()), link(3, 1, 1, us)],
-    )
-    .unwrap();
+    let topology = long_line(
+        Bandwidth::from_gbps(1),
+        Bandwidth::from_bps(GBPS / 2),
+        Duration::from_us(1),
+        delay(),
+    );
     let switch = SwitchConfig {
         model: SwitchModel::InputQueued,
         buffer_bytes: buffer,
@@ -71,15 +61,7 @@ fn world(rule: PauseRule, buffer: u64, end: Duration) -> SimConfig {
     };
     let mut transport = TransportConfig::roce(true);
     transport.rto = RtoPolicy::Disabled;
-    let flow = FlowSpec {
-        src: HostIdx(0),
-        dst: HostIdx(1),
-        size_bytes: 1 << 30,
-        start: Time::ZERO,
-        class: FlowClass::Regular,
-        verb: None,
-    };
-    let mut cfg = SimConfig::new(topology, switch, transport, vec![flow]);
+    let mut cfg = SimConfig::new(topology, switch, transport, vec![flow(0, 1, 1 << 30)]);
     cfg.drain_limit = end;
     cfg.pause_control = vec![PauseControl {
         port: LONG_INPUT,

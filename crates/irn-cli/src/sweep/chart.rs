@@ -352,15 +352,7 @@ fn render_html(
         );
     }
     for chart in charts {
-        let _ = writeln!(
-            out,
-            "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<figure>",
-            escape(&chart.id),
-            escape(&chart.title),
-            escape(&chart.note)
-        );
-        out.push_str(chart.svg.trim());
-        out.push_str("\n</figure>\n</section>\n");
+        chart.write_html(&mut out, true);
     }
     for (folder, charts) in series {
         let _ = writeln!(
@@ -373,15 +365,7 @@ fn render_html(
             escape(folder)
         );
         for chart in charts {
-            let _ = writeln!(
-                out,
-                "<h3 id=\"{}\">{}</h3>\n<p class=\"note\">{}</p>\n<figure>",
-                escape(&chart.id),
-                escape(&chart.title),
-                escape(&chart.note)
-            );
-            out.push_str(chart.svg.trim());
-            out.push_str("\n</figure>\n");
+            chart.write_html(&mut out, false);
         }
         out.push_str("</details>\n</section>\n");
     }

@@ -2,9 +2,54 @@
 
 #![allow(dead_code)] // each test binary uses a subset
 
-use irn_core::{Bandwidth, Duration};
-use irn_sim::ids::NodeId;
+use irn_core::{Bandwidth, Duration, Time};
+use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
+use irn_sim::workload::{FlowClass, FlowSpec};
+
+/// A message of `size_bytes` from host `src` to host `dst`, posted at t = 0.
+pub fn flow(src: u32, dst: u32, size_bytes: u64) -> FlowSpec {
+    FlowSpec {
+        src: HostIdx(src),
+        dst: HostIdx(dst),
+        size_bytes,
+        start: Time::ZERO,
+        class: FlowClass::Regular,
+        verb: None,
+    }
+}
+
+/// Host 0 — switch 2 — a long link — switch 3 — host 1. The source's link and the long link
+/// run at `rate`, the sink's at `sink_rate`; the hosts' links are `short` one way, the long
+/// one `long`. Ports: hosts 0 and 1 have 0 and 1, switch 2 has 2 (to host 0) and 3 (the long
+/// link), switch 3 has 4 (the long link) and 5 (to host 1).
+pub fn long_line(
+    rate: Bandwidth,
+    sink_rate: Bandwidth,
+    short: Duration,
+    long: Duration,
+) -> Topology {
+    let link = |a, b, rate, delay| LinkSpec {
+        a: NodeId(a),
+        b: NodeId(b),
+        rate,
+        delay,
+    };
+    Topology::from_links(
+        vec![
+            NodeKind::Host,
+            NodeKind::Host,
+            NodeKind::Switch,
+            NodeKind::Switch,
+        ],
+        vec![
+            link(0, 2, rate, short),
+            link(2, 3, rate, long),
+            link(3, 1, sink_rate, short),
+        ],
+    )
+    .unwrap()
+}
 
 /// Host 0 — switch 2 — two parallel links (1 µs and 3 µs) — switch 3 — host 1, every link at
 /// `rate`: two equal-cost paths whose delays differ by 2 µs, so sprayed packets overtake each
