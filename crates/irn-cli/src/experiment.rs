@@ -43,6 +43,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("eunomia", "eunomia/fig17.toml"),
     shipped!("eunomia", "eunomia/fig19.toml"),
     shipped!("wan", "wan/pause_control.toml"),
+    shipped!("wan", "wan/transports.toml"),
 ];
 
 /// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
