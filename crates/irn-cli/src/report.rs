@@ -261,7 +261,11 @@ impl Chart {
     /// chart inside another's section carries it on its heading.
     pub fn write_html(&self, out: &mut String, own_section: bool) {
         let (open, tag, close) = if own_section {
-            (format!("<section id=\"{}\">\n", escape(&self.id)), "h2", "</section>\n")
+            (
+                format!("<section id=\"{}\">\n", escape(&self.id)),
+                "h2",
+                "</section>\n",
+            )
         } else {
             (String::new(), "h3", "")
         };

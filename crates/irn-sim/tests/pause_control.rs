@@ -177,3 +177,13 @@ fn the_first_overshoot_and_its_drops_by_the_arithmetic() {
         );
     }
 }
+
+/// `rule = "none"` on the long input: the sites keep PFC, the long link does not pause, so its
+/// input drops what does not fit and no PAUSE is ever sent (the switch A side never fills).
+#[test]
+fn a_long_input_that_never_pauses_drops_instead() {
+    let r = run(&world(PauseRule::Off, 10_000_000, delay() * 4));
+    assert!(r.summary.drops > 0);
+    assert_eq!(r.summary.pause_frames, 0);
+    assert!(r.summary.peak_buffer_bytes <= 10_000_000);
+}

@@ -20,6 +20,9 @@
 //! buffer must hold that too (with the default height, the buffer itself, it does whenever the
 //! fraction needed is below `(buffer − constant) / buffer`).
 //!
+//! **none** never pauses: the input drops what does not fit (a lossy long link between sites
+//! that run PFC inside).
+//!
 //! **threshold** is standard PFC at a level of its own (XOFF above, XON below the resume level,
 //! the frames `[switch] pfc_frames` says), decided on every packet like PFC, not by interval.
 
@@ -31,6 +34,9 @@ use crate::ids::PortId;
 /// How an input decides its PAUSE frames.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PauseRule {
+    /// Never pause: the input drops what does not fit, whatever `switch.pfc` says (a lossy
+    /// long link between lossless sites).
+    Off,
     /// XOFF when the input holds more than `pause_at` bytes, XON once below `resume_below`,
     /// with these frames.
     Threshold {
@@ -54,7 +60,7 @@ impl PauseRule {
     /// if any; `None` for [`PauseRule::Threshold`], which is not periodic.
     pub fn at_interval(self, occupancy: u64) -> Option<PauseFrame> {
         match self {
-            PauseRule::Threshold { .. } => None,
+            PauseRule::Off | PauseRule::Threshold { .. } => None,
             PauseRule::OnOff { threshold } => {
                 (occupancy > threshold).then_some(PauseFrame::Quanta(MAX_QUANTA))
             }
@@ -76,7 +82,7 @@ impl PauseRule {
 
     /// Whether the rule is checked every interval (rather than on every packet).
     pub fn periodic(self) -> bool {
-        !matches!(self, PauseRule::Threshold { .. })
+        matches!(self, PauseRule::OnOff { .. } | PauseRule::TimeBased { .. })
     }
 }
 
@@ -125,6 +131,8 @@ mod tests {
         };
         assert_eq!(threshold.at_interval(100), None);
         assert!(!threshold.periodic() && on_off.periodic() && timed.periodic());
+        assert_eq!(PauseRule::Off.at_interval(u64::MAX), None);
+        assert!(!PauseRule::Off.periodic());
     }
 
     /// A higher constant pauses longer at the same occupancy (holds the buffer lower).

@@ -6,7 +6,7 @@
 //! [[pause_control]]
 //! ports = "long-haul"    # whose inputs: [monitor]-style switch-port selectors (the default:
 //!                        # both ends of every long-haul link of a `wan` topology)
-//! rule = "time-based"    # "threshold", "on-off" or "time-based"
+//! rule = "time-based"    # "none" (never pause), "threshold", "on-off" or "time-based"
 //! threshold = 5          # a size ("21MB") or a number of longest pauses' worth of data
 //! height = 110           # time-based: the buffer height (default: the input's buffer)
 //! constant = 2           # time-based: the characteristic constant (required)
@@ -71,6 +71,8 @@ fn long_haul() -> PortSelection {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuleKind {
+    /// Never pause: the input drops when full.
+    None,
     Threshold,
     OnOff,
     TimeBased,
@@ -184,13 +186,19 @@ pub(super) fn controls(
                 v => positive(file, &key("interval"), v)?,
             };
             let threshold = match rule {
-                PauseRule::Threshold { pause_at, .. } => pause_at,
+                PauseRule::Off => None,
+                PauseRule::Threshold { pause_at, .. } => Some(pause_at),
                 PauseRule::OnOff { threshold } | PauseRule::TimeBased { threshold, .. } => {
-                    threshold
+                    Some(threshold)
                 }
             };
-            let needed = link.rate.bdp_bytes(link.delay * 2) + threshold;
-            if buffer < needed {
+            if rule == PauseRule::Off {
+                drops.get_or_insert_with(|| {
+                    format!("{} = \"none\" drops what does not fit", key("rule"))
+                });
+            }
+            let needed = threshold.map(|t| (t, link.rate.bdp_bytes(link.delay * 2) + t));
+            if let Some((threshold, needed)) = needed.filter(|&(_, n)| buffer < n) {
                 drops.get_or_insert_with(|| {
                     format!(
                         "{}: port {}'s input can overflow (see the warning)",
@@ -240,11 +248,13 @@ fn rule(
     max_frame: u64,
 ) -> Result<PauseRule, ScenarioError> {
     let kind = match c.rule {
+        RuleKind::None => "none",
         RuleKind::Threshold => "threshold",
         RuleKind::OnOff => "on-off",
         RuleKind::TimeBased => "time-based",
     };
     let keys = [
+        ("threshold", c.threshold.is_some(), c.rule != RuleKind::None),
         ("height", c.height.is_some(), c.rule == RuleKind::TimeBased),
         (
             "constant",
@@ -266,6 +276,9 @@ fn rule(
             "(set)",
             &format!("does not apply to rule = \"{kind}\""),
         ));
+    }
+    if c.rule == RuleKind::None {
+        return Ok(PauseRule::Off);
     }
     let level = |k: &str, l: Option<&Level>, what: &str| -> Result<u64, ScenarioError> {
         let l = l.ok_or_else(|| invalid(file, &key(k), "(missing)", what))?;
@@ -312,6 +325,7 @@ fn rule(
             }
         }
         RuleKind::OnOff => PauseRule::OnOff { threshold },
+        RuleKind::None => unreachable!("returned above"),
         RuleKind::TimeBased => {
             let height = match &c.height {
                 None => buffer,
@@ -525,6 +539,10 @@ mod tests {
             (
                 "ports = \"switch:0\"\nrule = \"sometimes\"\nthreshold = 1",
                 "sometimes",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"none\"\nthreshold = 1",
+                "pause_control[0].threshold = (set): does not apply to rule = \"none\"",
             ),
         ];
         for (keys, want) in cases {
