@@ -235,7 +235,7 @@ fn load_comparison(dir: &Path, csv_path: &Path) -> Result<Results> {
 }
 
 /// The charts' ids, in report order (`metrics` only for comparisons).
-const CHART_IDS: [&str; 7] = [
+const CHART_IDS: [&str; 9] = [
     "metrics",
     "single_packet_fct_cdf",
     "slowdown_by_size",
@@ -243,6 +243,8 @@ const CHART_IDS: [&str; 7] = [
     series::CHART_IDS[0],
     series::CHART_IDS[1],
     series::CHART_IDS[2],
+    series::CHART_IDS[3],
+    series::CHART_IDS[4],
 ];
 
 /// One chart of the report.

@@ -123,7 +123,11 @@ struct PortRow {
     tier: u32,
     peer_tier: u32,
     queue_bytes: u64,
+    /// Empty at a NIC.
+    buffer_bytes: Option<u64>,
     paused_us: f64,
+    pause_sent: u64,
+    pause_received: u64,
     utilization: f64,
 }
 
@@ -138,14 +142,24 @@ struct Seen {
     label: String,
     samples: usize,
     peak_queue: u64,
+    peak_buffer: u64,
     paused_us: f64,
+    pauses_sent: u64,
+    pauses_received: u64,
 }
 
 /// Heat map columns: consecutive samples merge beyond it.
 const CELLS: usize = 200;
 
-/// The ids of the charts [`charts`] draws: queue occupancy, paused share, utilization by tier.
-pub const CHART_IDS: [&str; 3] = ["queue_over_time", "pause_over_time", "utilization_by_tier"];
+/// The ids of the charts [`charts`] draws: queue occupancy, paused share, utilization by tier,
+/// input buffer occupancy and PAUSE frames (the last two: the WAN slides' plots).
+pub const CHART_IDS: [&str; 5] = [
+    "queue_over_time",
+    "pause_over_time",
+    "utilization_by_tier",
+    "buffer_over_time",
+    "pause_frames_over_time",
+];
 
 /// A monitored run whose folder has `series/ports.csv`, as the charts draw it.
 pub struct Monitored {
@@ -187,7 +201,7 @@ impl Monitored {
 /// of each link tier's sampled ports; `ids` are the charts' ids, in the order of
 /// [`CHART_IDS`]. Each file is read twice, row by row (once to rank the ports, once for the
 /// chosen ones' points and the tiers' cells), so a long series is never held whole.
-pub fn charts(runs: &[Monitored], ids: [&str; 3]) -> Result<Vec<Chart>> {
+pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
     let files: Vec<(usize, &Path, f64)> = (runs.iter().enumerate())
         .map(|(i, r)| (i, r.ports.as_path(), r.interval_us))
         .collect();
@@ -214,7 +228,10 @@ pub fn charts(runs: &[Monitored], ids: [&str; 3]) -> Result<Vec<Chart>> {
                             label,
                             samples: 0,
                             peak_queue: 0,
+                            peak_buffer: 0,
                             paused_us: 0.0,
+                            pauses_sent: 0,
+                            pauses_received: 0,
                         },
                     );
                     first + i
@@ -223,7 +240,10 @@ pub fn charts(runs: &[Monitored], ids: [&str; 3]) -> Result<Vec<Chart>> {
             let s = &mut seen[at];
             s.samples += 1;
             s.peak_queue = s.peak_queue.max(row.queue_bytes);
+            s.peak_buffer = s.peak_buffer.max(row.buffer_bytes.unwrap_or(0));
             s.paused_us += row.paused_us;
+            s.pauses_sent += row.pause_sent;
+            s.pauses_received += row.pause_received;
         }
     }
     let top = |key: &dyn Fn(&Seen) -> f64| -> Vec<usize> {
@@ -235,10 +255,27 @@ pub fn charts(runs: &[Monitored], ids: [&str; 3]) -> Result<Vec<Chart>> {
     };
     let busiest = top(&|s| s.peak_queue as f64);
     let paused = top(&|s| s.paused_us);
+    let fullest = top(&|s| s.peak_buffer as f64);
+    let sending = top(&|s| s.pauses_sent as f64);
+    let receiving = top(&|s| s.pauses_received as f64);
     // Second pass: the chosen ports' points, merged `k` samples at a time beyond POINTS (the
     // peak of the queue, the mean of the paused fraction).
     let mut queue_lines: Vec<Line> = busiest.iter().map(|&i| Line::new(&seen[i], true)).collect();
     let mut pause_lines: Vec<Line> = paused.iter().map(|&i| Line::new(&seen[i], false)).collect();
+    let mut buffer_lines: Vec<Line> = fullest.iter().map(|&i| Line::new(&seen[i], true)).collect();
+    // PAUSE frames so far: sent by an input upstream, and received from a peer; the three
+    // ports with the most of each.
+    let frames = |order: &[usize], what: &str| -> Vec<Line> {
+        (order.iter().take(3))
+            .map(|&i| {
+                let mut l = Line::new(&seen[i], false);
+                l.label = format!("{} {what}", l.label);
+                l
+            })
+            .collect()
+    };
+    let mut sent_lines = frames(&sending, "sent");
+    let mut received_lines = frames(&receiving, "received");
     let mut tiers: Vec<Tier> = Vec::new();
     // One cell width for every variant: the widest any needs to stay within CELLS cells.
     let cell_us = (files.iter())
@@ -280,6 +317,20 @@ pub fn charts(runs: &[Monitored], ids: [&str; 3]) -> Result<Vec<Chart>> {
             }
             for l in pause_lines.iter_mut().filter(|l| l.is(*variant, row.port)) {
                 l.add(row.time_us, row.paused_us / interval);
+            }
+            for l in buffer_lines.iter_mut().filter(|l| l.is(*variant, row.port)) {
+                l.add(row.time_us, row.buffer_bytes.unwrap_or(0) as f64);
+            }
+            for l in sent_lines.iter_mut().filter(|l| l.is(*variant, row.port)) {
+                l.total += row.pause_sent as f64;
+                l.add(row.time_us, l.total);
+            }
+            for l in received_lines
+                .iter_mut()
+                .filter(|l| l.is(*variant, row.port))
+            {
+                l.total += row.pause_received as f64;
+                l.add(row.time_us, l.total);
             }
         }
     }
@@ -356,6 +407,44 @@ pub fn charts(runs: &[Monitored], ids: [&str; 3]) -> Result<Vec<Chart>> {
             ),
         });
     }
+    if !buffer_lines.is_empty() {
+        let title = "Buffer occupancy over time: the fullest inputs".to_string();
+        let lines: Vec<(String, Vec<(f64, f64)>)> =
+            buffer_lines.into_iter().map(Line::finish).collect();
+        charts.push(Chart {
+            id: ids[3].to_string(),
+            svg: svg_with_label(
+                plot::time_lines(&title, "buffered data", &lines, plot::fmt_bytes)?,
+                &title,
+            ),
+            title,
+            note: format!(
+                "Bytes in the buffer behind each of the {} sampled switch ports with the highest                  peak: the input-queued switch's buffer of the port as an input (a long link's                  receiving end), or the shared-buffer switch's pool (series/ports.csv's                  buffer_bytes; beyond {POINTS} samples a point is the peak of several).",
+                lines.len()
+            ),
+        });
+    }
+    let frame_lines: Vec<(String, Vec<(f64, f64)>)> = (sent_lines.into_iter())
+        .chain(received_lines)
+        .map(Line::finish)
+        .collect();
+    if !frame_lines.is_empty() {
+        let title = "PAUSE frames over time".to_string();
+        charts.push(Chart {
+            id: ids[4].to_string(),
+            svg: svg_with_label(
+                plot::time_lines(&title, "frames so far", &frame_lines, |v| format!("{v:.0}"))?,
+                &title,
+            ),
+            title,
+            note: "PAUSE frames so far: sent upstream by the three inputs that sent the most, and \
+                 received by the three ports paused most often (series/ports.csv's pause_sent \
+                 and pause_received, summed over time; a steep stretch is a stretch of pausing). \
+                 At a long link's receiving end, sent is the WAN slides' \"pause to source\"; \
+                 at the port towards a pausing host, received is their \"pause from sink\"."
+                .to_string(),
+        });
+    }
     Ok(charts)
 }
 
@@ -387,6 +476,8 @@ struct Line {
     peak: bool,
     /// The merged samples so far: the last time, the peak or sum, how many.
     pending: (f64, f64, usize),
+    /// A running total, for lines of cumulative counts.
+    total: f64,
     points: Vec<(f64, f64)>,
 }
 
@@ -399,6 +490,7 @@ impl Line {
             per: s.samples.div_ceil(POINTS).max(1),
             peak,
             pending: (0.0, 0.0, 0),
+            total: 0.0,
             points: Vec::with_capacity(s.samples.min(POINTS)),
         }
     }
@@ -456,7 +548,10 @@ mod tests {
                 label: "switch:0→host:1".into(),
                 samples,
                 peak_queue: 5,
+                peak_buffer: 0,
                 paused_us: 1.0,
+                pauses_sent: 0,
+                pauses_received: 0,
             };
             let mut line = Line::new(&seen, peak);
             for (t, v) in [(1.0, 5.0), (2.0, 1.0), (3.0, 4.0), (4.0, 1.0)]

@@ -428,7 +428,14 @@ fn a_monitored_run_draws_its_series_and_renders_in_headless_chromium() {
     ok(&irn(&["plot", results.to_str().unwrap()], &dir));
     let report = results.join("report.html");
     let html = std::fs::read_to_string(&report).unwrap();
-    let series = ["queue_over_time", "pause_over_time", "utilization_by_tier"];
+    // The tiny run pauses (PFC), so every series chart is drawn, the WAN slides' two included.
+    let series = [
+        "queue_over_time",
+        "pause_over_time",
+        "utilization_by_tier",
+        "buffer_over_time",
+        "pause_frames_over_time",
+    ];
     check_html(&html, CHARTS.len() + series.len());
     for id in CHARTS.iter().chain(&series) {
         assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
@@ -501,6 +508,8 @@ fn a_sweeps_report_renders_in_headless_chromium() {
                 "queue_over_time_",
                 "pause_over_time_",
                 "utilization_by_tier_",
+                "buffer_over_time_",
+                "pause_frames_over_time_",
             ]
             .iter()
             .any(|id| name.starts_with(id))
