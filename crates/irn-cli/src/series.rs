@@ -369,80 +369,64 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
                 .to_string(),
         });
     }
-    if !queue_lines.is_empty() {
-        let title = "Queue occupancy over time: the busiest ports".to_string();
-        let lines: Vec<(String, Vec<(f64, f64)>)> =
-            queue_lines.into_iter().map(Line::finish).collect();
+    let charts_over_time = [
+        (
+            0,
+            "Queue occupancy over time: the busiest ports",
+            "queued data",
+            queue_lines,
+            plot::fmt_bytes as fn(f64) -> String,
+            "Data bytes queued for each of the {n} sampled ports with the highest peak \
+             (series/ports.csv's queue_bytes, sampled every [monitor] interval; beyond {points} \
+             samples a point is the peak of several).",
+        ),
+        (
+            1,
+            "Paused over time: the most paused ports",
+            "time paused",
+            pause_lines,
+            plot::fmt_percent,
+            "The share of each sample's interval that each of the {n} most paused sampled \
+             ports spent paused by PFC (series/ports.csv's paused_us over the interval; beyond \
+             {points} samples a point is the mean of several).",
+        ),
+        (
+            3,
+            "Buffer occupancy over time: the fullest inputs",
+            "buffered data",
+            buffer_lines,
+            plot::fmt_bytes,
+            "Bytes in the buffer behind each of the {n} sampled switch ports with the highest \
+             peak: the input-queued switch's buffer of the port as an input (a long link's \
+             receiving end), or the shared-buffer switch's pool (series/ports.csv's \
+             buffer_bytes; beyond {points} samples a point is the peak of several).",
+        ),
+        (
+            4,
+            "PAUSE frames over time",
+            "frames so far",
+            sent_lines.into_iter().chain(received_lines).collect(),
+            |v| format!("{v:.0}"),
+            "PAUSE frames so far: sent upstream by the (at most) three inputs that sent the \
+             most, and received by the three ports paused most often (series/ports.csv's \
+             pause_sent and pause_received, summed over time; a steep stretch is a stretch of \
+             pausing). At a long link's receiving end, sent is the WAN slides' \"pause to \
+             source\"; at the port towards a pausing host, received is their \"pause from \
+             sink\".",
+        ),
+    ];
+    for (i, title, y_desc, lines, fmt, note) in charts_over_time {
+        if lines.is_empty() {
+            continue;
+        }
+        let lines: Vec<(String, Vec<(f64, f64)>)> = lines.into_iter().map(Line::finish).collect();
         charts.push(Chart {
-            id: ids[0].to_string(),
-            svg: svg_with_label(
-                plot::time_lines(&title, "queued data", &lines, plot::fmt_bytes)?,
-                &title,
-            ),
-            title,
-            note: format!(
-                "Data bytes queued for each of the {} sampled ports with the highest peak \
-                 (series/ports.csv's queue_bytes, sampled every [monitor] interval; beyond \
-                 {POINTS} samples a point is the peak of several).",
-                lines.len()
-            ),
-        });
-    }
-    if !pause_lines.is_empty() {
-        let title = "Paused over time: the most paused ports".to_string();
-        let lines: Vec<(String, Vec<(f64, f64)>)> =
-            pause_lines.into_iter().map(Line::finish).collect();
-        charts.push(Chart {
-            id: ids[1].to_string(),
-            svg: svg_with_label(
-                plot::time_lines(&title, "time paused", &lines, plot::fmt_percent)?,
-                &title,
-            ),
-            title,
-            note: format!(
-                "The share of each sample's interval that each of the {} most paused sampled \
-                 ports spent paused by PFC (series/ports.csv's paused_us over the interval; \
-                 beyond {POINTS} samples a point is the mean of several).",
-                lines.len()
-            ),
-        });
-    }
-    if !buffer_lines.is_empty() {
-        let title = "Buffer occupancy over time: the fullest inputs".to_string();
-        let lines: Vec<(String, Vec<(f64, f64)>)> =
-            buffer_lines.into_iter().map(Line::finish).collect();
-        charts.push(Chart {
-            id: ids[3].to_string(),
-            svg: svg_with_label(
-                plot::time_lines(&title, "buffered data", &lines, plot::fmt_bytes)?,
-                &title,
-            ),
-            title,
-            note: format!(
-                "Bytes in the buffer behind each of the {} sampled switch ports with the highest                  peak: the input-queued switch's buffer of the port as an input (a long link's                  receiving end), or the shared-buffer switch's pool (series/ports.csv's                  buffer_bytes; beyond {POINTS} samples a point is the peak of several).",
-                lines.len()
-            ),
-        });
-    }
-    let frame_lines: Vec<(String, Vec<(f64, f64)>)> = (sent_lines.into_iter())
-        .chain(received_lines)
-        .map(Line::finish)
-        .collect();
-    if !frame_lines.is_empty() {
-        let title = "PAUSE frames over time".to_string();
-        charts.push(Chart {
-            id: ids[4].to_string(),
-            svg: svg_with_label(
-                plot::time_lines(&title, "frames so far", &frame_lines, |v| format!("{v:.0}"))?,
-                &title,
-            ),
-            title,
-            note: "PAUSE frames so far: sent upstream by the three inputs that sent the most, and \
-                 received by the three ports paused most often (series/ports.csv's pause_sent \
-                 and pause_received, summed over time; a steep stretch is a stretch of pausing). \
-                 At a long link's receiving end, sent is the WAN slides' \"pause to source\"; \
-                 at the port towards a pausing host, received is their \"pause from sink\"."
-                .to_string(),
+            id: ids[i].to_string(),
+            svg: svg_with_label(plot::time_lines(title, y_desc, &lines, fmt)?, title),
+            title: title.to_string(),
+            note: note
+                .replace("{n}", &lines.len().to_string())
+                .replace("{points}", &POINTS.to_string()),
         });
     }
     Ok(charts)
