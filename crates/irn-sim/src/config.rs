@@ -53,6 +53,18 @@ pub struct SimConfig {
     /// `[switch] credits`: InfiniBand credit flow control into every switch input instead of
     /// PFC (input-queued switches only); `None`: no credits.
     pub credits: Option<CreditConfig>,
+    /// Whether BDP-FC's computed cap is one for the network or each flow's own path's.
+    pub bdp_cap_scope: BdpCapScope,
+}
+
+/// Which BDP a computed BDP-FC cap is (`transport.bdp_cap_scope`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BdpCapScope {
+    /// One cap for every flow: the longest path's BDP at the slowest host link (IRN §3.2).
+    #[default]
+    Network,
+    /// Each flow its own path's: its bottleneck rate × its round-trip propagation.
+    Path,
 }
 
 /// `[monitor]`, resolved: what is sampled and how often, for `series/*.csv`.
@@ -163,6 +175,29 @@ impl SimConfig {
             pause_control: Vec::new(),
             pause_sources: Vec::new(),
             credits: None,
+            bdp_cap_scope: BdpCapScope::Network,
+        }
+    }
+
+    /// The transport flow `spec` runs: the configuration's, with its own path's BDP-FC cap
+    /// under [`BdpCapScope::Path`].
+    pub fn flow_transport(&self, spec: &FlowSpec) -> TransportConfig {
+        let t = self.transport;
+        match (self.bdp_cap_scope, t.bdp_cap) {
+            (BdpCapScope::Path, Some(_)) => {
+                let path = self.topology.path(spec.src, spec.dst);
+                let cap = bdp_cap_packets(
+                    path.bottleneck,
+                    path.propagation,
+                    t.mtu,
+                    self.extra_header_bytes,
+                );
+                TransportConfig {
+                    bdp_cap: Some(cap),
+                    ..t
+                }
+            }
+            _ => t,
         }
     }
 

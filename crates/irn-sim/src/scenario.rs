@@ -350,6 +350,7 @@ fn validate(
     let pause_sources = pause::sources(s, file, &topology)?;
     let (transport, ecn) =
         transport::build(s, file, &topology, extra_header_bytes, max_frame, pfc_drops)?;
+    let bdp_cap_scope = transport::bdp_cap_scope(&s.transport, file, &transport)?;
     let flows = workload::build(s, file, base_dir, &topology, verbs)?;
     let (warmup, drain_limit, fct_size_buckets) = run::build(&s.run, file)?;
     let monitor = (s.monitor.as_ref())
@@ -380,6 +381,7 @@ fn validate(
         pause_control: controls.controls,
         pause_sources,
         credits,
+        bdp_cap_scope,
     };
     Ok((config, warnings))
 }

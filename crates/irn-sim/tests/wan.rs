@@ -110,3 +110,61 @@ fn a_tiny_wan_finishes_every_flow_with_the_long_hauls_delay() {
     assert_eq!(lone.fct_us, Some(1004.5488));
     assert_eq!(lone.sender_fct_us, Some(2006.7024));
 }
+
+/// BDP-FC across a WAN: the IRN paper's one cap per network is the longest path's BDP, here
+/// the WAN's (10 Gb/s × 2 ms ≈ 2,300 packets), so flows inside a site may put a WAN's worth in
+/// flight and an incast there overflows its switch; `bdp_cap_scope = "path"` gives each flow
+/// its own path's (10 Gb/s × 4 µs ≈ 4 packets inside a site) and the incast loses nothing.
+#[test]
+fn a_cap_per_path_keeps_a_sites_incast_within_its_buffer() {
+    let text = |scope: &str| {
+        format!(
+            "[topology]\nkind = \"wan\"\n[topology.site]\nkind = \"star\"\nhosts = 4\n\
+             link_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[topology.wan]\nrate = \"10Gbps\"\n\
+             delay = \"1ms\"\n[switch]\nbuffer = \"100KB\"\n[transport]\nkind = \"irn\"\n\
+             rto_low = \"3ms\"\nrto_high = \"5ms\"\n{scope}\n[workload]\nkind = \"trace\"\n\
+             csv = \"\"\"\nsrc,dst,size_bytes,start_ns\n1,0,2000000,0\n2,0,2000000,0\n\
+             3,0,2000000,0\n0,4,100000,0\n\"\"\"\n"
+        )
+    };
+    let config = |scope: &str| {
+        let s = scenario::parse(&text(scope), "t.toml", Path::new("."), &[]).unwrap();
+        s.runs.into_iter().next().unwrap().config
+    };
+    let network = config("");
+    let path = config("bdp_cap_scope = \"path\"");
+    // Caps: the WAN's for every flow, or each path's (frames of 1024 B + 62 B).
+    let cap = |cfg: &irn_sim::SimConfig, flow: usize| {
+        cfg.flow_transport(&cfg.flows[flow]).bdp_cap.unwrap()
+    };
+    let inside = (0..3)
+        .find(|&i| network.flows[i].dst == HostIdx(0))
+        .unwrap();
+    let across = (0..4)
+        .find(|&i| network.flows[i].dst == HostIdx(4))
+        .unwrap();
+    assert_eq!(cap(&network, inside), cap(&network, across));
+    assert!(cap(&network, inside) > 2000, "{}", cap(&network, inside));
+    assert!(cap(&path, inside) <= 5, "{}", cap(&path, inside));
+    assert_eq!(cap(&path, across), cap(&network, across));
+
+    let run = |cfg: &irn_sim::SimConfig| irn_sim::run(cfg, &mut |_| {});
+    let (wide, own) = (run(&network), run(&path));
+    assert!(wide.summary.drops > 0, "the WAN's cap overflows the incast");
+    assert_eq!(own.summary.drops, 0);
+    assert!(own.flows.iter().all(|f| f.fct_us.is_some()));
+    assert!(own.summary.avg_fct_us < wide.summary.avg_fct_us);
+
+    let err = scenario::parse(
+        &text("bdp_cap_scope = \"path\"").replace("kind = \"irn\"", "kind = \"roce\""),
+        "t.toml",
+        Path::new("."),
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("transport.bdp_cap_scope = \"path\": transport.kind = \"roce\" has no BDP-FC"),
+        "{err}"
+    );
+}

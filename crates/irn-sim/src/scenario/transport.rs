@@ -19,7 +19,7 @@ use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 
 use super::{invalid, parse_key, OrderingKind, ScenarioError, ScenarioFile};
-use crate::config::{bdp_cap_packets, EcnConfig};
+use crate::config::{bdp_cap_packets, BdpCapScope, EcnConfig};
 use crate::topology::Topology;
 use crate::units::Bytes;
 
@@ -70,6 +70,12 @@ pub struct TransportSection {
     pub mtu: u32,
     /// BDP-FC cap in packets; absent = computed from the topology's longest path (§3.2).
     pub bdp_cap: Option<u32>,
+    /// How the computed cap is taken: `"network"` (absent: the IRN paper's one cap for every
+    /// flow, the longest path's BDP) or `"path"` (each flow its own path's BDP: its
+    /// bottleneck rate × its round trip; for networks whose paths differ by orders of
+    /// magnitude, such as a `wan`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bdp_cap_scope: Option<String>,
     pub rto_low: String,
     pub rto_high: String,
     /// N: RTO_low applies while at most this many packets are in flight.
@@ -107,6 +113,7 @@ impl Default for TransportSection {
             kind: TransportKind::Irn,
             mtu: TransportConfig::DEFAULT_MTU,
             bdp_cap: None,
+            bdp_cap_scope: None,
             rto_low: "100us".into(),
             rto_high: "320us".into(),
             rto_low_packets: TransportConfig::DEFAULT_RTO_LOW_N,
@@ -339,6 +346,41 @@ fn rto_backoff(t: &TransportSection, file: &str) -> Result<RtoBackoff, ScenarioE
             ))
         }
     })
+}
+
+/// `transport.bdp_cap_scope`, checked against the transport `transport` built: a cap per path
+/// needs BDP-FC and a computed cap.
+pub(super) fn bdp_cap_scope(
+    t: &TransportSection,
+    file: &str,
+    transport: &TransportConfig,
+) -> Result<BdpCapScope, ScenarioError> {
+    match t.bdp_cap_scope.as_deref() {
+        None | Some("network") => Ok(BdpCapScope::Network),
+        Some("path") if transport.bdp_cap.is_none() => Err(invalid(
+            file,
+            "transport.bdp_cap_scope",
+            "\"path\"",
+            &format!(
+                "transport.kind = \"{}\" has no BDP-FC; a cap per path needs kind = \"irn\" \
+                 or \"irn-go-back-n\"",
+                t.kind.name()
+            ),
+        )),
+        Some("path") if t.bdp_cap.is_some() => Err(invalid(
+            file,
+            "transport.bdp_cap_scope",
+            "\"path\"",
+            "transport.bdp_cap sets one cap for every flow; leave it out to take each path's",
+        )),
+        Some("path") => Ok(BdpCapScope::Path),
+        Some(other) => Err(invalid(
+            file,
+            "transport.bdp_cap_scope",
+            &format!("{other:?}"),
+            "\"network\" (one cap, the longest path's) or \"path\" (each flow's own)",
+        )),
+    }
 }
 
 /// `transport.bdp_cap`, or the cap computed from the topology's longest path for the

@@ -319,9 +319,9 @@ impl<T: Trace> Simulation<'_, T> {
         if let Some(next) = self.cfg.flows.get(self.next_flow) {
             self.queue.schedule(next.start, Event::FlowArrival);
         }
-        let cfg = self.cfg.transport;
         let qpn = Qpn::new(i as u32);
         let spec = self.cfg.flows[i];
+        let cfg = self.cfg.flow_transport(&spec);
         // Sizes (and verbs) are validated when the configuration is built.
         let isn = |space| self.cfg.initial_psn.psn(self.cfg.seed, i, space);
         let (ends, first) = match spec.verb {
