@@ -358,6 +358,7 @@ fn validate(
         .transpose()?;
     let mut warnings = controls.warnings;
     warnings.extend(rto_warning(&transport.rto, &topology));
+    warnings.extend(credits::interval_warning(credits.as_ref(), &topology));
     let config = SimConfig {
         seed: s.seed,
         topology,

@@ -109,6 +109,26 @@ pub(super) fn build(
     }))
 }
 
+/// A `credit_interval` longer than the standard allows (the time to send a window at the
+/// fastest link's rate) is accepted, for WAN experiments; say so, with the numbers.
+pub(super) fn interval_warning(
+    credits: Option<&CreditConfig>,
+    topology: &crate::topology::Topology,
+) -> Option<String> {
+    let c = credits?;
+    let every = c.interval?;
+    let fastest = topology.ports().iter().map(|p| p.rate).max()?;
+    let window = fastest.serialization(u64::from(c.window_blocks) * BLOCK_BYTES);
+    (every > window).then(|| {
+        format!(
+            "switch.credit_interval = {every} is longer than the time to send a window of {} \
+             blocks at {fastest} ({window}), the longest the standard allows between \
+             flow-control packets: credit can come late and links idle",
+            c.window_blocks
+        )
+    })
+}
+
 /// Refuses a `credit_*` key without `credits = true`.
 fn no_credit_keys(s: &ScenarioFile, file: &str) -> Result<(), ScenarioError> {
     let sw = &s.switch;
@@ -156,6 +176,29 @@ mod tests {
         assert_eq!(credits.interval, Some(irn_core::Duration::from_us(1)));
         assert_eq!(credits.update_blocks, 8);
         assert!(one("").unwrap().config.credits.is_none());
+    }
+
+    #[test]
+    fn an_interval_past_the_standards_warns_with_the_numbers() {
+        let warnings = |interval: &str| {
+            crate::scenario::tests::one(&format!(
+                "[topology]\nkind = \"star\"\nhosts = 2\nlink_rate = \"100Gbps\"\n\
+                 [switch]\ncredits = true\ncredit_interval = \"{interval}\"\n"
+            ))
+            .unwrap()
+            .warnings
+        };
+        assert!(warnings("10us").is_empty());
+        let w = warnings("20us");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "switch.credit_interval = 20us is longer than the time to send a window of 2048 \
+                 blocks at 100Gbps (10485760ps)"
+            ),
+            "{}",
+            w[0]
+        );
     }
 
     #[test]
