@@ -50,7 +50,7 @@ pub use topology::{TopologyKind, TopologySection, WanSection};
 pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 
-use error::{check_keys, invalid, parse_key, require};
+use error::{auto_or_positive, check_keys, invalid, parse_key, require};
 use overrides::{parse_override, set_dotted};
 
 /// A scenario as written, every key defaulted. Serialized back into `summary.json` as the

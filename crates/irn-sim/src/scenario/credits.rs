@@ -9,9 +9,7 @@
 //! credit_update_blocks = 64    # an input's update as soon as this much more credit is free
 //! ```
 
-use irn_core::Duration;
-
-use super::{invalid, parse_key, ScenarioError, ScenarioFile, SwitchModelKind};
+use super::{auto_or_positive, invalid, ScenarioError, ScenarioFile, SwitchModelKind};
 use crate::credits::{
     blocks, free_blocks, Counters, CreditConfig, BLOCK_BYTES, MAX_COUNTER_BITS,
     STANDARD_COUNTER_BITS,
@@ -86,21 +84,11 @@ pub(super) fn build(
             "at least 1 block",
         ));
     }
-    let interval = match sw.credit_interval.as_deref().unwrap_or("auto") {
-        "auto" => None,
-        v => {
-            let every = parse_key::<Duration>(file, "switch.credit_interval", v)?;
-            if every == Duration::ZERO {
-                return Err(invalid(
-                    file,
-                    "switch.credit_interval",
-                    &format!("{v:?}"),
-                    "\"auto\" or a duration above 0",
-                ));
-            }
-            Some(every)
-        }
-    };
+    let interval = auto_or_positive(
+        file,
+        "switch.credit_interval",
+        sw.credit_interval.as_deref(),
+    )?;
     Ok(Some(CreditConfig {
         window_blocks,
         counter_bits,

@@ -90,6 +90,26 @@ pub(super) fn invalid(file: &str, key: &str, value: &str, allowed: &str) -> Scen
     }
 }
 
+/// A duration key that is `"auto"` (absent too: `None`) or a duration above 0.
+pub(super) fn auto_or_positive(
+    file: &str,
+    key: &str,
+    value: Option<&str>,
+) -> Result<Option<irn_core::Duration>, ScenarioError> {
+    match value.unwrap_or("auto") {
+        "auto" => Ok(None),
+        v => match parse_key::<irn_core::Duration>(file, key, v)? {
+            irn_core::Duration::ZERO => Err(invalid(
+                file,
+                key,
+                &format!("{v:?}"),
+                "\"auto\" or a duration above 0",
+            )),
+            d => Ok(Some(d)),
+        },
+    }
+}
+
 /// Parses a unit-bearing value, naming the key on failure.
 pub(super) fn parse_key<T: std::str::FromStr>(
     file: &str,

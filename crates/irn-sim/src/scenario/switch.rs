@@ -17,13 +17,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
+use super::{auto_or_positive, check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
 use crate::config::{pfc_headroom_bytes, PfcConfig, PfcThreshold, SwitchModel};
 use crate::ids::{NodeId, PortId};
 use crate::pause::{quanta_time, PauseFrames, MAX_QUANTA};
 use crate::topology::Topology;
 use crate::units::Bytes;
-use irn_core::Duration;
 
 /// Switch buffers and PFC (IRN §4.1).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -313,21 +312,7 @@ fn pause_frames(s: &ScenarioFile, file: &str) -> Result<PauseFrames, ScenarioErr
                 "between 1 and 65535 (a 16-bit count of 512-bit-time quanta)",
             )
         })?;
-    let refresh = match s.switch.pfc_refresh.as_deref().unwrap_or("auto") {
-        "auto" => None,
-        v => {
-            let d = parse_key::<Duration>(file, "switch.pfc_refresh", v)?;
-            if d == Duration::ZERO {
-                return Err(invalid(
-                    file,
-                    "switch.pfc_refresh",
-                    &format!("{v:?}"),
-                    "\"auto\" or a duration above 0",
-                ));
-            }
-            Some(d)
-        }
-    };
+    let refresh = auto_or_positive(file, "switch.pfc_refresh", s.switch.pfc_refresh.as_deref())?;
     Ok(PauseFrames::Timed { quanta, refresh })
 }
 
