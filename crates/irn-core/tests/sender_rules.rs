@@ -460,13 +460,16 @@ fn retransmissions_wait_for_the_refetch_delay() {
             Send((0..4).map(new).collect()),
             At(10),
             In(nack(1, 2)),
-            Send(vec![]), // 1 is being fetched again; nothing overtakes it
+            Send(vec![new(4)]), // 1 is being fetched again; new packets are prefetched
             Timer(Some(12)),
             At(12),
-            Send(vec![re(1), new(4)]),
+            Send(vec![re(1)]),
             At(20),
             In(nack(1, 4)), // reveals 3 as lost: fetched again from now
             Send(vec![]),
+            Timer(Some(22)),
+            At(21),
+            In(nack(1, 2)), // old news: delays nothing
             At(22),
             Send(vec![re(3)]),
         ],
@@ -486,6 +489,58 @@ fn retransmissions_wait_for_the_refetch_delay() {
             Send(vec![]),
             At(7),
             Send(vec![re(1), re(2)]),
+        ],
+    );
+}
+
+#[test]
+fn a_stream_of_nacks_does_not_delay_a_retransmission_further() {
+    // One loss, then 40 NACKs, one a microsecond, each SACKing the next packet: none of them
+    // reveals a new hole, so packet 0 leaves exactly 2 us after its detection (IRN §6.3).
+    let mut steps = vec![Post(64 * KB), Send((0..64).map(new).collect())];
+    for k in 1..=40u32 {
+        let t = 9 + u64::from(k);
+        steps.extend([At(t), In(nack(0, k))]);
+        steps.push(Send(if t == 12 { vec![re(0)] } else { vec![] }));
+        if t < 12 {
+            steps.push(Timer(Some(12)));
+        }
+    }
+    run(
+        "NACK stream",
+        TransportConfig {
+            retransmit_delay: irn_core::Duration::from_us(2),
+            ..irn_cap(64)
+        },
+        0,
+        steps,
+    );
+}
+
+#[test]
+fn without_a_sack_bitmap_a_partial_ack_resends_the_next_hole() {
+    run(
+        "no SACK bitmap, partial ACK",
+        TransportConfig {
+            bdp_cap: Some(8),
+            ..TransportConfig::irn_without_sack()
+        },
+        0,
+        vec![
+            Post(8 * KB),
+            Send((0..8).map(new).collect()),
+            In(nack(1, 3)), // 1 and 2 lost
+            Send(vec![re(1)]),
+            In(nack(1, 4)),
+            In(nack(1, 7)),
+            Send(vec![]), // every NACK has arrived; only the retransmission of 1 is left
+            In(ack(2)),   // 1 arrived: the receiver's cumulative ACK stops at the next hole
+            Send(vec![re(2)]), // resent now, not after a timeout
+            In(ack(2)),   // a duplicate: 2 is already resent in this episode
+            Send(vec![]),
+            In(ack(8)),
+            Recovering(false),
+            Done(vec![(0, 8 * KB)]),
         ],
     );
 }

@@ -28,6 +28,7 @@
 //! at the packet boundary.
 
 mod config;
+mod detection;
 mod fifo;
 mod outbox;
 mod receiver;

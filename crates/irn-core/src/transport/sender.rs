@@ -1,6 +1,7 @@
 //! The requester: segments messages into packets, decides what to (re)send, runs the timer.
 
 use super::config::{LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
+use super::detection::Detection;
 use super::outbox::{Outbox, PostError};
 use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
@@ -56,9 +57,6 @@ pub struct Sender {
     /// How long the timer runs when armed: RTO_low for [`RtoPolicy::Dual`], the fixed RTO, or
     /// `None` when timeouts are disabled.
     rto_armed: Option<Duration>,
-    /// Retransmissions may not leave before this: the last loss detection plus the configured
-    /// retransmission delay (IRN §6.3).
-    retx_ready_at: Time,
     /// Rate-based congestion control: the next packet may not leave before this.
     next_tx_at: Time,
     /// For [`RtoPolicy::Dual`]: the running timer was already extended from RTO_low to RTO_high.
@@ -73,6 +71,9 @@ pub struct Sender {
     /// Posted messages: what each packet number carries, and completions.
     outbox: Outbox,
     stats: SenderStats,
+    /// With a retransmission delay (IRN §6.3): when each lost packet was detected, so it leaves
+    /// no earlier than the delay after. `None` (nothing to check) when the delay is zero.
+    detection: Option<Box<Detection>>,
     cc: CongestionControl,
     cfg: TransportConfig,
 }
@@ -185,7 +186,6 @@ impl Sender {
                 RtoPolicy::Fixed(rto) => Some(rto),
                 RtoPolicy::Dual { low, .. } => Some(low),
             },
-            retx_ready_at: Time::ZERO,
             next_tx_at: Time::ZERO,
             timer_extended: false,
             backoff: 0,
@@ -193,6 +193,8 @@ impl Sender {
             loss,
             outbox: Outbox::new(cfg.mtu, peer, isn),
             stats: SenderStats::default(),
+            detection: (cfg.retransmit_delay > Duration::ZERO)
+                .then(|| Box::new(Detection::new(cfg.retransmit_delay))),
             cc,
             cfg,
         }
@@ -326,9 +328,11 @@ impl Sender {
             );
         }
         if let Signal::Ack = signal {
+            if self.una > una_before {
+                self.partial_ack(now);
+            }
             return;
         }
-        let holes_before = self.sack_high();
         let recovering = match signal {
             Signal::Ack => return,
             Signal::Nack(sack) => {
@@ -350,10 +354,51 @@ impl Sender {
         };
         if recovering {
             self.cc.on_loss(now, self.una, self.high);
-            self.retx_ready_at = now + self.cfg.retransmit_delay;
-        } else if self.sack_high() > holes_before {
-            // A higher SACK reveals new holes: they were just detected as lost.
-            self.retx_ready_at = now + self.cfg.retransmit_delay;
+        }
+        if recovering || matches!(self.loss, Loss::Selective(_)) {
+            self.detected(now, recovering);
+        }
+    }
+
+    /// Selective repeat without a SACK bitmap (IRN §4.3): an ACK that moves the cumulative ACK
+    /// during recovery without ending it names the next hole, which is resent at once, as
+    /// NewReno does on a partial ACK (RFC 6582). Without this a hole whose NACKs have all
+    /// arrived waits for a timeout; the paper describes this variant as taking a round trip per
+    /// hole. Holes already resent in this episode are not resent again.
+    fn partial_ack(&mut self, now: Time) {
+        let Loss::Selective(s) = &mut self.loss else {
+            return;
+        };
+        if s.sacked.is_some() {
+            return;
+        }
+        if let Some(r) = &mut s.recovery {
+            if self.una >= r.next {
+                r.pending = Some(self.una);
+                self.detected(now, false);
+            }
+        }
+    }
+
+    /// Records what a loss signal detected (IRN §6.3's retransmission delay): a new episode
+    /// (`episode`: a recovery, a go-back-N rewind, a timeout) detects every packet it will
+    /// resend, from the cumulative ACK up; otherwise a higher SACK or a newly named hole
+    /// detects what lies below it. Nothing to do without a delay.
+    fn detected(&mut self, now: Time, episode: bool) {
+        let Some(d) = self.detection.as_deref_mut() else {
+            return;
+        };
+        let boundary = match &self.loss {
+            Loss::GoBackN => self.high,
+            Loss::Selective(s) => {
+                let pending = s.recovery.and_then(|r| r.pending).map_or(0, |p| p + 1);
+                s.sack_high.max(pending).max(self.una + 1)
+            }
+        };
+        if episode {
+            d.episode(now, self.una, boundary);
+        } else {
+            d.raise(now, boundary);
         }
     }
 
@@ -397,7 +442,7 @@ impl Sender {
             Loss::Selective(s) => s.recovery = Some(Recovery::start(self.una, self.high)),
         }
         self.cc.on_loss(now, self.una, self.high);
-        self.retx_ready_at = now + self.cfg.retransmit_delay;
+        self.detected(now, true);
         self.arm_timer(now);
     }
 
@@ -482,8 +527,12 @@ impl Sender {
         if self.next_tx_at > self.last_now && self.has_data_to_send() {
             next = Some(earliest(next, self.next_tx_at));
         }
-        if self.retx_ready_at > self.last_now && (self.in_recovery() || self.nxt < self.high) {
-            next = Some(earliest(next, self.retx_ready_at));
+        if let Some(d) = self.detection.as_deref() {
+            if self.in_recovery() || self.nxt < self.high {
+                if let Some(t) = d.next_ready(self.last_now) {
+                    next = Some(earliest(next, t));
+                }
+            }
         }
         self.deadline = next;
     }
@@ -505,44 +554,9 @@ impl Sender {
         self.nxt < self.outbox.end() || self.in_recovery()
     }
 
-    /// One past the highest selectively acknowledged packet (0 without SACK tracking).
-    fn sack_high(&self) -> u64 {
-        match &self.loss {
-            Loss::Selective(s) => s.sack_high,
-            Loss::GoBackN => 0,
-        }
-    }
-
     fn next_to_send(&mut self, now: Time) -> Option<(u64, bool)> {
-        // A retransmission being fetched again (IRN §6.3) holds the queue pair up.
-        let retx_ready = now >= self.retx_ready_at;
-        let recovering = self.in_recovery() || self.nxt < self.high;
-        if !retx_ready && recovering {
-            return None;
-        }
-        if let Loss::Selective(s) = &mut self.loss {
-            if let Some(r) = &mut s.recovery {
-                if let Some(p) = r.pending.take().filter(|&p| p >= self.una && p < self.high) {
-                    r.next = p + 1;
-                    return Some((p, true));
-                }
-                if let Some(sacked) = &s.sacked {
-                    let from = r.next.max(self.una);
-                    if from < s.sack_high {
-                        let offset = sacked
-                            .first_zero((from - self.una) as u32, (s.sack_high - self.una) as u32);
-                        match offset {
-                            Some(off) => {
-                                let p = self.una + u64::from(off);
-                                r.next = p + 1;
-                                return Some((p, true));
-                            }
-                            // Everything up to the highest SACK is acknowledged: skip the range.
-                            None => r.next = s.sack_high,
-                        }
-                    }
-                }
-            }
+        if let Some(p) = self.next_hole(now) {
+            return Some((p, true));
         }
         if self.nxt >= self.outbox.end() {
             return None;
@@ -558,6 +572,10 @@ impl Sender {
             return None;
         }
         let n = self.nxt;
+        if n < self.high && !fetched(&mut self.detection, now, n) {
+            // Go-back-N resends in order: nothing overtakes a retransmission being fetched.
+            return None;
+        }
         if n == self.hold_at {
             self.release_last(n)?;
         }
@@ -565,6 +583,46 @@ impl Sender {
         let retransmission = n < self.high;
         self.high = self.high.max(self.nxt);
         Some((n, retransmission))
+    }
+
+    /// Selective repeat in recovery: the next packet to resend (the pending one, then the
+    /// look-ahead's next hole below the highest SACK), if it has been fetched again (IRN §6.3).
+    /// One still being fetched stays next; new packets, which the NIC prefetches, may go
+    /// meanwhile.
+    fn next_hole(&mut self, now: Time) -> Option<u64> {
+        let Loss::Selective(s) = &mut self.loss else {
+            return None;
+        };
+        let r = s.recovery.as_mut()?;
+        if let Some(p) = r.pending.filter(|&p| p >= self.una && p < self.high) {
+            if !fetched(&mut self.detection, now, p) {
+                return None;
+            }
+            r.pending = None;
+            r.next = p + 1;
+            return Some(p);
+        }
+        r.pending = None;
+        let sacked = s.sacked.as_ref()?;
+        let from = r.next.max(self.una);
+        if from >= s.sack_high {
+            return None;
+        }
+        match sacked.first_zero((from - self.una) as u32, (s.sack_high - self.una) as u32) {
+            Some(off) => {
+                let p = self.una + u64::from(off);
+                if !fetched(&mut self.detection, now, p) {
+                    return None;
+                }
+                r.next = p + 1;
+                Some(p)
+            }
+            // Everything up to the highest SACK is acknowledged: skip the range.
+            None => {
+                r.next = s.sack_high;
+                None
+            }
+        }
     }
 
     /// The in-sequence path reached `n`, a message's held last packet (Eunomia §3.5.2, appendix
@@ -685,6 +743,12 @@ impl Recovery {
             pending: Some(una),
         }
     }
+}
+
+/// Whether packet `n`, about to be resent, has been fetched again (IRN §6.3): always, without a
+/// retransmission delay. A free function so callers may hold other fields of the sender.
+fn fetched(detection: &mut Option<Box<Detection>>, now: Time, n: u64) -> bool {
+    detection.as_deref_mut().is_none_or(|d| d.ready(now, n))
 }
 
 /// The earlier of a deadline, if any, and `t`.
