@@ -10,7 +10,10 @@
 //!   has reached it (no out-of-order delivery to the application), and the sender only after
 //!   the receiver did (no spurious completion);
 //! - BDP-FC: no packet leaves as far as the cap (if one is set) ahead of the cumulative ACK, and
-//!   no more than the cap are in flight;
+//!   no more than the cap are in flight; the same for go-back-N's transmit window, and under
+//!   slow restart no packet leaves as far as its current window ahead;
+//! - without ACKs (`acks = none`, lossless channel only) the receiver completes everything and
+//!   sends no ACK; the sender, which never learns, is not expected to complete;
 //! - TCP only: the same holds for the receive window (the receiver's bitmap: the cap, else the
 //!   tracking window) even without a cap; `cwnd` stays within `1..=` that window; and a new
 //!   (not resent) packet leaves only while RFC 6675's `pipe` is at most `cwnd`;
@@ -28,7 +31,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use common::*;
-use irn_core::transport::{packets_for, LossRecovery, Requester, RtoPolicy, TransportConfig};
+use irn_core::transport::{
+    packets_for, Acks, Growth, LossRecovery, Requester, RtoPolicy, SlowRestart, TransportConfig,
+};
 use irn_core::{Duration, Packet, PacketKind, Psn, Receiver, Time};
 use proptest::prelude::*;
 use rand::rngs::StdRng;
@@ -195,7 +200,21 @@ impl Pair {
         // How far past the cumulative ACK packets may go: the BDP cap for RoCE and IRN (BDP-FC,
         // if on); for TCP the receive window, which is the cap or else the tracking window.
         let (una, in_flight, limit) = match &self.s {
-            Requester::Rdma(s) => (s.cumulative_ack(), s.in_flight(), self.cfg.bdp_cap),
+            Requester::Rdma(s) => {
+                if let Some(w) = s.restart_window() {
+                    let ahead = pkt.psn.since(s.cumulative_ack());
+                    prop_assert!(
+                        ahead < w,
+                        "slow restart: PSN {} is {ahead} ahead (window {w})",
+                        pkt.psn
+                    );
+                }
+                let limit = match self.cfg.recovery {
+                    LossRecovery::GoBackN => self.cfg.go_back_n_window(),
+                    _ => self.cfg.bdp_cap,
+                };
+                (s.cumulative_ack(), s.in_flight(), limit)
+            }
             Requester::Tcp(s) => (s.cumulative_ack(), s.in_flight(), Some(self.cfg.window())),
         };
         if let Some(limit) = limit {
@@ -285,8 +304,10 @@ impl Pair {
         Ok(())
     }
 
+    /// Both sides completed everything; without ACKs, the receiver alone.
     fn finished(&self) -> bool {
-        self.recv_done == self.sc.messages.len() && self.send_done == self.sc.messages.len()
+        let acked = self.cfg.acks == Acks::None || self.send_done == self.sc.messages.len();
+        self.recv_done == self.sc.messages.len() && acked
     }
 
     /// Run until both sides complete everything, or fail if that does not happen in time.
@@ -295,6 +316,11 @@ impl Pair {
         loop {
             self.transmit()?;
             self.collect()?;
+            if self.finished() && self.cfg.acks == Acks::None {
+                prop_assert_eq!(self.r.stats().acks_sent, 0);
+                prop_assert_eq!(self.s.stats().acks_received, 0);
+                return Ok(self);
+            }
             if self.finished() {
                 let idle = match &self.s {
                     Requester::Rdma(s) => s.is_idle(),
@@ -427,6 +453,30 @@ fn tcp_config() -> impl Strategy<Value = TransportConfig> {
     })
 }
 
+/// RoCE without PFC with ConnectX's lossy-mode reactions in any combination: a transmit window
+/// (1 to 30 packets), slow restart by any factor with either regrowth, a NACK timer.
+fn resilient_roce() -> impl Strategy<Value = TransportConfig> {
+    let restart = prop_oneof![
+        1 => Just(None),
+        2 => (0.05f64..0.95, prop::bool::ANY).prop_map(|(factor, additive)| Some(SlowRestart {
+            factor,
+            growth: if additive { Growth::Additive } else { Growth::SlowStart },
+        })),
+    ];
+    let nack_interval = prop_oneof![
+        Just(None),
+        (1u64..=20).prop_map(|i| Some(Duration::from_us(i)))
+    ];
+    (1u32..=30, restart, nack_interval).prop_map(|(window, slow_restart, nack_interval)| {
+        TransportConfig {
+            tx_window: Some(window),
+            slow_restart,
+            nack_interval,
+            ..TransportConfig::roce(false)
+        }
+    })
+}
+
 /// Cases per RoCE/IRN property.
 const CASES: u32 = 1500;
 /// Cases for TCP on a faulty channel: its configuration is random too.
@@ -472,6 +522,19 @@ proptest! {
     #[test]
     fn roce_without_pfc_survives_any_faults(sc in scenario(true)) {
         Pair::new(TransportConfig::roce(false), sc).run()?;
+    }
+
+    #[test]
+    fn resilient_roce_survives_any_faults(cfg in resilient_roce(), sc in scenario(true)) {
+        Pair::new(cfg, sc).run()?;
+    }
+
+    /// The IRN paper's RoCE baseline (§5.2): PFC, and no ACKs at all.
+    #[test]
+    fn roce_without_acks_completes_on_a_lossless_channel(sc in scenario(false)) {
+        let cfg = TransportConfig { acks: Acks::None, ..TransportConfig::roce(true) };
+        let pair = Pair::new(cfg, sc).run()?;
+        prop_assert_eq!(pair.s.stats().retransmissions, 0);
     }
 
     /// With PFC the network is lossless and in order, and RoCE runs without a timer.

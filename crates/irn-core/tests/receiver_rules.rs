@@ -273,3 +273,64 @@ fn max_reorder_distance_is_the_farthest_arrival_ahead_of_the_expected_packet() {
     recv(&mut r, us(0), only(200, 8));
     assert_eq!(r.stats().max_reorder_distance, 200);
 }
+
+/// A go-back-N receiver at explicit times (µs): each arrival and the replies it produces.
+fn timed(cfg: TransportConfig, steps: &[(u64, irn_core::Packet, Vec<Reply>)]) {
+    let mut r = receiver(cfg, 0);
+    for (i, (t, pkt, want)) in steps.iter().enumerate() {
+        assert_eq!(&recv(&mut r, us(*t), *pkt), want, "step {i} at {t} us");
+    }
+}
+
+#[test]
+fn go_back_n_renacks_when_the_nack_timer_expires() {
+    let renack = TransportConfig {
+        nack_interval: Some(irn_core::Duration::from_us(4)),
+        ..TransportConfig::roce(false)
+    };
+    // (time in µs, arrival, replies with a 4 µs NACK timer, replies with one NACK per episode)
+    let stream = [
+        (0, only(0, 8), vec![Ack(1)], vec![Ack(1)]),
+        (1, only(2, 8), vec![Nack(1, 2)], vec![Nack(1, 2)]), // an episode: timer to 5
+        (2, only(3, 8), vec![], vec![]),
+        (5, only(4, 8), vec![Nack(1, 4)], vec![]), // the timer expired: again, timer to 9
+        (8, only(5, 8), vec![], vec![]),
+        (9, only(2, 8), vec![Nack(1, 2)], vec![]), // timer to 13
+        (10, only(1, 8), vec![Ack(2)], vec![Ack(2)]),
+        (11, only(3, 8), vec![Nack(2, 3)], vec![Nack(2, 3)]), // a new expected PSN: at once
+        (12, only(4, 8), vec![], vec![]),
+        (13, only(2, 8), vec![Ack(3)], vec![Ack(3)]),
+    ];
+    let with_timer: Vec<_> = stream
+        .iter()
+        .map(|(t, p, w, _)| (*t, *p, w.clone()))
+        .collect();
+    let once: Vec<_> = stream
+        .iter()
+        .map(|(t, p, _, w)| (*t, *p, w.clone()))
+        .collect();
+    timed(renack, &with_timer);
+    timed(TransportConfig::roce(false), &once);
+}
+
+#[test]
+fn without_acks_only_nacks_go() {
+    let cfg = TransportConfig {
+        acks: irn_core::transport::Acks::None,
+        ..TransportConfig::roce(true)
+    };
+    run(vec![Case {
+        name: "acks = none",
+        cfg,
+        isn: 0,
+        steps: vec![
+            (only(0, 8), vec![]),
+            (only(2, 8), vec![Nack(1, 2)]),
+            (only(3, 8), vec![]),
+            (only(1, 8), vec![]),
+            (only(1, 8), vec![]), // a duplicate is not re-ACKed either
+            (only(2, 8), vec![]),
+        ],
+        completions: vec![(0, 8), (1, 8), (2, 8)],
+    }]);
+}

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use irn_core::transport::{RtoBackoff, RtoPolicy, TransportConfig};
+use irn_core::transport::{Growth, RtoBackoff, RtoPolicy, SlowRestart, TransportConfig};
 use Step::*;
 
 #[derive(Debug)]
@@ -24,6 +24,8 @@ enum Step {
     /// `poll_completion()` drained: (message, bytes).
     Done(Vec<(u64, u64)>),
     Recovering(bool),
+    /// `restart_window()`: slow restart's window.
+    Window(Option<u32>),
 }
 
 fn run(name: &str, cfg: TransportConfig, isn: u32, steps: Vec<Step>) {
@@ -42,6 +44,7 @@ fn run(name: &str, cfg: TransportConfig, isn: u32, steps: Vec<Step>) {
             Timer(want) => assert_eq!(s.poll_timeout(), want.map(us), "{at}"),
             Done(want) => assert_eq!(completions_sender(&mut s), want, "{at}"),
             Recovering(want) => assert_eq!(s.in_recovery(), want, "{at}"),
+            Window(want) => assert_eq!(s.restart_window(), want, "{at}"),
         }
     }
 }
@@ -797,4 +800,133 @@ fn a_lost_last_packet_is_recovered_by_the_timeout() {
             ],
         );
     }
+}
+
+/// RoCE without PFC (RTO_high = 320 µs) with a transmit window of `window` packets and, if
+/// `growth` is given, slow restart by half.
+fn windowed(window: u32, growth: Option<Growth>) -> TransportConfig {
+    TransportConfig {
+        tx_window: Some(window),
+        slow_restart: growth.map(|growth| SlowRestart {
+            factor: 0.5,
+            growth,
+        }),
+        ..TransportConfig::roce(false)
+    }
+}
+
+#[test]
+fn go_back_n_transmit_window_caps_packets_beyond_the_cumulative_ack() {
+    run(
+        "tx_window = 4",
+        windowed(4, None),
+        0,
+        vec![
+            Post(10 * KB),
+            Send((0..4).map(new).collect()),
+            In(ack(2)),
+            Send(vec![new(4), new(5)]),
+            // The rewind resends from 2, four at most: the window does not shrink.
+            In(nack(2, 4)),
+            Send(vec![re(2), re(3), re(4), re(5)]),
+            Window(None),
+            In(ack(6)),
+            Send((6..10).map(new).collect()),
+        ],
+    );
+}
+
+#[test]
+fn slow_restart_on_a_nack() {
+    run(
+        "additive: 8 → 4, then +1 per window's worth of ACKed packets",
+        windowed(8, Some(Growth::Additive)),
+        0,
+        vec![
+            Post(20 * KB),
+            Send((0..8).map(new).collect()),
+            Window(Some(8)),
+            In(nack(2, 3)), // 0 and 1 arrived; a full window does not grow
+            Window(Some(4)),
+            Send(vec![re(2), re(3), re(4), re(5)]),
+            In(nack(1, 3)), // stale: no rewind, no cut
+            Window(Some(4)),
+            Send(vec![]),
+            In(ack(4)), // 2 of the 4 needed for +1
+            Window(Some(4)),
+            Send(vec![re(6), re(7)]),
+            In(ack(6)), // 4 ACKed: 5
+            Window(Some(5)),
+            Send(vec![new(8), new(9), new(10)]),
+            In(ack(11)), // 5 more: 6
+            Window(Some(6)),
+            Send((11..17).map(new).collect()),
+        ],
+    );
+    run(
+        "slow start: 8 → 4, then +1 per ACKed packet",
+        windowed(8, Some(Growth::SlowStart)),
+        0,
+        vec![
+            Post(20 * KB),
+            Send((0..8).map(new).collect()),
+            In(nack(2, 3)),
+            Window(Some(4)),
+            Send(vec![re(2), re(3), re(4), re(5)]),
+            In(ack(4)), // +2
+            Window(Some(6)),
+            Send(vec![re(6), re(7), new(8), new(9)]),
+            In(ack(6)), // +2: full again
+            Window(Some(8)),
+            Send((10..14).map(new).collect()),
+            In(nack(6, 8)), // a new episode cuts the full window again
+            Window(Some(4)),
+            Send(vec![re(6), re(7), re(8), re(9)]),
+        ],
+    );
+}
+
+#[test]
+fn slow_restart_on_a_timeout() {
+    run(
+        "additive",
+        windowed(8, Some(Growth::Additive)),
+        0,
+        vec![
+            Post(20 * KB),
+            Send((0..8).map(new).collect()),
+            Timer(Some(320)),
+            At(320),
+            Timeout,
+            Window(Some(4)),
+            Send(vec![re(0), re(1), re(2), re(3)]),
+            In(ack(4)), // 4 ACKed: 5
+            Window(Some(5)),
+            Send(vec![re(4), re(5), re(6), re(7), new(8)]),
+        ],
+    );
+    run(
+        "slow start, and a second timeout cuts the regrown window",
+        windowed(8, Some(Growth::SlowStart)),
+        0,
+        vec![
+            Post(20 * KB),
+            Send((0..8).map(new).collect()),
+            At(320),
+            Timeout,
+            Window(Some(4)),
+            Send(vec![re(0), re(1), re(2), re(3)]),
+            In(ack(3)), // +3
+            Window(Some(7)),
+            Send(vec![re(4), re(5), re(6), re(7), new(8), new(9)]),
+            In(ack(10)), // +7, capped at the transmit window
+            Window(Some(8)),
+            Send((10..18).map(new).collect()),
+            Timer(Some(640)),
+            At(640),
+            Timeout,
+            Window(Some(4)),
+            Send(vec![re(10), re(11), re(12), re(13)]),
+        ],
+    );
 }

@@ -1,5 +1,6 @@
 //! What distinguishes one transport from another: loss recovery, BDP-FC and timeouts.
 
+use super::restart::SlowRestart;
 use crate::cc::CcConfig;
 use crate::time::{Bandwidth, Duration};
 
@@ -78,6 +79,19 @@ pub enum RtoBackoff {
     Exponential,
 }
 
+/// Whether the receiver acknowledges what arrives in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Acks {
+    /// An ACK for every in-order packet (and every duplicate), as IRN and RoCE run by default.
+    #[default]
+    EveryPacket,
+    /// No ACKs at all; NACKs still go. The IRN paper's RoCE baseline with PFC (§5.2) ran so:
+    /// over a lossless network nothing waits for an ACK. Only for go-back-N without timeouts,
+    /// window, or an ACK-clocked controller ([`TransportConfig::validate`]); the sender then never
+    /// completes a message, and the receiver's completion is the message's end.
+    None,
+}
+
 /// A transport's behaviour, shared by the sender and the receiver of a queue pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TransportConfig {
@@ -108,6 +122,22 @@ pub struct TransportConfig {
     /// cumulative ACK reaches it, so a receiver that places packets out of order never exposes
     /// it before the data in front of it. Costs a round trip per message; off by default.
     pub hold_last_packet: bool,
+    /// Go-back-N's transmit window (ConnectX's `roce_tx_window_en`): at most this many packets
+    /// beyond the cumulative ACK. `None`: no window (the IRN paper's RoCE, §2.1). With BDP-FC
+    /// on too, the smaller limit holds.
+    pub tx_window: Option<u32>,
+    /// Go-back-N's slow restart (ConnectX's `roce_slow_restart_en`): each loss episode (a
+    /// NACK that rewinds, a timeout) cuts the window, which regrows as ACKs come. It needs a
+    /// window to cut: the transmit window or the BDP cap, whichever is smaller, is the full
+    /// window it regrows to. `None`: off.
+    pub slow_restart: Option<SlowRestart>,
+    /// A go-back-N receiver's NACK timer (ns-3's `NACKGenerationInterval` in HPCC's and
+    /// ConWeave's `rdma-hw.cc`): an out-of-order packet is NACKed when it starts a loss
+    /// episode, or when this long has passed since the episode's last NACK, so a resent packet
+    /// lost again is asked for again. `None`: one NACK per episode (§2.1).
+    pub nack_interval: Option<Duration>,
+    /// Whether the receiver sends ACKs.
+    pub acks: Acks,
 }
 
 /// IRN §4.1 default values.
@@ -155,6 +185,10 @@ impl TransportConfig {
             line_rate: Self::DEFAULT_LINE_RATE,
             retransmit_delay: Duration::ZERO,
             hold_last_packet: false,
+            tx_window: None,
+            slow_restart: None,
+            nack_interval: None,
+            acks: Acks::EveryPacket,
         }
     }
 
@@ -171,6 +205,10 @@ impl TransportConfig {
             line_rate: Self::DEFAULT_LINE_RATE,
             retransmit_delay: Duration::ZERO,
             hold_last_packet: false,
+            tx_window: None,
+            slow_restart: None,
+            nack_interval: None,
+            acks: Acks::EveryPacket,
         }
     }
 
@@ -247,7 +285,68 @@ impl TransportConfig {
         if self.hold_last_packet && self.recovery == LossRecovery::Tcp {
             return Err(ConfigError::HoldLastWithTcp);
         }
+        self.validate_go_back_n()
+    }
+
+    /// The checks of go-back-N's options: the transmit window, slow restart, the NACK timer
+    /// and the receiver's ACKs.
+    fn validate_go_back_n(&self) -> Result<(), ConfigError> {
+        let go_back_n = self.recovery == LossRecovery::GoBackN;
+        for (set, option) in [
+            (self.tx_window.is_some(), "tx_window"),
+            (self.slow_restart.is_some(), "slow_restart"),
+            (self.nack_interval.is_some(), "nack_interval"),
+            (self.acks == Acks::None, "acks = none"),
+        ] {
+            if set && !go_back_n {
+                return Err(ConfigError::GoBackNOnly(option));
+            }
+        }
+        if let Some(w) = self.tx_window {
+            if w == 0 || w > Self::MAX_WINDOW {
+                return Err(ConfigError::TxWindow(w));
+            }
+        }
+        if let Some(r) = self.slow_restart {
+            if !(r.factor > 0.0 && r.factor < 1.0) {
+                return Err(ConfigError::SlowRestartFactor(r.factor.to_string()));
+            }
+            if self.go_back_n_window().is_none() {
+                return Err(ConfigError::SlowRestartWithoutWindow);
+            }
+        }
+        if self.nack_interval == Some(Duration::ZERO) {
+            return Err(ConfigError::ZeroNackInterval);
+        }
+        if self.acks == Acks::None {
+            let waits = if self.rto != RtoPolicy::Disabled {
+                Some("timeouts")
+            } else if self.go_back_n_window().is_some() {
+                Some("a transmit window or BDP-FC")
+            } else if self.hold_last_packet {
+                Some("hold_last_packet")
+            } else if matches!(
+                self.cc,
+                CcConfig::Timely(_) | CcConfig::Dctcp(_) | CcConfig::Aimd(_)
+            ) {
+                Some("ACK-clocked congestion control")
+            } else {
+                None
+            };
+            if let Some(what) = waits {
+                return Err(ConfigError::NoAcks(what));
+            }
+        }
         Ok(())
+    }
+
+    /// Go-back-N's limit on packets beyond the cumulative ACK: the smaller of the transmit
+    /// window and the BDP cap, if either is set.
+    pub fn go_back_n_window(&self) -> Option<u32> {
+        match (self.tx_window, self.bdp_cap) {
+            (Some(w), Some(c)) => Some(w.min(c)),
+            (w, c) => w.or(c),
+        }
     }
 
     /// Packets the selective-repeat bitmaps must cover: the BDP cap, or the tracking window.
@@ -271,6 +370,18 @@ pub enum ConfigError {
     RtoOrder { low: Duration, high: Duration },
     #[error("hold_last_packet = true: the WRITE last-packet hold belongs to the RDMA sender (go-back-N or selective repeat), not TCP")]
     HoldLastWithTcp,
+    #[error("{0} is a go-back-N option (RoCE); this transport recovers otherwise")]
+    GoBackNOnly(&'static str),
+    #[error("tx_window = {0}: must be between 1 and 4194304 packets")]
+    TxWindow(u32),
+    #[error("slow_restart factor = {0}: must be above 0 and below 1")]
+    SlowRestartFactor(String),
+    #[error("slow_restart needs a window to cut and regrow: set tx_window (or BDP-FC)")]
+    SlowRestartWithoutWindow,
+    #[error("nack_interval must be longer than zero")]
+    ZeroNackInterval,
+    #[error("acks = none: {0} wait(s) for ACKs; without ACKs only go-back-N with no timeouts, no window and no ACK-clocked congestion control (DCQCN is fine) can work")]
+    NoAcks(&'static str),
 }
 
 #[cfg(test)]
@@ -347,6 +458,110 @@ mod tests {
                     ..TransportConfig::tcp()
                 },
                 ConfigError::HoldLastWithTcp,
+            ),
+        ];
+        for (cfg, want) in bad {
+            assert_eq!(cfg.validate(), Err(want));
+        }
+    }
+
+    #[test]
+    fn go_back_n_options_are_checked() {
+        use crate::cc::{DcqcnParams, DctcpParams};
+        let lossy = TransportConfig::roce(false);
+        let pfc = TransportConfig::roce(true);
+        let restart = Some(SlowRestart::DEFAULT);
+        let ok = [
+            TransportConfig {
+                tx_window: Some(8),
+                slow_restart: restart,
+                nack_interval: Some(Duration::from_us(4)),
+                ..lossy
+            },
+            // BDP-FC is a window slow restart can cut.
+            TransportConfig {
+                slow_restart: restart,
+                ..TransportConfig::irn_go_back_n()
+            },
+            TransportConfig {
+                acks: Acks::None,
+                cc: CcConfig::Dcqcn(DcqcnParams::default()),
+                ..pfc
+            },
+        ];
+        for cfg in ok {
+            assert_eq!(cfg.validate(), Ok(()), "{cfg:?}");
+        }
+        assert_eq!(
+            TransportConfig {
+                tx_window: Some(200),
+                ..TransportConfig::irn_go_back_n()
+            }
+            .go_back_n_window(),
+            Some(110)
+        );
+        let bad = [
+            (
+                TransportConfig {
+                    nack_interval: Some(Duration::from_us(4)),
+                    ..TransportConfig::irn()
+                },
+                ConfigError::GoBackNOnly("nack_interval"),
+            ),
+            (
+                TransportConfig {
+                    tx_window: Some(0),
+                    ..lossy
+                },
+                ConfigError::TxWindow(0),
+            ),
+            (
+                TransportConfig {
+                    slow_restart: restart,
+                    ..lossy
+                },
+                ConfigError::SlowRestartWithoutWindow,
+            ),
+            (
+                TransportConfig {
+                    tx_window: Some(8),
+                    slow_restart: Some(SlowRestart {
+                        factor: 1.0,
+                        ..SlowRestart::DEFAULT
+                    }),
+                    ..lossy
+                },
+                ConfigError::SlowRestartFactor("1".into()),
+            ),
+            (
+                TransportConfig {
+                    nack_interval: Some(Duration::ZERO),
+                    ..lossy
+                },
+                ConfigError::ZeroNackInterval,
+            ),
+            (
+                TransportConfig {
+                    acks: Acks::None,
+                    ..lossy
+                },
+                ConfigError::NoAcks("timeouts"),
+            ),
+            (
+                TransportConfig {
+                    acks: Acks::None,
+                    tx_window: Some(8),
+                    ..pfc
+                },
+                ConfigError::NoAcks("a transmit window or BDP-FC"),
+            ),
+            (
+                TransportConfig {
+                    acks: Acks::None,
+                    cc: CcConfig::Dctcp(DctcpParams::default()),
+                    ..pfc
+                },
+                ConfigError::NoAcks("ACK-clocked congestion control"),
             ),
         ];
         for (cfg, want) in bad {

@@ -7,7 +7,7 @@
 //! | transport | loss recovery | BDP-FC | timeout |
 //! | --- | --- | --- | --- |
 //! | RoCE (with PFC) | go-back-N | no | none |
-//! | RoCE (without PFC) | go-back-N | yes/no | RTO_high |
+//! | RoCE (without PFC) | go-back-N (optionally windowed, with slow restart and a NACK timer) | yes/no | RTO_high |
 //! | IRN | selective repeat with SACK bitmap | yes | RTO_low / RTO_high |
 //! | IRN with go-back-N | go-back-N | yes | RTO_low / RTO_high |
 //! | IRN without BDP-FC | selective repeat with SACK bitmap | no | RTO_low / RTO_high |
@@ -33,14 +33,16 @@ mod fifo;
 mod outbox;
 mod receiver;
 mod requester;
+mod restart;
 mod sender;
 mod tcp;
 
-pub use config::{ConfigError, LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
+pub use config::{Acks, ConfigError, LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
 pub(crate) use fifo::Fifo;
 pub use outbox::{PostError, MAX_OUTSTANDING_PACKETS};
 pub use receiver::{Receiver, ReceiverStats};
 pub use requester::Requester;
+pub use restart::{Growth, SlowRestart};
 pub use sender::{Sender, SenderStats};
 pub use tcp::TcpSender;
 

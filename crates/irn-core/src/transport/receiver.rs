@@ -1,15 +1,16 @@
-//! The responder: accepts data, answers every packet with an ACK or NACK, completes messages.
+//! The responder: accepts data, answers every packet with an ACK or NACK (only NACKs with
+//! `acks = none`), completes messages.
 
 use std::collections::VecDeque;
 
-use super::config::{LossRecovery, TransportConfig};
+use super::config::{Acks, LossRecovery, TransportConfig};
 use super::fifo::Fifo;
 use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
 use crate::cc::{CcConfig, CnpPacer};
 use crate::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
-use crate::time::Time;
+use crate::time::{Duration, Time};
 
 /// The responder half of a reliable-connected queue pair.
 ///
@@ -37,6 +38,8 @@ pub struct Receiver {
     mtu: u32,
     /// What the ACK/NACK for the packet being handled echoes back.
     echo: Echo,
+    /// [`Acks::EveryPacket`]: in-order packets and duplicates are ACKed.
+    acks: bool,
     control: Fifo<Packet>,
     order: Ordering,
     stats: ReceiverStats,
@@ -54,8 +57,15 @@ pub struct Receiver {
 /// What happens to a packet that arrives ahead of the expected one.
 #[derive(Debug, Clone)]
 enum Ordering {
-    /// Go-back-N: discard it, and NACK once per loss episode (until the expected packet comes).
-    InOrder { nack_sent: bool },
+    /// Go-back-N: discard it, and NACK once per loss episode (until the expected packet comes),
+    /// or with a NACK timer again each time `renack_at` has passed.
+    InOrder {
+        nack_sent: bool,
+        /// [`TransportConfig::nack_interval`].
+        nack_interval: Option<Duration>,
+        /// When the episode's next out-of-order packet is NACKed again.
+        renack_at: Time,
+    },
     /// Selective repeat: keep it (placed directly in application memory) and NACK it.
     Selective {
         /// The 2-bitmap of IRN §5.3.3, offset from `expected`: packets that arrived...
@@ -109,7 +119,11 @@ impl Receiver {
             panic!("invalid transport configuration: {e}");
         }
         let order = match cfg.recovery {
-            LossRecovery::GoBackN => Ordering::InOrder { nack_sent: false },
+            LossRecovery::GoBackN => Ordering::InOrder {
+                nack_sent: false,
+                nack_interval: cfg.nack_interval,
+                renack_at: Time::ZERO,
+            },
             LossRecovery::SelectiveRepeat { .. } | LossRecovery::Tcp => Ordering::Selective {
                 arrived: RingBitmap::new(cfg.window()),
                 last: RingBitmap::new(cfg.window()),
@@ -122,6 +136,7 @@ impl Receiver {
             peer,
             mtu: cfg.mtu,
             echo: Echo::default(),
+            acks: cfg.acks == Acks::EveryPacket,
             control: Fifo::new(),
             order,
             stats: ReceiverStats::default(),
@@ -154,8 +169,9 @@ impl Receiver {
     ///
     /// In order, it (and any out-of-order packets it joins up with) advances the expected PSN,
     /// completes the messages whose last packets are passed (popcount of the last-packet bitmap),
-    /// and is answered with a cumulative ACK. Out of order, go-back-N discards it and NACKs once
-    /// per episode; selective repeat keeps it and NACKs it with itself as the SACK. Duplicates
+    /// and is answered with a cumulative ACK (unless ACKs are off). Out of order, go-back-N
+    /// discards it and NACKs once per episode (again each `nack_interval`, if set); selective
+    /// repeat keeps it and NACKs it with itself as the SACK. Duplicates
     /// below the expected PSN are re-ACKed. Every reply echoes the packet's timestamp and CE mark;
     /// with DCQCN, CE-marked packets also trigger CNPs (at most one per interval), and with
     /// `cnp_on_nack` so do NACKs of unmarked packets (the CNP follows the NACK).
@@ -203,12 +219,21 @@ impl Receiver {
         // The reorder distance is recorded on the out-of-order paths below only: an in-order
         // arrival (nearly all of them) cannot raise it.
         match &mut self.order {
-            Ordering::InOrder { nack_sent } => {
+            Ordering::InOrder {
+                nack_sent,
+                nack_interval,
+                renack_at,
+            } => {
                 if ahead > 0 {
                     self.stats.note_reordered(ahead);
                     self.stats.out_of_order += 1;
-                    if !*nack_sent {
+                    // ns-3's rule (`ReceiverCheckSeq`): NACK if the expected PSN is not the one
+                    // last NACKed, or the NACK timer has expired; then rearm it.
+                    if !*nack_sent || (nack_interval.is_some() && now >= *renack_at) {
                         *nack_sent = true;
+                        if let Some(i) = *nack_interval {
+                            *renack_at = now + i;
+                        }
                         self.send_nack(now, pkt.psn);
                     }
                     return;
@@ -310,6 +335,9 @@ impl Receiver {
 
     #[inline]
     fn send_ack(&mut self) {
+        if !self.acks {
+            return;
+        }
         self.stats.acks_sent += 1;
         self.control.push(Packet {
             dest_qp: self.peer,

@@ -3,6 +3,7 @@
 use super::config::{LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
 use super::detection::Detection;
 use super::outbox::{Outbox, PostError};
+use super::restart::RestartWindow;
 use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
 use crate::cc::{AckEvent, CongestionControl};
@@ -44,8 +45,9 @@ pub struct Sender {
     /// retransmissions.
     high: u64,
     /// Most packets allowed between `una` and a new packet: the BDP cap, or for selective
-    /// repeat without BDP-FC the bitmap's tracking window; `u64::MAX` (no limit) for go-back-N
-    /// without BDP-FC.
+    /// repeat without BDP-FC the bitmap's tracking window; for go-back-N the smaller of the BDP
+    /// cap and the transmit window, `u64::MAX` (no limit) without either, and under slow
+    /// restart its current window (which [`RestartWindow`] moves, so sending reads one limit).
     flight_limit: u64,
     /// With [`TransportConfig::hold_last_packet`]: the last packet of the oldest message whose
     /// last packet has not been sent; it may not leave before `una` reaches it (Eunomia's WRITE
@@ -74,6 +76,9 @@ pub struct Sender {
     /// With a retransmission delay (IRN §6.3): when each lost packet was detected, so it leaves
     /// no earlier than the delay after. `None` (nothing to check) when the delay is zero.
     detection: Option<Box<Detection>>,
+    /// Slow restart's window (go-back-N with [`TransportConfig::slow_restart`]); `None` when
+    /// off, so it costs a check per cumulative ACK and loss episode, nothing per packet sent.
+    restart: Option<RestartWindow>,
     cc: CongestionControl,
     cfg: TransportConfig,
 }
@@ -160,7 +165,10 @@ impl Sender {
         }
         let (loss, flight_limit) = match cfg.recovery {
             LossRecovery::Tcp => panic!("TCP is served by TcpSender, not Sender"),
-            LossRecovery::GoBackN => (Loss::GoBackN, cfg.bdp_cap.map_or(u64::MAX, u64::from)),
+            LossRecovery::GoBackN => (
+                Loss::GoBackN,
+                cfg.go_back_n_window().map_or(u64::MAX, u64::from),
+            ),
             LossRecovery::SelectiveRepeat { sack_bitmap } => (
                 Loss::Selective(Selective {
                     sacked: sack_bitmap.then(|| RingBitmap::new(cfg.window())),
@@ -195,6 +203,11 @@ impl Sender {
             stats: SenderStats::default(),
             detection: (cfg.retransmit_delay > Duration::ZERO)
                 .then(|| Box::new(Detection::new(cfg.retransmit_delay))),
+            // `validate` made sure slow restart has a window.
+            restart: cfg
+                .slow_restart
+                .zip(cfg.go_back_n_window())
+                .map(|(rule, full)| RestartWindow::new(rule, full)),
             cc,
             cfg,
         }
@@ -241,6 +254,11 @@ impl Sender {
     /// The congestion controller's current window in packets, if it is window-based.
     pub fn window(&self) -> Option<u32> {
         self.cc.window()
+    }
+
+    /// Slow restart's current window in packets, if slow restart is on.
+    pub fn restart_window(&self) -> Option<u32> {
+        self.restart.as_ref().map(RestartWindow::window)
     }
 
     /// Every posted message is fully acknowledged.
@@ -438,7 +456,10 @@ impl Sender {
             self.backoff += 1;
         }
         match &mut self.loss {
-            Loss::GoBackN => self.nxt = self.una,
+            Loss::GoBackN => {
+                self.nxt = self.una;
+                self.slow_restart();
+            }
             Loss::Selective(s) => s.recovery = Some(Recovery::start(self.una, self.high)),
         }
         self.cc.on_loss(now, self.una, self.high);
@@ -650,6 +671,9 @@ impl Sender {
                 s.recovery = None;
             }
         }
+        if let Some(r) = &mut self.restart {
+            self.flight_limit = u64::from(r.on_acked(c - self.una));
+        }
         self.una = c;
         // Go-back-N: acknowledgements for packets sent before a rewind.
         self.nxt = self.nxt.max(c);
@@ -702,6 +726,7 @@ impl Sender {
                 if cumulative.is_some() && self.nxt > self.una {
                     self.nxt = self.una;
                     self.stats.recoveries += 1;
+                    self.slow_restart();
                     return true;
                 }
                 false
@@ -723,6 +748,13 @@ impl Sender {
                     }
                 }
             }
+        }
+    }
+
+    /// A go-back-N loss episode began: under slow restart, the window drops.
+    fn slow_restart(&mut self) {
+        if let Some(r) = &mut self.restart {
+            self.flight_limit = u64::from(r.on_loss());
         }
     }
 

@@ -9,6 +9,7 @@
 //! rto_high = "320us"
 //! timeouts = "auto"   # off when PFC is on and cannot drop, on otherwise
 //! cc = "dcqcn"        # "none" (default), "dcqcn", "timely", "dctcp", "aimd"
+//! tx_window = "auto"  # go-back-N's options (`go_back_n.rs`): "off" (default), "auto", packets
 //! [transport.dcqcn]   # the chosen controller's parameter overrides
 //! min_rate = "1Gbps"
 //! ```
@@ -17,6 +18,10 @@ use irn_core::cc::CcConfig;
 use irn_core::transport::{RtoBackoff, RtoPolicy, TransportConfig};
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
+
+mod go_back_n;
+
+pub use go_back_n::TxWindow;
 
 use super::{invalid, parse_key, OrderingKind, ScenarioError, ScenarioFile};
 use crate::config::{bdp_cap_packets, BdpCapScope, EcnConfig};
@@ -93,6 +98,26 @@ pub struct TransportSection {
     pub retransmit_delay: String,
     /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"` or `"aimd"`.
     pub cc: CcKind,
+    /// Go-back-N's transmit window (ConnectX): `"off"` (absent), `"auto"` (the BDP cap the
+    /// topology gives) or a packet count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_window: Option<TxWindow>,
+    /// Go-back-N's slow restart (ConnectX): each loss episode cuts the window, which regrows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slow_restart: Option<bool>,
+    /// The window after a loss episode, as a fraction of the window before it (default 0.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slow_restart_factor: Option<f64>,
+    /// `"additive"` (default: +1 packet per round trip) or `"slow-start"` (doubling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slow_restart_growth: Option<String>,
+    /// A go-back-N receiver's NACK timer (ns-3's `NACKGenerationInterval`): `"off"` (absent:
+    /// one NACK per loss episode) or a duration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nack_interval: Option<String>,
+    /// `"every-packet"` (absent) or `"none"`: the IRN paper's RoCE-with-PFC baseline (§5.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acks: Option<String>,
     /// `[transport.dcqcn]`: DCQCN parameter overrides (see `scenarios/example.toml`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dcqcn: Option<toml::Table>,
@@ -121,6 +146,12 @@ impl Default for TransportSection {
             rto_backoff: "exponential".into(),
             header_overhead: "0B".into(),
             retransmit_delay: "0us".into(),
+            tx_window: None,
+            slow_restart: None,
+            slow_restart_factor: None,
+            slow_restart_growth: None,
+            nack_interval: None,
+            acks: None,
             cc: CcKind::None,
             dcqcn: None,
             timely: None,
@@ -192,7 +223,13 @@ pub(super) fn build(
             "TCP runs its own congestion control (slow start, AIMD); use cc = \"none\" with kind = \"tcp\", or cc = \"aimd\" with kind = \"irn\"",
         ));
     }
-    let bdp_cap = bdp_cap(t, file, topology, extra_header_bytes, &base)?;
+    let auto_cap = bdp_cap_packets(
+        topology.min_host_rate(),
+        topology.max_path_propagation(),
+        t.mtu,
+        extra_header_bytes,
+    );
+    let bdp_cap = bdp_cap(t, file, auto_cap, &base)?;
     let cc = cc_config(t, file)?;
     let transport = TransportConfig {
         bdp_cap,
@@ -207,6 +244,14 @@ pub(super) fn build(
             &t.retransmit_delay,
         )?,
         ..base
+    };
+    let g = go_back_n::build(s, file, &transport, auto_cap)?;
+    let transport = TransportConfig {
+        tx_window: g.tx_window,
+        slow_restart: g.slow_restart,
+        nack_interval: g.nack_interval,
+        acks: g.acks,
+        ..transport
     };
     let ecn = ecn_config(s, file, topology.min_host_rate(), max_frame)?;
     if let Err(e) = transport.validate() {
@@ -383,21 +428,14 @@ pub(super) fn bdp_cap_scope(
     }
 }
 
-/// `transport.bdp_cap`, or the cap computed from the topology's longest path for the
-/// transports with BDP-FC.
+/// `transport.bdp_cap`, or `auto_cap`, the cap computed from the topology's longest path, for
+/// the transports with BDP-FC.
 fn bdp_cap(
     t: &TransportSection,
     file: &str,
-    topology: &Topology,
-    extra_header_bytes: u32,
+    auto_cap: u32,
     base: &TransportConfig,
 ) -> Result<Option<u32>, ScenarioError> {
-    let auto_cap = bdp_cap_packets(
-        topology.min_host_rate(),
-        topology.max_path_propagation(),
-        t.mtu,
-        extra_header_bytes,
-    );
     Ok(match (t.kind, t.bdp_cap) {
         (TransportKind::Roce | TransportKind::IrnWithoutBdpFc, Some(c)) => {
             return Err(invalid(

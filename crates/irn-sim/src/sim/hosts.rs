@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use irn_core::ordering::{OrderingLayer, WriteLast};
 use irn_core::packet::Qpn;
-use irn_core::transport::{Requester, TransportConfig};
+use irn_core::transport::{Acks, Requester, TransportConfig};
 use irn_core::{Packet, Receiver, Time};
 
 use super::trace::Trace;
@@ -376,7 +376,11 @@ impl<T: Trace> Simulation<'_, T> {
             self.trace_observe(f);
         }
         let flow = &self.flows[f.index()];
-        if flow.received_at.is_some() && flow.acked_at.is_some() {
+        // Without ACKs (`transport.acks = "none"`) the sender never learns: the receiver's
+        // completion ends the flow. Read only once the receiver is done.
+        if flow.received_at.is_some()
+            && (flow.acked_at.is_some() || self.cfg.transport.acks == Acks::None)
+        {
             self.end_flow(f);
         }
     }
