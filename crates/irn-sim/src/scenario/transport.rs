@@ -581,7 +581,10 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
             CcConfig::Dcqcn(p)
         }
         CcKind::Timely => {
+            use irn_core::cc::TimelyUpdate;
             let mut p = irn_core::cc::TimelyParams::default();
+            let table = t.timely.as_ref().unwrap_or(&empty);
+            let mut segment = TimelyUpdate::PAPER_SEGMENT_BYTES;
             let params = vec![
                 ("ewma_alpha", Param::Real(&mut p.ewma_alpha)),
                 ("beta", Param::Real(&mut p.beta)),
@@ -592,13 +595,30 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
                 ("hai_threshold", Param::Count(&mut p.hai_threshold)),
                 ("hai_multiplier", Param::Count(&mut p.hai_multiplier)),
                 ("min_rate", Param::Rate(&mut p.min_rate)),
+                ("update", choice(&mut p.update)),
+                ("segment", Param::Size(&mut segment)),
             ];
-            apply_params(
-                file,
-                "transport.timely",
-                t.timely.as_ref().unwrap_or(&empty),
-                params,
-            )?;
+            apply_params(file, "transport.timely", table, params)?;
+            match &mut p.update {
+                TimelyUpdate::PerSegment { bytes } if segment > 0 => *bytes = segment,
+                TimelyUpdate::PerSegment { .. } => {
+                    return Err(invalid(
+                        file,
+                        "transport.timely.segment",
+                        &format!("{segment}B"),
+                        "a size above 0",
+                    ))
+                }
+                _ if table.contains_key("segment") => {
+                    return Err(invalid(
+                        file,
+                        "transport.timely.segment",
+                        "(set)",
+                        "applies only with transport.timely.update = \"per-segment\"",
+                    ))
+                }
+                _ => {}
+            }
             CcConfig::Timely(p)
         }
         CcKind::Dctcp => {
@@ -722,6 +742,34 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn timely_update_granularity() {
+        use irn_core::cc::{TimelyParams, TimelyUpdate};
+        let update = |keys: &str| {
+            let run = one(&format!("[transport]\ncc = \"timely\"\n{keys}")).unwrap();
+            let CcConfig::Timely(p) = run.config.transport.cc else {
+                panic!()
+            };
+            p.update
+        };
+        let paper = TimelyUpdate::PerSegment { bytes: 16_384 };
+        assert_eq!(TimelyParams::default().update, paper);
+        assert_eq!(update(""), paper);
+        let table = "[transport.timely]\n";
+        assert_eq!(
+            update(&format!("{table}segment = \"64KB\"")),
+            TimelyUpdate::PerSegment { bytes: 64_000 }
+        );
+        assert_eq!(
+            update(&format!("{table}update = \"per-rtt\"")),
+            TimelyUpdate::PerRtt
+        );
+        assert_eq!(
+            update(&format!("{table}update = \"per-ack\"")),
+            TimelyUpdate::PerAck
+        );
     }
 
     #[test]
@@ -873,6 +921,18 @@ mod tests {
             (
                 "[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"fast\"\n",
                 "transport.timely.t_low = \"fast\"",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nupdate = \"per-packet\"\n",
+                "transport.timely.update = \"per-packet\": \"per-segment\" or \"per-rtt\" or \"per-ack\"",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nsegment = \"0B\"\n",
+                "transport.timely.segment = 0B: a size above 0",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nupdate = \"per-rtt\"\nsegment = \"64KB\"\n",
+                "transport.timely.segment = (set): applies only with transport.timely.update = \"per-segment\"",
             ),
             (
                 "[transport]\ncc = \"aimd\"\n[transport.aimd]\nmin_window = 0\n",
