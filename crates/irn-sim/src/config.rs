@@ -283,8 +283,16 @@ pub enum SwitchModel {
     /// The IRN paper's: input-queued, a buffer per input port, virtual output queues.
     InputQueued,
     /// Output-queued with one buffer shared by all ports and dynamic thresholds
-    /// (`alpha` × free buffer), PFC accounted on ingress (Eunomia §5; the ns-3 RDMA models).
-    SharedBuffer { alpha: f64 },
+    /// (alpha × free buffer), PFC accounted on ingress (Eunomia §5; the ns-3 RDMA models).
+    SharedBuffer {
+        /// With PFC, each input's share of the pool is bounded by `ingress_alpha` × the free
+        /// pool; unused without PFC.
+        ingress_alpha: f64,
+        /// Each output queue is bounded by `egress_alpha` × the free pool; above it, packets
+        /// are dropped. `None`: no such bound (with PFC, lossless; without, only a full buffer
+        /// drops). See `crate::switch::shared`.
+        egress_alpha: Option<f64>,
+    },
 }
 
 /// Priority flow control on switch input ports (IRN §2.2, §4.1).

@@ -754,10 +754,13 @@ mod tests {
             };
             p.update
         };
-        let paper = TimelyUpdate::PerSegment { bytes: 16_384 };
-        assert_eq!(TimelyParams::default().update, paper);
-        assert_eq!(update(""), paper);
+        assert_eq!(TimelyParams::default().update, TimelyUpdate::PerAck);
+        assert_eq!(update(""), TimelyUpdate::PerAck);
         let table = "[transport.timely]\n";
+        assert_eq!(
+            update(&format!("{table}update = \"per-segment\"")),
+            TimelyUpdate::PerSegment { bytes: 16_384 }
+        );
         assert_eq!(
             update(&format!("{table}segment = \"64KB\"")),
             TimelyUpdate::PerSegment { bytes: 64_000 }
