@@ -762,7 +762,9 @@ mod tests {
             TimelyUpdate::PerSegment { bytes: 16_384 }
         );
         assert_eq!(
-            update(&format!("{table}segment = \"64KB\"")),
+            update(&format!(
+                "{table}update = \"per-segment\"\nsegment = \"64KB\""
+            )),
             TimelyUpdate::PerSegment { bytes: 64_000 }
         );
         assert_eq!(
@@ -930,7 +932,7 @@ mod tests {
                 "transport.timely.update = \"per-packet\": \"per-segment\" or \"per-rtt\" or \"per-ack\"",
             ),
             (
-                "[transport]\ncc = \"timely\"\n[transport.timely]\nsegment = \"0B\"\n",
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nupdate = \"per-segment\"\nsegment = \"0B\"\n",
                 "transport.timely.segment = 0B: a size above 0",
             ),
             (
