@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
+use irn_core::transport::RtoPolicy;
 use irn_sim::scenario::{self, Run, Scenario};
 use irn_sim::sim::trace;
 use rayon::prelude::*;
@@ -276,13 +277,20 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             last,
             r.resolved.transport.kind.name(),
             c.transport.bdp_cap.map_or("off".to_string(), |b| format!("{b} packets")),
-            c.transport.rto,
+            rto_state(r),
             c.switch.buffer_bytes,
             pfc_state(c),
         );
         warn(r);
     }
     Ok(())
+}
+
+/// The timers in a run's one-line description; an RTO_high derived from the network says so.
+fn rto_state(r: &Run) -> String {
+    let rto = r.config.transport.rto;
+    let derived = r.resolved.transport.rto_high == "auto" && rto != RtoPolicy::Disabled;
+    format!("{rto}{}", if derived { " (RTO_high auto)" } else { "" })
 }
 
 /// PFC's state in a run's one-line description; a credit-based run says so.

@@ -283,8 +283,16 @@ pub enum SwitchModel {
     /// The IRN paper's: input-queued, a buffer per input port, virtual output queues.
     InputQueued,
     /// Output-queued with one buffer shared by all ports and dynamic thresholds
-    /// (`alpha` × free buffer), PFC accounted on ingress (Eunomia §5; the ns-3 RDMA models).
-    SharedBuffer { alpha: f64 },
+    /// (alpha × free buffer), PFC accounted on ingress (Eunomia §5; the ns-3 RDMA models).
+    SharedBuffer {
+        /// With PFC, each input's share of the pool is bounded by `ingress_alpha` × the free
+        /// pool; unused without PFC.
+        ingress_alpha: f64,
+        /// Each output queue is bounded by `egress_alpha` × the free pool; above it, packets
+        /// are dropped. `None`: no such bound (with PFC, lossless; without, only a full buffer
+        /// drops). See `crate::switch::shared`.
+        egress_alpha: Option<f64>,
+    },
 }
 
 /// Priority flow control on switch input ports (IRN §2.2, §4.1).
@@ -352,6 +360,70 @@ pub fn bdp_cap_packets(
     u32::try_from(bdp / full).unwrap_or(u32::MAX).max(1)
 }
 
+/// RTO_high of IRN §4.1 derived from the network (`transport.rto_high = "auto"`): "an estimate
+/// of the maximum possible round trip time", the longest path's round-trip propagation plus the
+/// time to drain the most one congested output can hold, at its switch's slowest port. Returned
+/// as (round trip, drain); RTO_high is their sum.
+///
+/// What one output can hold, by switch model (the switch whose drain takes longest counts):
+/// - input-queued: every input buffer of its switch, since all its inputs' VOQs can feed one
+///   output. The paper's default case, 6 ports × 240 KB at 40 Gb/s, drains in 288 µs; with the
+///   24 µs round trip, 312 µs, its "≈ 320 µs".
+/// - shared-buffer with an egress threshold (`egress_alpha`, always set without PFC): one queue
+///   alone in the pool `P`, where it stops growing at `a × (P − q) = q`: `a·P / (1 + a)`.
+/// - shared-buffer with PFC and no egress threshold: the `n` inputs' shares, each stopping at
+///   `α × (P − n·s) = s` when all feed the one output, `n·α·P / (1 + n·α)`, plus every input's
+///   headroom. `P` is the buffer less the headrooms.
+pub fn rto_high_auto(
+    topology: &Topology,
+    buffer_bytes: u64,
+    model: SwitchModel,
+    pfc: bool,
+    max_frame_bytes: u64,
+) -> (Duration, Duration) {
+    let drain = |n: &crate::ids::NodeId| {
+        let range = topology.node_ports(*n);
+        let ports = &topology.ports()[range.start as usize..range.end as usize];
+        let buffers: u64 = (range.clone())
+            .map(|p| topology.input_buffer(PortId(p), buffer_bytes))
+            .sum();
+        let fill = match model {
+            SwitchModel::InputQueued => buffers,
+            SwitchModel::SharedBuffer {
+                ingress_alpha,
+                egress_alpha,
+            } => {
+                // The pool as the simulator sizes it: the buffer, plus a border switch's long
+                // links' own.
+                let pool =
+                    (buffer_bytes + buffers).saturating_sub(ports.len() as u64 * buffer_bytes);
+                let headroom: u64 = if pfc {
+                    (ports.iter())
+                        .map(|p| pfc_headroom_bytes(p, max_frame_bytes))
+                        .sum()
+                } else {
+                    0
+                };
+                let shared = pool.saturating_sub(headroom) as f64;
+                match egress_alpha {
+                    Some(a) => (a * shared / (1.0 + a)) as u64,
+                    None => {
+                        let na = ports.len() as f64 * ingress_alpha;
+                        (na * shared / (1.0 + na)) as u64 + headroom
+                    }
+                }
+            }
+        };
+        let slowest = ports.iter().map(|p| p.rate).min();
+        slowest.map_or(Duration::ZERO, |r| r.serialization(fill))
+    };
+    let worst = topology.switches().iter().map(drain).max();
+    (
+        topology.max_path_propagation() * 2,
+        worst.unwrap_or(Duration::ZERO),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,6 +486,58 @@ mod tests {
         assert_eq!(
             PfcThreshold::Bytes(220_000).resolve(240_000, &link, 1086),
             220_000
+        );
+    }
+
+    #[test]
+    fn rto_high_auto_by_hand() {
+        let us = Duration::from_us;
+        let g = Bandwidth::from_gbps;
+        let total = |t: &Topology, buffer: u64, model: SwitchModel, pfc: bool| {
+            let (rtt, drain) = rto_high_auto(t, buffer, model, pfc, 1086);
+            rtt + drain
+        };
+        let iq = SwitchModel::InputQueued;
+        // The paper's default: k = 6 fat-tree (6-port switches), 40 Gb/s, 2 us, 240 KB per
+        // input: 2 × 12 us + 6 × 240 000 B at 40 Gb/s (288 us).
+        let fat = |rate| Topology::fat_tree(6, rate, us(2)).unwrap();
+        assert_eq!(
+            rto_high_auto(&fat(g(40)), 240_000, iq, false, 1086),
+            (us(24), us(288))
+        );
+        // 10 and 100 Gb/s: 1152 and 115.2 us of drain.
+        assert_eq!(total(&fat(g(10)), 240_000, iq, false), us(1176));
+        assert_eq!(
+            total(&fat(g(100)), 240_000, iq, false),
+            Duration::from_ns(139_200)
+        );
+        // 60 and 480 KB at 40 Gb/s: 72 and 576 us.
+        assert_eq!(total(&fat(g(40)), 60_000, iq, false), us(96));
+        assert_eq!(total(&fat(g(40)), 480_000, iq, false), us(600));
+        // A star of 4 hosts, 40 Gb/s, 2 us: one 4-port switch, 8 us round trip.
+        let star = Topology::star(4, g(40), us(2)).unwrap();
+        assert_eq!(total(&star, 240_000, iq, false), us(8 + 192));
+        // Shared 1 MB, lossy, egress alpha 1: a queue alone stops at half the pool, 500 000 B:
+        // 100 us.
+        let shared = |ingress_alpha, egress_alpha| SwitchModel::SharedBuffer {
+            ingress_alpha,
+            egress_alpha,
+        };
+        assert_eq!(
+            total(&star, 1_000_000, shared(0.125, Some(1.0)), false),
+            us(108)
+        );
+        // With PFC, ingress alpha 1/4, no egress threshold: each input reserves 2 × 10 000 B
+        // + 2 × 1086 B + 64 B = 22 236 B, 88 944 B in all; P = 911 056 B; n·α = 1: half of P,
+        // 455 528 B, plus the headrooms: 544 472 B, 108.8944 us.
+        assert_eq!(
+            total(&star, 1_000_000, shared(0.25, None), true),
+            us(8) + Duration::from_ps(108_894_400)
+        );
+        // An egress threshold bounds the queue instead: 1/3 × P at alpha 1/2 (303 685 B).
+        assert_eq!(
+            total(&star, 1_000_000, shared(0.25, Some(0.5)), true),
+            us(8) + g(40).serialization(303_685)
         );
     }
 }

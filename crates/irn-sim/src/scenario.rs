@@ -348,8 +348,21 @@ fn validate(
     let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame, &controlled)?;
     let pfc_drops = pfc_drops.or(controls.drops);
     let pause_sources = pause::sources(s, file, &topology)?;
-    let (transport, ecn) =
-        transport::build(s, file, &topology, extra_header_bytes, max_frame, pfc_drops)?;
+    let auto_rto_high = crate::config::rto_high_auto(
+        &topology,
+        buffer.bytes,
+        buffer.model,
+        s.switch.pfc,
+        max_frame,
+    );
+    let (transport, ecn, rto_high_warning) = transport::build(
+        s,
+        file,
+        &topology,
+        (extra_header_bytes, max_frame),
+        pfc_drops,
+        auto_rto_high,
+    )?;
     let bdp_cap_scope = transport::bdp_cap_scope(&s.transport, file, &transport)?;
     let flows = workload::build(s, file, base_dir, &topology, verbs)?;
     let (warmup, drain_limit, fct_size_buckets) = run::build(&s.run, file)?;
@@ -357,6 +370,7 @@ fn validate(
         .map(|m| monitor::build(m, file, &topology, flows.len()))
         .transpose()?;
     let mut warnings = controls.warnings;
+    warnings.extend(rto_high_warning);
     warnings.extend(rto_warning(&transport.rto, &topology));
     warnings.extend(credits::interval_warning(credits.as_ref(), &topology));
     let config = SimConfig {

@@ -246,7 +246,10 @@ fn shared_incast(transport: TransportConfig, buffer: u64, pfc: bool) -> RunResul
         pfc,
         flows,
     );
-    cfg.switch.model = SwitchModel::SharedBuffer { alpha: 0.125 };
+    cfg.switch.model = SwitchModel::SharedBuffer {
+        ingress_alpha: 0.125,
+        egress_alpha: (!pfc).then_some(0.125),
+    };
     run(&cfg)
 }
 
@@ -338,7 +341,10 @@ fn pfc_headroom_covers_the_worst_phase() {
     let topology = slow_exit(Duration::from_ps((9 * FULL - 6_400) / 2));
     for model in [
         SwitchModel::InputQueued,
-        SwitchModel::SharedBuffer { alpha: 1.0 },
+        SwitchModel::SharedBuffer {
+            ingress_alpha: 1.0,
+            egress_alpha: None,
+        },
     ] {
         for buffer in 40_000..40_000 + 1086 {
             let mut cfg = config(

@@ -22,7 +22,7 @@ use crate::time::{Bandwidth, Duration, Time};
 pub use aimd::{Aimd, AimdParams};
 pub use dcqcn::{AlphaUpdate, CnpPacer, Dcqcn, DcqcnParams, IncreaseStages, Named, RateDecrease};
 pub use dctcp::{Dctcp, DctcpParams};
-pub use timely::{Timely, TimelyParams};
+pub use timely::{Timely, TimelyParams, TimelyUpdate};
 
 /// Which controller a queue pair runs, with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -62,13 +62,14 @@ pub enum CongestionControl {
 }
 
 impl CongestionControl {
-    /// A controller for a queue pair on a port of `line_rate`, whose window-based controllers
-    /// start at `initial_window` packets (flows start at line rate: one BDP).
-    pub fn new(cfg: &CcConfig, line_rate: Bandwidth, initial_window: u32) -> Self {
+    /// A controller for a queue pair on a port of `line_rate` sending packets of `mtu` payload
+    /// bytes, whose window-based controllers start at `initial_window` packets (flows start at
+    /// line rate: one BDP).
+    pub fn new(cfg: &CcConfig, line_rate: Bandwidth, initial_window: u32, mtu: u32) -> Self {
         match cfg {
             CcConfig::None => CongestionControl::None,
             CcConfig::Dcqcn(p) => CongestionControl::Dcqcn(Dcqcn::new(*p, line_rate)),
-            CcConfig::Timely(p) => CongestionControl::Timely(Timely::new(*p, line_rate)),
+            CcConfig::Timely(p) => CongestionControl::Timely(Timely::new(*p, line_rate, mtu)),
             CcConfig::Dctcp(p) => CongestionControl::Dctcp(Dctcp::new(*p, initial_window)),
             CcConfig::Aimd(p) => CongestionControl::Aimd(Aimd::new(*p, initial_window)),
         }
@@ -102,11 +103,7 @@ impl CongestionControl {
     /// An ACK or NACK arrived.
     pub fn on_ack(&mut self, now: Time, ack: &AckEvent) {
         match self {
-            CongestionControl::Timely(c) => {
-                if let Some(rtt) = ack.rtt {
-                    c.on_rtt(now, rtt);
-                }
-            }
+            CongestionControl::Timely(c) => c.on_ack(now, ack),
             CongestionControl::Dctcp(c) => c.on_ack(now, ack),
             CongestionControl::Aimd(c) => c.on_ack(now, ack),
             _ => {}

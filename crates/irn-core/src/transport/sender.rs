@@ -179,7 +179,7 @@ impl Sender {
             ),
         };
         let initial_window = cfg.bdp_cap.unwrap_or(cfg.tracking_window);
-        let cc = CongestionControl::new(&cfg.cc, cfg.line_rate, initial_window);
+        let cc = CongestionControl::new(&cfg.cc, cfg.line_rate, initial_window, cfg.mtu);
         Sender {
             deadline: None,
             last_now: Time::ZERO,

@@ -4,7 +4,10 @@
 //! [switch]
 //! model = "shared-buffer" # "input-queued" (default, the IRN paper's) or "shared-buffer"
 //! buffer = "9MB"          # per input port (input-queued) or per switch (shared-buffer)
-//! alpha = 0.125           # shared-buffer: the dynamic threshold's factor
+//! alpha = 0.125           # shared-buffer: the dynamic thresholds' factor...
+//! ingress_alpha = 0.0625  # ...or PFC's input share's (default: alpha)...
+//! egress_alpha = 1        # ...and the output queue's drop threshold's (default: alpha; with
+//!                         # PFC only when set: then PFC can drop)
 //! pfc = true
 //! pfc_frames = "timed"    # "xoff-xon" (default: no pause timer) or "timed" (802.1Qbb)
 //! pfc_pause_quanta = 65535 # timed: each XOFF's pause time, in 512-bit-time quanta
@@ -34,10 +37,18 @@ pub struct SwitchSection {
     /// default 9MB).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer: Option<String>,
-    /// shared-buffer: the dynamic threshold's factor (a queue or input share may use up to
+    /// shared-buffer: the dynamic thresholds' factor (a queue or input share may use up to
     /// `alpha` × the free shared buffer). Default 0.125.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// shared-buffer with PFC: the factor of each input's share (its PFC threshold); default
+    /// `alpha`. No effect without PFC, like the other PFC keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingress_alpha: Option<f64>,
+    /// shared-buffer: the factor of each output queue's drop threshold; default `alpha`. With
+    /// PFC it applies only when set, as in ns-3's switch, and PFC can then drop packets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egress_alpha: Option<f64>,
     pub pfc: bool,
     /// `"auto"` (buffer minus the upstream link's round trip, two frames and a PAUSE frame) or a
     /// size.
@@ -93,8 +104,11 @@ impl Default for SwitchSection {
     fn default() -> Self {
         SwitchSection {
             model: SwitchModelKind::InputQueued,
-            buffer: Some("240KB".into()),
+            // Filled by `normalize`, by model: a default here would hide which model's applies.
+            buffer: None,
             alpha: None,
+            ingress_alpha: None,
+            egress_alpha: None,
             pfc: false,
             pfc_threshold: "auto".into(),
             pfc_resume_gap: "auto".into(),
@@ -145,7 +159,11 @@ impl SwitchSection {
             file,
             ("switch", "model"),
             kind,
-            &[("alpha", self.alpha.is_some(), shared)],
+            &[
+                ("alpha", self.alpha.is_some(), shared),
+                ("ingress_alpha", self.ingress_alpha.is_some(), shared),
+                ("egress_alpha", self.egress_alpha.is_some(), shared),
+            ],
         )?;
         let timed = self.pfc_frames == PfcFramesKind::Timed;
         check_keys(
@@ -195,17 +213,30 @@ pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, 
     let model = match s.switch.model {
         SwitchModelKind::InputQueued => SwitchModel::InputQueued,
         SwitchModelKind::SharedBuffer => {
-            let alpha = s.switch.alpha.unwrap_or(DEFAULT_ALPHA);
-            // Switches apply alpha in 16.16 fixed point.
-            if !((1.0 / 65536.0..=65536.0).contains(&alpha)) {
-                return Err(invalid(
-                    file,
-                    "switch.alpha",
-                    &alpha.to_string(),
-                    "a number between 1/65536 and 65536",
-                ));
+            let sw = &s.switch;
+            // Switches apply alphas in 16.16 fixed point.
+            let checked = |key: &str, alpha: f64| {
+                if (1.0 / 65536.0..=65536.0).contains(&alpha) {
+                    Ok(alpha)
+                } else {
+                    Err(invalid(
+                        file,
+                        &format!("switch.{key}"),
+                        &alpha.to_string(),
+                        "a number between 1/65536 and 65536",
+                    ))
+                }
+            };
+            let alpha = checked("alpha", sw.alpha.unwrap_or(DEFAULT_ALPHA))?;
+            let ingress_alpha = checked("ingress_alpha", sw.ingress_alpha.unwrap_or(alpha))?;
+            let egress_alpha = match sw.egress_alpha {
+                Some(a) => Some(checked("egress_alpha", a)?),
+                None => (!sw.pfc).then_some(alpha),
+            };
+            SwitchModel::SharedBuffer {
+                ingress_alpha,
+                egress_alpha,
             }
-            SwitchModel::SharedBuffer { alpha }
         }
     };
     Ok(Buffer {
@@ -275,8 +306,13 @@ pub(super) fn pfc(
             // Every input reserves its headroom out of the one buffer. Were the rest, the shared
             // pool, smaller than a frame, every packet would land in headroom and pause its
             // sender: the buffer must hold all the headrooms and a frame besides.
-            SwitchModel::SharedBuffer { .. } => {
+            SwitchModel::SharedBuffer { egress_alpha, .. } => {
                 shared_reserved = shared_headroom(file, topology, buf, max_frame)?;
+                pfc_drops = egress_alpha.map(|a| {
+                    format!(
+                        "switch.egress_alpha = {a}: the shared-buffer switch drops packets above                          the egress threshold, PFC or not"
+                    )
+                });
             }
         }
         let frames = pause_frames(s, file)?;
@@ -435,7 +471,7 @@ fn shared_headroom(
     Ok(worst)
 }
 
-/// Refuses a shared pool in which no full frame fits under the dynamic threshold.
+/// Refuses a shared pool in which no full frame fits under a dynamic threshold.
 fn shared_pool(
     s: &ScenarioFile,
     file: &str,
@@ -448,33 +484,59 @@ fn shared_pool(
         model,
         ..
     } = buf;
+    let SwitchModel::SharedBuffer {
+        ingress_alpha,
+        egress_alpha,
+    } = model
+    else {
+        return Ok(());
+    };
+    // The key that set an alpha, for the error: its own, or `alpha` it defaulted to.
+    let key = |own: &str, set: Option<f64>| {
+        if set.is_some() {
+            format!("switch.{own}")
+        } else {
+            "switch.alpha".to_string()
+        }
+    };
+    let pfc = s.switch.pfc;
+    let (reserved, node) = shared_reserved.unwrap_or((0, NodeId(0)));
+    let pool = buffer - reserved;
+    let what = if pfc {
+        format!(
+            "the shared pool (the {buffer}B buffer less the {reserved}B switch node {node}'s \
+             inputs reserve for PFC headroom)"
+        )
+    } else {
+        format!("the {buffer}B buffer")
+    };
     // A full frame must fit under the dynamic threshold of an empty pool, or no packet ever
-    // passes through the shared pool: without PFC each is dropped, with PFC each lands in
-    // headroom and pauses its sender.
-    if let SwitchModel::SharedBuffer { alpha } = model {
-        let (reserved, node) = shared_reserved.unwrap_or((0, NodeId(0)));
-        let pool = buffer - reserved;
+    // passes through the shared pool: above the egress threshold each is dropped, above PFC's
+    // ingress one each lands in headroom and pauses its sender.
+    let thresholds = [
+        pfc.then(|| {
+            (
+                key("ingress_alpha", s.switch.ingress_alpha),
+                ingress_alpha,
+                "every packet would land in headroom and pause its sender",
+            )
+        }),
+        egress_alpha.map(|a| {
+            (
+                key("egress_alpha", s.switch.egress_alpha),
+                a,
+                "every full-size packet would be dropped and no flow would finish",
+            )
+        }),
+    ];
+    for (key, alpha, outcome) in thresholds.into_iter().flatten() {
         let threshold = crate::switch::shared::empty_pool_threshold(pool, alpha);
         if threshold < max_frame {
             // The least alpha on the switches' 1/65536 grid, rounded up to 6 decimals.
             let least = ((max_frame << 16).div_ceil(pool) as f64 / 65536.0 * 1e6).ceil() / 1e6;
-            let (what, outcome) = if s.switch.pfc {
-                (
-                    format!(
-                        "the shared pool (the {buffer}B buffer less the {reserved}B switch node \
-                         {node}'s inputs reserve for PFC headroom)"
-                    ),
-                    "every packet would land in headroom and pause its sender",
-                )
-            } else {
-                (
-                    format!("the {buffer}B buffer"),
-                    "every full-size packet would be dropped and no flow would finish",
-                )
-            };
             return Err(invalid(
                 file,
-                "switch.alpha",
+                &key,
                 &alpha.to_string(),
                 &format!(
                     "alpha × {what} is {threshold}B, less than a full frame ({max_frame}B): \
@@ -624,5 +686,94 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_shared_buffer_switch_without_a_buffer_gets_9_mb() {
+        let bytes = |text: &str| one(text).unwrap().config.switch.buffer_bytes;
+        assert_eq!(bytes("[switch]\nmodel = \"shared-buffer\"\n"), 9_000_000);
+        assert_eq!(
+            bytes("[switch]\nmodel = \"shared-buffer\"\npfc = true\n"),
+            9_000_000
+        );
+        assert_eq!(bytes(""), 240_000);
+        assert_eq!(bytes("[switch]\nmodel = \"input-queued\"\n"), 240_000);
+    }
+
+    #[test]
+    fn ingress_and_egress_alphas_default_to_alpha() {
+        use crate::config::SwitchModel;
+        use irn_core::transport::RtoPolicy;
+        let run = |keys: &str| {
+            one(&format!(
+                "[transport]\nkind = \"roce\"\n[switch]\nmodel = \"shared-buffer\"\n{keys}\n"
+            ))
+            .unwrap()
+            .config
+        };
+        let alphas = |keys: &str| match run(keys).switch.model {
+            SwitchModel::SharedBuffer {
+                ingress_alpha,
+                egress_alpha,
+            } => (ingress_alpha, egress_alpha),
+            other => panic!("{other:?}"),
+        };
+        // Lossy: the egress threshold drops, at alpha unless egress_alpha is set.
+        assert_eq!(alphas(""), (0.125, Some(0.125)));
+        assert_eq!(alphas("alpha = 0.5"), (0.5, Some(0.5)));
+        assert_eq!(alphas("egress_alpha = 1"), (0.125, Some(1.0)));
+        // PFC: the ingress threshold pauses; an egress one only when set.
+        assert_eq!(alphas("pfc = true"), (0.125, None));
+        assert_eq!(alphas("pfc = true\nalpha = 0.25"), (0.25, None));
+        let conweave = "pfc = true\ningress_alpha = 0.0625\negress_alpha = 1";
+        assert_eq!(alphas(conweave), (0.0625, Some(1.0)));
+        // PFC that can drop keeps RoCE's timeout on.
+        assert_eq!(run("pfc = true").transport.rto, RtoPolicy::Disabled);
+        assert!(matches!(run(conweave).transport.rto, RtoPolicy::Fixed(_)));
+        let err = one(&format!(
+            "[transport]\nkind = \"roce\"\ntimeouts = \"off\"\n\
+             [switch]\nmodel = \"shared-buffer\"\n{conweave}\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("switch.egress_alpha = 1: the shared-buffer switch drops packets"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_alphas_are_refused() {
+        let shared = "[switch]\nmodel = \"shared-buffer\"\n";
+        for (keys, want) in [
+            (
+                "ingress_alpha = 0",
+                "switch.ingress_alpha = 0: a number between 1/65536 and 65536",
+            ),
+            (
+                "egress_alpha = 1e6",
+                "switch.egress_alpha = 1000000: a number between 1/65536",
+            ),
+            ("alpha = -1", "switch.alpha = -1: a number between"),
+            // 1/65536 × 9 MB = 137 B: no frame fits under the egress threshold.
+            (
+                "egress_alpha = 0.0000153",
+                "switch.egress_alpha = 0.0000153: alpha × the 9000000B buffer is 137B",
+            ),
+            (
+                "pfc = true\ningress_alpha = 0.0000153",
+                "switch.ingress_alpha = 0.0000153: alpha × the shared pool",
+            ),
+        ] {
+            let err = one(&format!("{shared}{keys}\n")).unwrap_err().to_string();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+        let err = one("[switch]\negress_alpha = 1\n").unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "switch.egress_alpha = (set): does not apply to switch.model = \"input-queued\""
+            ),
+            "{err}"
+        );
     }
 }

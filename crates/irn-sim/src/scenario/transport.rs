@@ -6,7 +6,7 @@
 //! kind = "irn"        # "irn" (default), "roce", "irn-go-back-n", "irn-without-bdp-fc",
 //!                     # "irn-without-sack", "tcp"
 //! rto_low = "100us"
-//! rto_high = "320us"
+//! rto_high = "auto"   # the longest round trip + draining a full buffer (IRN §4.1), or a duration
 //! timeouts = "auto"   # off when PFC is on and cannot drop, on otherwise
 //! cc = "dcqcn"        # "none" (default), "dcqcn", "timely", "dctcp", "aimd"
 //! tx_window = "auto"  # go-back-N's options (`go_back_n.rs`): "off" (default), "auto", packets
@@ -82,6 +82,8 @@ pub struct TransportSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bdp_cap_scope: Option<String>,
     pub rto_low: String,
+    /// `"auto"` (the longest path's round trip plus draining the most one congested output can
+    /// hold: `crate::config::rto_high_auto`) or a duration. RoCE without PFC waits it too.
     pub rto_high: String,
     /// N: RTO_low applies while at most this many packets are in flight.
     pub rto_low_packets: u32,
@@ -140,7 +142,7 @@ impl Default for TransportSection {
             bdp_cap: None,
             bdp_cap_scope: None,
             rto_low: "100us".into(),
-            rto_high: "320us".into(),
+            rto_high: "auto".into(),
             rto_low_packets: TransportConfig::DEFAULT_RTO_LOW_N,
             timeouts: "auto".into(),
             rto_backoff: "exponential".into(),
@@ -185,18 +187,20 @@ pub(super) fn extra_header_bytes(t: &TransportSection, file: &str) -> Result<u32
     Ok(extra_header_bytes as u32)
 }
 
-/// The transport every flow runs, and the switches' ECN marking its congestion control wants.
-/// `pfc_drops` says why PFC can drop packets, if it can (then timeouts must stay on).
+/// The transport every flow runs, the switches' ECN marking its congestion control wants, and a
+/// warning when `rto_high = "auto"` had to be raised to RTO_low. `pfc_drops` says why PFC can
+/// drop packets, if it can (then timeouts must stay on); `auto_rto_high` is the derived RTO_high
+/// as (round trip, drain).
 pub(super) fn build(
     s: &ScenarioFile,
     file: &str,
     topology: &Topology,
-    extra_header_bytes: u32,
-    max_frame: u64,
+    (extra_header_bytes, max_frame): (u32, u64),
     pfc_drops: Option<String>,
-) -> Result<(TransportConfig, Option<EcnConfig>), ScenarioError> {
+    auto_rto_high: (Duration, Duration),
+) -> Result<(TransportConfig, Option<EcnConfig>, Option<String>), ScenarioError> {
     let t = &s.transport;
-    let rto = rto(s, file, topology, max_frame, pfc_drops)?;
+    let (rto, rto_warning) = rto(s, file, topology, max_frame, pfc_drops, auto_rto_high)?;
     let base = match t.kind {
         TransportKind::Irn => TransportConfig::irn(),
         // Credits are lossless like PFC.
@@ -262,20 +266,35 @@ pub(super) fn build(
             &e.to_string(),
         ));
     }
-    Ok((transport, ecn))
+    Ok((transport, ecn, rto_warning))
 }
 
-/// The retransmission timers: checked against a frame's serialization, then on or off.
+/// The retransmission timers: checked against a frame's serialization, then on or off; with a
+/// warning when the derived RTO_high is below RTO_low, which it is then raised to.
 fn rto(
     s: &ScenarioFile,
     file: &str,
     topology: &Topology,
     max_frame: u64,
     pfc_drops: Option<String>,
-) -> Result<RtoPolicy, ScenarioError> {
+    (rtt, drain): (Duration, Duration),
+) -> Result<(RtoPolicy, Option<String>), ScenarioError> {
     let t = &s.transport;
     let rto_low = parse_key::<Duration>(file, "transport.rto_low", &t.rto_low)?;
-    let rto_high = parse_key::<Duration>(file, "transport.rto_high", &t.rto_high)?;
+    let mut warning = None;
+    let rto_high = match t.rto_high.as_str() {
+        "auto" if rtt + drain < rto_low => {
+            warning = Some(format!(
+                "transport.rto_high = \"auto\" is {} (the longest path's {rtt} round trip + \
+                 {drain} to drain a full buffer), less than rto_low = {rto_low}: RTO_high is \
+                 raised to {rto_low}",
+                rtt + drain
+            ));
+            rto_low
+        }
+        "auto" => rtt + drain,
+        v => parse_key::<Duration>(file, "transport.rto_high", v)?,
+    };
     // A timer shorter than a frame's serialization fires on every packet before it is out: the
     // run would do little but time out (a "1ns" RTO never finished).
     let host_rate = topology.min_host_rate();
@@ -301,7 +320,7 @@ fn rto(
         ));
     }
     let timeouts = timeouts(s, file, pfc_drops)?;
-    Ok(if !timeouts {
+    let rto = if !timeouts {
         RtoPolicy::Disabled
     } else if t.kind == TransportKind::Roce {
         RtoPolicy::Fixed(rto_high)
@@ -311,7 +330,8 @@ fn rto(
             high: rto_high,
             n: t.rto_low_packets,
         }
-    })
+    };
+    Ok((rto, warning.filter(|_| rto != RtoPolicy::Disabled)))
 }
 
 /// `transport.timeouts` resolved: whether the timers run.
@@ -619,7 +639,10 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
             CcConfig::Dcqcn(p)
         }
         CcKind::Timely => {
+            use irn_core::cc::TimelyUpdate;
             let mut p = irn_core::cc::TimelyParams::default();
+            let table = t.timely.as_ref().unwrap_or(&empty);
+            let mut segment = TimelyUpdate::PAPER_SEGMENT_BYTES;
             let params = vec![
                 ("ewma_alpha", Param::Real(&mut p.ewma_alpha)),
                 ("beta", Param::Real(&mut p.beta)),
@@ -630,13 +653,30 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
                 ("hai_threshold", Param::Count(&mut p.hai_threshold)),
                 ("hai_multiplier", Param::Count(&mut p.hai_multiplier)),
                 ("min_rate", Param::Rate(&mut p.min_rate)),
+                ("update", choice(&mut p.update)),
+                ("segment", Param::Size(&mut segment)),
             ];
-            apply_params(
-                file,
-                "transport.timely",
-                t.timely.as_ref().unwrap_or(&empty),
-                params,
-            )?;
+            apply_params(file, "transport.timely", table, params)?;
+            match &mut p.update {
+                TimelyUpdate::PerSegment { bytes } if segment > 0 => *bytes = segment,
+                TimelyUpdate::PerSegment { .. } => {
+                    return Err(invalid(
+                        file,
+                        "transport.timely.segment",
+                        &format!("{segment}B"),
+                        "a size above 0",
+                    ))
+                }
+                _ if table.contains_key("segment") => {
+                    return Err(invalid(
+                        file,
+                        "transport.timely.segment",
+                        "(set)",
+                        "applies only with transport.timely.update = \"per-segment\"",
+                    ))
+                }
+                _ => {}
+            }
             CcConfig::Timely(p)
         }
         CcKind::Dctcp => {
@@ -760,6 +800,74 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn timely_update_granularity() {
+        use irn_core::cc::{TimelyParams, TimelyUpdate};
+        let update = |keys: &str| {
+            let run = one(&format!("[transport]\ncc = \"timely\"\n{keys}")).unwrap();
+            let CcConfig::Timely(p) = run.config.transport.cc else {
+                panic!()
+            };
+            p.update
+        };
+        assert_eq!(TimelyParams::default().update, TimelyUpdate::PerAck);
+        assert_eq!(update(""), TimelyUpdate::PerAck);
+        let table = "[transport.timely]\n";
+        assert_eq!(
+            update(&format!("{table}update = \"per-segment\"")),
+            TimelyUpdate::PerSegment { bytes: 16_384 }
+        );
+        assert_eq!(
+            update(&format!(
+                "{table}update = \"per-segment\"\nsegment = \"64KB\""
+            )),
+            TimelyUpdate::PerSegment { bytes: 64_000 }
+        );
+        assert_eq!(
+            update(&format!("{table}update = \"per-rtt\"")),
+            TimelyUpdate::PerRtt
+        );
+        assert_eq!(
+            update(&format!("{table}update = \"per-ack\"")),
+            TimelyUpdate::PerAck
+        );
+    }
+
+    #[test]
+    fn rto_high_auto_is_derived_from_the_network() {
+        use irn_core::transport::RtoPolicy;
+        let us = Duration::from_us;
+        let rto = |text: &str| one(text).unwrap().config.transport.rto;
+        let dual = |high| RtoPolicy::Dual {
+            low: us(100),
+            high,
+            n: 3,
+        };
+        // The default case: 24 us of round trip + 6 × 240 KB at 40 Gb/s (288 us).
+        assert_eq!(rto(""), dual(us(312)));
+        assert_eq!(
+            rto("[transport]\nkind = \"roce\"\n"),
+            RtoPolicy::Fixed(us(312))
+        );
+        assert_eq!(rto("[switch]\nbuffer = \"480KB\"\n"), dual(us(600)));
+        assert_eq!(rto("[topology]\nlink_rate = \"10Gbps\"\n"), dual(us(1176)));
+        // Explicit durations stay.
+        assert_eq!(rto("[transport]\nrto_high = \"320us\"\n"), dual(us(320)));
+        // 60 KB: 24 + 72 = 96 us, under RTO_low: raised to it, with a warning.
+        let run = one("[switch]\nbuffer = \"60KB\"\n").unwrap();
+        assert_eq!(run.config.transport.rto, dual(us(100)));
+        assert_eq!(
+            run.warnings,
+            [
+                "transport.rto_high = \"auto\" is 96us (the longest path's 24us round trip + 72us \
+              to drain a full buffer), less than rto_low = 100us: RTO_high is raised to 100us"
+            ]
+        );
+        // No timers, no warning.
+        let run = one("[transport]\nkind = \"roce\"\n[switch]\nbuffer = \"60KB\"\npfc = true\n");
+        assert_eq!(run.unwrap().warnings, Vec::<String>::new());
     }
 
     #[test]
@@ -911,6 +1019,18 @@ mod tests {
             (
                 "[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"fast\"\n",
                 "transport.timely.t_low = \"fast\"",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nupdate = \"per-packet\"\n",
+                "transport.timely.update = \"per-packet\": \"per-segment\" or \"per-rtt\" or \"per-ack\"",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nupdate = \"per-segment\"\nsegment = \"0B\"\n",
+                "transport.timely.segment = 0B: a size above 0",
+            ),
+            (
+                "[transport]\ncc = \"timely\"\n[transport.timely]\nupdate = \"per-rtt\"\nsegment = \"64KB\"\n",
+                "transport.timely.segment = (set): applies only with transport.timely.update = \"per-segment\"",
             ),
             (
                 "[transport]\ncc = \"aimd\"\n[transport.aimd]\nmin_window = 0\n",

@@ -160,7 +160,10 @@ impl<'a, T: Trace> Simulation<'a, T> {
                             },
                             ecn,
                         )),
-                        SwitchModel::SharedBuffer { alpha } => {
+                        SwitchModel::SharedBuffer {
+                            ingress_alpha,
+                            egress_alpha,
+                        } => {
                             let headroom = |i: usize| pfc_headroom_bytes(&ports[i], max_frame);
                             let pfc = pfc
                                 .map(|p| (&headroom as &dyn Fn(usize) -> u64, p.resume_gap_bytes));
@@ -169,7 +172,14 @@ impl<'a, T: Trace> Simulation<'a, T> {
                                 + (range.clone())
                                     .map(|p| topo.input_buffer(PortId(p), buffer) - buffer)
                                     .sum::<u64>();
-                            Switch::Shared(SharedSwitch::new(ports.len(), pool, alpha, pfc, ecn))
+                            Switch::Shared(SharedSwitch::new(
+                                ports.len(),
+                                pool,
+                                ingress_alpha,
+                                egress_alpha,
+                                pfc,
+                                ecn,
+                            ))
                         }
                     });
                 }

@@ -398,8 +398,10 @@ mod tests {
     #[test]
     fn cut_through_is_queue_then_dequeue_on_the_shared_switch() {
         let headroom = |_| 600;
-        cut_through_agrees(|| SharedSwitch::new(3, 4_000, 1.0, Some((&headroom, 200)), marker()));
-        cut_through_agrees(|| SharedSwitch::new(3, 2_500, 0.5, None, marker()));
+        cut_through_agrees(|| {
+            SharedSwitch::new(3, 4_000, 1.0, None, Some((&headroom, 200)), marker())
+        });
+        cut_through_agrees(|| SharedSwitch::new(3, 2_500, 0.5, Some(0.5), None, marker()));
     }
 
     #[test]

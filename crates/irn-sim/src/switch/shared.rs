@@ -4,12 +4,13 @@
 //! All ports share one buffer. Packets wait in a FIFO per output port. Admission uses
 //! Choudhury–Hahne dynamic thresholds: a queue may hold at most `alpha × (free shared buffer)`,
 //! so one congested port cannot take the whole buffer but an idle switch lets one burst use much
-//! of it.
-//! - **Without PFC** (lossy) the threshold applies to the output queue a packet joins: above it,
-//!   the packet is dropped.
+//! of it. As in the ns-3 models' `SwitchMmu` (ConWeave's: `IngressAlpha` 1/16, `EgressAlpha` 1),
+//! the egress and ingress thresholds have their own alphas.
+//! - **Without PFC** (lossy) the egress threshold applies to the output queue a packet joins:
+//!   above it, the packet is dropped.
 //! - **With PFC** (lossless) the buffer is accounted per *input* port, as the ns-3 models do:
 //!   each input has a headroom reserved out of the buffer (`crate::config::pfc_headroom_bytes`)
-//!   and a share of the rest bounded by the dynamic threshold. An input whose share passes the
+//!   and a share of the rest bounded by the ingress threshold. An input whose share passes the
 //!   threshold, or that has started using its headroom, pauses its upstream neighbour; packets
 //!   still in flight land in the headroom. It resumes when its headroom is empty and its share
 //!   is either a gap below the threshold or nothing at all. The second case is the escape of
@@ -21,6 +22,12 @@
 //!   `pfc_a_shift`). Without it, a pool whose threshold never climbs above the gap
 //!   (`alpha` × pool ≤ gap: 150 KB shared by six 40 Gb/s, 2 µs inputs) keeps an input paused
 //!   with nothing left in the buffer, and its flows hang.
+//!
+//!   With an egress alpha too, a packet over its output queue's egress threshold is dropped
+//!   first, whatever its input's share, as ns-3's switch admits a packet only when both its
+//!   ingress and egress checks pass: PFC then bounds each input and the threshold each output,
+//!   and the switch can drop. Without one (`None`), PFC's ingress accounting alone decides and
+//!   nothing is dropped.
 //!
 //! ECN marking watches each output queue, as on the input-queued switch.
 
@@ -61,10 +68,12 @@ pub struct SharedSwitch {
     shared_used: u64,
     /// The shared pool: the buffer minus every input's headroom.
     shared_size: u64,
-    /// `alpha` in 16.16 fixed point: the threshold is computed on every admission and on
-    /// dequeues while any input pauses, and integer arithmetic keeps float conversions off that
-    /// path.
+    /// The ingress (PFC) alpha in 16.16 fixed point: the threshold is computed on every
+    /// admission and on dequeues while any input pauses, and integer arithmetic keeps float
+    /// conversions off that path.
     alpha_q16: u64,
+    /// The egress (drop) alpha, likewise; `None`: no egress threshold.
+    egress_alpha_q16: Option<u64>,
     /// Sum of the inputs' `headroom_used`.
     headroom_used: u64,
     /// PFC's resume gap; `None` without PFC.
@@ -79,7 +88,9 @@ pub struct SharedSwitch {
 }
 
 impl SharedSwitch {
-    /// A switch with `ports` ports sharing `buffer_bytes`, dynamic-threshold factor `alpha`.
+    /// A switch with `ports` ports sharing `buffer_bytes`, with dynamic-threshold factors
+    /// `ingress_alpha` (each input's share, PFC only) and `egress_alpha` (each output queue,
+    /// above which packets are dropped; `None`: none, and without PFC only a full buffer drops).
     /// With PFC, `pfc` gives each input's headroom (`headroom(i)`) and the resume gap.
     ///
     /// # Panics
@@ -87,7 +98,8 @@ impl SharedSwitch {
     pub fn new(
         ports: usize,
         buffer_bytes: u64,
-        alpha: f64,
+        ingress_alpha: f64,
+        egress_alpha: Option<f64>,
         pfc: Option<(&dyn Fn(usize) -> u64, u64)>,
         ecn: Option<EcnMarker>,
     ) -> Self {
@@ -102,7 +114,8 @@ impl SharedSwitch {
             outputs: vec![Output::default(); ports],
             shared_used: 0,
             shared_size: buffer_bytes.saturating_sub(inputs.iter().map(|i| i.headroom).sum()),
-            alpha_q16: alpha_q16(alpha),
+            alpha_q16: alpha_q16(ingress_alpha),
+            egress_alpha_q16: egress_alpha.map(alpha_q16),
             inputs,
             headroom_used: 0,
             resume_gap: pfc.map(|(_, gap)| gap),
@@ -118,7 +131,8 @@ impl SharedSwitch {
         self.shared_used + self.headroom_used
     }
 
-    /// The dynamic threshold: `alpha` times the free shared buffer (rounded down).
+    /// The ingress dynamic threshold: `ingress_alpha` times the free shared buffer (rounded
+    /// down).
     fn threshold(&self) -> u64 {
         threshold_of(self.shared_size, self.shared_used, self.alpha_q16)
     }
@@ -147,11 +161,18 @@ fn threshold_of(shared_size: u64, shared_used: u64, alpha_q16: u64) -> u64 {
 impl Accounting for SharedSwitch {
     #[inline(always)]
     fn charge(&mut self, input: usize, output: usize, bytes: u64) -> Admit {
-        let threshold = self.threshold();
+        let egress_threshold = self.egress_alpha_q16.map_or(u64::MAX, |q| {
+            threshold_of(self.shared_size, self.shared_used, q)
+        });
         let mut admit = Admit::Queued;
         let out = &mut self.outputs[output];
         let inp = &mut self.inputs[input];
         if self.resume_gap.is_some() {
+            if out.egress + bytes > egress_threshold {
+                self.drops[output] += 1;
+                return Admit::Dropped;
+            }
+            let threshold = threshold_of(self.shared_size, self.shared_used, self.alpha_q16);
             let fits_shared =
                 inp.shared + bytes <= threshold && self.shared_used + bytes <= self.shared_size;
             if fits_shared {
@@ -171,7 +192,8 @@ impl Accounting for SharedSwitch {
                 admit = Admit::QueuedAndPause;
             }
         } else {
-            if out.egress + bytes > threshold || self.shared_used + bytes > self.shared_size {
+            if out.egress + bytes > egress_threshold || self.shared_used + bytes > self.shared_size
+            {
                 self.drops[output] += 1;
                 return Admit::Dropped;
             }
@@ -287,7 +309,7 @@ mod tests {
     #[test]
     fn lossy_dynamic_threshold_on_the_output_queue() {
         // 1000 B shared, alpha 1: a queue may grow while it stays below the free space.
-        let mut s = Harness::new(SharedSwitch::new(3, 1000, 1.0, None, None));
+        let mut s = Harness::new(SharedSwitch::new(3, 1000, 1.0, Some(1.0), None, None));
         let admits: Vec<Admit> = (0..6)
             .map(|i| s.admit_data(i % 2, 2, pkt(i as u32, 100)))
             .collect();
@@ -308,9 +330,23 @@ mod tests {
     fn pfc_pauses_on_the_ingress_share_and_absorbs_into_headroom() {
         // 2 inputs, each with 300 B headroom; 1000 B buffer → 400 B shared pool; alpha 1.
         let headroom = |_| 300;
-        let s = Harness::new(SharedSwitch::new(3, 1000, 1.0, Some((&headroom, 50)), None));
+        let s = Harness::new(SharedSwitch::new(
+            3,
+            1000,
+            1.0,
+            None,
+            Some((&headroom, 50)),
+            None,
+        ));
         assert_eq!(s.switch.shared_size, 100);
-        let mut s = Harness::new(SharedSwitch::new(2, 1600, 1.0, Some((&headroom, 50)), None));
+        let mut s = Harness::new(SharedSwitch::new(
+            2,
+            1600,
+            1.0,
+            None,
+            Some((&headroom, 50)),
+            None,
+        ));
         assert_eq!(s.switch.shared_size, 1000);
         // Input 0 into output 1: shared 100 (thr 1000), 200 (thr 900), 300 (thr 800), 400 (thr 700),
         // 500 (thr 600 → 500 ≥ 500 after: pause)...
@@ -366,6 +402,7 @@ mod tests {
                 2,
                 1600,
                 1.0,
+                None,
                 Some((&headroom, gap)),
                 None,
             ));
@@ -392,6 +429,7 @@ mod tests {
             2,
             1600,
             0.125,
+            None,
             Some((&headroom, 200)),
             None,
         ));
@@ -410,7 +448,7 @@ mod tests {
 
     #[test]
     fn paused_outputs_still_send_control() {
-        let mut s = Harness::new(SharedSwitch::new(2, 1000, 1.0, None, None));
+        let mut s = Harness::new(SharedSwitch::new(2, 1000, 1.0, Some(1.0), None, None));
         s.admit_data(0, 1, pkt(1, 100));
         let mut ack = pkt(2, 64);
         ack.pkt.kind = PacketKind::Ack {
@@ -422,5 +460,57 @@ mod tests {
         assert_eq!(s.dequeue(1, true), None);
         assert!(s.has_work(1));
         assert_eq!(s.dequeue(1, false).map(|(p, _)| p.flow.0), Some(1));
+    }
+
+    /// Ingress alpha 1/2, egress alpha 1/4, PFC with 300 B headroom per input in a 1600 B
+    /// buffer: a 1000 B pool. Input 0 sends 100 B packets to output 1. Before each admission
+    /// (queue q, free f): the egress threshold f/4 and the ingress one f/2.
+    /// 1st: q 0, f 1000: 100 ≤ 250 and 100 ≤ 500, queued; 2nd: q 100, f 900: 200 ≤ 225, share
+    /// 200 ≤ 450, queued; 3rd: q 200, f 800: 300 > 200, dropped by the egress threshold, though
+    /// the input is far under its ingress one and never paused.
+    #[test]
+    fn pfc_with_an_egress_alpha_drops_above_the_egress_threshold() {
+        let headroom = |_| 300;
+        let mut s = Harness::new(SharedSwitch::new(
+            2,
+            1600,
+            0.5,
+            Some(0.25),
+            Some((&headroom, 50)),
+            None,
+        ));
+        let admits: Vec<Admit> = (0..3).map(|i| s.admit_data(0, 1, pkt(i, 100))).collect();
+        assert_eq!(admits, [Admit::Queued, Admit::Queued, Admit::Dropped]);
+        assert_eq!(s.switch.drops[1], 1);
+        // Without the egress alpha the same switch pauses on the ingress share instead: shares
+        // 100..300 fit under 500, 450, 400; the 4th's 400 > 350 (free 700 × 1/2) lands in
+        // headroom, which pauses the input.
+        let mut s = Harness::new(SharedSwitch::new(
+            2,
+            1600,
+            0.5,
+            None,
+            Some((&headroom, 50)),
+            None,
+        ));
+        let admits: Vec<Admit> = (0..4).map(|i| s.admit_data(0, 1, pkt(i, 100))).collect();
+        assert_eq!(
+            admits,
+            [
+                Admit::Queued,
+                Admit::Queued,
+                Admit::Queued,
+                Admit::QueuedAndPause
+            ]
+        );
+    }
+
+    /// Lossy, egress alpha 1/4 (the ingress alpha plays no part): 1000 B pool, queue q, free f:
+    /// 100 ≤ 250; 200 ≤ 225; 300 > 200, dropped.
+    #[test]
+    fn lossy_uses_the_egress_alpha() {
+        let mut s = Harness::new(SharedSwitch::new(3, 1000, 4.0, Some(0.25), None, None));
+        let admits: Vec<Admit> = (0..3).map(|i| s.admit_data(0, 2, pkt(i, 100))).collect();
+        assert_eq!(admits, [Admit::Queued, Admit::Queued, Admit::Dropped]);
     }
 }
