@@ -269,7 +269,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
         let t = &c.topology;
         let last = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
         println!(
-            "  {}: {} hosts, {} switches; {} flows over {:.0} us; {}, BDP cap {}, {}; buffer {} B, PFC {}",
+            "  {}: {} hosts, {} switches; {} flows over {:.0} us; {}, BDP cap {}{}, {}; buffer {} B, PFC {}",
             r.name,
             t.hosts().len(),
             t.switches().len(),
@@ -277,6 +277,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             last,
             r.resolved.transport.kind.name(),
             c.transport.bdp_cap.map_or("off".to_string(), |b| format!("{b} packets")),
+            go_back_n_state(&c.transport),
             rto_state(r),
             c.switch.buffer_bytes,
             pfc_state(c),
@@ -284,6 +285,28 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
         warn(r);
     }
     Ok(())
+}
+
+/// Go-back-N's lossy-mode options in a run's one-line description, when any is on.
+fn go_back_n_state(t: &irn_core::TransportConfig) -> String {
+    let mut parts = String::new();
+    if let Some(w) = t.tx_window {
+        parts += &format!(", tx window {w} packets");
+    }
+    if let Some(sr) = t.slow_restart {
+        let growth = match sr.growth {
+            irn_core::transport::Growth::Additive => "additive",
+            irn_core::transport::Growth::SlowStart => "slow-start",
+        };
+        parts += &format!(", slow restart ×{} ({growth})", sr.factor);
+    }
+    if let Some(i) = t.nack_interval {
+        parts += &format!(", re-NACK every {i}");
+    }
+    if t.acks == irn_core::transport::Acks::None {
+        parts += ", no ACKs";
+    }
+    parts
 }
 
 /// The timers in a run's one-line description; an RTO_high derived from the network says so.
