@@ -287,7 +287,8 @@ impl Sender {
     /// The cumulative part advances the window (shifting the SACK bitmap, completing messages,
     /// restarting the timer, and ending recovery once it passes the recovery point). A NACK's
     /// SACK marks its packet; a NACK then starts loss recovery, or for go-back-N rewinds to the
-    /// cumulative ACK. ACKs that are behind are harmless; ones that acknowledge unsent packets are
+    /// cumulative ACK (a loss episode: under slow restart the window drops, and each cumulative
+    /// ACK regrows it). ACKs that are behind are harmless; ones that acknowledge unsent packets are
     /// ignored and counted.
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
         self.last_now = now;
@@ -425,7 +426,7 @@ impl Sender {
     ///
     /// Under [`RtoPolicy::Dual`] an RTO_low expiry with more than N packets in flight only
     /// extends the timer to RTO_high. A real expiry resends from the cumulative ACK: go-back-N
-    /// rewinds, selective repeat (re)starts loss recovery.
+    /// rewinds (cutting slow restart's window), selective repeat (re)starts loss recovery.
     pub fn handle_timeout(&mut self, now: Time) {
         self.last_now = now;
         self.expire(now);
