@@ -3,11 +3,11 @@
 
 mod common;
 
-use common::flow;
+use common::{flow, input_queued_switch};
 use irn_core::transport::TransportConfig;
 use irn_core::Psn;
 use irn_core::{Bandwidth, Duration};
-use irn_sim::config::{InitialPsn, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{InitialPsn, SimConfig, SwitchModel};
 use irn_sim::ids::NodeId;
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::FlowSpec;
@@ -27,16 +27,7 @@ fn config(
         seed: 7,
         ..SimConfig::new(
             topology,
-            SwitchConfig {
-                model: SwitchModel::InputQueued,
-                buffer_bytes,
-                pfc: pfc.then_some(PfcConfig {
-                    threshold: PfcThreshold::Auto,
-                    resume_gap_bytes: 2 * 1086,
-                    frames: Default::default(),
-                }),
-                ecn: None,
-            },
+            input_queued_switch(buffer_bytes, pfc),
             transport,
             flows,
         )

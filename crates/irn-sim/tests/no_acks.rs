@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::flow;
+use common::{flow, input_queued_switch};
 use irn_core::transport::{Acks, TransportConfig};
 use irn_core::{Bandwidth, Duration};
-use irn_sim::config::{Monitor, PfcConfig, PfcThreshold, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{Monitor, SimConfig};
 use irn_sim::ids::PortId;
 use irn_sim::series::{FlowSample, NicSample, PortSample, SeriesSink};
 use irn_sim::topology::Topology;
@@ -44,16 +44,7 @@ fn config(
         }),
         ..SimConfig::new(
             topology,
-            SwitchConfig {
-                model: SwitchModel::InputQueued,
-                buffer_bytes,
-                pfc: Some(PfcConfig {
-                    threshold: PfcThreshold::Auto,
-                    resume_gap_bytes: 2 * 1086,
-                    frames: Default::default(),
-                }),
-                ecn: None,
-            },
+            input_queued_switch(buffer_bytes, true),
             transport,
             flows,
         )

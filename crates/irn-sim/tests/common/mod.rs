@@ -82,3 +82,18 @@ pub fn lossy_switch() -> irn_sim::config::SwitchConfig {
         ecn: None,
     }
 }
+
+/// The input-queued switch with `buffer_bytes` per input and, with `pfc`, PFC at the lossless
+/// threshold resuming two full frames below; no ECN.
+pub fn input_queued_switch(buffer_bytes: u64, pfc: bool) -> irn_sim::config::SwitchConfig {
+    use irn_sim::config::{PfcConfig, PfcThreshold};
+    irn_sim::config::SwitchConfig {
+        buffer_bytes,
+        pfc: pfc.then_some(PfcConfig {
+            threshold: PfcThreshold::Auto,
+            resume_gap_bytes: 2 * 1086,
+            frames: Default::default(),
+        }),
+        ..lossy_switch()
+    }
+}
