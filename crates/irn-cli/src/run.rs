@@ -277,7 +277,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             last,
             r.resolved.transport.kind.name(),
             c.transport.bdp_cap.map_or("off".to_string(), |b| format!("{b} packets")),
-            go_back_n_state(&c.transport),
+            recovery_options(&c.transport),
             rto_state(r),
             c.switch.buffer_bytes,
             pfc_state(c),
@@ -287,8 +287,9 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Go-back-N's lossy-mode options in a run's one-line description, when any is on.
-fn go_back_n_state(t: &irn_core::TransportConfig) -> String {
+/// The loss-recovery options in a run's one-line description, when any is on: go-back-N's
+/// lossy-mode reactions and what an IRN timeout resends.
+fn recovery_options(t: &irn_core::TransportConfig) -> String {
     let mut parts = String::new();
     if let Some(w) = t.tx_window {
         parts += &format!(", tx window {w} packets");
@@ -305,6 +306,9 @@ fn go_back_n_state(t: &irn_core::TransportConfig) -> String {
     }
     if t.acks == irn_core::transport::Acks::None {
         parts += ", no ACKs";
+    }
+    if t.timeout_resend == irn_core::transport::TimeoutResend::Unsacked {
+        parts += ", a timeout resends every unSACKed packet";
     }
     parts
 }

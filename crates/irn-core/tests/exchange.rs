@@ -32,7 +32,8 @@ use std::collections::BinaryHeap;
 
 use common::*;
 use irn_core::transport::{
-    packets_for, Acks, Growth, LossRecovery, Requester, RtoPolicy, SlowRestart, TransportConfig,
+    packets_for, Acks, Growth, LossRecovery, Requester, RtoPolicy, SlowRestart, TimeoutResend,
+    TransportConfig,
 };
 use irn_core::{Duration, Packet, PacketKind, Psn, Receiver, Time};
 use proptest::prelude::*;
@@ -501,6 +502,14 @@ proptest! {
     #[test]
     fn irn_with_refetch_delay_survives_any_faults(sc in scenario(true)) {
         let cfg = TransportConfig { retransmit_delay: Duration::from_us(2), ..small_cap(TransportConfig::irn()) };
+        Pair::new(cfg, sc).run()?;
+    }
+
+    /// A timeout resends every unSACKed packet, with and without a SACK bitmap.
+    #[test]
+    fn irn_resending_all_on_timeout_survives_any_faults(sack in prop::bool::ANY, sc in scenario(true)) {
+        let base = if sack { TransportConfig::irn() } else { TransportConfig::irn_without_sack() };
+        let cfg = TransportConfig { timeout_resend: TimeoutResend::Unsacked, ..small_cap(base) };
         Pair::new(cfg, sc).run()?;
     }
 

@@ -4,7 +4,9 @@
 mod common;
 
 use common::*;
-use irn_core::transport::{Growth, RtoBackoff, RtoPolicy, SlowRestart, TransportConfig};
+use irn_core::transport::{
+    Growth, RtoBackoff, RtoPolicy, SlowRestart, TimeoutResend, TransportConfig,
+};
 use Step::*;
 
 #[derive(Debug)]
@@ -544,6 +546,66 @@ fn without_a_sack_bitmap_a_partial_ack_resends_the_next_hole() {
             In(ack(8)),
             Recovering(false),
             Done(vec![(0, 8 * KB)]),
+        ],
+    );
+}
+
+#[test]
+fn what_a_timeout_resends() {
+    // Eight packets out; 0 and the tail 5-7 lost, 1-4 SACKed; then nothing until RTO_high.
+    let tail_loss = |resend: TimeoutResend| {
+        vec![
+            Post(8 * KB),
+            Send((0..8).map(new).collect()),
+            At(10),
+            In(nack(0, 1)),
+            In(nack(0, 2)),
+            In(nack(0, 3)),
+            In(nack(0, 4)),
+            Send(vec![re(0)]), // NACK recovery: the head; nothing unSACKed below the SACK
+            At(100),
+            Timeout, // more than N in flight: extended to RTO_high
+            At(320),
+            Timeout,
+            Send(match resend {
+                // the recovery rule again: 5-7 are taken to be still in flight
+                TimeoutResend::Holes => vec![re(0)],
+                // every packet not SACKed, up to the highest sent
+                TimeoutResend::Unsacked => [0, 5, 6, 7].into_iter().map(re).collect(),
+            }),
+            In(ack(5)),
+            Send(vec![]),
+            In(ack(8)),
+            Recovering(false),
+            Done(vec![(0, 8 * KB)]),
+        ]
+    };
+    for resend in [TimeoutResend::Holes, TimeoutResend::Unsacked] {
+        let cfg = TransportConfig {
+            timeout_resend: resend,
+            rto_backoff: RtoBackoff::Constant,
+            ..TransportConfig::irn()
+        };
+        run(&format!("{resend:?}"), cfg, 0, tail_loss(resend));
+    }
+    // Without a SACK bitmap, `Unsacked` resends everything sent after a timeout.
+    run(
+        "no SACK bitmap",
+        TransportConfig {
+            timeout_resend: TimeoutResend::Unsacked,
+            ..TransportConfig::irn_without_sack()
+        },
+        0,
+        vec![
+            Post(4 * KB),
+            Send((0..4).map(new).collect()),
+            At(100),
+            Timeout,
+            At(320),
+            Timeout,
+            Send((0..4).map(re).collect()),
+            In(ack(4)),
+            Done(vec![(0, 4 * KB)]),
         ],
     );
 }

@@ -198,6 +198,7 @@ const KEYS: &[&str] = &[
     "transport.slow_restart_growth",
     "transport.nack_interval",
     "transport.acks",
+    "transport.timeout_resend",
     "workload.kind",
     "workload.load",
     "workload.duration",

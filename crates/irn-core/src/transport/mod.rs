@@ -37,7 +37,9 @@ mod restart;
 mod sender;
 mod tcp;
 
-pub use config::{Acks, ConfigError, LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
+pub use config::{
+    Acks, ConfigError, LossRecovery, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
+};
 pub(crate) use fifo::Fifo;
 pub use outbox::{PostError, MAX_OUTSTANDING_PACKETS};
 pub use receiver::{Receiver, ReceiverStats};

@@ -1,6 +1,6 @@
 //! The requester: segments messages into packets, decides what to (re)send, runs the timer.
 
-use super::config::{LossRecovery, RtoBackoff, RtoPolicy, TransportConfig};
+use super::config::{LossRecovery, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig};
 use super::detection::Detection;
 use super::outbox::{Outbox, PostError};
 use super::restart::RestartWindow;
@@ -111,6 +111,9 @@ struct Recovery {
     /// A packet to resend before any hole: the cumulative-ACK PSN on entering recovery, or, with
     /// no SACK bitmap, the PSN the latest NACK asked for.
     pending: Option<u64>,
+    /// Every unSACKed packet below this is lost too, whatever the highest SACK: `point` after a
+    /// timeout under [`TimeoutResend::Unsacked`], else 0 (only the highest SACK decides).
+    lost_below: u64,
 }
 
 /// Counters a sender keeps about itself.
@@ -411,7 +414,8 @@ impl Sender {
             Loss::GoBackN => self.high,
             Loss::Selective(s) => {
                 let pending = s.recovery.and_then(|r| r.pending).map_or(0, |p| p + 1);
-                s.sack_high.max(pending).max(self.una + 1)
+                let lost_below = s.recovery.map_or(0, |r| r.lost_below);
+                s.sack_high.max(pending).max(lost_below).max(self.una + 1)
             }
         };
         if episode {
@@ -461,7 +465,13 @@ impl Sender {
                 self.nxt = self.una;
                 self.slow_restart();
             }
-            Loss::Selective(s) => s.recovery = Some(Recovery::start(self.una, self.high)),
+            Loss::Selective(s) => {
+                let mut r = Recovery::start(self.una, self.high);
+                if self.cfg.timeout_resend == TimeoutResend::Unsacked {
+                    r.lost_below = self.high;
+                }
+                s.recovery = Some(r);
+            }
         }
         self.cc.on_loss(now, self.una, self.high);
         self.detected(now, true);
@@ -625,12 +635,19 @@ impl Sender {
             return Some(p);
         }
         r.pending = None;
-        let sacked = s.sacked.as_ref()?;
         let from = r.next.max(self.una);
-        if from >= s.sack_high {
+        let lost_below = s.sack_high.max(r.lost_below);
+        if from >= lost_below {
             return None;
         }
-        match sacked.first_zero((from - self.una) as u32, (s.sack_high - self.una) as u32) {
+        let first_zero = match s.sacked.as_ref() {
+            Some(sacked) => {
+                sacked.first_zero((from - self.una) as u32, (lost_below - self.una) as u32)
+            }
+            // Without a bitmap nothing is known to have arrived: only a timeout's range is lost.
+            None => Some((from - self.una) as u32),
+        };
+        match first_zero {
             Some(off) => {
                 let p = self.una + u64::from(off);
                 if !fetched(&mut self.detection, now, p) {
@@ -641,7 +658,7 @@ impl Sender {
             }
             // Everything up to the highest SACK is acknowledged: skip the range.
             None => {
-                r.next = s.sack_high;
+                r.next = lost_below;
                 None
             }
         }
@@ -774,6 +791,7 @@ impl Recovery {
             point: high,
             next: una,
             pending: Some(una),
+            lost_below: 0,
         }
     }
 }

@@ -15,7 +15,7 @@
 //! ```
 
 use irn_core::cc::CcConfig;
-use irn_core::transport::{RtoBackoff, RtoPolicy, TransportConfig};
+use irn_core::transport::{RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig};
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 
@@ -120,6 +120,11 @@ pub struct TransportSection {
     /// `"every-packet"` (absent) or `"none"`: the IRN paper's RoCE-with-PFC baseline (§5.2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acks: Option<String>,
+    /// What selective repeat resends after a timeout: `"holes"` (absent: the recovery rule,
+    /// the cumulative-ACK packet and the holes below the highest SACK) or `"unsacked"` (every
+    /// packet not SACKed, as TCP and go-back-N do). See `irn_core::transport::TimeoutResend`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_resend: Option<String>,
     /// `[transport.dcqcn]`: DCQCN parameter overrides (see `scenarios/example.toml`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dcqcn: Option<toml::Table>,
@@ -154,6 +159,7 @@ impl Default for TransportSection {
             slow_restart_growth: None,
             nack_interval: None,
             acks: None,
+            timeout_resend: None,
             cc: CcKind::None,
             dcqcn: None,
             timely: None,
@@ -219,6 +225,7 @@ pub(super) fn build(
         ));
     }
     let rto_backoff = rto_backoff(t, file)?;
+    let timeout_resend = timeout_resend(t, file)?;
     if t.kind == TransportKind::Tcp && t.cc != CcKind::None {
         return Err(invalid(
             file,
@@ -239,6 +246,7 @@ pub(super) fn build(
         bdp_cap,
         rto,
         rto_backoff,
+        timeout_resend,
         mtu: t.mtu,
         cc,
         line_rate: topology.min_host_rate(),
@@ -411,6 +419,45 @@ fn rto_backoff(t: &TransportSection, file: &str) -> Result<RtoBackoff, ScenarioE
             ))
         }
     })
+}
+
+/// `transport.timeout_resend`: a selective-repeat choice, refused where recovery is otherwise.
+fn timeout_resend(t: &TransportSection, file: &str) -> Result<TimeoutResend, ScenarioError> {
+    let Some(v) = t.timeout_resend.as_deref() else {
+        return Ok(TimeoutResend::Holes);
+    };
+    let resend = match v {
+        "holes" => TimeoutResend::Holes,
+        "unsacked" => TimeoutResend::Unsacked,
+        v => {
+            return Err(invalid(
+                file,
+                "transport.timeout_resend",
+                &format!("{v:?}"),
+                "\"holes\" or \"unsacked\"",
+            ))
+        }
+    };
+    // Go-back-N and TCP resend every unSACKed packet after a timeout: "unsacked" says what
+    // they do (so one scenario-wide key serves every variant), "holes" asks what they cannot.
+    if resend == TimeoutResend::Holes
+        && matches!(
+            t.kind,
+            TransportKind::Roce | TransportKind::IrnGoBackN | TransportKind::Tcp
+        )
+    {
+        return Err(invalid(
+            file,
+            "transport.timeout_resend",
+            &format!("{v:?}"),
+            &format!(
+                "\"holes\" is selective repeat's (IRN's) rule; kind = \"{}\" resends every \
+                 unacknowledged packet after a timeout (\"unsacked\")",
+                t.kind.name()
+            ),
+        ));
+    }
+    Ok(resend)
 }
 
 /// `transport.bdp_cap_scope`, checked against the transport `transport` built: a cap per path
@@ -800,6 +847,37 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn timeout_resend_is_a_selective_repeat_choice() {
+        let resend = |keys: &str| {
+            one(&format!("[transport]\n{keys}"))
+                .map(|r| r.config.transport.timeout_resend)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(resend(""), Ok(TimeoutResend::Holes));
+        assert_eq!(
+            resend("timeout_resend = \"unsacked\""),
+            Ok(TimeoutResend::Unsacked)
+        );
+        assert_eq!(
+            resend("kind = \"irn-without-sack\"\ntimeout_resend = \"unsacked\""),
+            Ok(TimeoutResend::Unsacked)
+        );
+        let e = resend("timeout_resend = \"all\"").unwrap_err();
+        assert!(
+            e.contains("transport.timeout_resend") && e.contains("\"holes\" or \"unsacked\""),
+            "{e}"
+        );
+        // Go-back-N and TCP resend every unacknowledged packet: "unsacked" says so, "holes"
+        // is refused.
+        for kind in ["roce", "irn-go-back-n", "tcp"] {
+            let keys = format!("kind = \"{kind}\"\ntimeout_resend = ");
+            assert!(resend(&format!("{keys}\"unsacked\"")).is_ok(), "{kind}");
+            let e = resend(&format!("{keys}\"holes\"")).unwrap_err();
+            assert!(e.contains("selective repeat") && e.contains(kind), "{e}");
+        }
     }
 
     #[test]
