@@ -7,6 +7,7 @@ use irn_core::{Bandwidth, Duration, Psn};
 use crate::credits::CreditConfig;
 pub use crate::forwarding::LoadBalancing;
 use crate::ids::{FlowId, PortId};
+use crate::loss::LinkLoss;
 use crate::pause::{PauseControl, PauseFrames, PauseSourceConfig};
 use crate::rng::{stream_seed, Purpose};
 use crate::topology::{Port, Topology};
@@ -55,6 +56,9 @@ pub struct SimConfig {
     pub credits: Option<CreditConfig>,
     /// Whether BDP-FC's computed cap is one for the network or each flow's own path's.
     pub bdp_cap_scope: BdpCapScope,
+    /// Links that lose packets at random on the wire (ns-3 `error_rate`, `[topology]
+    /// loss_rate`); [`LinkLoss::none`]: none do, and the packet path draws nothing.
+    pub link_loss: LinkLoss,
 }
 
 /// Which BDP a computed BDP-FC cap is (`transport.bdp_cap_scope`).
@@ -176,6 +180,7 @@ impl SimConfig {
             pause_sources: Vec::new(),
             credits: None,
             bdp_cap_scope: BdpCapScope::Network,
+            link_loss: LinkLoss::none(),
         }
     }
 

@@ -11,6 +11,7 @@
 //! | [`forwarding`] | load balancing among equal-cost next hops (ECMP, spray, DRILL, power of two, LetFlow) |
 //! | [`switch`] | the IRN paper's input-queued VOQ switch with per-input buffers and PFC |
 //! | [`port`] | an egress port and the link leaving it |
+//! | [`loss`] | lossy links: per-port loss rates and their seeded draws |
 //! | [`pause`] | PAUSE/PFC frames: quanta, pause times, XOFF/XON or timed frames |
 //! | [`credits`] | InfiniBand link-level credits: 64-byte blocks, FCTBS/FCCL/ABR modulo 2^bits |
 //! | [`packet`] | the packet as the network sees it |
@@ -27,6 +28,7 @@ pub mod credits;
 pub mod engine;
 pub mod forwarding;
 pub mod ids;
+pub mod loss;
 pub mod metrics;
 pub mod packet;
 pub mod packets;

@@ -31,6 +31,8 @@ pub struct NetworkCounters {
     /// Packets that reached a receiver a second time.
     pub duplicates: u64,
     pub drops: u64,
+    /// Packets lost on the wire by lossy links; `None` when no link is lossy.
+    pub link_losses: Option<u64>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control.
@@ -202,6 +204,10 @@ pub struct Summary {
     pub drops: u64,
     /// Drops over data packets sent.
     pub drop_rate: f64,
+    /// Packets (data and the transports' ACKs, NACKs, CNPs) lost on the wire by lossy links,
+    /// apart from `drops`; absent when no link is lossy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_losses: Option<u64>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control (`[switch] credits`; 0 without).
@@ -675,6 +681,7 @@ impl RunResult {
             } else {
                 c.drops as f64 / c.data_packets_sent as f64
             },
+            link_losses: c.link_losses,
             pause_frames: c.pause_frames,
             resume_frames: c.resume_frames,
             credit_frames: c.credit_frames,

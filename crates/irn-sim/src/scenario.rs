@@ -328,7 +328,7 @@ fn validate(
     file: &str,
     base_dir: &Path,
 ) -> Result<(SimConfig, Vec<String>), ScenarioError> {
-    let topology = topology::build(&s.topology, file, base_dir)?;
+    let (topology, link_loss) = topology::build(&s.topology, file, base_dir)?;
     let buffer = switch::buffer(s, file)?;
     let t = &s.transport;
     let extra_header_bytes = transport::extra_header_bytes(t, file)?;
@@ -343,6 +343,23 @@ fn validate(
         verbs.is_some() && verbs_irn_headers,
     );
     let credits = credits::build(s, file, buffer.bytes, max_frame)?;
+    if credits.is_some() && !link_loss.is_none() {
+        // A lost packet would leave its credit counted upstream and never at the input.
+        let (key, value) = match s.topology.loss_rate {
+            Some(rate) => ("topology.loss_rate", rate.to_string()),
+            None => (
+                "topology.file",
+                format!("{:?}", s.topology.file.as_deref().unwrap_or("")),
+            ),
+        };
+        return Err(invalid(
+            file,
+            key,
+            &value,
+            "no link loss with `[switch] credits`: credit flow control assumes a link that \
+             loses nothing",
+        ));
+    }
     let controls = pause::controls(s, file, &topology, (buffer.bytes, buffer.model), max_frame)?;
     let controlled: Vec<_> = controls.controls.iter().map(|c| c.port).collect();
     let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame, &controlled)?;
@@ -397,6 +414,7 @@ fn validate(
         pause_sources,
         credits,
         bdp_cap_scope,
+        link_loss,
     };
     Ok((config, warnings))
 }

@@ -75,10 +75,13 @@ pub struct PortSample {
     /// it, in the window.
     pub ecn_marks: u64,
     pub drops: u64,
+    /// Packets the link leaving this port lost on the wire in the window (a lossy link,
+    /// `crate::loss`; 0 on a clean one), apart from `drops`.
+    pub link_losses: u64,
 }
 
 impl PortSample {
-    pub const HEADER: [&'static str; 17] = [
+    pub const HEADER: [&'static str; 18] = [
         "time_us",
         "port",
         "node",
@@ -96,6 +99,7 @@ impl PortSample {
         "utilization",
         "ecn_marks",
         "drops",
+        "link_losses",
     ];
 }
 

@@ -352,9 +352,9 @@ fn malformed_topology_files_are_rejected_with_line_numbers() {
             "bad delay `1fortnight`: `1fortnight` has unknown unit",
         ),
         (
-            "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1us 0.001\n".into(),
+            "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1us 1\n".into(),
             4,
-            "error_rate 0.001 is not 0",
+            "error_rate 1 is not a probability in [0, 1)",
         ),
         (
             "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1us none\n".into(),

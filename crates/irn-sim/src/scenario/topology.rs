@@ -8,7 +8,13 @@
 //! hosts_per_leaf = 16    # leaf-spine: hosts on each leaf
 //! link_rate = "100Gbps"  # every link's rate (leaf-spine: the host links')
 //! link_delay = "1us"     # every link's propagation delay
+//! loss_rate = 1e-4       # every link loses each packet with this probability (default 0)
 //! ```
+//!
+//! `loss_rate` applies to every link, host links included, both directions, each drawing from
+//! its own seeded stream ([`crate::loss`]); ns-3 files give each link's own (`error_rate`),
+//! so `kind = "ns3"` rejects it, as do a wan's site tables (the key belongs to the whole
+//! network, in `[topology]`).
 //!
 //! `kind = "wan"` joins two sites, each a `[topology]` of its own in `[topology.site]` (and
 //! `[topology.site_b]`), by long-haul links (`[topology.wan]`): see the `wan` submodule.
@@ -19,6 +25,7 @@ use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, require, resolve, ScenarioError};
+use crate::loss::LinkLoss;
 use crate::topology::Topology;
 
 mod wan;
@@ -78,6 +85,10 @@ pub struct TopologySection {
     /// wan: the long-haul links between the sites' border switches.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wan: Option<WanSection>,
+    /// The probability that any link loses a packet on the wire, in [0, 1) (not for ns3
+    /// files, which give each link's `error_rate`). Default 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,6 +149,7 @@ impl Default for TopologySection {
             site: None,
             site_b: None,
             wan: None,
+            loss_rate: None,
         }
     }
 }
@@ -200,6 +212,11 @@ impl TopologySection {
             ("site", self.site.is_some(), wan),
             ("site_b", self.site_b.is_some(), wan),
             ("wan", self.wan.is_some(), wan),
+            (
+                "loss_rate",
+                self.loss_rate.is_some(),
+                k != TopologyKind::Ns3 && at == "topology",
+            ),
         ];
         check_keys(file, (at, "kind"), kind, &keys)?;
         if uniform {
@@ -228,13 +245,30 @@ impl TopologySection {
     }
 }
 
-/// The network the section describes, each count checked first so an error names its key.
+/// The network the section describes, each count checked first so an error names its key,
+/// and which of its links lose packets.
 pub(super) fn build(
     tp: &TopologySection,
     file: &str,
     base_dir: &Path,
-) -> Result<Topology, ScenarioError> {
-    network(tp, "topology", file, base_dir)
+) -> Result<(Topology, LinkLoss), ScenarioError> {
+    if tp.kind == Some(TopologyKind::Ns3) {
+        let (topology, rates) = ns3_file(tp, "topology", file, base_dir)?;
+        let loss = LinkLoss::per_link(&topology, &rates);
+        return Ok((topology, loss));
+    }
+    let topology = network(tp, "topology", file, base_dir)?;
+    let rate = tp.loss_rate.unwrap_or(0.0);
+    if !(0.0..1.0).contains(&rate) {
+        return Err(invalid(
+            file,
+            "topology.loss_rate",
+            &rate.to_string(),
+            "a probability in [0, 1): the share of packets each link loses on the wire",
+        ));
+    }
+    let loss = LinkLoss::uniform(&topology, rate);
+    Ok((topology, loss))
 }
 
 /// The network of the table at `at` (`topology`, or a wan's `topology.site`).
@@ -255,11 +289,7 @@ fn network(
         ))
     };
     Ok(match tp.kind.unwrap_or_default() {
-        TopologyKind::Ns3 => {
-            let name = tp.file.as_deref().unwrap_or("");
-            crate::topology::ns3::read_topology(&resolve(base_dir, name))
-                .map_err(|e| invalid(file, &key("file"), &format!("{name:?}"), &e.to_string()))?
-        }
+        TopologyKind::Ns3 => ns3_file(tp, at, file, base_dir)?.0,
         TopologyKind::FatTree => {
             let (rate, delay) = uniform()?;
             let k = tp.k.unwrap_or(6);
@@ -314,6 +344,24 @@ fn network(
         }
         // Its sites are not wans (`wan::normalize`), so this recurses once.
         TopologyKind::Wan => wan::build(tp, file, base_dir)?,
+    })
+}
+
+/// The ns-3 topology file of the table at `at`, and its links' error rates.
+fn ns3_file(
+    tp: &TopologySection,
+    at: &str,
+    file: &str,
+    base_dir: &Path,
+) -> Result<(Topology, Vec<f64>), ScenarioError> {
+    let name = tp.file.as_deref().unwrap_or("");
+    crate::topology::ns3::read_topology_with_loss(&resolve(base_dir, name)).map_err(|e| {
+        invalid(
+            file,
+            &format!("{at}.file"),
+            &format!("{name:?}"),
+            &e.to_string(),
+        )
     })
 }
 

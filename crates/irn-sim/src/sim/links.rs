@@ -80,6 +80,9 @@ impl<T: Trace> Simulation<'_, T> {
                 self.packets.prefetch(head);
             }
         }
+        if self.lossy && self.lost_on_wire(p, pkt) {
+            return;
+        }
         match owner.kind() {
             OwnerKind::Host(h) => {
                 if T::ON && self.packets.traced(pkt) {
@@ -96,6 +99,24 @@ impl<T: Trace> Simulation<'_, T> {
                 self.switch_receive(s, ingress, input, pkt)
             }
         }
+    }
+
+    /// Whether packet `pkt`, at the far end of the link leaving `p`, was lost on the way (see
+    /// [`crate::loss`]); a lost packet is counted, traced and freed here. Out of line: only
+    /// runs with a lossy link come here.
+    #[cold]
+    #[inline(never)]
+    fn lost_on_wire(&mut self, p: PortId, pkt: PacketId) -> bool {
+        if !self.loss[p.index()].next_lost() {
+            return false;
+        }
+        if T::ON && self.packets.traced(pkt) {
+            self.trace_lost(p, pkt);
+        }
+        if let Some(slot) = self.packets.free(pkt).verbs {
+            self.verbs_packets.take(slot);
+        }
+        true
     }
 
     /// The switch input behind port `from` pauses (`pause`) or resumes its upstream neighbour,

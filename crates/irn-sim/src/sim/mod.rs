@@ -16,6 +16,7 @@ use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
 use crate::engine::{Event, EventQueue, Sampler};
 use crate::forwarding::Balancer;
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
+use crate::loss::LossDraw;
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packets::{Fifo, Packets};
 use crate::pause::{PauseFrames, PauseRule, PauseSource};
@@ -98,6 +99,11 @@ pub struct Simulation<'a, T: Trace> {
     pause_timers: Vec<PauseTimers>,
     /// Credit flow control's counters per link; `None` without credits.
     credits: Option<Box<Credits>>,
+    /// Some link loses packets (`cfg.link_loss`): the one flag an arrival tests before
+    /// [`loss`](Self::loss) is looked at.
+    lossy: bool,
+    /// Per port, its link's loss draws and losses; empty without loss.
+    loss: Vec<LossDraw>,
     /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
     /// hook away, or a [`Tracer`](trace::Tracer).
     trace: T,
@@ -294,6 +300,14 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 .map(|i| PauseTimers::new(pause_frames(cfg, PortId(i as u32))))
                 .collect(),
             credits: None,
+            lossy: !cfg.link_loss.is_none(),
+            loss: if cfg.link_loss.is_none() {
+                Vec::new()
+            } else {
+                (0..topo.ports().len())
+                    .map(|p| LossDraw::new(cfg.seed, PortId(p as u32), &cfg.link_loss))
+                    .collect()
+            },
             trace,
         }
         .mark_traced();
@@ -458,6 +472,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             self.counters.goodput_gbps =
                 self.counters.delivered_bytes as f64 * 8.0 / (interval.as_ps() as f64 / 1e3);
         }
+        self.counters.link_losses = self.lossy.then(|| self.loss.iter().map(|d| d.lost).sum());
         self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks()).sum();
         self.counters.peak_buffer_bytes = self
             .switches

@@ -205,13 +205,21 @@ struct PortCounts {
     pause_received: u64,
     ecn_marks: u64,
     drops: u64,
+    link_losses: u64,
 }
 
 impl PortCounts {
     /// Port `port`'s counts at `now` (`switch`: its switch, if it has one, and its number
     /// there). Bytes count as sent as they are serialized: a packet half out at `now` counts
     /// half, so a window never holds more than its link could carry.
-    fn read(port: &Port, extra: &PortExtra, switch: Option<(&Switch, usize)>, now: Time) -> Self {
+    /// `link_losses`: what the port's link has lost so far.
+    fn read(
+        port: &Port,
+        extra: &PortExtra,
+        switch: Option<(&Switch, usize)>,
+        link_losses: u64,
+        now: Time,
+    ) -> Self {
         let unsent = extra.rate.bdp_bytes(port.busy_until.saturating_since(now));
         PortCounts {
             bytes_sent: port.bytes_sent.saturating_sub(unsent),
@@ -220,6 +228,7 @@ impl PortCounts {
             pause_received: extra.pauses.received,
             ecn_marks: switch.map_or(0, |(s, local)| s.ecn_marks_at(local)),
             drops: switch.map_or(0, |(s, local)| s.drops_at(local)),
+            link_losses,
         }
     }
 }
@@ -368,7 +377,8 @@ impl<T: Trace> Simulation<'_, T> {
                 OwnerKind::Switch(s) => Some((&self.switches[s], usize::from(port.local))),
                 OwnerKind::Host(_) => None,
             };
-            let now_counts = PortCounts::read(port, extra, switch, now);
+            let lost = self.loss.get(p).map_or(0, |d| d.lost);
+            let now_counts = PortCounts::read(port, extra, switch, lost, now);
             let last = std::mem::replace(&mut w.last, now_counts);
             let bytes_sent = now_counts.bytes_sent - last.bytes_sent;
             let capacity = extra.rate.bdp_bytes(interval) as f64;
@@ -394,6 +404,7 @@ impl<T: Trace> Simulation<'_, T> {
                 },
                 ecn_marks: now_counts.ecn_marks - last.ecn_marks,
                 drops: now_counts.drops - last.drops,
+                link_losses: now_counts.link_losses - last.link_losses,
             });
         }
     }

@@ -53,6 +53,8 @@ pub enum TraceEvent {
     EcnMark,
     /// A switch dropped the packet: no room in its buffer.
     Drop,
+    /// The link leaving the row's port lost the packet on the wire (a lossy link).
+    Lost,
     /// The packet reached the host it was sent to.
     Arrive,
     /// The sender's retransmission timer fired.
@@ -81,6 +83,7 @@ impl TraceEvent {
             TraceEvent::Dequeue => "dequeue",
             TraceEvent::EcnMark => "ecn_mark",
             TraceEvent::Drop => "drop",
+            TraceEvent::Lost => "lost",
             TraceEvent::Arrive => "arrive",
             TraceEvent::Timeout => "timeout",
             TraceEvent::RecoveryEnter => "recovery_enter",
@@ -506,6 +509,23 @@ impl<T: Trace> Simulation<'_, T> {
         self.row(
             (pkt.flow, node, port),
             TraceEvent::Drop,
+            Some(&pkt),
+            Detail::None,
+        );
+    }
+
+    /// The link leaving port `p` lost the traced packet `id` on the wire.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_lost(&mut self, p: PortId, id: PacketId) {
+        let pkt = *self.packets.get(id);
+        if let Some(t) = self.trace.state() {
+            t.packets.remove(&id);
+        }
+        let (node, port) = self.place(p);
+        self.row(
+            (pkt.flow, node, port),
+            TraceEvent::Lost,
             Some(&pkt),
             Detail::None,
         );

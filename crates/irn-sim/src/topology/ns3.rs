@@ -20,8 +20,10 @@
 //!   (a file with no switches may omit the switch line);
 //! - rates and delays go through irn's unit parsers ([`Bandwidth`], [`Duration`]): `100Gbps`,
 //!   `40Gb/s`, `1000ns`, `1us`...;
-//! - `error_rate` must be 0: irn does not model random link losses, and silently running a lossy
-//!   link as a clean one would give wrong results;
+//! - `error_rate`, the probability that the link loses a packet (each direction, as ns-3 puts its
+//!   error model on both ends), must be a number in [0, 1): a link that loses everything would
+//!   never deliver. [`parse_topology_with_loss`] returns the rates, which a scenario applies
+//!   ([`crate::loss`]); [`parse_topology`] reads the network alone;
 //! - a host must have exactly one link (one NIC port, MODEL.md §3).
 //!
 //! And as lenient as the simulators where the published files need it: blank lines, trailing
@@ -120,18 +122,31 @@ pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = (u64, Vec<&str>)
         .filter(|(_, fields)| !fields.is_empty())
 }
 
-/// Read an ns-3 topology file (see the [module docs](self)).
+/// Read an ns-3 topology file (see the [module docs](self)); its links' error rates are not
+/// returned (see [`read_topology_with_loss`]).
 pub fn read_topology(path: &Path) -> Result<Topology, Ns3Error> {
+    read_topology_with_loss(path).map(|(topology, _)| topology)
+}
+
+/// Read an ns-3 topology file with each link's `error_rate`, in the order of
+/// [`Topology::links`].
+pub fn read_topology_with_loss(path: &Path) -> Result<(Topology, Vec<f64>), Ns3Error> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Ns3Error::read(&name, e))?;
-    parse_topology(&text, &name)
+    parse_topology_with_loss(&text, &name)
 }
 
 /// Header counts up to this are trusted to size tables before the file confirms them.
 const TRUSTED_COUNT: u32 = 1 << 16;
 
 /// Parse the text of an ns-3 topology file; `name` is the file name used in error messages.
+/// The links' error rates are checked but not returned (see [`parse_topology_with_loss`]).
 pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
+    parse_topology_with_loss(text, name).map(|(topology, _)| topology)
+}
+
+/// [`parse_topology`], with each link's `error_rate` in the order of [`Topology::links`].
+pub fn parse_topology_with_loss(text: &str, name: &str) -> Result<(Topology, Vec<f64>), Ns3Error> {
     let mut lines = content_lines(text);
 
     let Some((hline, header)) = lines.next() else {
@@ -244,6 +259,7 @@ pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
 
     // Links. `host_link[n]` is the line of host n's link, to name both lines if it has two.
     let mut links = Vec::with_capacity((n_links as usize).min(lines_after));
+    let mut error_rates = Vec::with_capacity(links.capacity());
     let mut host_link: Vec<Option<u64>> = vec![None; nodes as usize];
     let mut last_line = hline;
     while links.len() < n_links as usize {
@@ -293,17 +309,18 @@ pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
                 format!("error_rate `{}` is not a number", fields[4]),
             )
         })?;
-        if error_rate != 0.0 {
+        if !(0.0..1.0).contains(&error_rate) {
             return Err(Ns3Error::at(
                 name,
                 line,
                 format!(
-                    "error_rate {} is not 0: irn does not model random link losses, so only \
-                     error-free links (error_rate 0) are accepted",
+                    "error_rate {} is not a probability in [0, 1): the share of packets the \
+                     link loses (a link that loses every packet would never deliver)",
                     fields[4]
                 ),
             ));
         }
+        error_rates.push(error_rate);
         for n in [a, b] {
             if kinds[n as usize] == NodeKind::Host {
                 if let Some(first) = host_link[n as usize] {
@@ -343,10 +360,11 @@ pub fn parse_topology(text: &str, name: &str) -> Result<Topology, Ns3Error> {
         }
     }
 
-    Topology::from_links(kinds, links).map_err(|error| Ns3Error::Topology {
+    let topology = Topology::from_links(kinds, links).map_err(|error| Ns3Error::Topology {
         file: name.to_string(),
         error,
-    })
+    })?;
+    Ok((topology, error_rates))
 }
 
 /// The [`HostIdx`] of ns-3 node id `node`, or `None` if it is a switch or out of range.
