@@ -65,16 +65,18 @@ pub fn run_monitored(
     untraced(cfg, Some(series), progress)
 }
 
-/// An untraced run, compiled with credit flow control's hooks only if it has credits.
+/// An untraced run, compiled with the hooks of credit flow control and lossy links only if it
+/// has either.
 fn untraced<'a>(
     cfg: &'a SimConfig,
     series: Option<&'a mut dyn series::SeriesSink>,
     progress: &mut dyn FnMut(Progress),
 ) -> RunResult {
-    use sim::trace::{NoTrace, NoTraceCredits};
-    match cfg.credits {
-        None => sim::Simulation::new(cfg, series, NoTrace).run(progress),
-        Some(_) => sim::Simulation::new(cfg, series, NoTraceCredits).run(progress),
+    use sim::trace::{NoTrace, NoTraceLinkHooks};
+    if cfg.credits.is_none() && cfg.link_loss.is_none() {
+        sim::Simulation::new(cfg, series, NoTrace).run(progress)
+    } else {
+        sim::Simulation::new(cfg, series, NoTraceLinkHooks).run(progress)
     }
 }
 

@@ -80,7 +80,7 @@ impl<T: Trace> Simulation<'_, T> {
                 self.packets.prefetch(head);
             }
         }
-        if self.lossy && self.lost_on_wire(p, pkt) {
+        if T::LOSS && !self.loss.is_empty() && self.lost_on_wire(p, pkt) {
             return;
         }
         match owner.kind() {

@@ -99,10 +99,9 @@ pub struct Simulation<'a, T: Trace> {
     pause_timers: Vec<PauseTimers>,
     /// Credit flow control's counters per link; `None` without credits.
     credits: Option<Box<Credits>>,
-    /// Some link loses packets (`cfg.link_loss`): the one flag an arrival tests before
-    /// [`loss`](Self::loss) is looked at.
-    lossy: bool,
-    /// Per port, its link's loss draws and losses; empty without loss.
+    /// Per port, its link's loss draws and losses; empty when no link loses packets
+    /// (`cfg.link_loss`), and only looked at when the trace type compiles loss in
+    /// ([`Trace::LOSS`](trace::Trace::LOSS)).
     loss: Vec<LossDraw>,
     /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
     /// hook away, or a [`Tracer`](trace::Tracer).
@@ -300,7 +299,6 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 .map(|i| PauseTimers::new(pause_frames(cfg, PortId(i as u32))))
                 .collect(),
             credits: None,
-            lossy: !cfg.link_loss.is_none(),
             loss: if cfg.link_loss.is_none() {
                 Vec::new()
             } else {
@@ -472,7 +470,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
             self.counters.goodput_gbps =
                 self.counters.delivered_bytes as f64 * 8.0 / (interval.as_ps() as f64 / 1e3);
         }
-        self.counters.link_losses = self.lossy.then(|| self.loss.iter().map(|d| d.lost).sum());
+        self.counters.link_losses =
+            (!self.loss.is_empty()).then(|| self.loss.iter().map(|d| d.lost).sum());
         self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks()).sum();
         self.counters.peak_buffer_bytes = self
             .switches
