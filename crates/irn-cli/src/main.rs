@@ -15,6 +15,7 @@ mod run;
 mod series;
 mod sweep;
 mod table;
+mod topology;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +51,9 @@ enum Command {
     Report(sweep::ReportArgs),
     /// Write a Poisson flow trace in the ns-3 (ConWeave 5-column) flow-file format.
     GenFlows(gen_flows::GenFlowsArgs),
+    /// Write a scenario's network as an ns-3 topology file (e.g. a Jellyfish drawn from its
+    /// seed), for other simulators to run the same graph.
+    Topology(topology::TopologyArgs),
     /// Check a scenario file and describe the runs it defines, without running them.
     Validate {
         /// The scenario file.
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::GenFlows(args) => gen_flows::gen_flows(args),
+        Command::Topology(args) => topology::topology(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Reproduce(args) => reproduce::reproduce(args),
         Command::Check(args) => match reproduce::check(args) {

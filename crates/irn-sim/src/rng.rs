@@ -43,6 +43,8 @@ pub enum Purpose {
     LoadBalancing,
     /// A host's random PAUSE frames, `[pauses]` (index: the host).
     Pauses,
+    /// A random topology's graph, `kind = "jellyfish"` (index: 0).
+    Topology,
 }
 
 impl Purpose {
@@ -61,6 +63,7 @@ impl Purpose {
             Purpose::InitialPsn => *b"isn\0\0\0\0\0",
             Purpose::LoadBalancing => *b"lbalance",
             Purpose::Pauses => *b"pauses\0\0",
+            Purpose::Topology => *b"topology",
         })
     }
 }

@@ -328,7 +328,7 @@ fn validate(
     file: &str,
     base_dir: &Path,
 ) -> Result<(SimConfig, Vec<String>), ScenarioError> {
-    let (topology, link_loss) = topology::build(&s.topology, file, base_dir)?;
+    let (topology, link_loss) = topology::build(&s.topology, file, base_dir, s.seed)?;
     let buffer = switch::buffer(s, file)?;
     let t = &s.transport;
     let extra_header_bytes = transport::extra_header_bytes(t, file)?;

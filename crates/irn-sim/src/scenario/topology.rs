@@ -2,7 +2,8 @@
 //!
 //! ```toml
 //! [topology]
-//! kind = "leaf-spine"    # "fat-tree" (default), "star", "dumbbell", "leaf-spine", "ns3", "wan"
+//! kind = "leaf-spine"    # "fat-tree" (default), "star", "dumbbell", "leaf-spine", "jellyfish",
+//!                        # "ns3", "wan"
 //! leaves = 8             # leaf-spine: leaf switches
 //! spines = 8             # leaf-spine: spine switches
 //! hosts_per_leaf = 16    # leaf-spine: hosts on each leaf
@@ -16,6 +17,9 @@
 //! so `kind = "ns3"` rejects it, as do a wan's site tables (the key belongs to the whole
 //! network, in `[topology]`).
 //!
+//! `kind = "jellyfish"` takes `switches` (80), `ports` (8, per switch, server ports included),
+//! `hosts` (128) and `seed` (default: the scenario's), the Eunomia paper's network by default.
+//!
 //! `kind = "wan"` joins two sites, each a `[topology]` of its own in `[topology.site]` (and
 //! `[topology.site_b]`), by long-haul links (`[topology.wan]`): see the `wan` submodule.
 
@@ -26,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, require, resolve, ScenarioError};
 use crate::loss::LinkLoss;
-use crate::topology::Topology;
+use crate::topology::{Topology, TopologyError};
 
 mod wan;
 
@@ -42,9 +46,19 @@ pub struct TopologySection {
     /// fat-tree: switch radix (IRN default 6: 54 hosts, 45 switches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
-    /// star: hosts on the one switch.
+    /// star: hosts on the one switch; jellyfish: servers (default 128).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hosts: Option<u32>,
+    /// jellyfish: switches (default 80).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switches: Option<u32>,
+    /// jellyfish: ports per switch, server ports included (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ports: Option<u32>,
+    /// jellyfish: the seed its graph is drawn from (default: the scenario's `seed`, so a
+    /// sweep over seeds draws a graph per seed; set it to keep one graph).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// dumbbell: hosts on each side.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left: Option<u32>,
@@ -103,6 +117,8 @@ pub enum TopologyKind {
     Dumbbell,
     /// Leaves with hosts, every leaf linked to every spine (Eunomia's Clos).
     LeafSpine,
+    /// A random regular graph of switches with servers attached (Singla et al., NSDI'12).
+    Jellyfish,
     /// Any graph, from an ns-3 topology file.
     Ns3,
     /// Two sites joined by long-haul links between their border switches.
@@ -117,6 +133,7 @@ impl TopologyKind {
             TopologyKind::Star => "star",
             TopologyKind::Dumbbell => "dumbbell",
             TopologyKind::LeafSpine => "leaf-spine",
+            TopologyKind::Jellyfish => "jellyfish",
             TopologyKind::Ns3 => "ns3",
             TopologyKind::Wan => "wan",
         }
@@ -136,6 +153,9 @@ impl Default for TopologySection {
             kind: Some(TopologyKind::FatTree),
             k: Some(6),
             hosts: None,
+            switches: None,
+            ports: None,
+            seed: None,
             left: None,
             right: None,
             leaves: None,
@@ -176,9 +196,17 @@ impl TopologySection {
         let kind = k.name();
         let uniform = !matches!(k, TopologyKind::Ns3 | TopologyKind::Wan);
         let wan = k == TopologyKind::Wan;
+        let jellyfish = k == TopologyKind::Jellyfish;
         let keys = [
             ("k", self.k.is_some(), k == TopologyKind::FatTree),
-            ("hosts", self.hosts.is_some(), k == TopologyKind::Star),
+            (
+                "hosts",
+                self.hosts.is_some(),
+                matches!(k, TopologyKind::Star | TopologyKind::Jellyfish),
+            ),
+            ("switches", self.switches.is_some(), jellyfish),
+            ("ports", self.ports.is_some(), jellyfish),
+            ("seed", self.seed.is_some(), jellyfish),
             ("left", self.left.is_some(), k == TopologyKind::Dumbbell),
             ("right", self.right.is_some(), k == TopologyKind::Dumbbell),
             (
@@ -238,6 +266,11 @@ impl TopologySection {
                 self.spines.get_or_insert(8);
                 self.hosts_per_leaf.get_or_insert(16);
             }
+            TopologyKind::Jellyfish => {
+                self.switches.get_or_insert(80);
+                self.ports.get_or_insert(8);
+                self.hosts.get_or_insert(128);
+            }
             TopologyKind::Ns3 => require(file, &key("file"), kind, self.file.is_some())?,
             TopologyKind::Wan => wan::normalize(self, file)?,
         }
@@ -246,18 +279,20 @@ impl TopologySection {
 }
 
 /// The network the section describes, each count checked first so an error names its key,
-/// and which of its links lose packets.
+/// and which of its links lose packets; `seed`, the scenario's, draws a random graph unless
+/// the section gives its own.
 pub(super) fn build(
     tp: &TopologySection,
     file: &str,
     base_dir: &Path,
+    seed: u64,
 ) -> Result<(Topology, LinkLoss), ScenarioError> {
     if tp.kind == Some(TopologyKind::Ns3) {
         let (topology, rates) = ns3_file(tp, "topology", file, base_dir)?;
         let loss = LinkLoss::per_link(&topology, &rates);
         return Ok((topology, loss));
     }
-    let topology = network(tp, "topology", file, base_dir)?;
+    let topology = network(tp, "topology", file, base_dir, seed)?;
     let rate = tp.loss_rate.unwrap_or(0.0);
     if !(0.0..1.0).contains(&rate) {
         return Err(invalid(
@@ -277,6 +312,7 @@ fn network(
     at: &str,
     file: &str,
     base_dir: &Path,
+    seed: u64,
 ) -> Result<Topology, ScenarioError> {
     let key = |name: &str| format!("{at}.{name}");
     // Read by the kinds whose links are all alike, before their own keys.
@@ -342,8 +378,54 @@ fn network(
             let (rate, delay) = uniform()?;
             leaf_spine(tp, at, file, rate, delay)?
         }
+        TopologyKind::Jellyfish => {
+            let link = uniform()?;
+            jellyfish(tp, at, file, link, seed)?
+        }
         // Its sites are not wans (`wan::normalize`), so this recurses once.
-        TopologyKind::Wan => wan::build(tp, file, base_dir)?,
+        TopologyKind::Wan => wan::build(tp, file, base_dir, seed)?,
+    })
+}
+
+/// Builds `kind = "jellyfish"` at `at`. Its parameters are checked together (hosts against
+/// switches and ports), so an error names the key most likely to change: `ports` when the
+/// switches have too few or too many, `hosts` or `switches` for their own bounds.
+fn jellyfish(
+    tp: &TopologySection,
+    at: &str,
+    file: &str,
+    link: (Bandwidth, Duration),
+    seed: u64,
+) -> Result<Topology, ScenarioError> {
+    let key = |name: &str| format!("{at}.{name}");
+    let (switches, ports, hosts) = (
+        tp.switches.unwrap_or(80),
+        tp.ports.unwrap_or(8),
+        tp.hosts.unwrap_or(128),
+    );
+    // Bounds the work and memory of one draw; the papers' networks have at most a few hundred.
+    const MAX_SWITCHES: u32 = 4096;
+    let blame = if !(3..=MAX_SWITCHES).contains(&switches) {
+        Some(("switches", switches))
+    } else if hosts < 2 {
+        Some(("hosts", hosts))
+    } else {
+        None
+    };
+    if let Some((name, value)) = blame {
+        let allowed = match name {
+            "switches" => format!("between 3 and {MAX_SWITCHES}"),
+            _ => "at least 2".to_string(),
+        };
+        return Err(invalid(file, &key(name), &value.to_string(), &allowed));
+    }
+    let seed = tp.seed.unwrap_or(seed);
+    Topology::jellyfish(switches, ports, hosts, link, seed).map_err(|e| {
+        let (name, value) = match e {
+            TopologyError::JellyfishDisconnected { .. } => ("seed", seed),
+            _ => ("ports", u64::from(ports)),
+        };
+        invalid(file, &key(name), &value.to_string(), &e.to_string())
     })
 }
 
@@ -508,5 +590,82 @@ mod tests {
                 "{key}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn jellyfish_keys_defaults_and_errors() {
+        // A few flows start on a small network only over a longer run than `one`'s.
+        let long = |text: &str| {
+            let set = ["workload.duration=\"1ms\"".to_string()];
+            let s = crate::scenario::parse(text, "t.toml", std::path::Path::new("."), &set);
+            s.unwrap().runs.remove(0).config.topology.links().to_vec()
+        };
+        let t = one("[topology]\nkind = \"jellyfish\"\n")
+            .unwrap()
+            .config
+            .topology;
+        assert_eq!((t.hosts().len(), t.switches().len()), (128, 80));
+        let links = |seed: &str| {
+            let text = format!("seed = {seed}\n[topology]\nkind = \"jellyfish\"\nswitches = 10\nports = 5\nhosts = 12\n");
+            long(&text)
+        };
+        // The scenario's seed draws the graph; another seed another graph.
+        assert_ne!(links("1"), links("2"));
+        let own = |seed: &str| {
+            let text = format!("seed = {seed}\n[topology]\nkind = \"jellyfish\"\nswitches = 10\nports = 5\nhosts = 12\nseed = 9\n");
+            long(&text)
+        };
+        // `topology.seed` keeps one graph across scenario seeds.
+        assert_eq!(own("1"), own("2"));
+
+        let cases = [
+            (
+                "switches = 2",
+                "t.toml: topology.switches = 2: between 3 and 4096",
+            ),
+            ("hosts = 1", "topology.hosts = 1: at least 2"),
+            (
+                "ports = 65",
+                "topology.ports = 65: jellyfish: 65 ports: at most 64",
+            ),
+            (
+                "switches = 10\nhosts = 61",
+                "topology.ports = 8: jellyfish: 61 hosts on 10 switches put 7 on a switch, \
+                 leaving 1 of its 8 ports",
+            ),
+            (
+                "switches = 10\nports = 5\nhosts = 31",
+                "topology.ports = 5: jellyfish: 31 hosts on 10 switches put 4 on a switch, \
+                 leaving 1 of its 5 ports for other switches; at least 2 are needed",
+            ),
+            (
+                "switches = 4\nports = 8\nhosts = 4",
+                "topology.ports = 8: jellyfish: a switch with 1 hosts has 7 ports for other \
+                 switches, but there are only 3 other switches",
+            ),
+            (
+                "k = 4",
+                "topology.k = (set): does not apply to topology.kind = \"jellyfish\"",
+            ),
+        ];
+        for (keys, want) in cases {
+            let err = one(&format!("[topology]\nkind = \"jellyfish\"\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+        for key in ["switches = 8", "ports = 8", "seed = 3"] {
+            let err = one(&format!("[topology]\nkind = \"fat-tree\"\n{key}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("does not apply to topology.kind = \"fat-tree\""),
+                "{key}: {err}"
+            );
+        }
+        let err = one("[topology]\nkind = \"wan\"\n[topology.site]\nkind = \"jellyfish\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("topology.site.kind = \"jellyfish\""), "{err}");
     }
 }

@@ -64,6 +64,17 @@ pub enum TopologyError {
     )]
     Disconnected { from: NodeId, to: NodeId },
 
+    /// Jellyfish parameters no random graph can meet, or no connected graph was drawn.
+    #[error("jellyfish: {why}")]
+    Jellyfish { why: String },
+
+    /// Every Jellyfish graph drawn from the seed was disconnected.
+    #[error(
+        "jellyfish: no connected graph in {attempts} draws from this seed; try another seed, \
+         or more ports per switch (with 2 switch-facing ports a graph is a union of cycles)"
+    )]
+    JellyfishDisconnected { attempts: u32 },
+
     /// A switch outside the hosts' component would have no route to anywhere.
     #[error(
         "switch {switch} cannot reach host {host}: every switch must be connected to the hosts"

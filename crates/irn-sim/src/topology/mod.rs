@@ -12,6 +12,7 @@
 //! | `routing.rs` | the BFS-per-destination ECMP table |
 //! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
 //! | `leaf_spine.rs` | the two-tier leaf-spine Clos of Eunomia |
+//! | `jellyfish.rs` | Jellyfish: a random regular graph of switches with servers attached |
 //! | `simple.rs` | hand-checkable star and dumbbell networks |
 //! | `wan.rs` | two sites joined by long-haul links between border switches ([`Topology::wan`]) |
 //! | `error.rs` | [`TopologyError`] |
@@ -20,6 +21,7 @@
 
 mod error;
 mod fat_tree;
+mod jellyfish;
 mod leaf_spine;
 pub mod ns3;
 mod routing;

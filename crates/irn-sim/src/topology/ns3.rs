@@ -136,6 +136,41 @@ pub fn read_topology_with_loss(path: &Path) -> Result<(Topology, Vec<f64>), Ns3E
     parse_topology_with_loss(&text, &name)
 }
 
+/// Writes `topo` as an ns-3 topology file (see the [module docs](self)), so ns-3's RDMA
+/// simulators and other tools can run the very graph a scenario generated (a Jellyfish drawn
+/// from a seed, a WAN). Node ids are irn's [`NodeId`]s, links in irn's order with their rate
+/// (in Gbps when whole, else bps: units every reader takes) and delay (ns when whole, else ps),
+/// error rate 0. [`parse_topology`] reads it back into the same nodes, links and ports.
+pub fn write_topology<W: std::io::Write>(mut out: W, topo: &Topology) -> std::io::Result<()> {
+    let links = topo.links();
+    let switches = topo.switches();
+    writeln!(
+        out,
+        "{} {} {}",
+        topo.node_count(),
+        switches.len(),
+        links.len()
+    )?;
+    let ids: Vec<String> = switches.iter().map(|s| s.0.to_string()).collect();
+    writeln!(out, "{}", ids.join(" "))?;
+    for l in links {
+        let bps = l.rate.as_bps();
+        let rate = if bps.is_multiple_of(1_000_000_000) {
+            format!("{}Gbps", bps / 1_000_000_000)
+        } else {
+            format!("{bps}bps")
+        };
+        let ps = l.delay.as_ps();
+        let delay = if ps.is_multiple_of(1000) {
+            format!("{}ns", ps / 1000)
+        } else {
+            format!("{ps}ps")
+        };
+        writeln!(out, "{} {} {rate} {delay} 0", l.a.0, l.b.0)?;
+    }
+    Ok(())
+}
+
 /// Header counts up to this are trusted to size tables before the file confirms them.
 const TRUSTED_COUNT: u32 = 1 << 16;
 
@@ -389,6 +424,37 @@ mod tests {
 
     const STAR: &str =
         "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 40Gbps 2us 0.000000\n";
+
+    /// Written and read back, a topology has the same nodes, links (rates, delays, order) and
+    /// so the same ports and routes.
+    #[test]
+    fn a_written_topology_reads_back_as_the_same_graph() {
+        let odd = (
+            Bandwidth::from_bps(12_345_678_901),
+            Duration::from_ps(1_500),
+        );
+        let link = (Bandwidth::from_gbps(100), Duration::from_us(1));
+        for t in [
+            Topology::jellyfish(20, 6, 30, link, 3).unwrap(),
+            Topology::jellyfish(9, 4, 9, odd, 1).unwrap(),
+            Topology::fat_tree(4, link.0, link.1).unwrap(),
+            parse_topology(STAR, "star.txt").unwrap(),
+        ] {
+            let mut text = Vec::new();
+            write_topology(&mut text, &t).unwrap();
+            let text = String::from_utf8(text).unwrap();
+            let back = parse_topology(&text, "written.txt").unwrap();
+            assert_eq!(back.links(), t.links(), "{text}");
+            assert_eq!(back.hosts(), t.hosts());
+            assert_eq!(back.switches(), t.switches());
+            for s in 0..t.switches().len() {
+                for h in 0..t.hosts().len() {
+                    let h = HostIdx(h as u32);
+                    assert_eq!(back.next_hops_at_switch(s, h), t.next_hops_at_switch(s, h));
+                }
+            }
+        }
+    }
 
     #[test]
     fn ns3_star_parses_with_hosts_in_node_order() {

@@ -85,7 +85,10 @@ pub(super) fn normalize(tp: &mut TopologySection, file: &str) -> Result<(), Scen
 
 fn normalize_site(site: &mut TopologySection, file: &str, at: &str) -> Result<(), ScenarioError> {
     let kind = site.resolved_kind();
-    if matches!(kind, TopologyKind::Ns3 | TopologyKind::Wan) {
+    if matches!(
+        kind,
+        TopologyKind::Ns3 | TopologyKind::Wan | TopologyKind::Jellyfish
+    ) {
         return Err(invalid(
             file,
             &format!("{at}.kind"),
@@ -102,12 +105,13 @@ pub(super) fn build(
     tp: &TopologySection,
     file: &str,
     base_dir: &Path,
+    seed: u64,
 ) -> Result<Topology, ScenarioError> {
     let default = TopologySection::default();
     let a = tp.site.as_deref().unwrap_or(&default);
     let b = tp.site_b.as_deref().unwrap_or(a);
-    let ta = network(a, SITES[0].1, file, base_dir)?;
-    let tb = network(b, SITES[1].1, file, base_dir)?;
+    let ta = network(a, SITES[0].1, file, base_dir, seed)?;
+    let tb = network(b, SITES[1].1, file, base_dir, seed)?;
     let links = links(tp.wan.as_ref().unwrap_or(&WanSection::default()), file)?;
     let site = |t, s: &TopologySection, which| Site {
         topology: t,

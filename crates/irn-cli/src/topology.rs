@@ -1,0 +1,51 @@
+//! `irn topology`: write the network a scenario builds as an ns-3 topology file, so ns-3's RDMA
+//! simulators (and `[topology] file = ...`) run the very graph irn generated, a Jellyfish drawn
+//! from a seed included.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use irn_sim::scenario;
+use irn_sim::topology::ns3::{read_topology, write_topology};
+
+use crate::output;
+
+#[derive(clap::Args, Debug)]
+pub struct TopologyArgs {
+    /// The scenario file.
+    scenario: PathBuf,
+    /// Output file (written whole or not at all); standard output when omitted. An existing
+    /// file is replaced only if it is an ns-3 topology file.
+    #[arg(long, short, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Override a key, e.g. `--set seed=2` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+}
+
+pub fn topology(a: TopologyArgs) -> Result<()> {
+    if let Some(path) = &a.out {
+        output::guard_file(path, "an ns-3 topology file", |p| read_topology(p).is_ok())?;
+    }
+    let s = scenario::load(&a.scenario, &a.overrides)?;
+    let first = &s.runs[0].config.topology;
+    // Variants may change the network ([[compare]] over topology keys): one file holds one.
+    if let Some(other) = s.runs[1..]
+        .iter()
+        .find(|r| r.config.topology.links() != first.links())
+    {
+        bail!(
+            "{}: variants `{}` and `{}` build different networks; choose one with --set",
+            a.scenario.display(),
+            s.runs[0].name,
+            other.name
+        );
+    }
+    let mut text = Vec::new();
+    write_topology(&mut text, first)?;
+    match &a.out {
+        None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?,
+        Some(path) => output::write_file_atomic(path, &text)?,
+    }
+    Ok(())
+}
