@@ -14,7 +14,8 @@
 //! n-th packet on a link is lost depends on the seed and n alone: not on other links' traffic,
 //! on the order events of other links happen in, nor on threads.
 //!
-//! A run without loss carries no [`LossDraws`] at all, and the packet path tests one cached flag.
+//! A run without loss keeps no `LossDraw` at all, and its event loop is compiled without the
+//! arrival's loss check (`Trace::LOSS` in `sim/trace.rs`).
 
 use crate::ids::PortId;
 use crate::rng::{stream_seed, Purpose, SplitMix};

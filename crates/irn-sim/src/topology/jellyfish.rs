@@ -8,7 +8,7 @@
 //! number (a link needs two). The draws come from the scenario's seeded stream
 //! ([`Purpose::Topology`]), so a seed names one graph; a disconnected result (possible when
 //! switches have only 2 switch-facing ports: a union of cycles) is redrawn from the same stream,
-//! and refused after [`ATTEMPTS`] tries.
+//! and refused after `ATTEMPTS` tries.
 //!
 //! Numbering: hosts first (`0..hosts`), then the switches. Servers are spread evenly: every
 //! switch has `hosts / switches` of them and the first `hosts % switches` one more, in host
@@ -35,7 +35,7 @@ impl Topology {
     /// evenly over them (see the module docs), every link at `rate` and `delay`, its graph drawn
     /// from `seed`. Fails with [`TopologyError::Jellyfish`] on impossible parameters and
     /// [`TopologyError::JellyfishDisconnected`] when no connected graph was drawn in
-    /// [`ATTEMPTS`] tries.
+    /// `ATTEMPTS` tries.
     pub fn jellyfish(
         switches: u32,
         ports: u32,
