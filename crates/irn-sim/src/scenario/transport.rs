@@ -122,7 +122,7 @@ pub struct TransportSection {
     pub acks: Option<String>,
     /// What selective repeat resends after a timeout: `"holes"` (absent: the recovery rule,
     /// the cumulative-ACK packet and the holes below the highest SACK) or `"unsacked"` (every
-    /// packet not SACKed, as TCP and go-back-N do). See `irn_core::transport::TimeoutResend`.
+    /// packet not SACKed, as TCP and go-back-N always do, whatever this says). See `irn_core::transport::TimeoutResend`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_resend: Option<String>,
     /// `[transport.dcqcn]`: DCQCN parameter overrides (see `scenarios/example.toml`).
@@ -421,43 +421,23 @@ fn rto_backoff(t: &TransportSection, file: &str) -> Result<RtoBackoff, ScenarioE
     })
 }
 
-/// `transport.timeout_resend`: a selective-repeat choice, refused where recovery is otherwise.
+/// `transport.timeout_resend`: a selective-repeat choice. Go-back-N and TCP resend every
+/// unacknowledged packet after a timeout whatever it says, so one scenario-wide key can serve
+/// `[[compare]]` variants of every kind.
 fn timeout_resend(t: &TransportSection, file: &str) -> Result<TimeoutResend, ScenarioError> {
     let Some(v) = t.timeout_resend.as_deref() else {
         return Ok(TimeoutResend::Holes);
     };
-    let resend = match v {
-        "holes" => TimeoutResend::Holes,
-        "unsacked" => TimeoutResend::Unsacked,
-        v => {
-            return Err(invalid(
-                file,
-                "transport.timeout_resend",
-                &format!("{v:?}"),
-                "\"holes\" or \"unsacked\"",
-            ))
-        }
-    };
-    // Go-back-N and TCP resend every unSACKed packet after a timeout: "unsacked" says what
-    // they do (so one scenario-wide key serves every variant), "holes" asks what they cannot.
-    if resend == TimeoutResend::Holes
-        && matches!(
-            t.kind,
-            TransportKind::Roce | TransportKind::IrnGoBackN | TransportKind::Tcp
-        )
-    {
-        return Err(invalid(
+    match v {
+        "holes" => Ok(TimeoutResend::Holes),
+        "unsacked" => Ok(TimeoutResend::Unsacked),
+        v => Err(invalid(
             file,
             "transport.timeout_resend",
             &format!("{v:?}"),
-            &format!(
-                "\"holes\" is selective repeat's (IRN's) rule; kind = \"{}\" resends every \
-                 unacknowledged packet after a timeout (\"unsacked\")",
-                t.kind.name()
-            ),
-        ));
+            "\"holes\" or \"unsacked\"",
+        )),
     }
-    Ok(resend)
 }
 
 /// `transport.bdp_cap_scope`, checked against the transport `transport` built: a cap per path
@@ -870,13 +850,13 @@ mod tests {
             e.contains("transport.timeout_resend") && e.contains("\"holes\" or \"unsacked\""),
             "{e}"
         );
-        // Go-back-N and TCP resend every unacknowledged packet: "unsacked" says so, "holes"
-        // is refused.
+        // Go-back-N and TCP accept either (a scenario-wide key serves every variant) and
+        // resend every unacknowledged packet.
         for kind in ["roce", "irn-go-back-n", "tcp"] {
-            let keys = format!("kind = \"{kind}\"\ntimeout_resend = ");
-            assert!(resend(&format!("{keys}\"unsacked\"")).is_ok(), "{kind}");
-            let e = resend(&format!("{keys}\"holes\"")).unwrap_err();
-            assert!(e.contains("selective repeat") && e.contains(kind), "{e}");
+            for v in ["holes", "unsacked"] {
+                let keys = format!("kind = \"{kind}\"\ntimeout_resend = \"{v}\"");
+                assert!(resend(&keys).is_ok(), "{kind} {v}");
+            }
         }
     }
 
