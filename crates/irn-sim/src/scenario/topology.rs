@@ -507,6 +507,17 @@ mod tests {
     use crate::ids::NodeId;
     use crate::scenario::tests::one;
 
+    /// Each `(keys, want)`: `[topology] kind = kind` with `keys` is refused with an error
+    /// containing `want`.
+    fn assert_refused(kind: &str, cases: &[(&str, &str)]) {
+        for (keys, want) in cases {
+            let err = one(&format!("[topology]\nkind = \"{kind}\"\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+    }
+
     #[test]
     fn leaf_spine_keys_defaults_and_errors() {
         let t = one("[topology]\nkind = \"leaf-spine\"\nlink_rate = \"100Gbps\"\n")
@@ -570,12 +581,7 @@ mod tests {
                 "topology.k = (set): does not apply to topology.kind = \"leaf-spine\"",
             ),
         ];
-        for (keys, want) in cases {
-            let err = one(&format!("[topology]\nkind = \"leaf-spine\"\n{keys}\n"))
-                .unwrap_err()
-                .to_string();
-            assert!(err.contains(want), "{keys}: {err}");
-        }
+        assert_refused("leaf-spine", &cases);
         for key in [
             "leaves = 2",
             "spines = 2",
@@ -648,12 +654,7 @@ mod tests {
                 "topology.k = (set): does not apply to topology.kind = \"jellyfish\"",
             ),
         ];
-        for (keys, want) in cases {
-            let err = one(&format!("[topology]\nkind = \"jellyfish\"\n{keys}\n"))
-                .unwrap_err()
-                .to_string();
-            assert!(err.contains(want), "{keys}: {err}");
-        }
+        assert_refused("jellyfish", &cases);
         for key in ["switches = 8", "ports = 8", "seed = 3"] {
             let err = one(&format!("[topology]\nkind = \"fat-tree\"\n{key}\n"))
                 .unwrap_err()
