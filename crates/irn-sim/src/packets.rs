@@ -15,6 +15,9 @@ use crate::packet::SimPacket;
 /// No packet: the end of a list.
 const NIL: u32 = u32::MAX;
 
+/// A packet's route cursor before its first switch has chosen a path.
+pub const UNROUTED: u32 = u32::MAX;
+
 /// A packet's slot in [`Packets`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PacketId(u32);
@@ -53,6 +56,9 @@ struct Slot {
     next_arrives: Time,
     /// The next packet of its FIFO, or the next free slot.
     next: u32,
+    /// Under source routing, the cursor of its next egress port in the topology's paths
+    /// (`Topology::route_hop`); `UNROUTED` until its first switch picks a path.
+    route: u32,
     /// In a switch queue: the local input port it came in on (buffers are accounted per input).
     input: u8,
     /// Its flow is traced (`--trace-flow`): each hop checks this byte of a line it reads
@@ -87,6 +93,7 @@ impl Packets {
             pkt,
             next_arrives: Time::ZERO,
             next: NIL,
+            route: UNROUTED,
             input: 0,
             traced,
         };
@@ -108,6 +115,17 @@ impl Packets {
         slot.next = self.free;
         self.free = id.0;
         slot.pkt
+    }
+
+    /// Packet `id`'s route cursor: [`UNROUTED`] until a switch sets it.
+    #[inline(always)]
+    pub fn route(&self, id: PacketId) -> u32 {
+        self.slots[id.0 as usize].route
+    }
+
+    #[inline(always)]
+    pub fn set_route(&mut self, id: PacketId, cursor: u32) {
+        self.slots[id.0 as usize].route = cursor;
     }
 
     /// Whether packet `id` belongs to a traced flow.

@@ -46,7 +46,7 @@ pub use ordering::{Cap, OrderingKind, OrderingSection};
 pub use pause::{Level, PauseControlSection, PausesSection, RuleKind, Span, LONGEST_PAUSE_BYTES};
 pub use run::RunSection;
 pub use switch::{SwitchModelKind, SwitchSection};
-pub use topology::{TopologyKind, TopologySection, WanSection};
+pub use topology::{Routing, TopologyKind, TopologySection, WanSection};
 pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 
@@ -233,6 +233,16 @@ pub fn parse(
         resolved.topology.normalize(file)?;
         resolved.switch.normalize(file)?;
         resolved.load_balancing.normalize(file)?;
+        let source_routed = resolved.topology.routing == Some(Routing::KShortest);
+        if resolved.load_balancing.kind == BalancerKind::Fksp && !source_routed {
+            return Err(invalid(
+                file,
+                "load_balancing.kind",
+                "\"fksp\"",
+                "fksp picks one of a flow's k shortest paths: set topology.routing = \"k-shortest\" \
+                 (or use kind = \"ecmp\" over shortest paths)",
+            ));
+        }
         resolved.ordering.normalize(file)?;
         resolved.workload.normalize(file)?;
         let (config, warnings) = validate(&resolved, file, base_dir)?;

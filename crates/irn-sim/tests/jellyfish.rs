@@ -1,6 +1,7 @@
 //! Jellyfish end to end: the Eunomia §5.3 network (80 switches of 8 ports, 128 servers) with
 //! short Poisson runs finishes every flow under IRN, under RoCE + PFC, and under per-packet
-//! balancing with Eunomia's ordering layer; the same seed repeats a run exactly.
+//! balancing with Eunomia's ordering layer, over shortest paths and over k shortest paths
+//! (FKSP, power of two); the same seed repeats a run exactly.
 
 use std::path::Path;
 
@@ -19,7 +20,11 @@ duration = "100us"
 
 fn run(extra: &str) -> irn_sim::RunResult {
     let text = format!("{BASE}{extra}");
-    let sc = scenario::parse(&text, "jellyfish.toml", Path::new("."), &[]).unwrap();
+    // A balancer named for k shortest paths needs them (`routing = "k-shortest"`).
+    let routed = extra.contains("fksp") || extra.contains("# k-shortest");
+    let set = ["topology.routing=\"k-shortest\"".to_string()];
+    let set: &[String] = if routed { &set } else { &[] };
+    let sc = scenario::parse(&text, "jellyfish.toml", Path::new("."), set).unwrap();
     irn_sim::run(&sc.runs[0].config, &mut |_| {})
 }
 
@@ -32,6 +37,10 @@ fn every_flow_finishes_on_a_jellyfish_under_each_transport_and_ordering() {
          [ordering]\nkind = \"eunomia\"\n",
         "[transport]\nkind = \"roce\"\n[switch]\npfc = true\n[load_balancing]\n\
          kind = \"spray\"\n[ordering]\nkind = \"ideal\"\n",
+        // Source-routed over 8 shortest paths: FKSP, and power of two with Eunomia.
+        "[transport]\nkind = \"irn\"\n[load_balancing]\nkind = \"fksp\"\n",
+        "# k-shortest\n[transport]\nkind = \"irn\"\n[load_balancing]\nkind = \"power-of-two\"\n\
+         [ordering]\nkind = \"eunomia\"\n",
     ] {
         let r = run(extra);
         assert!(

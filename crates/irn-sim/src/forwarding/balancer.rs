@@ -83,6 +83,10 @@ const NO_FLOW: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct Balancer {
     kind: LoadBalancing,
+    /// ECMP over next hops, chosen inline on the packet path ([`per_flow`](Self::per_flow)).
+    /// False for the others and for ECMP over source routes, whose first switch hashes the
+    /// flow over paths instead (FKSP).
+    hashes_hops: bool,
     /// ECMP's hash salt, common to all switches (each switch mixes in its node id).
     salt: u32,
     /// Hosts: the row length of the per-destination tables.
@@ -98,8 +102,16 @@ pub struct Balancer {
 
 impl Balancer {
     /// The balancers of `switches` switches routing to `hosts` hosts; `salt` is ECMP's, drawn
-    /// by the caller from its own stream so ECMP runs keep their paths.
-    pub fn new(kind: LoadBalancing, switches: usize, hosts: usize, seed: u64, salt: u32) -> Self {
+    /// by the caller from its own stream so ECMP runs keep their paths. Under source routing
+    /// (`source_routed`) the balancer picks among paths at a packet's first switch, through
+    /// [`choose_index`](Self::choose_index) only.
+    pub fn new(
+        kind: LoadBalancing,
+        (switches, hosts): (usize, usize),
+        source_routed: bool,
+        seed: u64,
+        salt: u32,
+    ) -> Self {
         let per_destination = match kind {
             LoadBalancing::Spray => vec![0; switches * hosts],
             LoadBalancing::Drill { m, .. } => vec![0; switches * hosts * usize::from(m)],
@@ -124,6 +136,7 @@ impl Balancer {
         };
         Balancer {
             kind,
+            hashes_hops: kind == LoadBalancing::Ecmp && !source_routed,
             salt,
             hosts,
             per_destination,
@@ -144,10 +157,8 @@ impl Balancer {
     /// of a run that does not use them.
     #[inline(always)]
     pub fn per_flow(&self, flow: FlowId, node: NodeId, hops: &[PortId]) -> Option<PortId> {
-        match self.kind {
-            LoadBalancing::Ecmp => Some(hops[self.ecmp(flow, node, hops.len())]),
-            _ => None,
-        }
+        self.hashes_hops
+            .then(|| hops[self.ecmp(flow, node, hops.len())])
     }
 
     /// ECMP's choice among `n` hops: a seeded hash of the flow, re-mixed with the switch's node
@@ -165,16 +176,33 @@ impl Balancer {
         &mut self,
         s: usize,
         node: NodeId,
-        (flow, dst): (FlowId, HostIdx),
+        packet: (FlowId, HostIdx),
         now: Time,
         hops: &[PortId],
         queued: impl Fn(PortId) -> u64,
     ) -> PortId {
+        hops[self.choose_index(s, node, packet, now, hops, queued)]
+    }
+
+    /// [`choose`](Self::choose)'s index into `hops`. Under source routing `hops` are the
+    /// first egress ports of a packet's paths (several may share one), and the index is the
+    /// path's: ECMP's hash keeps a flow on one path (FKSP), power of two compares two paths'
+    /// first-hop queues, spray turns over paths.
+    #[inline]
+    pub fn choose_index(
+        &mut self,
+        s: usize,
+        node: NodeId,
+        (flow, dst): (FlowId, HostIdx),
+        now: Time,
+        hops: &[PortId],
+        queued: impl Fn(PortId) -> u64,
+    ) -> usize {
         let n = hops.len();
         if n == 1 {
-            return hops[0];
+            return 0;
         }
-        let i = match self.kind {
+        match self.kind {
             LoadBalancing::Ecmp => self.ecmp(flow, node, n),
             LoadBalancing::Spray => {
                 let turn = &mut self.per_destination[s * self.hosts + dst.index()];
@@ -193,8 +221,7 @@ impl Balancer {
             }
             LoadBalancing::Drill { d, m } => self.drill(s, dst, hops, (d, m), queued),
             LoadBalancing::LetFlow { gap } => self.letflow(s, flow, now, n, gap),
-        };
-        hops[i]
+        }
     }
 
     /// DRILL(d, m): the remembered candidates are offered first, so a sample replaces one only
@@ -315,7 +342,7 @@ mod tests {
     const HOPS: [PortId; 4] = [PortId(10), PortId(11), PortId(12), PortId(13)];
 
     fn balancer(kind: LoadBalancing) -> Balancer {
-        Balancer::new(kind, 2, 3, 42, 7)
+        Balancer::new(kind, (2, 3), false, 42, 7)
     }
 
     /// `n` choices at switch 0 for flow 1 to host 2, one every `step` µs, with queue lengths
@@ -528,7 +555,7 @@ mod tests {
         ] {
             let q = [3, 1, 4, 1];
             let run = |seed| {
-                let mut b = Balancer::new(kind, 2, 3, seed, 7);
+                let mut b = Balancer::new(kind, (2, 3), false, seed, 7);
                 picks(&mut b, 200, 150, q)
             };
             assert_eq!(run(1), run(1), "{kind:?}");

@@ -2,7 +2,8 @@
 //!
 //! ```toml
 //! [load_balancing]
-//! kind = "drill"       # "ecmp" (default), "spray", "random-spray", "drill", "power-of-two", "letflow"
+//! kind = "drill"       # "ecmp" (default), "spray", "random-spray", "drill", "power-of-two",
+//!                      # "letflow", "fksp" (with topology.routing = "k-shortest")
 //! samples = 2          # drill: random candidates per packet (d)
 //! memory = 1           # drill: least loaded candidates remembered (m)
 //! flowlet_gap = "100us" # letflow: a longer pause starts a new flowlet
@@ -42,6 +43,10 @@ pub enum BalancerKind {
     Drill,
     PowerOfTwo,
     Letflow,
+    /// A flow hashed onto one of its k shortest paths for good (Jellyfish's baseline, Eunomia
+    /// §2.2): ECMP's hash at the first switch under `topology.routing = "k-shortest"`, so only
+    /// valid there.
+    Fksp,
 }
 
 impl LoadBalancingSection {
@@ -49,7 +54,10 @@ impl LoadBalancingSection {
     /// scenario shows every value the run used.
     pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
         let kind = self.kind;
-        let name = self.to_balancing(file)?.name();
+        let name = match kind {
+            BalancerKind::Fksp => "fksp",
+            _ => self.to_balancing(file)?.name(),
+        };
         let drill = kind == BalancerKind::Drill;
         check_keys(
             file,
@@ -80,7 +88,7 @@ impl LoadBalancingSection {
     /// The validated choice.
     pub(super) fn to_balancing(&self, file: &str) -> Result<LoadBalancing, ScenarioError> {
         Ok(match self.kind {
-            BalancerKind::Ecmp => LoadBalancing::Ecmp,
+            BalancerKind::Ecmp | BalancerKind::Fksp => LoadBalancing::Ecmp,
             BalancerKind::Spray => LoadBalancing::Spray,
             BalancerKind::RandomSpray => LoadBalancing::RandomSpray,
             BalancerKind::PowerOfTwo => LoadBalancing::PowerOfTwo,

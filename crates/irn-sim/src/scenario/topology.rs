@@ -10,6 +10,9 @@
 //! link_rate = "100Gbps"  # every link's rate (leaf-spine: the host links')
 //! link_delay = "1us"     # every link's propagation delay
 //! loss_rate = 1e-4       # every link loses each packet with this probability (default 0)
+//! routing = "k-shortest" # "shortest" (default): ECMP-style next hops; "k-shortest": source
+//!                        # routing over Yen's k shortest paths between edge switches
+//! paths = 8              # k-shortest: paths per pair of edge switches (1 to 64)
 //! ```
 //!
 //! `loss_rate` applies to every link, host links included, both directions, each drawing from
@@ -30,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, require, resolve, ScenarioError};
 use crate::loss::LinkLoss;
-use crate::topology::{Topology, TopologyError};
+use crate::topology::{Topology, TopologyError, MAX_PATHS};
 
 mod wan;
 
@@ -103,6 +106,26 @@ pub struct TopologySection {
     /// files, which give each link's `error_rate`). Default 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loss_rate: Option<f64>,
+    /// `"shortest"` (default): every switch spreads packets over its next hops on shortest
+    /// paths; `"k-shortest"`: source routing over each edge-switch pair's `paths` shortest
+    /// loopless paths, chosen at the first switch (not for wan).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<Routing>,
+    /// k-shortest: paths per pair of edge switches (default 8, at most 64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<u32>,
+}
+
+/// How packets find their way (`topology.routing`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Routing {
+    /// Per-switch next hops on shortest paths (MODEL.md §1), the balancer choosing among them.
+    #[default]
+    Shortest,
+    /// Yen's k shortest loopless paths between edge switches; the first switch's balancer
+    /// picks one, later switches follow it.
+    KShortest,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,6 +193,8 @@ impl Default for TopologySection {
             site_b: None,
             wan: None,
             loss_rate: None,
+            routing: None,
+            paths: None,
         }
     }
 }
@@ -245,6 +270,12 @@ impl TopologySection {
                 self.loss_rate.is_some(),
                 k != TopologyKind::Ns3 && at == "topology",
             ),
+            ("routing", self.routing.is_some(), !wan && at == "topology"),
+            (
+                "paths",
+                self.paths.is_some(),
+                self.routing == Some(Routing::KShortest),
+            ),
         ];
         check_keys(file, (at, "kind"), kind, &keys)?;
         if uniform {
@@ -252,6 +283,9 @@ impl TopologySection {
             self.link_delay.get_or_insert_with(default_delay);
         }
         let key = |name: &str| format!("{at}.{name}");
+        if self.routing == Some(Routing::KShortest) {
+            self.paths.get_or_insert(DEFAULT_PATHS);
+        }
         match k {
             TopologyKind::FatTree => {
                 self.k.get_or_insert(6);
@@ -278,6 +312,10 @@ impl TopologySection {
     }
 }
 
+/// Paths per edge-switch pair under k-shortest routing: Eunomia's Jellyfish (§5.3) and
+/// Singla et al.'s.
+const DEFAULT_PATHS: u32 = 8;
+
 /// The network the section describes, each count checked first so an error names its key,
 /// and which of its links lose packets; `seed`, the scenario's, draws a random graph unless
 /// the section gives its own.
@@ -289,10 +327,11 @@ pub(super) fn build(
 ) -> Result<(Topology, LinkLoss), ScenarioError> {
     if tp.kind == Some(TopologyKind::Ns3) {
         let (topology, rates) = ns3_file(tp, "topology", file, base_dir)?;
+        let topology = routed(tp, file, topology)?;
         let loss = LinkLoss::per_link(&topology, &rates);
         return Ok((topology, loss));
     }
-    let topology = network(tp, "topology", file, base_dir, seed)?;
+    let topology = routed(tp, file, network(tp, "topology", file, base_dir, seed)?)?;
     let rate = tp.loss_rate.unwrap_or(0.0);
     if !(0.0..1.0).contains(&rate) {
         return Err(invalid(
@@ -304,6 +343,25 @@ pub(super) fn build(
     }
     let loss = LinkLoss::uniform(&topology, rate);
     Ok((topology, loss))
+}
+
+/// `topology` with the section's `routing`.
+fn routed(tp: &TopologySection, file: &str, topology: Topology) -> Result<Topology, ScenarioError> {
+    if tp.routing != Some(Routing::KShortest) {
+        return Ok(topology);
+    }
+    let k = tp.paths.unwrap_or(DEFAULT_PATHS);
+    if !(1..=MAX_PATHS as u32).contains(&k) {
+        return Err(invalid(
+            file,
+            "topology.paths",
+            &k.to_string(),
+            &format!("between 1 and {MAX_PATHS} paths per pair of edge switches"),
+        ));
+    }
+    topology
+        .with_k_shortest_paths(k as usize)
+        .map_err(|e| invalid(file, "topology.routing", "\"k-shortest\"", &e.to_string()))
 }
 
 /// The network of the table at `at` (`topology`, or a wan's `topology.site`).
@@ -668,5 +726,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("topology.site.kind = \"jellyfish\""), "{err}");
+    }
+
+    #[test]
+    fn k_shortest_routing_keys_defaults_and_errors() {
+        let sc = one(
+            "[topology]\nkind = \"jellyfish\"\nswitches = 12\nhosts = 12\nports = 4\n\
+                      routing = \"k-shortest\"\n[load_balancing]\nkind = \"fksp\"\n",
+        )
+        .unwrap();
+        assert!(sc.config.topology.source_routed());
+        assert_eq!(sc.resolved.topology.paths, Some(8));
+        let cases = [
+            (
+                "routing = \"k-shortest\"\npaths = 0",
+                "topology.paths = 0: between 1 and 64 paths",
+            ),
+            (
+                "routing = \"k-shortest\"\npaths = 65",
+                "topology.paths = 65: between 1 and 64 paths",
+            ),
+            ("paths = 4", "topology.paths = (set): does not apply"),
+            (
+                "routing = \"shortest-ish\"",
+                "unknown variant `shortest-ish`",
+            ),
+            (
+                "[load_balancing]\nkind = \"fksp\"",
+                "load_balancing.kind = \"fksp\": fksp picks one of a flow's k shortest paths",
+            ),
+        ];
+        assert_refused("fat-tree", &cases);
+        let err = one("[topology]\nkind = \"wan\"\nrouting = \"k-shortest\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("topology.routing = (set): does not apply"),
+            "{err}"
+        );
     }
 }

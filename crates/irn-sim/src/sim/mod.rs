@@ -206,8 +206,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
         let salt: u32 = stream(cfg.seed, Purpose::EcmpSalt, 0).random();
         let balancer = Balancer::new(
             cfg.load_balancing,
-            topo.switches().len(),
-            topo.hosts().len(),
+            (topo.switches().len(), topo.hosts().len()),
+            topo.source_routed(),
             cfg.seed,
             salt,
         );

@@ -4,9 +4,10 @@
 
 use super::trace::Trace;
 use super::Simulation;
-use crate::ids::{FlowId, HostIdx, PortId};
-use crate::packets::PacketId;
+use crate::ids::PortId;
+use crate::packets::{PacketId, UNROUTED};
 use crate::switch::{Admit, Queues};
+use crate::topology::MAX_PATHS;
 
 impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
@@ -26,7 +27,7 @@ impl<T: Trace> Simulation<'_, T> {
         {
             out
         } else {
-            self.per_packet_hop(s, first, (pkt.flow, pkt.dst), hops)
+            self.per_packet_hop(s, first, id, hops)
         };
         let output = (out.0 - first) as usize;
         let switch = &mut self.switches[s];
@@ -59,22 +60,34 @@ impl<T: Trace> Simulation<'_, T> {
         self.switch_send(out, s, output);
     }
 
-    /// The load balancer's choice among `hops` for a packet of `flow` to `dst` at switch `s`,
-    /// whose ports start at `first`, when it chooses per packet: out of line, as the packet
-    /// path of ECMP runs never comes here.
+    /// The load balancer's choice among `hops` for packet `id` at switch `s`, whose ports start
+    /// at `first`, when it chooses per packet or the packet is source-routed: out of line, as
+    /// the packet path of ECMP runs never comes here.
     #[inline(never)]
-    fn per_packet_hop(
-        &mut self,
-        s: usize,
-        first: u32,
-        packet: (FlowId, HostIdx),
-        hops: &[PortId],
-    ) -> PortId {
+    fn per_packet_hop(&mut self, s: usize, first: u32, id: PacketId, hops: &[PortId]) -> PortId {
+        let pkt = self.packets.get(id);
+        let packet = (pkt.flow, pkt.dst);
+        let topology = &self.cfg.topology;
         let switch = &self.switches[s];
         let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
-        let node = self.cfg.topology.switches()[s];
-        self.balancer
-            .choose(s, node, packet, self.now, hops, queued)
+        let node = topology.switches()[s];
+        if !topology.source_routed() {
+            return (self.balancer).choose(s, node, packet, self.now, hops, queued);
+        }
+        let mut cursor = self.packets.route(id);
+        if cursor == UNROUTED {
+            // The first switch: the balancer picks one of the paths by their first hops.
+            let starts = topology.route_starts(s, packet.1);
+            let mut first_hops = [PortId(0); MAX_PATHS];
+            for (hop, &c) in first_hops.iter_mut().zip(starts) {
+                *hop = topology.route_hop(c);
+            }
+            let firsts = &first_hops[..starts.len()];
+            let i = (self.balancer).choose_index(s, node, packet, self.now, firsts, queued);
+            cursor = starts[i];
+        }
+        self.packets.set_route(id, cursor + 1);
+        topology.route_hop(cursor)
     }
 
     /// A traced packet dropped on its way to port `out` is traced (before it is freed).

@@ -10,6 +10,7 @@
 //! | --- | --- |
 //! | `mod.rs` | the types, the generic builder [`Topology::from_links`], queries, [`PathInfo`] |
 //! | `routing.rs` | the BFS-per-destination ECMP table |
+//! | `k_shortest.rs` | Yen's k shortest paths between edge switches, for source routing |
 //! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
 //! | `leaf_spine.rs` | the two-tier leaf-spine Clos of Eunomia |
 //! | `jellyfish.rs` | Jellyfish: a random regular graph of switches with servers attached |
@@ -22,6 +23,7 @@
 mod error;
 mod fat_tree;
 mod jellyfish;
+mod k_shortest;
 mod leaf_spine;
 pub mod ns3;
 mod routing;
@@ -35,6 +37,8 @@ use core::ops::Range;
 use irn_core::time::{Bandwidth, Duration};
 
 pub use self::error::{TopologyError, MAX_SWITCH_PORTS};
+use self::k_shortest::KShortestPaths;
+pub use self::k_shortest::MAX_PATHS;
 use self::routing::{RoutingTable, Wiring};
 pub use self::wan::{Border, LongHaulLink, Site, Wan, WanLinks, WanSite};
 use crate::ids::{HostIdx, NodeId, PortId};
@@ -101,6 +105,9 @@ pub struct Topology {
     ports: Vec<Port>,
     links: Vec<LinkSpec>,
     routing: RoutingTable,
+    /// Under `routing = "k-shortest"`, the paths packets are source-routed on; `routing` is
+    /// then the transit table that hands every packet not for a local host to its route.
+    source_routes: Option<Box<KShortestPaths>>,
     min_host_rate: Bandwidth,
     /// Its sites and long-haul links when built by [`Topology::wan`].
     wan: Option<Box<Wan>>,
@@ -250,9 +257,68 @@ impl Topology {
             ports,
             links,
             routing,
+            source_routes: None,
             min_host_rate,
             wan: None,
         })
+    }
+
+    /// Routes this network by source routing over up to `k` shortest loopless paths (Yen, in
+    /// switch hops) between every pair of edge switches, instead of per-switch ECMP over
+    /// shortest paths: the first switch picks a path per packet (its load balancer choosing
+    /// among the paths) and later switches follow it. [`next_hops`](Self::next_hops) then
+    /// gives the transit candidates, and [`path`](Self::path) a shortest of the paths.
+    ///
+    /// # Panics
+    /// If `k` is not in `1..=MAX_PATHS` (the scenario layer checks it first).
+    pub fn with_k_shortest_paths(mut self, k: usize) -> Result<Topology, TopologyError> {
+        assert!((1..=MAX_PATHS).contains(&k), "k = {k} paths");
+        let wiring = Wiring {
+            kinds: &self.kinds,
+            hosts: &self.hosts,
+            switches: &self.switches,
+            ports: &self.ports,
+            port_base: &self.port_base,
+        };
+        let paths = KShortestPaths::build(&wiring, k)?;
+        self.routing = RoutingTable::transit(&wiring, paths.max_path_propagation());
+        self.source_routes = Some(Box::new(paths));
+        Ok(self)
+    }
+
+    /// Whether packets are source-routed ([`with_k_shortest_paths`](Self::with_k_shortest_paths)).
+    pub fn source_routed(&self) -> bool {
+        self.source_routes.is_some()
+    }
+
+    /// Under source routing, the route cursors of the paths from switch `switch` (its index
+    /// among switches, which must have hosts) to host `dst`'s switch, shortest first; empty
+    /// when `dst` hangs off `switch` or without source routing.
+    #[inline]
+    pub fn route_starts(&self, switch: usize, dst: HostIdx) -> &[u32] {
+        self.source_routes
+            .as_deref()
+            .map_or(&[], |r| r.paths(switch, dst))
+    }
+
+    /// The egress port under route cursor `cursor` (from [`route_starts`](Self::route_starts),
+    /// advanced by one per switch).
+    ///
+    /// # Panics
+    /// Without source routing, or for a cursor past the last path.
+    #[inline(always)]
+    pub fn route_hop(&self, cursor: u32) -> PortId {
+        self.source_routes
+            .as_deref()
+            .expect("source-routed")
+            .hop(cursor)
+    }
+
+    /// The switch-to-switch egress ports of the path whose cursor starts at `cursor`.
+    pub fn route_ports(&self, cursor: u32) -> &[PortId] {
+        self.source_routes
+            .as_deref()
+            .map_or(&[], |r| r.path_ports(cursor))
     }
 
     /// Number of nodes, hosts and switches together.
@@ -332,7 +398,8 @@ impl Topology {
         self.routing.next_hops_at_row(switch, dst)
     }
 
-    /// The path a lone flow `src -> dst` takes if every switch picks its first ECMP candidate:
+    /// The path a lone flow `src -> dst` takes if every switch picks its first ECMP candidate
+    /// (under source routing: the shortest of its paths):
     /// hop count, sum of link delays, lowest rate and per-hop rates. The ideal FCT used for
     /// slowdowns is computed from it. For `src == dst` the path is empty (0 hops, no delay) and
     /// its bottleneck is the host's link rate.
@@ -344,6 +411,13 @@ impl Topology {
         let mut p = self.host_port(src);
         let mut rates = Vec::new();
         let mut propagation = Duration::ZERO;
+        // Source-routed: the shortest path's ports, then the destination switch's host port.
+        let edge = self.ports[self.ports[p.index()].peer.index()].node;
+        let first = self.source_routes.as_deref().and_then(|r| {
+            let row = self.switches.iter().position(|&s| s == edge)?;
+            r.paths(row, dst).first().map(|&c| r.path_ports(c))
+        });
+        let mut route = first.unwrap_or(&[]).iter();
         if src != dst {
             loop {
                 let port = self.ports[p.index()];
@@ -353,7 +427,10 @@ impl Topology {
                 if next == dst_node {
                     break;
                 }
-                p = self.next_hops(next, dst)[0];
+                p = match route.next() {
+                    Some(&q) => q,
+                    None => self.next_hops(next, dst)[0],
+                };
             }
         }
         let bottleneck = rates
@@ -371,7 +448,8 @@ impl Topology {
 
     /// The largest one-way propagation delay between two hosts along their (first-candidate)
     /// shortest paths: the "longest path" IRN §3.2/§4.1 sizes the BDP cap and RTO_high from
-    /// (6 hops x 2 us = 12 us in the default fat-tree). Computed when the topology is built.
+    /// (6 hops x 2 us = 12 us in the default fat-tree). Computed when the topology is built;
+    /// under source routing, over every one of the k paths, as packets may take the longest.
     pub fn max_path_propagation(&self) -> Duration {
         self.routing.max_path_propagation()
     }
@@ -420,6 +498,10 @@ impl Topology {
             + self.ports.capacity() * size_of::<Port>()
             + self.links.capacity() * size_of::<LinkSpec>()
             + self.routing.heap_bytes()
+            + self
+                .source_routes
+                .as_deref()
+                .map_or(0, KShortestPaths::heap_bytes)
             + self.wan.as_deref().map_or(0, Wan::heap_bytes)
     }
 }

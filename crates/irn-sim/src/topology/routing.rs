@@ -160,6 +160,59 @@ impl RoutingTable {
         })
     }
 
+    /// The table of source-routed forwarding (`routing = "k-shortest"`): at each switch a
+    /// host of its own has its one port, and every other host has all the switch-facing ports,
+    /// listed twice when there is only one. A packet's route picks among them, so the lists only
+    /// need to send every packet bound elsewhere to the route: two entries or more keep the
+    /// single-candidate shortcut of the packet path from skipping it.
+    pub(super) fn transit(w: &Wiring<'_>, max_path_propagation: Duration) -> RoutingTable {
+        let hosts = w.hosts.len();
+        let mut switch_row = vec![NONE; w.kinds.len()];
+        let mut spans = Vec::with_capacity(w.switches.len() * hosts);
+        let mut candidates = Vec::new();
+        let peer = |p: u32| w.ports[w.ports[p as usize].peer.index()].node;
+        let mut host_of = vec![NONE; w.kinds.len()];
+        for (h, n) in w.hosts.iter().enumerate() {
+            host_of[n.index()] = h as u32;
+        }
+        for (row, s) in w.switches.iter().enumerate() {
+            switch_row[s.index()] = row as u32;
+            let ports = w.port_base[s.index()]..w.port_base[s.index() + 1];
+            let start = candidates.len() as u32;
+            candidates.extend(
+                (ports.clone())
+                    .filter(|&p| w.kinds[peer(p).index()] == NodeKind::Switch)
+                    .map(PortId),
+            );
+            if candidates.len() == start as usize + 1 {
+                candidates.push(candidates[start as usize]);
+            }
+            let onward = Span {
+                start,
+                len: candidates.len() as u32 - start,
+            };
+            let row_start = spans.len();
+            spans.resize(row_start + hosts, onward);
+            for p in ports {
+                let h = host_of[peer(p).index()];
+                if h != NONE {
+                    spans[row_start + h as usize] = Span {
+                        start: candidates.len() as u32,
+                        len: 1,
+                    };
+                    candidates.push(PortId(p));
+                }
+            }
+        }
+        RoutingTable {
+            hosts,
+            switch_row,
+            spans,
+            candidates,
+            max_path_propagation,
+        }
+    }
+
     /// ECMP candidates at `switch` towards `dst`, in ascending `PortId` order.
     ///
     /// # Panics
