@@ -218,8 +218,16 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
         c.flows.len(),
     );
     for r in &scenario.runs {
+        // Shown only when they depart from the defaults, which most scenarios keep.
+        let mut extras = String::new();
+        if r.config.topology.source_routed() {
+            extras += &format!(", {} shortest paths", key(r, "topology.paths"));
+        }
+        if let Some(d) = r.config.deflection {
+            extras += &format!(", DIBS (TTL {})", d.ttl);
+        }
         out.push_str(&format!(
-            "  {}: {}, PFC {}, cc {}, load balancing {}, ordering {}\n",
+            "  {}: {}, PFC {}, cc {}, load balancing {}{extras}, ordering {}\n",
             r.name,
             key(r, "transport.kind"),
             pfc_state(&r.config),

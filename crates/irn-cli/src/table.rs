@@ -142,6 +142,18 @@ const METRICS: &[Metric] = &[
     ),
 ];
 
+/// A row of a count a run may lack: label, value.
+type OptionalCount = (&'static str, fn(&Summary) -> Option<u64>);
+
+/// Counts of features a run may not have: a row shows when some run has it (`-` for the
+/// others).
+const OPTIONAL_COUNTS: &[OptionalCount] = &[
+    ("verbs data errors", |s| s.verbs_data_errors),
+    ("link losses", |s| s.link_losses),
+    ("deflections", |s| s.deflections),
+    ("TTL drops", |s| s.ttl_drops),
+];
+
 /// The headline metrics whose ratios the IRN paper reports, with their censored forms:
 /// label, value, whether it is a statistic of finished measured flows, when it shows.
 type Ratio = (&'static str, fn(&Summary) -> Option<f64>, bool, Show);
@@ -208,14 +220,14 @@ pub fn render(runs: &[Finished]) -> String {
         }
         out.push('\n');
     }
-    if runs
-        .iter()
-        .any(|r| r.result.summary.verbs_data_errors.is_some())
-    {
-        let _ = write!(out, "{:label_w$}", "verbs data errors");
+    for &(label, get) in OPTIONAL_COUNTS {
+        if runs.iter().all(|r| get(&r.result.summary).is_none()) {
+            continue;
+        }
+        let _ = write!(out, "{label:label_w$}");
         for r in runs {
-            let errors = r.result.summary.verbs_data_errors.map(|e| e.to_string());
-            let _ = write!(out, " {:>col_w$}", errors.as_deref().unwrap_or("-"));
+            let count = get(&r.result.summary).map(|e| e.to_string());
+            let _ = write!(out, " {:>col_w$}", count.as_deref().unwrap_or("-"));
         }
         out.push('\n');
     }

@@ -5,7 +5,7 @@ use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
 use crate::credits::CreditConfig;
-pub use crate::forwarding::LoadBalancing;
+pub use crate::forwarding::{Deflection, LoadBalancing};
 use crate::ids::{FlowId, PortId};
 use crate::loss::LinkLoss;
 use crate::pause::{PauseControl, PauseFrames, PauseSourceConfig};
@@ -59,6 +59,8 @@ pub struct SimConfig {
     /// Links that lose packets at random on the wire (ns-3 `error_rate`, `[topology]
     /// loss_rate`); [`LinkLoss::none`]: none do, and the packet path draws nothing.
     pub link_loss: LinkLoss,
+    /// DIBS deflection instead of drops (`[switch] deflection`); `None` drops.
+    pub deflection: Option<Deflection>,
 }
 
 /// Which BDP a computed BDP-FC cap is (`transport.bdp_cap_scope`).
@@ -181,6 +183,7 @@ impl SimConfig {
             credits: None,
             bdp_cap_scope: BdpCapScope::Network,
             link_loss: LinkLoss::none(),
+            deflection: None,
         }
     }
 

@@ -33,6 +33,9 @@ pub struct NetworkCounters {
     pub drops: u64,
     /// Packets lost on the wire by lossy links; `None` when no link is lossy.
     pub link_losses: Option<u64>,
+    /// DIBS deflections, and drops of packets out of TTL; `None` without deflection.
+    pub deflections: Option<u64>,
+    pub ttl_drops: Option<u64>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control.
@@ -208,6 +211,14 @@ pub struct Summary {
     /// apart from `drops`; absent when no link is lossy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_losses: Option<u64>,
+    /// Packets DIBS sent out of another port because theirs had no room (one per deflection);
+    /// absent without `[switch] deflection`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deflections: Option<u64>,
+    /// Of `drops`, the packets dropped because DIBS had deflected them `deflection_ttl` times;
+    /// absent without deflection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_drops: Option<u64>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control (`[switch] credits`; 0 without).
@@ -682,6 +693,8 @@ impl RunResult {
                 c.drops as f64 / c.data_packets_sent as f64
             },
             link_losses: c.link_losses,
+            deflections: c.deflections,
+            ttl_drops: c.ttl_drops,
             pause_frames: c.pause_frames,
             resume_frames: c.resume_frames,
             credit_frames: c.credit_frames,

@@ -61,6 +61,8 @@ struct Slot {
     route: u32,
     /// In a switch queue: the local input port it came in on (buffers are accounted per input).
     input: u8,
+    /// Times DIBS has deflected it (bounded by the TTL).
+    deflected: u8,
     /// Its flow is traced (`--trace-flow`): each hop checks this byte of a line it reads
     /// anyway, and only a traced packet leaves the packet path for the trace's cold code.
     traced: bool,
@@ -95,6 +97,7 @@ impl Packets {
             next: NIL,
             route: UNROUTED,
             input: 0,
+            deflected: 0,
             traced,
         };
         if self.free != NIL {
@@ -126,6 +129,17 @@ impl Packets {
     #[inline(always)]
     pub fn set_route(&mut self, id: PacketId, cursor: u32) {
         self.slots[id.0 as usize].route = cursor;
+    }
+
+    /// Times packet `id` has been deflected.
+    #[inline]
+    pub fn deflected(&self, id: PacketId) -> u8 {
+        self.slots[id.0 as usize].deflected
+    }
+
+    #[inline]
+    pub fn set_deflected(&mut self, id: PacketId, times: u8) {
+        self.slots[id.0 as usize].deflected = times;
     }
 
     /// Whether packet `id` belongs to a traced flow.

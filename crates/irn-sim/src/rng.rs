@@ -45,6 +45,8 @@ pub enum Purpose {
     Pauses,
     /// A random topology's graph, `kind = "jellyfish"` (index: 0).
     Topology,
+    /// Where DIBS deflects a packet (index: the switch).
+    Deflection,
 }
 
 impl Purpose {
@@ -64,6 +66,7 @@ impl Purpose {
             Purpose::LoadBalancing => *b"lbalance",
             Purpose::Pauses => *b"pauses\0\0",
             Purpose::Topology => *b"topology",
+            Purpose::Deflection => *b"deflect\0",
         })
     }
 }

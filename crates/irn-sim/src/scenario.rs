@@ -391,6 +391,7 @@ fn validate(
         auto_rto_high,
     )?;
     let bdp_cap_scope = transport::bdp_cap_scope(&s.transport, file, &transport)?;
+    let deflection = switch::deflection(s, file)?;
     let flows = workload::build(s, file, base_dir, &topology, verbs)?;
     let (warmup, drain_limit, fct_size_buckets) = run::build(&s.run, file)?;
     let monitor = (s.monitor.as_ref())
@@ -423,6 +424,7 @@ fn validate(
         pause_control: controls.controls,
         pause_sources,
         credits,
+        deflection,
         bdp_cap_scope,
         link_loss,
     };

@@ -14,6 +14,8 @@
 //! pfc_refresh = "auto"    # timed: resend XOFF this often while paused (auto: half its time)
 //! ecn = "auto"            # "auto", "off", "dcqcn" or "dctcp"
 //! credits = false          # InfiniBand credits instead of PFC (see `super::credits`)
+//! deflection = "dibs"     # "none" (default) or "dibs": deflect instead of dropping
+//! deflection_ttl = 250    # dibs: deflections per packet before it is dropped
 //! ```
 //!
 //! The marking itself is chosen with the congestion control (`transport::ecn_config`).
@@ -21,7 +23,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{auto_or_positive, check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
-use crate::config::{pfc_headroom_bytes, PfcConfig, PfcThreshold, SwitchModel};
+use crate::config::{pfc_headroom_bytes, Deflection, PfcConfig, PfcThreshold, SwitchModel};
 use crate::ids::{NodeId, PortId};
 use crate::pause::{quanta_time, PauseFrames, MAX_QUANTA};
 use crate::topology::Topology;
@@ -98,6 +100,21 @@ pub struct SwitchSection {
     /// Override the marking probability at the upper threshold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_pmax: Option<f64>,
+    /// `"none"` (default): a packet its output has no room for is dropped; `"dibs"`: it is
+    /// deflected out of another switch-facing port with room (shared-buffer only).
+    pub deflection: DeflectionKind,
+    /// dibs: deflections a packet may take before the next drops it (default 250).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deflection_ttl: Option<u8>,
+}
+
+/// `switch.deflection`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeflectionKind {
+    #[default]
+    None,
+    Dibs,
 }
 
 impl Default for SwitchSection {
@@ -124,6 +141,8 @@ impl Default for SwitchSection {
             ecn_kmin: None,
             ecn_kmax: None,
             ecn_pmax: None,
+            deflection: DeflectionKind::None,
+            deflection_ttl: None,
         }
     }
 }
@@ -165,6 +184,34 @@ impl SwitchSection {
                 ("egress_alpha", self.egress_alpha.is_some(), shared),
             ],
         )?;
+        let dibs = self.deflection == DeflectionKind::Dibs;
+        check_keys(
+            file,
+            ("switch", "deflection"),
+            if dibs { "dibs" } else { "none" },
+            &[("deflection_ttl", self.deflection_ttl.is_some(), dibs)],
+        )?;
+        if dibs {
+            if !shared {
+                return Err(invalid(
+                    file,
+                    "switch.deflection",
+                    "\"dibs\"",
+                    "DIBS deflects to outputs with room, which needs output buffers: set \
+                     switch.model = \"shared-buffer\" (an input-queued switch's room is its \
+                     input's, the same for every output)",
+                ));
+            }
+            if self.deflection_ttl == Some(0) {
+                return Err(invalid(
+                    file,
+                    "switch.deflection_ttl",
+                    "0",
+                    "between 1 and 255 deflections per packet (DIBS: 250)",
+                ));
+            }
+            self.deflection_ttl.get_or_insert(Deflection::DIBS.ttl);
+        }
         let timed = self.pfc_frames == PfcFramesKind::Timed;
         check_keys(
             file,
@@ -190,6 +237,28 @@ impl SwitchSection {
         }
         Ok(())
     }
+}
+
+/// `switch.deflection`, normalized; refused with source routing, whose route a deflected packet
+/// would lose.
+pub(super) fn deflection(
+    s: &ScenarioFile,
+    file: &str,
+) -> Result<Option<Deflection>, ScenarioError> {
+    if s.switch.deflection != DeflectionKind::Dibs {
+        return Ok(None);
+    }
+    if s.topology.routing == Some(super::Routing::KShortest) {
+        return Err(invalid(
+            file,
+            "switch.deflection",
+            "\"dibs\"",
+            "not with topology.routing = \"k-shortest\": a deflected packet leaves its source \
+             route (use shortest-path routing with DIBS)",
+        ));
+    }
+    let ttl = s.switch.deflection_ttl.unwrap_or(Deflection::DIBS.ttl);
+    Ok(Some(Deflection { ttl }))
 }
 
 /// The shared-buffer switch's default dynamic-threshold factor: 1/8, i.e. the ns-3 RDMA models'
@@ -773,6 +842,57 @@ mod tests {
             err.contains(
                 "switch.egress_alpha = (set): does not apply to switch.model = \"input-queued\""
             ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn deflection_keys_defaults_and_errors() {
+        use crate::config::Deflection;
+        let shared = "[switch]\nmodel = \"shared-buffer\"\n";
+        let deflection = |keys: &str| {
+            one(&format!("{shared}{keys}\n"))
+                .map(|r| r.config.deflection)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(deflection(""), Ok(None));
+        assert_eq!(
+            deflection("deflection = \"dibs\""),
+            Ok(Some(Deflection::DIBS))
+        );
+        assert_eq!(
+            deflection("deflection = \"dibs\"\ndeflection_ttl = 3"),
+            Ok(Some(Deflection { ttl: 3 }))
+        );
+        for (keys, want) in [
+            (
+                "deflection = \"dibs\"\ndeflection_ttl = 0",
+                "switch.deflection_ttl = 0: between 1 and 255",
+            ),
+            (
+                "deflection = \"dibs\"\ndeflection_ttl = 256",
+                "deflection_ttl",
+            ),
+            (
+                "deflection_ttl = 9",
+                "switch.deflection_ttl = (set): does not apply to switch.deflection = \"none\"",
+            ),
+            ("deflection = \"dibz\"", "unknown variant `dibz`"),
+        ] {
+            let err = deflection(keys).unwrap_err();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
+        let err = one("[switch]\ndeflection = \"dibs\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs output buffers"), "{err}");
+        let err = one(&format!(
+            "[topology]\nrouting = \"k-shortest\"\n{shared}deflection = \"dibs\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("a deflected packet leaves its source route"),
             "{err}"
         );
     }

@@ -14,7 +14,7 @@ use irn_core::{Duration, Time};
 
 use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
 use crate::engine::{Event, EventQueue, Sampler};
-use crate::forwarding::Balancer;
+use crate::forwarding::{Balancer, Deflector};
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::loss::LossDraw;
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
@@ -82,6 +82,8 @@ pub struct Simulation<'a, T: Trace> {
     horizon: Time,
     /// Every switch's load balancer state.
     balancer: Balancer,
+    /// DIBS: where a packet its output has no room for goes instead; `None` drops it.
+    deflector: Option<Box<Deflector>>,
     /// The NICs run an ordering layer under their transports (`[ordering]`).
     ordered: bool,
     /// Each message flow's ordering layer while it runs; empty without one.
@@ -278,6 +280,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             counters: NetworkCounters::default(),
             horizon: last_start + cfg.drain_limit,
             balancer,
+            deflector: (cfg.deflection).map(|d| Box::new(Deflector::new(d, topo, cfg.seed))),
             ordered: cfg.ordering.mode != OrderingMode::None,
             layers: match cfg.ordering.mode {
                 OrderingMode::None => Vec::new(),
@@ -472,6 +475,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
         }
         self.counters.link_losses =
             (!self.loss.is_empty()).then(|| self.loss.iter().map(|d| d.lost).sum());
+        self.counters.deflections = self.deflector.as_deref().map(|d| d.deflections);
+        self.counters.ttl_drops = self.deflector.as_deref().map(|d| d.ttl_drops);
         self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks()).sum();
         self.counters.peak_buffer_bytes = self
             .switches

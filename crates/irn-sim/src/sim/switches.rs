@@ -7,7 +7,7 @@ use super::Simulation;
 use crate::ids::PortId;
 use crate::packets::{PacketId, UNROUTED};
 use crate::switch::{Admit, Queues};
-use crate::topology::MAX_PATHS;
+use crate::topology::{MAX_PATHS, MAX_SWITCH_PORTS};
 
 impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
@@ -37,6 +37,9 @@ impl<T: Trace> Simulation<'_, T> {
         if self.now >= port.busy_until && !switch.has_work(output) && !(is_data && port.paused) {
             if is_data {
                 let (admit, resume) = switch.cut_through(&mut self.packets, input, output, id);
+                if admit == Admit::Dropped && self.deflector.is_some() {
+                    return self.deflect(s, (ingress, input), output, id);
+                }
                 self.trace_admission(admit, out, id);
                 if !self.admitted(admit, ingress, id) {
                     return;
@@ -47,6 +50,9 @@ impl<T: Trace> Simulation<'_, T> {
         }
         if is_data {
             let admit = switch.admit_data(&mut self.packets, input, output, id);
+            if admit == Admit::Dropped && self.deflector.is_some() {
+                return self.deflect(s, (ingress, input), output, id);
+            }
             self.trace_admission(admit, out, id);
             if !self.admitted(admit, ingress, id) {
                 return;
@@ -88,6 +94,49 @@ impl<T: Trace> Simulation<'_, T> {
         }
         self.packets.set_route(id, cursor + 1);
         topology.route_hop(cursor)
+    }
+
+    /// DIBS: data packet `id`, which came in on `ingress` (local `input`) of switch `s` and
+    /// which its output `refused` had no room for, goes out of a random switch-facing port
+    /// with room instead, unless it has used up its TTL of deflections or no port has room:
+    /// then it is dropped as it would have been.
+    #[cold]
+    #[inline(never)]
+    fn deflect(
+        &mut self,
+        s: usize,
+        (ingress, input): (PortId, usize),
+        refused: usize,
+        id: PacketId,
+    ) {
+        let first = ingress.0 - input as u32;
+        let d = self
+            .deflector
+            .as_deref_mut()
+            .expect("deflection is configured");
+        let times = self.packets.deflected(id);
+        let mut order = [0; MAX_SWITCH_PORTS];
+        let taken = if d.may_deflect(times) {
+            let n = d.candidates(s, refused, &mut order);
+            let switch = &mut self.switches[s];
+            switch.deflect(&mut self.packets, (input, refused), &order[..n], id)
+        } else {
+            d.ttl_drops += 1;
+            None
+        };
+        let Some((output, admit)) = taken else {
+            self.trace_admission(Admit::Dropped, PortId(first + refused as u32), id);
+            self.admitted(Admit::Dropped, ingress, id);
+            return;
+        };
+        d.deflections += 1;
+        self.packets.set_deflected(id, times + 1);
+        let out = PortId(first + output as u32);
+        self.admitted(admit, ingress, id);
+        if T::ON && self.packets.traced(id) {
+            self.trace_enqueue(s, out, output, id);
+        }
+        self.switch_send(out, s, output);
     }
 
     /// A traced packet dropped on its way to port `out` is traced (before it is freed).

@@ -223,6 +223,35 @@ impl Switch {
         delegate!(self, s => cut_through(s, packets, input, output, p))
     }
 
+    /// DIBS: data packet `p`, refused by `refused` (and counted as its drop), is offered to
+    /// the outputs in `order` until one has room; the output that took it and its admission,
+    /// with the refusal no longer counted as a drop. `None` (the drop stands) when none had
+    /// room. Only the shared-buffer model deflects: an input-queued switch's room is its
+    /// input's, the same for every output.
+    pub fn deflect(
+        &mut self,
+        packets: &mut Packets,
+        (input, refused): (usize, usize),
+        order: &[u8],
+        p: PacketId,
+    ) -> Option<(usize, Admit)> {
+        let Switch::Shared(s) = self else {
+            return None;
+        };
+        for &output in order {
+            let output = usize::from(output);
+            match s.admit_data(packets, input, output, p) {
+                // A refusal by a port it was deflected to is not a drop of that port's.
+                Admit::Dropped => s.drops[output] -= 1,
+                admit => {
+                    s.drops[refused] -= 1;
+                    return Some((output, admit));
+                }
+            }
+        }
+        None
+    }
+
     /// Data packets marked CE here.
     pub fn ecn_marks(&self) -> u64 {
         delegate!(self, s => s.ecn.as_ref().map_or(0, |m| m.marks))
