@@ -152,6 +152,15 @@ const OPTIONAL_COUNTS: &[OptionalCount] = &[
     ("link losses", |s| s.link_losses),
     ("deflections", |s| s.deflections),
     ("TTL drops", |s| s.ttl_drops),
+    ("link failures", |s| {
+        s.failures.as_ref().map(|f| f.link_failures)
+    }),
+    ("failure losses", |s| {
+        s.failures.as_ref().map(|f| f.packets_lost)
+    }),
+    ("flows affected", |s| {
+        s.failures.as_ref().map(|f| f.flows_affected as u64)
+    }),
 ];
 
 /// The headline metrics whose ratios the IRN paper reports, with their censored forms:

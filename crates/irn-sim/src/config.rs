@@ -5,6 +5,7 @@ use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
 use crate::credits::CreditConfig;
+use crate::failures::Timeline;
 pub use crate::forwarding::{Deflection, LoadBalancing};
 use crate::ids::{FlowId, PortId};
 use crate::loss::LinkLoss;
@@ -61,6 +62,8 @@ pub struct SimConfig {
     pub link_loss: LinkLoss,
     /// DIBS deflection instead of drops (`[switch] deflection`); `None` drops.
     pub deflection: Option<Deflection>,
+    /// Link failures (`[failures]`), planned ([`Timeline::plan`]); `None`: every link stays up.
+    pub failures: Option<Timeline>,
 }
 
 /// Which BDP a computed BDP-FC cap is (`transport.bdp_cap_scope`).
@@ -184,6 +187,7 @@ impl SimConfig {
             bdp_cap_scope: BdpCapScope::Network,
             link_loss: LinkLoss::none(),
             deflection: None,
+            failures: None,
         }
     }
 

@@ -95,6 +95,8 @@ pub enum Event {
     Sample,
     /// `[monitor]` takes its sample (only when configured).
     Monitor,
+    /// Links fail or come back, or routing reconverges (only with `[failures]`).
+    LinkChange,
 }
 
 /// Which of the run's samplers a sample event is for; each keeps its own interval.

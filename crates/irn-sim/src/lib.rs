@@ -26,6 +26,7 @@
 pub mod config;
 pub mod credits;
 pub mod engine;
+pub mod failures;
 pub mod forwarding;
 pub mod ids;
 pub mod loss;

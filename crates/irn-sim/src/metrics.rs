@@ -36,6 +36,8 @@ pub struct NetworkCounters {
     /// DIBS deflections, and drops of packets out of TTL; `None` without deflection.
     pub deflections: Option<u64>,
     pub ttl_drops: Option<u64>,
+    /// Link failures: (links that went down, packets lost to them); `None` without.
+    pub failures: Option<(u64, u64)>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control.
@@ -119,6 +121,8 @@ pub struct FlowRecord {
     pub nacks: u64,
     /// The most bytes of ordering memory its connection held; `None` without a layer.
     pub ordering_peak_bytes: Option<u32>,
+    /// It lost a packet to a link failure (`[failures]`).
+    pub failure_affected: bool,
 }
 
 /// A row of `flows.csv`. Times are in microseconds (floats, exact to the picosecond).
@@ -219,6 +223,9 @@ pub struct Summary {
     /// absent without deflection.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl_drops: Option<u64>,
+    /// Link failures and the flows they affected; absent without `[failures]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<FailureSummary>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control (`[switch] credits`; 0 without).
@@ -406,6 +413,63 @@ pub struct RunResult {
     /// simulators read irn's output unchanged.
     pub fct: Vec<FctRecord>,
     pub summary: Summary,
+}
+
+/// What link failures did (`summary.json`'s `failures`). A flow is *affected* when it lost a
+/// packet, data or control, to a failure: on a link when it failed, queued for it, sent to it
+/// before routing reconverged, or left without a route. Statistics are over measured flows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureSummary {
+    /// Times a link went down.
+    pub link_failures: u64,
+    /// Packets lost to failures (apart from `drops` and `link_losses`).
+    pub packets_lost: u64,
+    /// Measured flows affected, and of those, how many did not finish.
+    pub flows_affected: usize,
+    pub affected_unfinished: usize,
+    /// Over the affected measured flows that finished: mean and p99 FCT, mean and p99
+    /// slowdown; `None` when there are none.
+    pub affected_avg_fct_us: Option<f64>,
+    pub affected_p99_fct_us: Option<f64>,
+    pub affected_avg_slowdown: Option<f64>,
+    pub affected_p99_slowdown: Option<f64>,
+    /// The same for the measured flows no failure touched, to compare.
+    pub unaffected_avg_fct_us: Option<f64>,
+    pub unaffected_avg_slowdown: Option<f64>,
+}
+
+impl FailureSummary {
+    fn new(
+        (link_failures, packets_lost): (u64, u64),
+        records: &[FlowRecord],
+        rows: &[FlowRow],
+    ) -> Self {
+        let group = |affected: bool| -> Vec<&FlowRow> {
+            (records.iter().zip(rows))
+                .filter(|(r, row)| row.measured && r.failure_affected == affected)
+                .map(|(_, row)| row)
+                .collect()
+        };
+        let (hit, spared) = (group(true), group(false));
+        let stats = |flows: &[&FlowRow], pick: fn(&FlowRow) -> Option<f64>| {
+            let v = sorted(flows.iter().filter_map(|r| pick(r)).collect());
+            (!v.is_empty()).then(|| (mean(&v), percentile(&v, 0.99)))
+        };
+        let fct = |flows: &[&FlowRow]| stats(flows, |r| r.fct_us);
+        let slow = |flows: &[&FlowRow]| stats(flows, |r| r.slowdown);
+        FailureSummary {
+            link_failures,
+            packets_lost,
+            flows_affected: hit.len(),
+            affected_unfinished: hit.iter().filter(|r| r.fct_us.is_none()).count(),
+            affected_avg_fct_us: fct(&hit).map(|s| s.0),
+            affected_p99_fct_us: fct(&hit).map(|s| s.1),
+            affected_avg_slowdown: slow(&hit).map(|s| s.0),
+            affected_p99_slowdown: slow(&hit).map(|s| s.1),
+            unaffected_avg_fct_us: fct(&spared).map(|s| s.0),
+            unaffected_avg_slowdown: slow(&spared).map(|s| s.0),
+        }
+    }
 }
 
 /// Nearest-rank percentile of sorted values (`q` in 0..=1); 0 for no values.
@@ -695,6 +759,9 @@ impl RunResult {
             link_losses: c.link_losses,
             deflections: c.deflections,
             ttl_drops: c.ttl_drops,
+            failures: c
+                .failures
+                .map(|counts| FailureSummary::new(counts, &records, &rows)),
             pause_frames: c.pause_frames,
             resume_frames: c.resume_frames,
             credit_frames: c.credit_frames,

@@ -89,6 +89,17 @@ pub struct Port {
 const _: () = assert!(std::mem::size_of::<Port>() == 64);
 
 impl Port {
+    /// How long after `t` the port is still serializing its current packet: zero for an idle
+    /// port and for one whose link failed (`busy_until` at [`Time::MAX`]: what it was sending
+    /// is lost, and counted as sent).
+    pub fn sending_after(&self, t: Time) -> irn_core::Duration {
+        if self.busy_until == Time::MAX {
+            irn_core::Duration::ZERO
+        } else {
+            self.busy_until.saturating_since(t)
+        }
+    }
+
     /// No `TxDone` is pending.
     pub const NO_WAKE: Time = Time::MAX;
 

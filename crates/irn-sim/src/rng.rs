@@ -47,6 +47,8 @@ pub enum Purpose {
     Topology,
     /// Where DIBS deflects a packet (index: the switch).
     Deflection,
+    /// Which links fail, `[failures]` (index: 0).
+    Failures,
 }
 
 impl Purpose {
@@ -67,6 +69,7 @@ impl Purpose {
             Purpose::Pauses => *b"pauses\0\0",
             Purpose::Topology => *b"topology",
             Purpose::Deflection => *b"deflect\0",
+            Purpose::Failures => *b"failures",
         })
     }
 }

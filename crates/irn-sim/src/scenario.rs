@@ -25,6 +25,7 @@ use crate::workload::VerbMix;
 mod credits;
 mod error;
 mod experiment;
+mod failures;
 mod load_balancing;
 mod monitor;
 mod ordering;
@@ -40,6 +41,7 @@ pub use error::ScenarioError;
 pub use experiment::{
     Chart, CheckSection, Expect, ExperimentSection, Metric, PointSection, Side, SideAt,
 };
+pub use failures::{FailuresSection, LinkFailureSection};
 pub use load_balancing::{BalancerKind, LoadBalancingSection};
 pub use monitor::{node_tiers, MonitorSection, PortSelection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
@@ -79,6 +81,9 @@ pub struct ScenarioFile {
     /// `[pauses]`: hosts that pause their switch at random (see [`PausesSection`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pauses: Option<PausesSection>,
+    /// `[failures]`: links that fail and come back (see [`FailuresSection`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<FailuresSection>,
     /// Variants to compare; each overrides keys of the scenario above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<VariantSection>,
@@ -106,6 +111,7 @@ impl Default for ScenarioFile {
             monitor: None,
             pause_control: Vec::new(),
             pauses: None,
+            failures: None,
             compare: Vec::new(),
             experiment: None,
             check: Vec::new(),
@@ -245,6 +251,9 @@ pub fn parse(
         }
         resolved.ordering.normalize(file)?;
         resolved.workload.normalize(file)?;
+        if let Some(f) = resolved.failures.as_mut() {
+            f.normalize(file)?;
+        }
         let (config, warnings) = validate(&resolved, file, base_dir)?;
         Ok((resolved, config, warnings))
     };
@@ -394,6 +403,7 @@ fn validate(
     let deflection = switch::deflection(s, file)?;
     let flows = workload::build(s, file, base_dir, &topology, verbs)?;
     let (warmup, drain_limit, fct_size_buckets) = run::build(&s.run, file)?;
+    let failures = failures_timeline(s, file, &topology, credits.is_some(), &flows, drain_limit)?;
     let monitor = (s.monitor.as_ref())
         .map(|m| monitor::build(m, file, &topology, flows.len()))
         .transpose()?;
@@ -425,6 +435,7 @@ fn validate(
         pause_sources,
         credits,
         deflection,
+        failures,
         bdp_cap_scope,
         link_loss,
     };
@@ -483,6 +494,39 @@ fn resolve(base_dir: &Path, p: &str) -> PathBuf {
     } else {
         base_dir.join(path)
     }
+}
+
+/// `[failures]`'s timeline up to the run's horizon (its last arrival plus the drain limit);
+/// refused with credits (a packet lost to a failure would keep its credit) and with k-shortest
+/// routing (whose paths do not reconverge).
+fn failures_timeline(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &crate::topology::Topology,
+    credits: bool,
+    flows: &[crate::workload::FlowSpec],
+    drain_limit: irn_core::Duration,
+) -> Result<Option<crate::failures::Timeline>, ScenarioError> {
+    let Some(f) = &s.failures else {
+        return Ok(None);
+    };
+    let clash = if credits {
+        Some("`[switch] credits`: a packet lost to a failure would keep its credit")
+    } else if topology.source_routed() {
+        Some("topology.routing = \"k-shortest\": source routes do not reconverge around failures")
+    } else {
+        None
+    };
+    if let Some(why) = clash {
+        return Err(invalid(
+            file,
+            "failures",
+            "(set)",
+            &format!("not with {why}"),
+        ));
+    }
+    let horizon = flows.last().map_or(irn_core::Time::ZERO, |f| f.start) + drain_limit;
+    failures::build(f, file, topology, s.seed, horizon).map(Some)
 }
 
 #[cfg(test)]

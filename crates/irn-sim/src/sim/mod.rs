@@ -8,12 +8,14 @@
 
 use std::collections::VecDeque;
 use std::hint;
+use std::sync::Arc;
 
 use irn_core::ordering::{MemoryController, OrderingLayer, OrderingMode};
 use irn_core::{Duration, Time};
 
 use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
 use crate::engine::{Event, EventQueue, Sampler};
+use crate::failures::FailureState;
 use crate::forwarding::{Balancer, Deflector};
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::loss::LossDraw;
@@ -24,7 +26,7 @@ use crate::port::{Owner, OwnerKind, PauseTimers, Port, PortExtra};
 use crate::rng::{stream, Purpose};
 use crate::series::SeriesSink;
 use crate::switch::{EcnMarker, SharedSwitch, Switch, VoqSwitch};
-use crate::topology::NodeKind;
+use crate::topology::{NodeKind, RoutingTable};
 use crate::verbs_flow::VerbsPackets;
 
 use rand::Rng;
@@ -49,6 +51,7 @@ pub struct Progress {
 const PROGRESS_EVERY: u64 = 1 << 16;
 
 mod crediting;
+mod failing;
 mod hosts;
 mod links;
 mod pausing;
@@ -80,6 +83,11 @@ pub struct Simulation<'a, T: Trace> {
     flows_finished: usize,
     counters: NetworkCounters,
     horizon: Time,
+    /// The routes switches forward by: the topology's, replaced by a recomputed table each
+    /// time routing reconverges after link failures.
+    routing: Arc<RoutingTable>,
+    /// Link failures' timeline and state; `None` when every link stays up.
+    failures: Option<Box<FailureState>>,
     /// Every switch's load balancer state.
     balancer: Balancer,
     /// DIBS: where a packet its output has no room for goes instead; `None` drops it.
@@ -279,6 +287,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
             flows_finished: 0,
             counters: NetworkCounters::default(),
             horizon: last_start + cfg.drain_limit,
+            routing: Arc::clone(topo.routing()),
+            failures: (cfg.failures.clone())
+                .map(|t| Box::new(FailureState::new(t, topo.ports().len(), cfg.flows.len()))),
             balancer,
             deflector: (cfg.deflection).map(|d| Box::new(Deflector::new(d, topo, cfg.seed))),
             ordered: cfg.ordering.mode != OrderingMode::None,
@@ -339,6 +350,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
         }
         self.schedule_pausing();
         self.schedule_credits();
+        self.schedule_failures();
         while self.flows_finished < self.flows.len() {
             let Some((t, event)) = self.queue.pop() else {
                 break;
@@ -372,6 +384,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 Event::FlowArrival => self.start_next_flow(),
                 Event::Sample => self.sample(Sampler::Ordering),
                 Event::Monitor => self.sample(Sampler::Monitor),
+                Event::LinkChange => self.change_links(),
             }
             if self.queue.processed().is_multiple_of(PROGRESS_EVERY) {
                 progress(self.progress(false));
@@ -449,7 +462,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             let capacity_bytes = rate.bdp_bytes(end.saturating_since(first_arrival)) as f64;
             // A run cut off by the drain limit may stop while a port is still serializing: what
             // it sends after the end is not part of the run.
-            let unsent = rate.bdp_bytes(port.busy_until.saturating_since(end));
+            let unsent = rate.bdp_bytes(port.sending_after(end));
             if capacity_bytes > 0.0 {
                 link_busy_fraction_sum +=
                     port.bytes_sent.saturating_sub(unsent) as f64 / capacity_bytes;
@@ -475,6 +488,10 @@ impl<'a, T: Trace> Simulation<'a, T> {
         }
         self.counters.link_losses =
             (!self.loss.is_empty()).then(|| self.loss.iter().map(|d| d.lost).sum());
+        self.counters.failures = self
+            .failures
+            .as_deref()
+            .map(|f| (f.link_failures, f.packets_lost));
         self.counters.deflections = self.deflector.as_deref().map(|d| d.deflections);
         self.counters.ttl_drops = self.deflector.as_deref().map(|d| d.ttl_drops);
         self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks()).sum();
@@ -513,6 +530,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 recoveries: counts.recoveries,
                 nacks: counts.nacks,
                 ordering_peak_bytes: self.memory.as_ref().map(|m| m.flow_peak_bytes(i)),
+                failure_affected: self.failures.as_deref().is_some_and(|f| f.affected[i]),
                 class: spec.class,
                 verb: spec.verb,
             })

@@ -220,7 +220,7 @@ impl PortCounts {
         link_losses: u64,
         now: Time,
     ) -> Self {
-        let unsent = extra.rate.bdp_bytes(port.busy_until.saturating_since(now));
+        let unsent = extra.rate.bdp_bytes(port.sending_after(now));
         PortCounts {
             bytes_sent: port.bytes_sent.saturating_sub(unsent),
             paused: extra.pauses.until(now, port.paused),

@@ -2,6 +2,7 @@
 //! then the load balancer), admitted by the switch model's buffer accounting (which may pause
 //! the input's upstream port), and sent when the output is free.
 
+use super::failing::DOWN;
 use super::trace::Trace;
 use super::Simulation;
 use crate::ids::PortId;
@@ -15,19 +16,22 @@ impl<T: Trace> Simulation<'_, T> {
     pub(super) fn switch_receive(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
         let pkt = self.packets.get(id);
         let topology = &self.cfg.topology;
-        let hops = topology.next_hops_at_switch(s, pkt.dst);
+        let hops = self.routing.next_hops_at_row(s, pkt.dst);
         // Ports are numbered contiguously per node.
         let first = ingress.0 - input as u32;
         let is_data = pkt.is_data();
         let out = if hops.len() == 1 {
             hops[0]
+        } else if hops.is_empty() {
+            // Only after link failures cut this switch off from the destination.
+            return self.lose_to_failure(ingress, id);
         } else if let Some(out) = self
             .balancer
             .per_flow(pkt.flow, topology.switches()[s], hops)
         {
             out
         } else {
-            self.per_packet_hop(s, first, id, hops)
+            self.per_packet_hop(s, first, id)
         };
         let output = (out.0 - first) as usize;
         let switch = &mut self.switches[s];
@@ -48,6 +52,10 @@ impl<T: Trace> Simulation<'_, T> {
             }
             return self.transmit(out, id, false);
         }
+        if port.busy_until == DOWN {
+            // Its link failed and routing has not reconverged yet: a black hole.
+            return self.lose_to_failure(out, id);
+        }
         if is_data {
             let admit = switch.admit_data(&mut self.packets, input, output, id);
             if admit == Admit::Dropped && self.deflector.is_some() {
@@ -66,13 +74,14 @@ impl<T: Trace> Simulation<'_, T> {
         self.switch_send(out, s, output);
     }
 
-    /// The load balancer's choice among `hops` for packet `id` at switch `s`, whose ports start
-    /// at `first`, when it chooses per packet or the packet is source-routed: out of line, as
-    /// the packet path of ECMP runs never comes here.
+    /// The load balancer's choice among the next hops for packet `id` at switch `s`, whose
+    /// ports start at `first`, when it chooses per packet or the packet is source-routed: out
+    /// of line, as the packet path of ECMP runs never comes here.
     #[inline(never)]
-    fn per_packet_hop(&mut self, s: usize, first: u32, id: PacketId, hops: &[PortId]) -> PortId {
+    fn per_packet_hop(&mut self, s: usize, first: u32, id: PacketId) -> PortId {
         let pkt = self.packets.get(id);
         let packet = (pkt.flow, pkt.dst);
+        let hops = self.routing.next_hops_at_row(s, pkt.dst);
         let topology = &self.cfg.topology;
         let switch = &self.switches[s];
         let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);

@@ -33,13 +33,15 @@ mod tests;
 mod wan;
 
 use core::ops::Range;
+use std::sync::Arc;
 
 use irn_core::time::{Bandwidth, Duration};
 
 pub use self::error::{TopologyError, MAX_SWITCH_PORTS};
 use self::k_shortest::KShortestPaths;
 pub use self::k_shortest::MAX_PATHS;
-use self::routing::{RoutingTable, Wiring};
+pub(crate) use self::routing::RoutingTable;
+use self::routing::Wiring;
 pub use self::wan::{Border, LongHaulLink, Site, Wan, WanLinks, WanSite};
 use crate::ids::{HostIdx, NodeId, PortId};
 
@@ -104,7 +106,8 @@ pub struct Topology {
     port_base: Vec<u32>,
     ports: Vec<Port>,
     links: Vec<LinkSpec>,
-    routing: RoutingTable,
+    /// Shared with the simulation, which replaces its copy when links fail.
+    routing: Arc<RoutingTable>,
     /// Under `routing = "k-shortest"`, the paths packets are source-routed on; `routing` is
     /// then the transit table that hands every packet not for a local host to its route.
     source_routes: Option<Box<KShortestPaths>>,
@@ -256,7 +259,7 @@ impl Topology {
             port_base,
             ports,
             links,
-            routing,
+            routing: Arc::new(routing),
             source_routes: None,
             min_host_rate,
             wan: None,
@@ -281,9 +284,29 @@ impl Topology {
             port_base: &self.port_base,
         };
         let paths = KShortestPaths::build(&wiring, k)?;
-        self.routing = RoutingTable::transit(&wiring, paths.max_path_propagation());
+        self.routing = Arc::new(RoutingTable::transit(&wiring, paths.max_path_propagation()));
         self.source_routes = Some(Box::new(paths));
         Ok(self)
+    }
+
+    /// The routing table the simulation forwards by, shared.
+    pub(crate) fn routing(&self) -> &Arc<RoutingTable> {
+        &self.routing
+    }
+
+    /// The routing table over the links whose ports are not `down` (indexed by [`PortId`];
+    /// a failed link has both ends down): what routing converges to after link failures. A
+    /// switch cut off from a host has no next hop for it.
+    pub(crate) fn routing_avoiding(&self, down: &[bool]) -> RoutingTable {
+        let wiring = Wiring {
+            kinds: &self.kinds,
+            hosts: &self.hosts,
+            switches: &self.switches,
+            ports: &self.ports,
+            port_base: &self.port_base,
+        };
+        RoutingTable::build_avoiding(&wiring, Some(down))
+            .expect("a tolerant build only fails on sizes the first build accepted")
     }
 
     /// Whether packets are source-routed ([`with_k_shortest_paths`](Self::with_k_shortest_paths)).

@@ -28,7 +28,7 @@ struct Span {
 
 /// Per-(switch, destination host) ECMP candidates, plus facts derived while computing them.
 #[derive(Clone, Debug)]
-pub(super) struct RoutingTable {
+pub(crate) struct RoutingTable {
     /// Number of hosts: the row length of `spans`.
     hosts: usize,
     /// For each node, its row in `spans` if it is a switch, else `NONE`.
@@ -55,6 +55,18 @@ impl RoutingTable {
     /// Runs one BFS per destination host and records, for every switch, the ports whose far end
     /// is one hop closer. Fails if some host or switch cannot reach some host.
     pub(super) fn build(w: &Wiring<'_>) -> Result<RoutingTable, TopologyError> {
+        Self::build_avoiding(w, None)
+    }
+
+    /// [`build`](Self::build) over the links whose ports are not `down` (both ends of a failed
+    /// link are), as routing reconverges after link failures. With `down` given, a switch that
+    /// can no longer reach a host gets an empty list for it (the packet path drops such
+    /// packets) instead of an error.
+    pub(super) fn build_avoiding(
+        w: &Wiring<'_>,
+        down: Option<&[bool]>,
+    ) -> Result<RoutingTable, TopologyError> {
+        let up = |p: u32| down.is_none_or(|d| !d[p as usize]);
         let nodes = w.kinds.len();
         let hosts = w.hosts.len();
 
@@ -81,8 +93,10 @@ impl RoutingTable {
         let mut max_path_propagation = Duration::ZERO;
 
         for (h, &dst) in w.hosts.iter().enumerate() {
-            bfs(w, &peer_node, dst, &mut dist, &mut order);
-            check_reached(w, dst, &dist)?;
+            bfs(w, (&peer_node, &up), dst, &mut dist, &mut order);
+            if down.is_none() {
+                check_reached(w, dst, &dist)?;
+            }
 
             prop[dst.index()] = Duration::ZERO;
             // BFS order visits nodes by non-decreasing distance, so every switch's next hop
@@ -97,7 +111,7 @@ impl RoutingTable {
                 let ports = w.port_base[u as usize]..w.port_base[u as usize + 1];
                 for p in ports {
                     let m = peer_node[p as usize];
-                    let closer = dist[m as usize] == d - 1;
+                    let closer = dist[m as usize] == d - 1 && up(p);
                     let may_enter = m == dst.0 || w.kinds[m as usize] == NodeKind::Switch;
                     if closer && may_enter {
                         candidates.push(PortId(p));
@@ -133,7 +147,7 @@ impl RoutingTable {
             }
 
             for &src in w.hosts {
-                if src == dst {
+                if src == dst || dist[src.index()] == NONE {
                     continue;
                 }
                 let p = w.port_base[src.index()] as usize;
@@ -226,7 +240,7 @@ impl RoutingTable {
 
     /// [`next_hops`](Self::next_hops) at the switch of row `row` (its index among switches).
     #[inline(always)]
-    pub(super) fn next_hops_at_row(&self, row: usize, dst: HostIdx) -> &[PortId] {
+    pub(crate) fn next_hops_at_row(&self, row: usize, dst: HostIdx) -> &[PortId] {
         assert!(
             dst.index() < self.hosts,
             "next_hops: host index {dst} out of range (the topology has {} hosts)",
@@ -251,7 +265,13 @@ impl RoutingTable {
 /// Breadth-first search from `dst`: fills `dist` (hops to `dst`, `NONE` if unreached) and
 /// `order` (nodes in visiting order, `dst` first). Hosts other than `dst` are reached but never
 /// expanded, because a host does not forward.
-fn bfs(w: &Wiring<'_>, peer_node: &[u32], dst: NodeId, dist: &mut [u32], order: &mut Vec<u32>) {
+fn bfs(
+    w: &Wiring<'_>,
+    (peer_node, up): (&[u32], &impl Fn(u32) -> bool),
+    dst: NodeId,
+    dist: &mut [u32],
+    order: &mut Vec<u32>,
+) {
     dist.fill(NONE);
     order.clear();
     dist[dst.index()] = 0;
@@ -263,7 +283,7 @@ fn bfs(w: &Wiring<'_>, peer_node: &[u32], dst: NodeId, dist: &mut [u32], order: 
         if u != dst.index() && w.kinds[u] == NodeKind::Host {
             continue;
         }
-        for p in w.port_base[u]..w.port_base[u + 1] {
+        for p in (w.port_base[u]..w.port_base[u + 1]).filter(|&p| up(p)) {
             let m = peer_node[p as usize] as usize;
             if dist[m] == NONE {
                 dist[m] = dist[u] + 1;

@@ -1,0 +1,142 @@
+//! Link failures at run time (`crate::failures`): links go down and come back as the timeline
+//! says, losing what they carry and hold, and routing reconverges around them.
+//!
+//! A down port is marked by `busy_until == Time::MAX` (and no wake pending), so it never starts
+//! a transmission; the switch packet path already reads `busy_until`, and drops what it would
+//! queue for such a port, which is all a failure adds to it.
+
+use irn_core::Time;
+
+use super::trace::Trace;
+use super::Simulation;
+use crate::engine::Event;
+use crate::failures::Change;
+use crate::ids::PortId;
+use crate::packets::PacketId;
+use crate::port::{OwnerKind, Port};
+use crate::switch::Queues;
+
+/// A down port's `busy_until`.
+pub(super) const DOWN: Time = Time::MAX;
+
+impl<T: Trace> Simulation<'_, T> {
+    /// Schedules the timeline's first change, if there are failures.
+    pub(super) fn schedule_failures(&mut self) {
+        let first = self
+            .failures
+            .as_deref()
+            .and_then(|f| f.timeline.changes.first());
+        if let Some(&(at, _)) = first {
+            self.queue.schedule(at, Event::LinkChange);
+        }
+    }
+
+    /// Applies every change due now, then schedules the next one.
+    #[cold]
+    pub(super) fn change_links(&mut self) {
+        loop {
+            let f = self
+                .failures
+                .as_deref_mut()
+                .expect("scheduled with failures");
+            let Some(&(at, change)) = f.timeline.changes.get(f.next) else {
+                return;
+            };
+            if at > self.now {
+                self.queue.schedule(at, Event::LinkChange);
+                return;
+            }
+            f.next += 1;
+            match change {
+                Change::Fail(l) => {
+                    f.holds[l as usize] += 1;
+                    if f.holds[l as usize] == 1 {
+                        self.fail_link(l as usize);
+                    }
+                }
+                Change::Restore(l) => {
+                    f.holds[l as usize] -= 1;
+                    if f.holds[l as usize] == 0 {
+                        self.restore_link(l as usize);
+                    }
+                }
+                Change::Reconverge => {
+                    let down = &f.port_down;
+                    self.routing = std::sync::Arc::new(self.cfg.topology.routing_avoiding(down));
+                }
+            }
+        }
+    }
+
+    /// Link `l` goes down: both directions lose the packets on the wire and the packets queued
+    /// at their switch, and stop sending.
+    fn fail_link(&mut self, l: usize) {
+        let f = self.failures.as_deref_mut().expect("failures");
+        f.link_failures += 1;
+        let (a, b) = f.timeline.links[l];
+        let mut quiet = self.now;
+        for p in [a, b] {
+            f.port_down[p.index()] = true;
+            let port = &self.ports[p.index()];
+            quiet = quiet.max(port.busy_until.max(self.now) + port.delay);
+        }
+        f.quiet_until[l] = quiet;
+        for p in [a, b] {
+            let port = &mut self.ports[p.index()];
+            let mut on_wire = std::mem::take(&mut port.in_flight);
+            port.busy_until = DOWN;
+            port.wake_at = Port::NO_WAKE;
+            while let Some((pkt, _)) = self.packets.pop_link(&mut on_wire) {
+                self.lose_to_failure(p, pkt);
+            }
+            self.flush_queue(p);
+        }
+    }
+
+    /// Drops every packet the switch behind port `p` holds for it (none for a host's port).
+    fn flush_queue(&mut self, p: PortId) {
+        let port = &self.ports[p.index()];
+        let OwnerKind::Switch(s) = port.owner.kind() else {
+            return;
+        };
+        let local = usize::from(port.local);
+        while let Some((pkt, resume)) = self.switches[s].dequeue(&mut self.packets, local, false) {
+            self.resume_inputs(p, local, resume);
+            self.lose_to_failure(p, pkt);
+        }
+    }
+
+    /// Link `l` comes back: its ports send again once nothing from before the failure can
+    /// still be due, unpaused (a pause from before the failure is forgotten).
+    fn restore_link(&mut self, l: usize) {
+        let f = self.failures.as_deref_mut().expect("failures");
+        let (a, b) = f.timeline.links[l];
+        let from = self
+            .now
+            .max(f.quiet_until[l] + irn_core::Duration::from_ps(1));
+        for p in [a, b] {
+            f.port_down[p.index()] = false;
+        }
+        for p in [a, b] {
+            let port = &mut self.ports[p.index()];
+            port.busy_until = from;
+            port.paused = false;
+            self.try_send(p);
+        }
+    }
+
+    /// Packet `pkt`, bound for or on the link of port `p`, is lost to a failure: counted, its
+    /// flow marked affected, traced and freed.
+    #[cold]
+    pub(super) fn lose_to_failure(&mut self, p: PortId, pkt: PacketId) {
+        let f = self.failures.as_deref_mut().expect("failures");
+        f.packets_lost += 1;
+        f.affected[self.packets.get(pkt).flow.index()] = true;
+        if T::ON && self.packets.traced(pkt) {
+            self.trace_lost(p, pkt);
+        }
+        if let Some(slot) = self.packets.free(pkt).verbs {
+            self.verbs_packets.take(slot);
+        }
+    }
+}
