@@ -418,7 +418,7 @@ pub struct RunResult {
 /// What link failures did (`summary.json`'s `failures`). A flow is *affected* when it lost a
 /// packet, data or control, to a failure: on a link when it failed, queued for it, sent to it
 /// before routing reconverged, or left without a route. Statistics are over measured flows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FailureSummary {
     /// Times a link went down.
     pub link_failures: u64,

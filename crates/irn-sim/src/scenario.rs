@@ -48,7 +48,7 @@ pub use ordering::{Cap, OrderingKind, OrderingSection};
 pub use pause::{Level, PauseControlSection, PausesSection, RuleKind, Span, LONGEST_PAUSE_BYTES};
 pub use run::RunSection;
 pub use switch::{SwitchModelKind, SwitchSection};
-pub use topology::{Routing, TopologyKind, TopologySection, WanSection};
+pub use topology::{LossyLinkSection, Routing, TopologyKind, TopologySection, WanSection};
 pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 
@@ -366,6 +366,7 @@ fn validate(
         // A lost packet would leave its credit counted upstream and never at the input.
         let (key, value) = match s.topology.loss_rate {
             Some(rate) => ("topology.loss_rate", rate.to_string()),
+            None if !s.topology.lossy_link.is_empty() => ("topology.lossy_link", "(set)".into()),
             None => (
                 "topology.file",
                 format!("{:?}", s.topology.file.as_deref().unwrap_or("")),
@@ -382,7 +383,15 @@ fn validate(
     let controls = pause::controls(s, file, &topology, (buffer.bytes, buffer.model), max_frame)?;
     let controlled: Vec<_> = controls.controls.iter().map(|c| c.port).collect();
     let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame, &controlled)?;
-    let pfc_drops = pfc_drops.or(controls.drops);
+    // Why packets can be lost though PFC is on: then timeouts must stay on.
+    let pfc_drops = pfc_drops.or(controls.drops).or_else(|| {
+        let lossy = (!link_loss.is_none()).then_some("lossy links lose packets on the wire");
+        let failing = s
+            .failures
+            .is_some()
+            .then_some("[failures]: failing links lose packets");
+        lossy.or(failing).map(String::from)
+    });
     let pause_sources = pause::sources(s, file, &topology)?;
     let auto_rto_high = crate::config::rto_high_auto(
         &topology,

@@ -43,10 +43,27 @@ impl core::fmt::Display for RtoPolicy {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             RtoPolicy::Disabled => write!(f, "no timeout"),
-            RtoPolicy::Fixed(rto) => write!(f, "RTO {rto}"),
-            RtoPolicy::Dual { low, high, n } => {
-                write!(f, "RTO_low {low} (≤ {n} in flight), RTO_high {high}")
-            }
+            RtoPolicy::Fixed(rto) => write!(f, "RTO {}", Readable(*rto)),
+            RtoPolicy::Dual { low, high, n } => write!(
+                f,
+                "RTO_low {} (≤ {n} in flight), RTO_high {}",
+                Readable(*low),
+                Readable(*high)
+            ),
+        }
+    }
+}
+
+/// A timer for people: exact when it is a whole number of microseconds, else to 0.1 µs (a
+/// derived RTO_high of 561055040 ps reads 561.1us).
+struct Readable(Duration);
+
+impl core::fmt::Display for Readable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.0.as_ps().is_multiple_of(1_000_000) {
+            write!(f, "{}", self.0)
+        } else {
+            write!(f, "{:.1}us", self.0.as_us_f64())
         }
     }
 }

@@ -36,7 +36,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{invalid, ScenarioError};
-use crate::metrics::{FctBucket, Summary};
+use crate::metrics::{FailureSummary, FctBucket, Summary};
 
 /// `[experiment]`: how `irn reproduce` and `irn check` run the scenario.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -248,6 +248,10 @@ fn check_path(path: &str) -> Result<(), String> {
         ordering_peak_nic_bytes: Some(0),
         ordering_avg_nic_bitmap_bytes: Some(0.0),
         ordering_avg_connection_bytes: Some(0.0),
+        link_losses: Some(0),
+        deflections: Some(0),
+        ttl_drops: Some(0),
+        failures: Some(FailureSummary::default()),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");
@@ -259,6 +263,8 @@ fn check_path(path: &str) -> Result<(), String> {
     };
     match steps[..] {
         [key] if key != "fct_by_size" && summary.get(key).is_some() => Ok(()),
+        // A section of its own, such as `failures.affected_avg_slowdown`.
+        [section, key] if summary.get(section).is_some_and(|o| o.get(key).is_some()) => Ok(()),
         ["fct_by_size", index, key]
             if index.parse::<usize>().is_ok() && bucket.get(key).is_some() =>
         {

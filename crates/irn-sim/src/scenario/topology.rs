@@ -10,6 +10,7 @@
 //! link_rate = "100Gbps"  # every link's rate (leaf-spine: the host links')
 //! link_delay = "1us"     # every link's propagation delay
 //! loss_rate = 1e-4       # every link loses each packet with this probability (default 0)
+//! lossy_link = [{ nodes = [3, 9], rate = 0.01 }] # single links' own rates
 //! routing = "k-shortest" # "shortest" (default): ECMP-style next hops; "k-shortest": source
 //!                        # routing over Yen's k shortest paths between edge switches
 //! paths = 8              # k-shortest: paths per pair of edge switches (1 to 64)
@@ -114,6 +115,19 @@ pub struct TopologySection {
     /// k-shortest: paths per pair of edge switches (default 8, at most 64).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paths: Option<u32>,
+    /// `[[topology.lossy_link]]`: single links that lose packets, beyond `loss_rate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lossy_link: Vec<LossyLinkSection>,
+}
+
+/// One `[[topology.lossy_link]]`: the link between two nodes (the first of parallel links)
+/// loses each packet, both directions, with probability `rate` (replacing `loss_rate` there).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossyLinkSection {
+    /// Node ids, as `irn topology` numbers them.
+    pub nodes: [u32; 2],
+    pub rate: f64,
 }
 
 /// How packets find their way (`topology.routing`).
@@ -195,6 +209,7 @@ impl Default for TopologySection {
             loss_rate: None,
             routing: None,
             paths: None,
+            lossy_link: Vec::new(),
         }
     }
 }
@@ -271,6 +286,7 @@ impl TopologySection {
                 k != TopologyKind::Ns3 && at == "topology",
             ),
             ("routing", self.routing.is_some(), !wan && at == "topology"),
+            ("lossy_link", !self.lossy_link.is_empty(), at == "topology"),
             (
                 "paths",
                 self.paths.is_some(),
@@ -328,7 +344,8 @@ pub(super) fn build(
     if tp.kind == Some(TopologyKind::Ns3) {
         let (topology, rates) = ns3_file(tp, "topology", file, base_dir)?;
         let topology = routed(tp, file, topology)?;
-        let loss = LinkLoss::per_link(&topology, &rates);
+        let mut loss = LinkLoss::per_link(&topology, &rates);
+        lossy_links(tp, file, &topology, &mut loss)?;
         return Ok((topology, loss));
     }
     let topology = routed(tp, file, network(tp, "topology", file, base_dir, seed)?)?;
@@ -341,8 +358,48 @@ pub(super) fn build(
             "a probability in [0, 1): the share of packets each link loses on the wire",
         ));
     }
-    let loss = LinkLoss::uniform(&topology, rate);
+    let mut loss = LinkLoss::uniform(&topology, rate);
+    lossy_links(tp, file, &topology, &mut loss)?;
     Ok((topology, loss))
+}
+
+/// Applies `[[topology.lossy_link]]` to `loss`.
+fn lossy_links(
+    tp: &TopologySection,
+    file: &str,
+    topology: &Topology,
+    loss: &mut LinkLoss,
+) -> Result<(), ScenarioError> {
+    for (i, l) in tp.lossy_link.iter().enumerate() {
+        let key = |name: &str| format!("topology.lossy_link[{i}].{name}");
+        if !(0.0..1.0).contains(&l.rate) {
+            return Err(invalid(
+                file,
+                &key("rate"),
+                &l.rate.to_string(),
+                "a probability in [0, 1): the share of packets the link loses on the wire",
+            ));
+        }
+        let [a, b] = l.nodes.map(crate::ids::NodeId);
+        let nodes = topology.node_count();
+        let port = (a.index() < nodes && b.index() < nodes)
+            .then(|| {
+                let ports = topology.ports();
+                (topology.node_ports(a)).find(|&p| ports[ports[p as usize].peer.index()].node == b)
+            })
+            .flatten();
+        let Some(p) = port.map(crate::ids::PortId) else {
+            return Err(invalid(
+                file,
+                &key("nodes"),
+                &format!("{:?}", l.nodes),
+                &format!("two linked nodes of the topology (ids 0 to {})", nodes - 1),
+            ));
+        };
+        loss.set(topology, p, l.rate);
+        loss.set(topology, topology.ports()[p.index()].peer, l.rate);
+    }
+    Ok(())
 }
 
 /// `topology` with the section's `routing`.
@@ -764,5 +821,54 @@ mod tests {
             err.contains("topology.routing = (set): does not apply"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn lossy_link_keys_and_errors() {
+        use crate::ids::PortId;
+        // Dumbbell: hosts 0, 1 on switch 4, hosts 2, 3 on switch 5 (nodes 0-3 hosts).
+        let base = "[topology]\nkind = \"dumbbell\"\nleft = 2\nright = 2\nloss_rate = 0.001\n";
+        let run = one(&format!(
+            "{base}[[topology.lossy_link]]\nnodes = [5, 4]\nrate = 0.25\n"
+        ))
+        .unwrap();
+        let t = &run.config.topology;
+        let ports = t.ports();
+        for p in 0..ports.len() as u32 {
+            let (a, b) = (
+                ports[p as usize].node.0,
+                ports[ports[p as usize].peer.index()].node.0,
+            );
+            let want = if (a.min(b), a.max(b)) == (4, 5) {
+                0.25
+            } else {
+                0.001
+            };
+            assert_eq!(
+                run.config.link_loss.rate(PortId(p)),
+                want,
+                "port {p}: {a}-{b}"
+            );
+        }
+        for (entry, want) in [
+            (
+                "nodes = [4, 5]\nrate = 1.0",
+                "topology.lossy_link[0].rate = 1: a probability",
+            ),
+            (
+                "nodes = [0, 1]\nrate = 0.1",
+                "topology.lossy_link[0].nodes = [0, 1]: two linked nodes",
+            ),
+            (
+                "nodes = [4, 60]\nrate = 0.1",
+                "topology.lossy_link[0].nodes = [4, 60]",
+            ),
+            ("nodes = [4, 5]", "missing field `rate`"),
+        ] {
+            let err = one(&format!("{base}[[topology.lossy_link]]\n{entry}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{entry}: {err}");
+        }
     }
 }
