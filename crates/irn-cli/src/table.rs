@@ -311,6 +311,23 @@ pub fn render(runs: &[Finished]) -> String {
             with.join(", ")
         );
     }
+    let stuck: Vec<String> = (runs.iter())
+        .filter_map(|r| {
+            Some(format!(
+                "{} in {}",
+                r.result.summary.ports_paused_at_end?, r.name
+            ))
+        })
+        .collect();
+    if !stuck.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nports were still paused when the run ended with flows unfinished ({}): a PFC \
+             deadlock (pauses waiting on each other in a cycle, e.g. on a topology without \
+             up-down routing) is likely; run without PFC, or look at ports.csv's paused column",
+            stuck.join(", ")
+        );
+    }
     let rct_unknown: Vec<String> = runs
         .iter()
         .filter(|r| incast && r.result.summary.rct_us.is_none())

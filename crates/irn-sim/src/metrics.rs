@@ -38,6 +38,8 @@ pub struct NetworkCounters {
     pub ttl_drops: Option<u64>,
     /// Link failures: (links that went down, packets lost to them); `None` without.
     pub failures: Option<(u64, u64)>,
+    /// Ports still paused by PFC when a run ended with flows unfinished; `None` otherwise.
+    pub paused_at_end: Option<u64>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control.
@@ -226,6 +228,11 @@ pub struct Summary {
     /// Link failures and the flows they affected; absent without `[failures]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failures: Option<FailureSummary>,
+    /// Ports still paused when the run ended with flows unfinished (absent when every flow
+    /// finished or nothing was paused): pauses that never lift are the mark of a PFC deadlock,
+    /// pauses waiting on each other in a cycle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ports_paused_at_end: Option<u64>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control (`[switch] credits`; 0 without).
@@ -762,6 +769,7 @@ impl RunResult {
             failures: c
                 .failures
                 .map(|counts| FailureSummary::new(counts, &records, &rows)),
+            ports_paused_at_end: c.paused_at_end,
             pause_frames: c.pause_frames,
             resume_frames: c.resume_frames,
             credit_frames: c.credit_frames,

@@ -60,3 +60,36 @@ fn a_jellyfish_run_repeats_itself() {
     let fcts = |r: &irn_sim::RunResult| r.flows.iter().map(|f| f.fct_us).collect::<Vec<_>>();
     assert_eq!(fcts(&a), fcts(&b));
 }
+
+/// RoCE + PFC on a Jellyfish deadlocks under load: pauses wait on each other around cycles of
+/// the random graph (no up-down order), flows stay unfinished until the drain limit, and the
+/// summary counts the ports still paused, which `irn run` turns into a warning. Without PFC
+/// (IRN) the same traffic finishes.
+#[test]
+fn a_pfc_deadlock_on_a_jellyfish_is_reported() {
+    let text = format!(
+        "{BASE}[switch]\nmodel = \"shared-buffer\"\nbuffer = \"1MB\"\n[run]\ndrain_limit = \"2ms\"\n"
+    );
+    let set = |kind: &str, pfc: bool| {
+        vec![
+            "workload.load=0.8".to_string(),
+            "workload.duration=1ms".to_string(),
+            "seed=1".to_string(),
+            format!("transport.kind=\"{kind}\""),
+            format!("switch.pfc={pfc}"),
+        ]
+    };
+    let run = |kind, pfc| {
+        let sc = scenario::parse(&text, "jellyfish.toml", Path::new("."), &set(kind, pfc)).unwrap();
+        irn_sim::run(&sc.runs[0].config, &mut |_| {}).summary
+    };
+    let stuck = run("roce", true);
+    assert!(stuck.flows_incomplete > 0);
+    assert!(
+        stuck.ports_paused_at_end.is_some_and(|n| n > 10),
+        "{:?}",
+        stuck.ports_paused_at_end
+    );
+    let lossy = run("irn", false);
+    assert_eq!(lossy.ports_paused_at_end, None);
+}

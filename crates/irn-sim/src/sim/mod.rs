@@ -488,6 +488,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
         }
         self.counters.link_losses =
             (!self.loss.is_empty()).then(|| self.loss.iter().map(|d| d.lost).sum());
+        let paused = self.ports.iter().filter(|p| p.paused).count() as u64;
+        let unfinished = self.flows_finished < self.flows.len();
+        self.counters.paused_at_end = (unfinished && paused > 0).then_some(paused);
         self.counters.failures = self
             .failures
             .as_deref()
