@@ -276,17 +276,22 @@ impl Topology {
     /// If `k` is not in `1..=MAX_PATHS` (the scenario layer checks it first).
     pub fn with_k_shortest_paths(mut self, k: usize) -> Result<Topology, TopologyError> {
         assert!((1..=MAX_PATHS).contains(&k), "k = {k} paths");
-        let wiring = Wiring {
+        let paths = KShortestPaths::build(&self.wiring(), k)?;
+        let transit = RoutingTable::transit(&self.wiring(), paths.max_path_propagation());
+        self.routing = Arc::new(transit);
+        self.source_routes = Some(Box::new(paths));
+        Ok(self)
+    }
+
+    /// What routing tables are computed from.
+    fn wiring(&self) -> Wiring<'_> {
+        Wiring {
             kinds: &self.kinds,
             hosts: &self.hosts,
             switches: &self.switches,
             ports: &self.ports,
             port_base: &self.port_base,
-        };
-        let paths = KShortestPaths::build(&wiring, k)?;
-        self.routing = Arc::new(RoutingTable::transit(&wiring, paths.max_path_propagation()));
-        self.source_routes = Some(Box::new(paths));
-        Ok(self)
+        }
     }
 
     /// The routing table the simulation forwards by, shared.
@@ -298,14 +303,7 @@ impl Topology {
     /// a failed link has both ends down): what routing converges to after link failures. A
     /// switch cut off from a host has no next hop for it.
     pub(crate) fn routing_avoiding(&self, down: &[bool]) -> RoutingTable {
-        let wiring = Wiring {
-            kinds: &self.kinds,
-            hosts: &self.hosts,
-            switches: &self.switches,
-            ports: &self.ports,
-            port_base: &self.port_base,
-        };
-        RoutingTable::build_avoiding(&wiring, Some(down))
+        RoutingTable::build_avoiding(&self.wiring(), Some(down))
             .expect("a tolerant build only fails on sizes the first build accepted")
     }
 
