@@ -45,6 +45,10 @@ pub enum Purpose {
     Pauses,
     /// A random topology's graph, `kind = "jellyfish"` (index: 0).
     Topology,
+    /// Repeated incast queries, `kind = "queries"` (index 0: the queries' arrival times;
+    /// index 1: each query's receiver and senders). Two streams, so a change in who takes part
+    /// never moves an arrival.
+    Queries,
 }
 
 impl Purpose {
@@ -64,6 +68,7 @@ impl Purpose {
             Purpose::LoadBalancing => *b"lbalance",
             Purpose::Pauses => *b"pauses\0\0",
             Purpose::Topology => *b"topology",
+            Purpose::Queries => *b"queries\0",
         })
     }
 }
@@ -136,7 +141,7 @@ mod tests {
     use super::*;
     use rand::Rng;
 
-    const ALL: [Purpose; 11] = [
+    const ALL: [Purpose; 13] = [
         Purpose::Arrivals,
         Purpose::Sizes,
         Purpose::Destinations,
@@ -148,6 +153,8 @@ mod tests {
         Purpose::InitialPsn,
         Purpose::LoadBalancing,
         Purpose::Pauses,
+        Purpose::Topology,
+        Purpose::Queries,
     ];
 
     fn first(seed: u64, purpose: Purpose, index: u64) -> Vec<u64> {

@@ -237,8 +237,9 @@ fn lookup(summary: &serde_json::Value, path: &str) -> Option<f64> {
     v.as_f64()
 }
 
-/// Whether `path` names a number of `summary.json`: a key of [`Summary`], or
-/// `LIST.INDEX.KEY` into `fct_by_size` (the only list; its length depends on the run).
+/// Whether `path` names a number of `summary.json`: a key of [`Summary`],
+/// `LIST.INDEX.KEY` into `fct_by_size` (the only list; its length depends on the run), or
+/// `queries.KEY` (the only object).
 fn check_path(path: &str) -> Result<(), String> {
     // Every key, the ones a run may leave out included.
     let every = Summary {
@@ -248,6 +249,7 @@ fn check_path(path: &str) -> Result<(), String> {
         ordering_peak_nic_bytes: Some(0),
         ordering_avg_nic_bitmap_bytes: Some(0.0),
         ordering_avg_connection_bytes: Some(0.0),
+        queries: Some(QuerySummary::default()),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");
@@ -258,7 +260,14 @@ fn check_path(path: &str) -> Result<(), String> {
             .map_or_else(Vec::new, |o| o.keys().cloned().collect())
     };
     match steps[..] {
-        [key] if key != "fct_by_size" && summary.get(key).is_some() => Ok(()),
+        [key] if !["fct_by_size", "queries"].contains(&key) && summary.get(key).is_some() => {
+            Ok(())
+        }
+        ["queries", key] if summary["queries"].get(key).is_some() => Ok(()),
+        ["queries", ..] => Err(format!(
+            "`{path}`: a queries metric is `queries.KEY` with KEY one of {}",
+            known(&summary["queries"]).join(", ")
+        )),
         ["fct_by_size", index, key]
             if index.parse::<usize>().is_ok() && bucket.get(key).is_some() =>
         {
@@ -269,10 +278,11 @@ fn check_path(path: &str) -> Result<(), String> {
             known(&bucket).join(", ")
         )),
         _ => Err(format!(
-            "`{path}` is not a key of summary.json (one of {}, or fct_by_size.INDEX.KEY)",
+            "`{path}` is not a key of summary.json (one of {}, fct_by_size.INDEX.KEY or \
+             queries.KEY)",
             known(&summary)
                 .into_iter()
-                .filter(|k| k != "fct_by_size")
+                .filter(|k| k != "fct_by_size" && k != "queries")
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
