@@ -36,7 +36,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{invalid, ScenarioError};
-use crate::metrics::{FctBucket, Summary};
+use crate::metrics::{FctBucket, QuerySummary, Summary};
 
 /// `[experiment]`: how `irn reproduce` and `irn check` run the scenario.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -260,9 +260,7 @@ fn check_path(path: &str) -> Result<(), String> {
             .map_or_else(Vec::new, |o| o.keys().cloned().collect())
     };
     match steps[..] {
-        [key] if !["fct_by_size", "queries"].contains(&key) && summary.get(key).is_some() => {
-            Ok(())
-        }
+        [key] if !["fct_by_size", "queries"].contains(&key) && summary.get(key).is_some() => Ok(()),
         ["queries", key] if summary["queries"].get(key).is_some() => Ok(()),
         ["queries", ..] => Err(format!(
             "`{path}`: a queries metric is `queries.KEY` with KEY one of {}",

@@ -239,7 +239,10 @@ mod tests {
             (8, load(f64::NAN, 3, 1000, d)),
         ] {
             assert!(
-                matches!(queries(hosts, rate(), &q, 0), Err(WorkloadError::Queries(_))),
+                matches!(
+                    queries(hosts, rate(), &q, 0),
+                    Err(WorkloadError::Queries(_))
+                ),
                 "{hosts} {q:?}"
             );
         }
