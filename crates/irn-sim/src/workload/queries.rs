@@ -2,7 +2,7 @@
 //!
 //! A query is a partition–aggregate request: one host asks `senders` others for `size_bytes`
 //! each, they all answer at once, and the query is done when the last answer has arrived (its
-//! query completion time, QCT). Unlike [`incast`](super::incast), which is one event, queries
+//! query completion time, QCT). Unlike [`incast`](mod@super::incast), which is one event, queries
 //! keep arriving for the whole run, each with its own receiver and senders, so a run measures
 //! a distribution of QCTs instead of a single RCT.
 
