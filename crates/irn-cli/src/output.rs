@@ -496,14 +496,15 @@ pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
 /// The metric columns of `comparison.csv` and `sweep.csv`: every key of any run's metrics, in
 /// the order they first appear. Some keys exist only in some runs (an ordering layer's memory,
 /// a verbs workload's data errors), and runs of one comparison may differ in them. Lists
-/// (`fct_by_size`) stay in `summary.json`: a CSV cell holds a number.
+/// (`fct_by_size`) and objects (`queries`) stay in `summary.json`: a CSV cell holds a number.
 pub fn metric_columns<'a>(
     runs: impl IntoIterator<Item = &'a serde_json::Map<String, serde_json::Value>>,
 ) -> Vec<&'a str> {
     let mut columns: Vec<&str> = Vec::new();
     for metrics in runs {
         for (key, value) in metrics {
-            if !value.is_array() && !columns.contains(&key.as_str()) {
+            let number = !value.is_array() && !value.is_object();
+            if number && !columns.contains(&key.as_str()) {
                 columns.push(key);
             }
         }

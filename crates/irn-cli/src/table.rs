@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use irn_sim::metrics::{FlowRow, Summary};
+use irn_sim::metrics::{FlowRow, QuerySummary, Summary};
 
 use crate::output::Finished;
 
@@ -201,6 +201,34 @@ fn unfinished_incast(flows: &[FlowRow]) -> usize {
         .count()
 }
 
+/// A queries workload's rows: how many measured queries, how many unfinished (censored: left
+/// out of the QCTs), and the completed ones' mean and p99 QCT; `-` for a run without queries.
+fn query_rows(runs: &[Finished], label_w: usize, col_w: usize) -> String {
+    type Row = (&'static str, fn(&QuerySummary) -> Option<f64>, usize);
+    const ROWS: [Row; 4] = [
+        ("queries", |q| Some(q.count as f64), 0),
+        ("unfinished queries", |q| Some(q.unfinished as f64), 0),
+        ("QCT mean (us)", |q| q.qct_mean_us, 1),
+        ("QCT p99 (us)", |q| q.qct_p99_us, 1),
+    ];
+    let mut out = String::new();
+    for (label, get, decimals) in ROWS {
+        let _ = write!(out, "{label:label_w$}");
+        for r in runs {
+            match r.result.summary.queries.as_ref().and_then(get) {
+                Some(v) => {
+                    let _ = write!(out, " {v:>col_w$.decimals$}");
+                }
+                None => {
+                    let _ = write!(out, " {:>col_w$}", "-");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
 pub fn render(runs: &[Finished]) -> String {
     let label_w = 22;
     let col_w = runs.iter().map(|r| r.name.len()).max().unwrap_or(0).max(12);
@@ -228,6 +256,9 @@ pub fn render(runs: &[Finished]) -> String {
             }
         }
         out.push('\n');
+    }
+    if runs.iter().any(|r| r.result.summary.queries.is_some()) {
+        out.push_str(&query_rows(runs, label_w, col_w));
     }
     for &(label, get) in OPTIONAL_COUNTS {
         if runs.iter().all(|r| get(&r.result.summary).is_none()) {

@@ -109,6 +109,14 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
             "a size bucket is `fct_by_size.INDEX.KEY` with KEY one of",
         ),
         (
+            ("fct_by_size.0.avg_fct_us", "queries.qct_mean"),
+            "`queries.qct_mean`: a queries metric is `queries.KEY` with KEY one of",
+        ),
+        (
+            ("\"avg_fct_us\", \"fct", "\"failures\", \"fct"),
+            "`failures`: a failures metric is `failures.KEY` with KEY one of link_failures",
+        ),
+        (
             ("point = \"light\"", "point = \"ligth\""),
             "check[1].den.point = ligth: a point of [[experiment.point]]: light, heavy",
         ),

@@ -171,6 +171,28 @@ pub struct FlowRow {
     /// NIC, exact rather than sampled (a flow is usually shorter than a sample interval).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ordering_peak_bytes: Option<u64>,
+    /// With a queries workload only (the column is absent otherwise, so other runs keep their
+    /// files): the number of the query the flow answers, empty for background traffic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<Option<u32>>,
+}
+
+/// `summary.json`'s `queries`: the query completion times of a queries workload (Eunomia
+/// §5.5). A query's QCT runs from its arrival (its flows' start) until the last of its flows
+/// has been received. Only queries that arrived after the warm-up count.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct QuerySummary {
+    /// Measured queries: `completed` + `unfinished`.
+    pub count: usize,
+    /// Queries whose every flow finished.
+    pub completed: usize,
+    /// Queries with a flow unfinished when the run ended: censored, their QCT unknown, so left
+    /// out of the statistics below (which then flatter a run that leaves more unfinished).
+    pub unfinished: usize,
+    /// Mean and nearest-rank 99th percentile of the completed queries' QCTs; `null` without
+    /// any.
+    pub qct_mean_us: Option<f64>,
+    pub qct_p99_us: Option<f64>,
 }
 
 /// `summary.json`'s metrics. Field names carry their unit last.
@@ -191,8 +213,8 @@ pub struct Summary {
     /// completion (IRN §4.4.3); without incast flows, the same over all measured flows. `null`
     /// when one of those flows is unfinished (the last completion is unknown) or there is none.
     pub rct_us: Option<f64>,
-    /// With incast and regular traffic together (IRN §4.4.3's cross traffic), the regular
-    /// flows' average slowdown, average FCT and p99 FCT; `null` otherwise.
+    /// With incast (or query) and regular traffic together (IRN §4.4.3's cross traffic), the
+    /// regular flows' average slowdown, average FCT and p99 FCT; `null` otherwise.
     pub background_avg_slowdown: Option<f64>,
     pub background_avg_fct_us: Option<f64>,
     pub background_p99_fct_us: Option<f64>,
@@ -336,6 +358,9 @@ pub struct Summary {
     /// when no sample saw a running connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordering_avg_connection_bytes: Option<f64>,
+    /// With a queries workload (absent otherwise): its queries' completion times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queries: Option<QuerySummary>,
 }
 
 /// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
@@ -494,6 +519,44 @@ fn mean(values: &[f64]) -> f64 {
     } else {
         values.iter().sum::<f64>() / values.len() as f64
     }
+}
+
+/// [`Summary::queries`] of `records`, counting the queries that arrived at or after `warmup`;
+/// `None` without query flows. Built from the records after the run, so queries cost the
+/// simulation nothing.
+fn query_summary(records: &[FlowRecord], warmup: Time) -> Option<QuerySummary> {
+    let query = |r: &FlowRecord| match r.class {
+        FlowClass::Query(id) => Some(id as usize),
+        _ => None,
+    };
+    let n = records.iter().filter_map(query).max()? + 1;
+    // Per query: its arrival, and its last flow's completion (`None` once one is unfinished).
+    let mut queries: Vec<Option<(Time, Option<Time>)>> = vec![None; n];
+    for r in records {
+        let Some(id) = query(r) else { continue };
+        let q = queries[id].get_or_insert((r.start, Some(r.start)));
+        q.0 = q.0.min(r.start);
+        q.1 = q.1.zip(r.received_at).map(|(a, b)| a.max(b));
+    }
+    let measured: Vec<(Time, Option<Time>)> = queries
+        .into_iter()
+        .flatten()
+        .filter(|&(arrival, _)| arrival >= warmup)
+        .collect();
+    let qcts = sorted(
+        measured
+            .iter()
+            .filter_map(|&(arrival, last)| last.map(|t| (t - arrival).as_us_f64()))
+            .collect(),
+    );
+    let any = !qcts.is_empty();
+    Some(QuerySummary {
+        count: measured.len(),
+        completed: qcts.len(),
+        unfinished: measured.len() - qcts.len(),
+        qct_mean_us: any.then(|| mean(&qcts)),
+        qct_p99_us: any.then(|| percentile(&qcts, 0.99)),
+    })
 }
 
 /// `(rct_us, censored_rct_us)`.
@@ -657,6 +720,9 @@ impl RunResult {
                 })
             })
             .collect();
+        let has_queries = records
+            .iter()
+            .any(|r| matches!(r.class, FlowClass::Query(_)));
         let rows: Vec<FlowRow> = records
             .iter()
             .map(|r| {
@@ -684,6 +750,10 @@ impl RunResult {
                     recoveries: r.recoveries,
                     nacks: r.nacks,
                     ordering_peak_bytes: r.ordering_peak_bytes.map(u64::from),
+                    query: has_queries.then_some(match r.class {
+                        FlowClass::Query(id) => Some(id),
+                        _ => None,
+                    }),
                 }
             })
             .collect();
@@ -715,8 +785,10 @@ impl RunResult {
         let any_measured = !measured.is_empty();
         let (rct, censored_rct) = rct_us(&measured, us(c.sim_time));
         let mtu = u64::from(cfg.transport.mtu);
-        let background: Vec<&FlowRow> = done.iter().copied().filter(|r| !r.incast).collect();
-        let mixed = measured.iter().any(|r| r.incast) && !background.is_empty();
+        // Incast and query flows are the foreground; the rest is the traffic around them.
+        let foreground = |r: &FlowRow| r.incast || r.query.flatten().is_some();
+        let background: Vec<&FlowRow> = done.iter().copied().filter(|r| !foreground(r)).collect();
+        let mixed = measured.iter().any(|r| foreground(r)) && !background.is_empty();
         let background_fcts = sorted(background.iter().filter_map(|r| r.fct_us).collect());
         let single = sorted(
             done.iter()
@@ -803,6 +875,7 @@ impl RunResult {
             ordering_peak_nic_bytes: c.ordering_memory.and_then(|m| m.peak_nic_bytes),
             ordering_avg_nic_bitmap_bytes: c.ordering_memory.and_then(|m| m.avg_nic_bitmap_bytes),
             ordering_avg_connection_bytes: c.ordering_memory.and_then(|m| m.avg_connection_bytes),
+            queries: query_summary(&records, warmup),
         };
         RunResult {
             flows: rows,
@@ -839,6 +912,7 @@ mod tests {
             recoveries: 0,
             nacks: 0,
             ordering_peak_bytes: None,
+            query: None,
         }
     }
 

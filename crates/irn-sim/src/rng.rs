@@ -49,6 +49,10 @@ pub enum Purpose {
     Deflection,
     /// Which links fail, `[failures]` (index: 0).
     Failures,
+    /// Repeated incast queries, `kind = "queries"` (index 0: the queries' arrival times;
+    /// index 1: each query's receiver and senders). Two streams, so a change in who takes part
+    /// never moves an arrival.
+    Queries,
 }
 
 impl Purpose {
@@ -70,6 +74,7 @@ impl Purpose {
             Purpose::Topology => *b"topology",
             Purpose::Deflection => *b"deflect\0",
             Purpose::Failures => *b"failures",
+            Purpose::Queries => *b"queries\0",
         })
     }
 }
@@ -142,7 +147,7 @@ mod tests {
     use super::*;
     use rand::Rng;
 
-    const ALL: [Purpose; 11] = [
+    const ALL: [Purpose; 13] = [
         Purpose::Arrivals,
         Purpose::Sizes,
         Purpose::Destinations,
@@ -154,6 +159,8 @@ mod tests {
         Purpose::InitialPsn,
         Purpose::LoadBalancing,
         Purpose::Pauses,
+        Purpose::Topology,
+        Purpose::Queries,
     ];
 
     fn first(seed: u64, purpose: Purpose, index: u64) -> Vec<u64> {

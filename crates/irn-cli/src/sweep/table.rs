@@ -169,8 +169,9 @@ pub(super) struct Run<'a> {
 }
 
 /// A run's metrics as cells: the numbers of `summary.json` in its order, then its lists of
-/// objects (`fct_by_size`) flattened as `LIST.INDEX.KEY`, the names `irn check` uses. Lists
-/// come last so that the scalar metrics keep the positions `comparison.csv` gives them.
+/// objects (`fct_by_size`) flattened as `LIST.INDEX.KEY` and its objects (`queries`) as
+/// `OBJECT.KEY`, the names `irn check` uses. These come last so that the scalar metrics keep
+/// the positions `comparison.csv` gives them.
 fn metric_cells(metrics: &Map<String, Value>) -> Vec<(String, &Value)> {
     let mut cells: Vec<(String, &Value)> = Vec::new();
     let mut lists = Vec::new();
@@ -183,7 +184,11 @@ fn metric_cells(metrics: &Map<String, Value>) -> Vec<(String, &Value)> {
                     }
                 }
             }
-            Value::Object(_) => {}
+            Value::Object(fields) => {
+                for (sub, v) in fields {
+                    lists.push((format!("{key}.{sub}"), v));
+                }
+            }
             v => cells.push((key.clone(), v)),
         }
     }

@@ -36,7 +36,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{invalid, ScenarioError};
-use crate::metrics::{FailureSummary, FctBucket, Summary};
+use crate::metrics::{FailureSummary, FctBucket, QuerySummary, Summary};
 
 /// `[experiment]`: how `irn reproduce` and `irn check` run the scenario.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -237,8 +237,9 @@ fn lookup(summary: &serde_json::Value, path: &str) -> Option<f64> {
     v.as_f64()
 }
 
-/// Whether `path` names a number of `summary.json`: a key of [`Summary`], or
-/// `LIST.INDEX.KEY` into `fct_by_size` (the only list; its length depends on the run).
+/// Whether `path` names a number of `summary.json`: a key of [`Summary`],
+/// `LIST.INDEX.KEY` into `fct_by_size` (the only list; its length depends on the run), or
+/// `SECTION.KEY` into an object such as `failures` or `queries`.
 fn check_path(path: &str) -> Result<(), String> {
     // Every key, the ones a run may leave out included.
     let every = Summary {
@@ -252,6 +253,7 @@ fn check_path(path: &str) -> Result<(), String> {
         deflections: Some(0),
         ttl_drops: Some(0),
         failures: Some(FailureSummary::default()),
+        queries: Some(QuerySummary::default()),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");
@@ -262,9 +264,19 @@ fn check_path(path: &str) -> Result<(), String> {
             .map_or_else(Vec::new, |o| o.keys().cloned().collect())
     };
     match steps[..] {
-        [key] if key != "fct_by_size" && summary.get(key).is_some() => Ok(()),
+        [key]
+            if summary
+                .get(key)
+                .is_some_and(|v| !v.is_object() && !v.is_array()) =>
+        {
+            Ok(())
+        }
         // A section of its own, such as `failures.affected_avg_slowdown`.
         [section, key] if summary.get(section).is_some_and(|o| o.get(key).is_some()) => Ok(()),
+        [section, ..] if summary.get(section).is_some_and(|o| o.is_object()) => Err(format!(
+            "`{path}`: a {section} metric is `{section}.KEY` with KEY one of {}",
+            known(&summary[section]).join(", ")
+        )),
         ["fct_by_size", index, key]
             if index.parse::<usize>().is_ok() && bucket.get(key).is_some() =>
         {
@@ -275,10 +287,11 @@ fn check_path(path: &str) -> Result<(), String> {
             known(&bucket).join(", ")
         )),
         _ => Err(format!(
-            "`{path}` is not a key of summary.json (one of {}, or fct_by_size.INDEX.KEY)",
+            "`{path}` is not a key of summary.json (one of {}, fct_by_size.INDEX.KEY, \
+             failures.KEY or queries.KEY)",
             known(&summary)
                 .into_iter()
-                .filter(|k| k != "fct_by_size")
+                .filter(|k| summary[k.as_str()].is_number())
                 .collect::<Vec<_>>()
                 .join(", ")
         )),

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [workload]
-//! kind = "poisson"    # "poisson" (default), "incast", "trace", "ns3"
+//! kind = "poisson"    # "poisson" (default), "incast", "queries", "trace", "ns3"
 //! load = 0.7          # poisson: offered load, a fraction of each host's line rate
 //! sizes = { cdf = "../data/cdf/irn_default.txt" } # or "irn-default", uniform, fixed
 //! duration = "5ms"    # poisson: arrivals happen during this long
@@ -28,29 +28,34 @@ use crate::workload::{self, BuiltinCdf, Cdf, FlowSpec, SizeDist, VerbMix};
 pub struct WorkloadSection {
     #[serde(default)]
     pub kind: WorkloadKind,
-    /// poisson: offered load as a fraction of each host's line rate (default 0.7).
+    /// poisson: offered load as a fraction of each host's line rate (default 0.7). queries
+    /// (required): the queries' traffic as a fraction of all hosts' line rate together.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load: Option<f64>,
     /// poisson: flow sizes (default the IRN distribution).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sizes: Option<SizesSection>,
-    /// poisson: arrivals happen during this long (default 5ms).
+    /// poisson, queries: arrivals happen during this long (default 5ms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration: Option<String>,
-    /// incast: how many hosts send.
+    /// incast: how many hosts send; queries: how many hosts answer each query (default 50).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub senders: Option<u32>,
     /// incast: bytes striped over the senders (default 150MB).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<String>,
+    /// queries: bytes each sender answers a query with (default 40KB, Eunomia §5.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
     /// incast: the receiving host's index (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receiver: Option<u32>,
-    /// incast: cross traffic — Poisson arrivals of the IRN sizes at this load around the incast
-    /// (IRN §4.4.3 uses 0.5); none by default.
+    /// incast, queries: cross traffic — Poisson arrivals of the IRN sizes at this load around
+    /// the incast or the queries (IRN §4.4.3 uses 0.5); none by default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub background_load: Option<f64>,
-    /// incast: how long the cross traffic's arrivals last (default 10ms).
+    /// incast, queries: how long the cross traffic's arrivals last (default 10ms for incast,
+    /// the queries' `duration` for queries).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub background_duration: Option<String>,
     /// trace: a CSV file with columns `src,dst,size_bytes,start_ns`; ns3: an ns-3 flow file.
@@ -90,6 +95,9 @@ pub enum WorkloadKind {
     Poisson,
     /// `senders` hosts send `total` bytes between them to one receiver (IRN §4.4.3).
     Incast,
+    /// Incasts arriving as a Poisson process, each a query of `senders` flows of `size` bytes
+    /// to a random receiver (Eunomia §5.5).
+    Queries,
     /// Replay a CSV trace.
     Trace,
     /// Replay an ns-3 flow file (HPCC 6-column or ConWeave 5-column; node ids as in the
@@ -106,6 +114,7 @@ impl Default for WorkloadSection {
             duration: Some("5ms".into()),
             senders: None,
             total: None,
+            size: None,
             receiver: None,
             background_load: None,
             background_duration: None,
@@ -119,29 +128,36 @@ impl Default for WorkloadSection {
 impl WorkloadSection {
     /// Fills the kind's defaults; rejects keys of other kinds and missing required ones.
     pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
-        let (poisson, incast, trace) = (
+        let (poisson, incast, queries, trace) = (
             self.kind == WorkloadKind::Poisson,
             self.kind == WorkloadKind::Incast,
+            self.kind == WorkloadKind::Queries,
             matches!(self.kind, WorkloadKind::Trace | WorkloadKind::Ns3),
         );
         let kind = match self.kind {
             WorkloadKind::Poisson => "poisson",
             WorkloadKind::Incast => "incast",
+            WorkloadKind::Queries => "queries",
             WorkloadKind::Trace => "trace",
             WorkloadKind::Ns3 => "ns3",
         };
         let keys = [
-            ("load", self.load.is_some(), poisson),
+            ("load", self.load.is_some(), poisson || queries),
             ("sizes", self.sizes.is_some(), poisson),
-            ("duration", self.duration.is_some(), poisson),
-            ("senders", self.senders.is_some(), incast),
+            ("duration", self.duration.is_some(), poisson || queries),
+            ("senders", self.senders.is_some(), incast || queries),
             ("total", self.total.is_some(), incast),
+            ("size", self.size.is_some(), queries),
             ("receiver", self.receiver.is_some(), incast),
-            ("background_load", self.background_load.is_some(), incast),
+            (
+                "background_load",
+                self.background_load.is_some(),
+                incast || queries,
+            ),
             (
                 "background_duration",
                 self.background_duration.is_some(),
-                incast && self.background_load.is_some(),
+                (incast || queries) && self.background_load.is_some(),
             ),
             ("file", self.file.is_some(), trace),
             ("csv", self.csv.is_some(), self.kind == WorkloadKind::Trace),
@@ -160,6 +176,17 @@ impl WorkloadSection {
                 if self.background_load.is_some() {
                     self.background_duration
                         .get_or_insert_with(|| "10ms".into());
+                }
+            }
+            WorkloadKind::Queries => {
+                // No default load: an incast workload's load has no natural value, and a
+                // scenario that forgot it would run one silently.
+                require(file, "workload.load", kind, self.load.is_some())?;
+                self.senders.get_or_insert(50);
+                self.size.get_or_insert_with(|| "40KB".into());
+                let duration = self.duration.get_or_insert_with(|| "5ms".into()).clone();
+                if self.background_load.is_some() {
+                    self.background_duration.get_or_insert(duration);
                 }
             }
             WorkloadKind::Trace if self.file.is_some() && self.csv.is_some() => {
@@ -220,6 +247,7 @@ pub(super) fn build(
     let flows = match w.kind {
         WorkloadKind::Poisson => poisson_flows(s, file, base_dir, hosts, host_rate)?,
         WorkloadKind::Incast => incast_flows(s, file, hosts, host_rate)?,
+        WorkloadKind::Queries => query_flows(s, file, hosts, host_rate)?,
         WorkloadKind::Trace if w.csv.is_some() => {
             let csv = w.csv.as_deref().unwrap_or("");
             let flows = workload::trace_text(csv, "workload.csv", hosts)
@@ -357,31 +385,122 @@ fn incast_flows(
             &e.to_string(),
         )
     })?;
-    if let Some(load) = w.background_load {
-        if !(load > 0.0 && load <= 1.0) {
-            return Err(invalid(
-                file,
-                "workload.background_load",
-                &load.to_string(),
-                "a fraction of line rate in (0, 1]",
-            ));
-        }
-        let text = w.background_duration.as_deref().unwrap_or("10ms");
-        let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
-        let sizes = SizeDist::Cdf(Cdf::irn_default());
-        check_flow_count(
-            file,
-            ("workload.background_duration", text),
-            (hosts, host_rate, load),
-            &sizes,
-            duration,
-        )?;
-        flows.extend(workload::poisson(
-            hosts, host_rate, load, &sizes, duration, s.seed,
-        ));
-        flows.sort_by_key(|f| f.start);
-    }
+    add_background(s, file, (hosts, host_rate), "10ms", &mut flows)?;
     Ok(flows)
+}
+
+/// `kind = "queries"`'s flows, and its cross traffic's.
+fn query_flows(
+    s: &ScenarioFile,
+    file: &str,
+    hosts: u32,
+    host_rate: Bandwidth,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let w = &s.workload;
+    let load = w.load.unwrap_or(0.0);
+    if !(load > 0.0 && load <= 1.0) {
+        return Err(invalid(
+            file,
+            "workload.load",
+            &load.to_string(),
+            "a fraction of all hosts' line rate in (0, 1]",
+        ));
+    }
+    let senders = w.senders.unwrap_or(50);
+    if senders == 0 || senders >= hosts {
+        return Err(invalid(
+            file,
+            "workload.senders",
+            &senders.to_string(),
+            &format!(
+                "between 1 and {} senders per query: the topology has {hosts} hosts and a                  query's receiver is not one of its senders",
+                hosts.saturating_sub(1)
+            ),
+        ));
+    }
+    let size_text = w.size.as_deref().unwrap_or("40KB");
+    let size_bytes = parse_key::<Bytes>(file, "workload.size", size_text)?.0;
+    if size_bytes == 0 {
+        return Err(invalid(
+            file,
+            "workload.size",
+            &format!("{size_text:?}"),
+            "greater than zero",
+        ));
+    }
+    let duration_text = w.duration.as_deref().unwrap_or("5ms");
+    let duration = parse_key::<Duration>(file, "workload.duration", duration_text)?;
+    if duration == Duration::ZERO {
+        return Err(invalid(
+            file,
+            "workload.duration",
+            &format!("{duration_text:?}"),
+            "must be longer than zero",
+        ));
+    }
+    let q = workload::QueryLoad {
+        load,
+        senders,
+        size_bytes,
+        duration,
+    };
+    if let Some(why) = q.too_many_flows(hosts, host_rate) {
+        return Err(invalid(
+            file,
+            "workload.duration",
+            &format!("{duration_text:?}"),
+            &why,
+        ));
+    }
+    let flows = workload::queries(hosts, host_rate, &q, s.seed)
+        .map_err(|e| invalid(file, "workload", "(queries)", &e.to_string()))?;
+    let mut flows = require_flows(
+        file,
+        ("workload.duration", duration_text),
+        "no query arrives within it at this load; lengthen it",
+        flows,
+    )?;
+    add_background(s, file, (hosts, host_rate), duration_text, &mut flows)?;
+    Ok(flows)
+}
+
+/// Adds `background_load`'s cross traffic, if set, to `flows` (an incast's or the queries'):
+/// Poisson arrivals of the IRN sizes for `background_duration` (default `default_duration`),
+/// merged by start; at equal starts the incast's flows come first (a stable sort).
+fn add_background(
+    s: &ScenarioFile,
+    file: &str,
+    (hosts, host_rate): (u32, Bandwidth),
+    default_duration: &str,
+    flows: &mut Vec<FlowSpec>,
+) -> Result<(), ScenarioError> {
+    let w = &s.workload;
+    let Some(load) = w.background_load else {
+        return Ok(());
+    };
+    if !(load > 0.0 && load <= 1.0) {
+        return Err(invalid(
+            file,
+            "workload.background_load",
+            &load.to_string(),
+            "a fraction of line rate in (0, 1]",
+        ));
+    }
+    let text = w.background_duration.as_deref().unwrap_or(default_duration);
+    let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
+    let sizes = SizeDist::Cdf(Cdf::irn_default());
+    check_flow_count(
+        file,
+        ("workload.background_duration", text),
+        (hosts, host_rate, load),
+        &sizes,
+        duration,
+    )?;
+    flows.extend(workload::poisson(
+        hosts, host_rate, load, &sizes, duration, s.seed,
+    ));
+    flows.sort_by_key(|f| f.start);
+    Ok(())
 }
 
 /// `workload.verbs`, checked against the rest of the scenario: verbs run on the RDMA transports

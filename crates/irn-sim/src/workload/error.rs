@@ -23,6 +23,9 @@ pub enum WorkloadError {
     /// An incast request that cannot be satisfied.
     #[error("incast: {0}")]
     Incast(String),
+    /// A queries workload that cannot be generated.
+    #[error("queries: {0}")]
+    Queries(String),
 }
 
 impl WorkloadError {

@@ -11,6 +11,7 @@
 //! | [`sizes`] | the [`SizeDist`] choice: a CDF, uniform, or fixed sizes |
 //! | [`poisson`](mod@poisson) | Poisson arrivals at every host at a target load (MODEL §4) |
 //! | [`incast`](mod@incast) | many senders to one receiver at once (IRN §4.4.3) |
+//! | [`queries`](mod@queries) | incasts arriving as a Poisson process, each a query (Eunomia §5.5) |
 //! | [`trace`] | flows read from (and written to) a CSV file, for exact replay |
 //! | [`verbs`](mod@verbs) | which RDMA operation each flow is, drawn from a mix (IRN §5) |
 //!
@@ -22,6 +23,7 @@ pub mod error;
 pub mod incast;
 pub mod ns3;
 pub mod poisson;
+pub mod queries;
 pub mod sizes;
 pub mod trace;
 pub mod verbs;
@@ -30,6 +32,7 @@ pub use cdf::{BuiltinCdf, Cdf, CdfFormat};
 pub use error::WorkloadError;
 pub use incast::incast;
 pub use poisson::poisson;
+pub use queries::{queries, QueryLoad};
 pub use sizes::SizeDist;
 pub use trace::{trace_csv, trace_text, write_trace_csv};
 pub use verbs::{Verb, VerbMix};
@@ -51,7 +54,7 @@ pub struct FlowSpec {
     /// When the message is posted at the sender.
     pub start: Time,
     /// What the flow is part of: metrics report incast flows (their request completion time)
-    /// apart from the regular traffic around them.
+    /// and queries (their query completion times) apart from the regular traffic around them.
     pub class: FlowClass,
     /// The RDMA operation, when the workload has a verbs mix; `None` runs the message on the
     /// transport alone.
@@ -66,4 +69,9 @@ pub enum FlowClass {
     Regular,
     /// One of an incast's senders (IRN §4.4.3).
     Incast,
+    /// One sender's flow of query number `.0` of a queries workload (Eunomia §5.5), numbered
+    /// from 0 in arrival order. The id travels with the flow, through sorting and into its
+    /// record, so the query completion time is found after the run from the flows' records
+    /// alone: the simulator itself never looks at it.
+    Query(u32),
 }

@@ -78,7 +78,7 @@ pub fn poisson(
 /// ziggurat, used before) may differ in the last bit from one C library or processor to
 /// another, and one flipped bit moves an arrival, so the same seed would not give the same
 /// result files on every machine.
-fn exponential(rng: &mut impl Rng, mean: f64) -> f64 {
+pub(super) fn exponential(rng: &mut impl Rng, mean: f64) -> f64 {
     let u: f64 = rng.random();
     -mean * libm::log(1.0 - u)
 }
