@@ -304,7 +304,20 @@ pub enum SwitchModel {
         /// are dropped. `None`: no such bound (with PFC, lossless; without, only a full buffer
         /// drops). See `crate::switch::shared`.
         egress_alpha: Option<f64>,
+        /// The order each output sends its queued data packets in.
+        scheduling: Scheduling,
     },
+}
+
+/// The order an output port sends its queued data packets in (`[switch] scheduling`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Scheduling {
+    /// Arrival order; a full buffer drops the arriving packet.
+    #[default]
+    Fifo,
+    /// pFabric's shortest remaining processing time: the flow with the fewest bytes left goes
+    /// first, and a full buffer drops the packet with the most (see `crate::switch::srpt`).
+    Srpt,
 }
 
 /// Priority flow control on switch input ports (IRN §2.2, §4.1).
@@ -404,6 +417,7 @@ pub fn rto_high_auto(
             SwitchModel::SharedBuffer {
                 ingress_alpha,
                 egress_alpha,
+                ..
             } => {
                 // The pool as the simulator sizes it: the buffer, plus a border switch's long
                 // links' own.
@@ -534,6 +548,7 @@ mod tests {
         let shared = |ingress_alpha, egress_alpha| SwitchModel::SharedBuffer {
             ingress_alpha,
             egress_alpha,
+            scheduling: Scheduling::Fifo,
         };
         assert_eq!(
             total(&star, 1_000_000, shared(0.125, Some(1.0)), false),

@@ -50,10 +50,14 @@ impl Fifo {
 #[repr(align(64))]
 struct Slot {
     pkt: SimPacket,
-    /// On a link: when the packet behind it on the link arrives. Written when that packet is
-    /// sent, while this one is still hot in cache, so the link's next arrival is scheduled
-    /// without touching the next packet.
-    next_arrives: Time,
+    /// On a link: when the packet behind it on the link arrives, in picoseconds. Written when
+    /// that packet is sent, while this one is still hot in cache, so the link's next arrival is
+    /// scheduled without touching the next packet.
+    ///
+    /// In an SRPT switch queue: the packet's rank (its flow's remaining bytes). A packet is
+    /// never on a link and in a switch queue at once, so the two uses share these bytes; a
+    /// field of its own would cost every packet of every FIFO run a store when it is made.
+    word: u64,
     /// The next packet of its FIFO, or the next free slot.
     next: u32,
     /// Under source routing, the cursor of its next egress port in the topology's paths
@@ -93,7 +97,7 @@ impl Packets {
     pub fn alloc(&mut self, pkt: SimPacket, traced: bool) -> PacketId {
         let slot = Slot {
             pkt,
-            next_arrives: Time::ZERO,
+            word: 0,
             next: NIL,
             route: UNROUTED,
             input: 0,
@@ -179,7 +183,7 @@ impl Packets {
     #[inline]
     pub fn push_link(&mut self, q: &mut Fifo, id: PacketId, arrives: Time) {
         if q.tail != NIL {
-            self.slots[q.tail as usize].next_arrives = arrives;
+            self.slots[q.tail as usize].word = arrives.as_ps();
         }
         self.push(q, id);
     }
@@ -189,7 +193,7 @@ impl Packets {
     #[inline]
     pub fn pop_link(&mut self, q: &mut Fifo) -> Option<(PacketId, Option<Time>)> {
         let id = self.pop(q)?;
-        let next = (!q.is_empty()).then(|| self.slots[id.0 as usize].next_arrives);
+        let next = (!q.is_empty()).then(|| Time::from_ps(self.slots[id.0 as usize].word));
         Some((id, next))
     }
 
@@ -203,6 +207,60 @@ impl Packets {
     pub fn set_input(&mut self, id: PacketId, input: usize) {
         debug_assert!(input < 64, "switches have at most 64 ports");
         self.slots[id.0 as usize].input = input as u8;
+    }
+
+    /// The rank an SRPT switch queue gave packet `id` (see `crate::switch::srpt`).
+    #[inline]
+    pub fn rank(&self, id: PacketId) -> u64 {
+        self.slots[id.0 as usize].word
+    }
+
+    /// Ranks packet `id`, which is joining an SRPT switch queue.
+    #[inline]
+    pub fn set_rank(&mut self, id: PacketId, rank: u64) {
+        self.slots[id.0 as usize].word = rank;
+    }
+
+    /// The packet after `id` in its FIFO, if any.
+    #[inline]
+    pub fn next(&self, id: PacketId) -> Option<PacketId> {
+        let next = self.slots[id.0 as usize].next;
+        (next != NIL).then_some(PacketId(next))
+    }
+
+    /// Removes the run of packets `first..=last` from `q`, where it follows `prev` (`None`: it
+    /// is the front); the packets stay in the slab, still linked to each other. An SRPT queue
+    /// reorders and evicts from its middle.
+    pub fn unlink_run(&mut self, q: &mut Fifo, prev: Option<PacketId>, run: (PacketId, PacketId)) {
+        let (first, last) = run;
+        let next = self.slots[last.0 as usize].next;
+        match prev {
+            None => {
+                debug_assert_eq!(q.head, first.0);
+                q.head = next;
+            }
+            Some(prev) => {
+                debug_assert_eq!(self.slots[prev.0 as usize].next, first.0);
+                self.slots[prev.0 as usize].next = next;
+            }
+        }
+        if q.tail == last.0 {
+            q.tail = prev.map_or(NIL, |p| p.0);
+        }
+    }
+
+    /// Inserts the linked run of packets `first..=last` (in no FIFO) into `q` after `prev`
+    /// (`None`: at the front).
+    pub fn insert_run(&mut self, q: &mut Fifo, prev: Option<PacketId>, run: (PacketId, PacketId)) {
+        let (first, last) = run;
+        let next = match prev {
+            None => std::mem::replace(&mut q.head, first.0),
+            Some(prev) => std::mem::replace(&mut self.slots[prev.0 as usize].next, first.0),
+        };
+        self.slots[last.0 as usize].next = next;
+        if next == NIL {
+            q.tail = last.0;
+        }
     }
 
     /// Appends packet `id` (in no other FIFO) to `q`.

@@ -6,7 +6,7 @@ mod common;
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration};
-use irn_sim::config::{Deflection, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{Deflection, Scheduling, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::NodeId;
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 
@@ -46,6 +46,7 @@ fn incast(
         model: SwitchModel::SharedBuffer {
             ingress_alpha: 0.5,
             egress_alpha: Some(0.5),
+            scheduling: Scheduling::Fifo,
         },
         buffer_bytes: 60_000,
         pfc: None,

@@ -7,7 +7,7 @@ use common::{flow, input_queued_switch};
 use irn_core::transport::TransportConfig;
 use irn_core::Psn;
 use irn_core::{Bandwidth, Duration};
-use irn_sim::config::{InitialPsn, SimConfig, SwitchModel};
+use irn_sim::config::{InitialPsn, Scheduling, SimConfig, SwitchModel};
 use irn_sim::ids::NodeId;
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::FlowSpec;
@@ -240,6 +240,7 @@ fn shared_incast(transport: TransportConfig, buffer: u64, pfc: bool) -> RunResul
     cfg.switch.model = SwitchModel::SharedBuffer {
         ingress_alpha: 0.125,
         egress_alpha: (!pfc).then_some(0.125),
+        scheduling: Scheduling::Fifo,
     };
     run(&cfg)
 }
@@ -335,6 +336,7 @@ fn pfc_headroom_covers_the_worst_phase() {
         SwitchModel::SharedBuffer {
             ingress_alpha: 1.0,
             egress_alpha: None,
+            scheduling: Scheduling::Fifo,
         },
     ] {
         for buffer in 40_000..40_000 + 1086 {

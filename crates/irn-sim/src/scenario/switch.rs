@@ -8,6 +8,7 @@
 //! ingress_alpha = 0.0625  # ...or PFC's input share's (default: alpha)...
 //! egress_alpha = 1        # ...and the output queue's drop threshold's (default: alpha; with
 //!                         # PFC only when set: then PFC can drop)
+//! scheduling = "srpt"     # shared-buffer: "fifo" (default) or "srpt" (pFabric's order)
 //! pfc = true
 //! pfc_frames = "timed"    # "xoff-xon" (default: no pause timer) or "timed" (802.1Qbb)
 //! pfc_pause_quanta = 65535 # timed: each XOFF's pause time, in 512-bit-time quanta
@@ -23,7 +24,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{auto_or_positive, check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
-use crate::config::{pfc_headroom_bytes, Deflection, PfcConfig, PfcThreshold, SwitchModel};
+use crate::config::{
+    pfc_headroom_bytes, Deflection, PfcConfig, PfcThreshold, Scheduling, SwitchModel,
+};
 use crate::ids::{NodeId, PortId};
 use crate::pause::{quanta_time, PauseFrames, MAX_QUANTA};
 use crate::topology::Topology;
@@ -51,6 +54,10 @@ pub struct SwitchSection {
     /// PFC it applies only when set, as in ns-3's switch, and PFC can then drop packets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub egress_alpha: Option<f64>,
+    /// shared-buffer: the order outputs send data packets in, `"fifo"` (arrival, the default)
+    /// or `"srpt"` (the flow with the fewest bytes left first; `crate::switch::shared::srpt`).
+    #[serde(skip_serializing_if = "SchedulingKind::is_fifo")]
+    pub scheduling: SchedulingKind,
     pub pfc: bool,
     /// `"auto"` (buffer minus the upstream link's round trip, two frames and a PAUSE frame) or a
     /// size.
@@ -126,6 +133,7 @@ impl Default for SwitchSection {
             alpha: None,
             ingress_alpha: None,
             egress_alpha: None,
+            scheduling: SchedulingKind::Fifo,
             pfc: false,
             pfc_threshold: "auto".into(),
             pfc_resume_gap: "auto".into(),
@@ -154,6 +162,22 @@ pub enum PfcFramesKind {
     #[default]
     XoffXon,
     Timed,
+}
+
+/// `switch.scheduling`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulingKind {
+    #[default]
+    Fifo,
+    Srpt,
+}
+
+impl SchedulingKind {
+    /// The default, left out of the resolved scenario so FIFO runs' results are unchanged.
+    fn is_fifo(&self) -> bool {
+        *self == SchedulingKind::Fifo
+    }
 }
 
 /// How switches buffer packets.
@@ -222,6 +246,14 @@ impl SwitchSection {
                 ("pfc_refresh", self.pfc_refresh.is_some(), timed),
             ],
         )?;
+        if !shared && self.scheduling == SchedulingKind::Srpt {
+            return Err(invalid(
+                file,
+                "switch.scheduling",
+                "\"srpt\"",
+                "\"fifo\" on the input-queued switch; \"srpt\" needs model = \"shared-buffer\"",
+            ));
+        }
         if shared && self.pfc_threshold != "auto" {
             return Err(invalid(
                 file,
@@ -305,6 +337,10 @@ pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, 
             SwitchModel::SharedBuffer {
                 ingress_alpha,
                 egress_alpha,
+                scheduling: match sw.scheduling {
+                    SchedulingKind::Fifo => Scheduling::Fifo,
+                    SchedulingKind::Srpt => Scheduling::Srpt,
+                },
             }
         }
     };
@@ -556,6 +592,7 @@ fn shared_pool(
     let SwitchModel::SharedBuffer {
         ingress_alpha,
         egress_alpha,
+        ..
     } = model
     else {
         return Ok(());
@@ -784,6 +821,7 @@ mod tests {
             SwitchModel::SharedBuffer {
                 ingress_alpha,
                 egress_alpha,
+                ..
             } => (ingress_alpha, egress_alpha),
             other => panic!("{other:?}"),
         };

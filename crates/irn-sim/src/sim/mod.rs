@@ -13,7 +13,7 @@ use std::sync::Arc;
 use irn_core::ordering::{MemoryController, OrderingLayer, OrderingMode};
 use irn_core::{Duration, Time};
 
-use crate::config::{pfc_headroom_bytes, SimConfig, SwitchModel};
+use crate::config::{pfc_headroom_bytes, Scheduling, SimConfig, SwitchModel};
 use crate::engine::{Event, EventQueue, Sampler};
 use crate::failures::FailureState;
 use crate::forwarding::{Balancer, Deflector};
@@ -25,7 +25,7 @@ use crate::pause::{PauseFrames, PauseRule, PauseSource};
 use crate::port::{Owner, OwnerKind, PauseTimers, Port, PortExtra};
 use crate::rng::{stream, Purpose};
 use crate::series::SeriesSink;
-use crate::switch::{EcnMarker, SharedSwitch, Switch, VoqSwitch};
+use crate::switch::{EcnMarker, FlowRanks, SharedSwitch, Switch, VoqSwitch};
 use crate::topology::{NodeKind, RoutingTable};
 use crate::verbs_flow::VerbsPackets;
 
@@ -92,6 +92,8 @@ pub struct Simulation<'a, T: Trace> {
     balancer: Balancer,
     /// DIBS: where a packet its output has no room for goes instead; `None` drops it.
     deflector: Option<Box<Deflector>>,
+    /// Switches schedule SRPT, whose outputs may evict queued packets for a refused one.
+    evicting: bool,
     /// The NICs run an ordering layer under their transports (`[ordering]`).
     ordered: bool,
     /// Each message flow's ordering layer while it runs; empty without one.
@@ -126,6 +128,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
         let mut owners = Vec::with_capacity(topo.node_count());
         let mut first_port = Vec::with_capacity(topo.node_count());
         let mut switches = Vec::new();
+        // SRPT switches' table of flows, built for the first and shared.
+        let mut flow_ranks: Option<Arc<FlowRanks>> = None;
         let mut nics = Vec::new();
         let max_frame = cfg.max_frame_bytes();
         for n in 0..topo.node_count() {
@@ -178,6 +182,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                         SwitchModel::SharedBuffer {
                             ingress_alpha,
                             egress_alpha,
+                            scheduling,
                         } => {
                             let headroom = |i: usize| pfc_headroom_bytes(&ports[i], max_frame);
                             let pfc = pfc
@@ -187,14 +192,20 @@ impl<'a, T: Trace> Simulation<'a, T> {
                                 + (range.clone())
                                     .map(|p| topo.input_buffer(PortId(p), buffer) - buffer)
                                     .sum::<u64>();
-                            Switch::Shared(SharedSwitch::new(
+                            let switch = SharedSwitch::new(
                                 ports.len(),
                                 pool,
                                 ingress_alpha,
                                 egress_alpha,
                                 pfc,
                                 ecn,
-                            ))
+                            );
+                            Switch::Shared(match scheduling {
+                                Scheduling::Fifo => switch,
+                                Scheduling::Srpt => switch.with_srpt(Arc::clone(
+                                    flow_ranks.get_or_insert_with(|| flow_ranks_of(cfg)),
+                                )),
+                            })
                         }
                     });
                 }
@@ -292,6 +303,13 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 .map(|t| Box::new(FailureState::new(t, topo.ports().len(), cfg.flows.len()))),
             balancer,
             deflector: (cfg.deflection).map(|d| Box::new(Deflector::new(d, topo, cfg.seed))),
+            evicting: matches!(
+                cfg.switch.model,
+                SwitchModel::SharedBuffer {
+                    scheduling: Scheduling::Srpt,
+                    ..
+                }
+            ),
             ordered: cfg.ordering.mode != OrderingMode::None,
             layers: match cfg.ordering.mode {
                 OrderingMode::None => Vec::new(),
@@ -555,4 +573,15 @@ fn pause_frames(cfg: &SimConfig, p: PortId) -> PauseFrames {
         Some(PauseRule::Threshold { frames, .. }) => frames,
         _ => cfg.switch.pfc.map(|pfc| pfc.frames).unwrap_or_default(),
     }
+}
+
+/// Each flow's size, first PSN and payload per full packet: what SRPT switches rank its packets
+/// by, as its sending NIC would (`crate::switch::shared::srpt`).
+fn flow_ranks_of(cfg: &SimConfig) -> Arc<FlowRanks> {
+    Arc::new(FlowRanks::new(cfg.flows.iter().enumerate().map(
+        |(i, spec)| {
+            let mtu = cfg.flow_transport(spec).mtu;
+            (spec.size_bytes, cfg.initial_psn.psn(cfg.seed, i, 0), mtu)
+        },
+    )))
 }

@@ -41,8 +41,8 @@ impl<T: Trace> Simulation<'_, T> {
         if self.now >= port.busy_until && !switch.has_work(output) && !(is_data && port.paused) {
             if is_data {
                 let (admit, resume) = switch.cut_through(&mut self.packets, input, output, id);
-                if admit == Admit::Dropped && self.deflector.is_some() {
-                    return self.deflect(s, (ingress, input), output, id);
+                if admit == Admit::Dropped && self.rescues_drops() {
+                    return self.refused(s, (ingress, input), output, id);
                 }
                 self.trace_admission(admit, out, id);
                 if !self.admitted(admit, ingress, id) {
@@ -58,8 +58,8 @@ impl<T: Trace> Simulation<'_, T> {
         }
         if is_data {
             let admit = switch.admit_data(&mut self.packets, input, output, id);
-            if admit == Admit::Dropped && self.deflector.is_some() {
-                return self.deflect(s, (ingress, input), output, id);
+            if admit == Admit::Dropped && self.rescues_drops() {
+                return self.refused(s, (ingress, input), output, id);
             }
             self.trace_admission(admit, out, id);
             if !self.admitted(admit, ingress, id) {
@@ -105,12 +105,57 @@ impl<T: Trace> Simulation<'_, T> {
         topology.route_hop(cursor)
     }
 
+    /// Whether a refused data packet may yet find room: SRPT evicts, DIBS deflects.
+    #[inline(always)]
+    fn rescues_drops(&self) -> bool {
+        self.evicting || self.deflector.is_some()
+    }
+
+    /// Data packet `id`, which came in on `ingress` (local `input`) of switch `s`, was refused
+    /// by its output `refused` (local): an SRPT switch evicts worse-ranked packets of that
+    /// output to queue it if it can; failing that, DIBS deflects it; failing that, it is
+    /// dropped as it would have been.
+    #[cold]
+    #[inline(never)]
+    fn refused(
+        &mut self,
+        s: usize,
+        (ingress, input): (PortId, usize),
+        refused: usize,
+        id: PacketId,
+    ) {
+        let eviction = if self.evicting {
+            self.switches[s].make_room(&mut self.packets, (input, refused), id)
+        } else {
+            None
+        };
+        let Some(eviction) = eviction else {
+            if self.deflector.is_some() {
+                return self.deflect(s, (ingress, input), refused, id);
+            }
+            let out = PortId(ingress.0 - input as u32 + refused as u32);
+            self.trace_admission(Admit::Dropped, out, id);
+            self.admitted(Admit::Dropped, ingress, id);
+            return;
+        };
+        let out = PortId(ingress.0 - input as u32 + refused as u32);
+        let mut evicted = eviction.evicted;
+        while let Some(v) = self.packets.pop(&mut evicted) {
+            self.trace_admission(Admit::Dropped, out, v);
+            self.admitted(Admit::Dropped, ingress, v);
+        }
+        self.admitted(eviction.admit, ingress, id);
+        self.resume_inputs(out, refused, eviction.resume);
+        if T::ON && self.packets.traced(id) {
+            self.trace_enqueue(s, out, refused, id);
+        }
+        self.switch_send(out, s, refused);
+    }
+
     /// DIBS: data packet `id`, which came in on `ingress` (local `input`) of switch `s` and
     /// which its output `refused` had no room for, goes out of a random switch-facing port
     /// with room instead, unless it has used up its TTL of deflections or no port has room:
     /// then it is dropped as it would have been.
-    #[cold]
-    #[inline(never)]
     fn deflect(
         &mut self,
         s: usize,

@@ -4,6 +4,7 @@
 //! | --- | --- | --- | --- |
 //! | input-queued with virtual output queues (the IRN paper's, §4.1) | [`voq`] | one per input port | the input's occupancy |
 //! | output-queued with one shared buffer (Eunomia §5, the ns-3 RDMA models') | [`shared`] | one per switch | dynamic thresholds: egress queue (lossy), ingress share (PFC) |
+//! | the same, outputs scheduled SRPT (pFabric; Eunomia §5.4) | [`shared::srpt`] | one per switch | as above, then evict the output's worst-ranked packets |
 //!
 //! Both serve control packets (ACK/NACK/CNP) first in a class that is never paused or dropped,
 //! and both mark ECN on the output's queue as a packet leaves. The simulation moves packets in
@@ -20,6 +21,7 @@ use crate::config::EcnConfig;
 use crate::packet::SimPacket;
 use crate::packets::{PacketId, Packets};
 
+pub use shared::srpt::{Eviction, FlowRanks};
 pub use shared::SharedSwitch;
 pub use voq::VoqSwitch;
 
@@ -211,8 +213,9 @@ impl Queues for Switch {
 }
 
 impl Switch {
-    /// The module's `cut_through`, for either model.
-    #[inline]
+    /// The module's `cut_through`, for either model. Always inlined: the packet path's most
+    /// common step, and LLVM called it out of line once the shared-buffer model grew SRPT.
+    #[inline(always)]
     pub fn cut_through(
         &mut self,
         packets: &mut Packets,
@@ -250,6 +253,22 @@ impl Switch {
             }
         }
         None
+    }
+
+    /// SRPT: data packet `p`, refused by `output` (and counted as its drop), is queued after
+    /// evicting worse-ranked packets of that output, if that makes room
+    /// ([`SharedSwitch::make_room`]). `None` (the drop stands) otherwise, and on every switch
+    /// that is not SRPT.
+    pub fn make_room(
+        &mut self,
+        packets: &mut Packets,
+        input_output: (usize, usize),
+        p: PacketId,
+    ) -> Option<Eviction> {
+        match self {
+            Switch::Shared(s) => s.make_room(packets, input_output, p),
+            Switch::Voq(_) => None,
+        }
     }
 
     /// Data packets marked CE here.

@@ -30,7 +30,15 @@
 //!   nothing is dropped.
 //!
 //! ECN marking watches each output queue, as on the input-queued switch.
+//!
+//! Outputs send their data in arrival order, or, with `[switch] scheduling = "srpt"`, the flow
+//! with the fewest bytes left first ([`srpt`]).
 
+pub mod srpt;
+
+use std::sync::Arc;
+
+use self::srpt::{FlowRanks, Srpt};
 use super::{Accounting, Admit, EcnMarker, Queues};
 use crate::packets::{Fifo, PacketId, Packets};
 
@@ -85,6 +93,8 @@ pub struct SharedSwitch {
     pub peak_occupancy: u64,
     /// Data packets dropped, per output they were bound for (touched only by a drop).
     pub(super) drops: Vec<u64>,
+    /// SRPT scheduling's state; `None`: outputs are FIFO.
+    srpt: Option<Box<Srpt>>,
 }
 
 impl SharedSwitch {
@@ -123,7 +133,14 @@ impl SharedSwitch {
             ecn,
             peak_occupancy: 0,
             drops: vec![0; ports],
+            srpt: None,
         }
+    }
+
+    /// This switch with SRPT outputs, ranking packets by `ranks`.
+    pub fn with_srpt(mut self, ranks: Arc<FlowRanks>) -> Self {
+        self.srpt = Some(Box::new(Srpt::new(ranks)));
+        self
     }
 
     /// Bytes of the buffer in use: the shared pool's and the headroom's.
@@ -135,6 +152,41 @@ impl SharedSwitch {
     /// down).
     fn threshold(&self) -> u64 {
         threshold_of(self.shared_size, self.shared_used, self.alpha_q16)
+    }
+
+    /// Takes `bytes` of a packet from `input` out of the inputs' accounting (its output's is
+    /// the caller's).
+    #[inline(always)]
+    fn unaccount_input(&mut self, input: usize, bytes: u64) {
+        // Headroom drains first, as in the ns-3 models.
+        let inp = &mut self.inputs[input];
+        let from_headroom = bytes.min(inp.headroom_used);
+        inp.headroom_used -= from_headroom;
+        self.headroom_used -= from_headroom;
+        let from_shared = bytes - from_headroom;
+        inp.shared -= from_shared;
+        self.shared_used -= from_shared;
+    }
+
+    /// The paused inputs that may resume now, no longer counted as pausing.
+    #[inline(always)]
+    fn resumable(&mut self) -> u64 {
+        let mut resume = 0;
+        if let Some(gap) = self.resume_gap.filter(|_| self.pausing != 0) {
+            // Freeing shared buffer raises every input's threshold: any paused one may resume.
+            let threshold = self.threshold();
+            let mut paused_inputs = self.pausing;
+            while paused_inputs != 0 {
+                let i = paused_inputs.trailing_zeros() as usize;
+                paused_inputs &= paused_inputs - 1;
+                let inp = &self.inputs[i];
+                if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
+                    resume |= 1 << i;
+                }
+            }
+            self.pausing &= !resume;
+        }
+        resume
     }
 }
 
@@ -215,30 +267,8 @@ impl Accounting for SharedSwitch {
         }
         let bytes = u64::from(packets.get(p).wire_bytes);
         out.egress -= bytes;
-        // Headroom drains first, as in the ns-3 models.
-        let inp = &mut self.inputs[input];
-        let from_headroom = bytes.min(inp.headroom_used);
-        inp.headroom_used -= from_headroom;
-        self.headroom_used -= from_headroom;
-        let from_shared = bytes - from_headroom;
-        inp.shared -= from_shared;
-        self.shared_used -= from_shared;
-        let mut resume = 0;
-        if let Some(gap) = self.resume_gap.filter(|_| self.pausing != 0) {
-            // Freeing shared buffer raises every input's threshold: any paused one may resume.
-            let threshold = self.threshold();
-            let mut paused_inputs = self.pausing;
-            while paused_inputs != 0 {
-                let i = paused_inputs.trailing_zeros() as usize;
-                paused_inputs &= paused_inputs - 1;
-                let inp = &self.inputs[i];
-                if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
-                    resume |= 1 << i;
-                }
-            }
-            self.pausing &= !resume;
-        }
-        resume
+        self.unaccount_input(input, bytes);
+        self.resumable()
     }
 }
 
@@ -256,7 +286,11 @@ impl Queues for SharedSwitch {
         let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
         if admit != Admit::Dropped {
             packets.set_input(p, input);
-            packets.push(&mut self.outputs[output].data, p);
+            let q = &mut self.outputs[output].data;
+            match &self.srpt {
+                None => packets.push(q, p),
+                Some(srpt) => srpt.enqueue(packets, q, p),
+            }
         }
         admit
     }
