@@ -7,10 +7,11 @@ use std::path::Path;
 
 use common::{flow, lossy_switch};
 use irn_core::transport::TransportConfig;
-use irn_core::{Bandwidth, Duration};
+use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{Scheduling, SimConfig, SwitchModel};
 use irn_sim::scenario;
 use irn_sim::topology::Topology;
+use irn_sim::workload::FlowSpec;
 
 /// Hosts 0 and 1 send to host 2 through one switch at 40 Gb/s, all at t = 0: a 1 MB flow
 /// from host 0 and a 30 KB one from host 1, so both queue at the output to host 2. IRN
@@ -58,6 +59,58 @@ fn the_short_flow_overtakes_the_long_one_and_the_long_one_stays_in_order() {
     }
     assert_eq!(srpt.summary.out_of_order_packets, 0);
     assert!(fct(&srpt, 0) <= fct(&fifo, 0) + 0.5);
+}
+
+/// Hosts 0 and 1 send 1 MB each and host 2 sends 20 KB to host 3 through one switch, all at
+/// t = 0 (the short flow at 20 µs, once the buffer is full), into a 60 KB lossy shared buffer,
+/// under IRN. FIFO drops the arrivals that do not fit, the short flow's among them (seed 5: 20
+/// of them, and it waits for timeouts, 5.8 ms); SRPT evicts the long flows' packets for the
+/// short flow's, so it loses none and finishes in 6.7 µs, first, and the long flows recover
+/// what they lost.
+fn incast(scheduling: Scheduling) -> irn_sim::RunResult {
+    let mut switch = lossy_switch();
+    switch.buffer_bytes = 60_000;
+    switch.model = SwitchModel::SharedBuffer {
+        ingress_alpha: 1.0,
+        egress_alpha: None,
+        scheduling,
+    };
+    let topology = Topology::star(4, Bandwidth::from_gbps(40), Duration::from_us(1)).unwrap();
+    let flows = vec![
+        flow(0, 3, 1_000_000),
+        flow(1, 3, 1_000_000),
+        FlowSpec {
+            start: Time::ZERO + Duration::from_us(20),
+            ..flow(2, 3, 20_000)
+        },
+    ];
+    let cfg = SimConfig {
+        seed: 5,
+        ..SimConfig::new(topology, switch, TransportConfig::irn(), flows)
+    };
+    irn_sim::run(&cfg, &mut |_| {})
+}
+
+#[test]
+fn evictions_are_drops_the_short_flow_never_suffers() {
+    let (fifo, srpt) = (incast(Scheduling::Fifo), incast(Scheduling::Srpt));
+    for r in [&fifo, &srpt] {
+        assert!(r.flows.iter().all(|f| f.fct_us.is_some()));
+        assert!(r.summary.drops > 0, "{}", r.summary.drops);
+    }
+    assert!(fifo.flows[2].retransmissions > 0);
+    assert_eq!(srpt.flows[2].retransmissions, 0);
+    let fct = |r: &irn_sim::RunResult, i: usize| r.flows[i].fct_us.expect("finished");
+    assert!(
+        fct(&srpt, 2) < fct(&fifo, 2) / 2.0,
+        "{} {}",
+        fct(&srpt, 2),
+        fct(&fifo, 2)
+    );
+    assert!(fct(&srpt, 2) < fct(&srpt, 0).min(fct(&srpt, 1)));
+    // The same run again: the same results.
+    let again = incast(Scheduling::Srpt);
+    assert_eq!(again.summary, srpt.summary);
 }
 
 fn parse(text: &str) -> Result<SimConfig, String> {

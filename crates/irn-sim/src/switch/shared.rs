@@ -139,7 +139,7 @@ impl SharedSwitch {
 
     /// This switch with SRPT outputs, ranking packets by `ranks`.
     pub fn with_srpt(mut self, ranks: Arc<FlowRanks>) -> Self {
-        self.srpt = Some(Box::new(Srpt::new(ranks)));
+        self.srpt = Some(Box::new(Srpt::new(ranks, self.outputs.len())));
         self
     }
 
@@ -286,10 +286,10 @@ impl Queues for SharedSwitch {
         let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
         if admit != Admit::Dropped {
             packets.set_input(p, input);
-            let q = &mut self.outputs[output].data;
-            match &self.srpt {
-                None => packets.push(q, p),
-                Some(srpt) => srpt.enqueue(packets, q, p),
+            if self.srpt.is_none() {
+                packets.push(&mut self.outputs[output].data, p);
+            } else {
+                self.enqueue_ranked(packets, output, p);
             }
         }
         admit

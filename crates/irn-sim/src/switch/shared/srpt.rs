@@ -24,10 +24,14 @@
 //! ranked by its flow's whole size. The rank is kept in the packet's slot, in bytes a queued
 //! packet does not otherwise use.
 //!
-//! An SRPT queue is kept in sending order, so an output pops its front as a FIFO one does:
-//! admission and eviction scan the output's queue instead. pFabric's argument is that a port's
-//! queue is short (tens to hundreds of packets), and a scan allocates nothing. FIFO switches
-//! carry only a `None`, tested on a queued admission.
+//! An SRPT queue is kept in sending order ([`runs`]), so an output pops its front as a FIFO one
+//! does; an arrival walks the queue's flows instead. Eviction scans the queue's packets, as it
+//! happens only when the buffer is full. FIFO switches carry only a `None`, tested on a queued
+//! admission.
+
+mod runs;
+
+use self::runs::Runs;
 
 use std::cmp::Reverse;
 use std::sync::Arc;
@@ -35,7 +39,6 @@ use std::sync::Arc;
 use irn_core::Psn;
 
 use super::{Admit, Input, SharedSwitch};
-use crate::ids::FlowId;
 use crate::packet::SimPacket;
 use crate::packets::{Fifo, PacketId, Packets};
 use crate::switch::Accounting;
@@ -87,10 +90,13 @@ impl FlowRanks {
     }
 }
 
-/// An SRPT switch's state: the ranks, and scratch space for evictions.
+/// An SRPT switch's state: the ranks, each output's queue order, and scratch space for
+/// evictions.
 #[derive(Debug)]
 pub(crate) struct Srpt {
     ranks: Arc<FlowRanks>,
+    /// Each output's queue, indexed by run.
+    outputs: Vec<Runs>,
     /// An eviction's candidates: (rank, place in the queue, packet). Kept to allocate once.
     victims: Vec<(u64, u32, PacketId)>,
     /// The inputs' accounting before a trial eviction, to undo it.
@@ -98,18 +104,28 @@ pub(crate) struct Srpt {
 }
 
 impl Srpt {
-    pub(crate) fn new(ranks: Arc<FlowRanks>) -> Self {
+    /// For a switch of `ports` ports.
+    pub(crate) fn new(ranks: Arc<FlowRanks>, ports: usize) -> Self {
         Srpt {
             ranks,
+            outputs: (0..ports).map(|_| Runs::default()).collect(),
             victims: Vec::new(),
             saved: Vec::new(),
         }
     }
 
-    /// Ranks packet `p` and queues it in `q`, in SRPT's order ([`enqueue`]).
-    #[inline(never)]
-    pub(super) fn enqueue(&self, packets: &mut Packets, q: &mut Fifo, p: PacketId) {
-        enqueue(packets, q, p, self.ranks.rank(packets.get(p)));
+    /// Ranks packet `p` and queues it in `output`'s queue `q`, which holds `queued` data bytes
+    /// with `p`, in SRPT's order.
+    fn enqueue(
+        &mut self,
+        (packets, q): (&mut Packets, &mut Fifo),
+        (output, queued): (usize, u64),
+        p: PacketId,
+    ) {
+        let pkt = packets.get(p);
+        let own = self.ranks.rank(pkt);
+        let before = queued - u64::from(pkt.wire_bytes);
+        self.outputs[output].enqueue((q, packets), before, p, own);
     }
 }
 
@@ -126,6 +142,15 @@ pub struct Eviction {
 }
 
 impl SharedSwitch {
+    /// Queues admitted data packet `p` for `output` in SRPT's order: out of line, so that FIFO
+    /// switches' admission stays as short as it was.
+    #[inline(never)]
+    pub(super) fn enqueue_ranked(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
+        let out = &mut self.outputs[output];
+        let srpt = self.srpt.as_deref_mut().expect("an SRPT switch");
+        srpt.enqueue((packets, &mut out.data), (output, out.egress), p);
+    }
+
     /// Data packet `p` from `input` was refused by `output` (and counted as its drop): on an SRPT
     /// switch, evicts `output`'s queued packets ranked worse than `p`, the worst first (the
     /// latest among equals), until `p` fits, and queues it. `None` (nothing changed, the drop
@@ -139,8 +164,10 @@ impl SharedSwitch {
         p: PacketId,
     ) -> Option<Eviction> {
         let srpt = self.srpt.as_deref_mut()?;
-        let own = srpt.ranks.rank(packets.get(p));
-        let (rank, _) = queued_rank(packets, &self.outputs[output].data, p, own);
+        let out = &self.outputs[output];
+        let pkt = packets.get(p);
+        let own = srpt.ranks.rank(pkt);
+        let rank = srpt.outputs[output].rank((&out.data, packets), out.egress, (pkt.flow, own));
         let mut victims = std::mem::take(&mut srpt.victims);
         victims.clear();
         let mut cur = packets.front(&self.outputs[output].data);
@@ -160,7 +187,9 @@ impl SharedSwitch {
             // The arriving packet is no longer a drop; its victims are.
             self.drops[output] += taken as u64 - 1;
             packets.set_input(p, input);
-            enqueue(packets, &mut self.outputs[output].data, p, own);
+            let srpt = self.srpt.as_deref_mut().expect("an SRPT switch");
+            srpt.outputs[output].rebuild(&self.outputs[output].data, packets);
+            self.enqueue_ranked(packets, output, p);
             Eviction {
                 admit,
                 evicted,
@@ -244,75 +273,6 @@ impl SharedSwitch {
             }
         }
     }
-}
-
-/// A run of one flow's packets in an SRPT queue: the packet before it, its first and last, and
-/// its best (lowest) rank.
-#[derive(Clone, Copy)]
-struct Run {
-    prev: Option<PacketId>,
-    first: PacketId,
-    last: PacketId,
-    best: u64,
-}
-
-/// The runs of `q`, front to back: maximal sequences of one flow's packets.
-fn runs<'a>(packets: &'a Packets, q: &Fifo) -> impl Iterator<Item = (FlowId, Run)> + 'a {
-    let mut prev = None;
-    let mut cur = packets.front(q);
-    std::iter::from_fn(move || {
-        let first = cur?;
-        let flow = packets.get(first).flow;
-        let mut run = Run {
-            prev,
-            first,
-            last: first,
-            best: packets.rank(first),
-        };
-        cur = packets.next(first);
-        while let Some(id) = cur.filter(|&id| packets.get(id).flow == flow) {
-            run.last = id;
-            run.best = run.best.min(packets.rank(id));
-            cur = packets.next(id);
-        }
-        prev = Some(run.last);
-        Some((flow, run))
-    })
-}
-
-/// The rank packet `p`, whose own is `own`, takes in `q`: its own, or its flow's best queued
-/// rank if that is better (a flow's rank never rises); and its flow's run in `q`, if any.
-fn queued_rank(packets: &Packets, q: &Fifo, p: PacketId, own: u64) -> (u64, Option<Run>) {
-    let flow = packets.get(p).flow;
-    match runs(packets, q).find(|&(f, _)| f == flow) {
-        Some((_, run)) => (own.min(run.best), Some(run)),
-        None => (own, None),
-    }
-}
-
-/// Queues packet `p`, whose own rank is `own`, in `q`, which SRPT keeps in sending order so
-/// that an output pops its front as a FIFO output does: each flow's packets form one run, in
-/// arrival order, ranked no worse than the packets ahead of them (so a run's best rank is its
-/// last packet's and stays as the front leaves), and the runs are sorted by their best rank
-/// (ties: the run queued first goes first). `p` joins the end of its flow's run, which moves
-/// forward past every run whose best rank is now worse than its own.
-///
-/// Eviction keeps this order: it takes the worst-ranked packets first, so a run loses its best
-/// packet only with the rest of it (or keeps one of equal rank).
-fn enqueue(packets: &mut Packets, q: &mut Fifo, p: PacketId, own: u64) {
-    let (rank, own_run) = queued_rank(packets, q, p, own);
-    packets.set_rank(p, rank);
-    let mut run = (p, p);
-    if let Some(own_run) = own_run {
-        packets.insert_run(q, Some(own_run.last), (p, p));
-        packets.unlink_run(q, own_run.prev, (own_run.first, p));
-        run = (own_run.first, p);
-    }
-    let after = runs(packets, q)
-        .take_while(|(_, r)| r.best <= rank)
-        .last()
-        .map(|(_, r)| r.last);
-    packets.insert_run(q, after, run);
 }
 
 #[cfg(test)]
@@ -518,11 +478,13 @@ mod tests {
         );
     }
 
-    /// Packets of four flows arrive and leave in any interleaving; what leaves is what SRPT
-    /// defines, checked against a direct model: the flow holding the best-ranked queued packet
-    /// sends its earliest queued one, and a packet ranks no worse than its flow's queued
-    /// packets. (Ranks never tie across flows here: the flows' sizes differ by less than a
-    /// packet.)
+    /// Packets of four flows arrive and leave in any interleaving, through a buffer that never
+    /// fills or one of ten packets; what leaves is what SRPT defines, checked against a direct
+    /// model: the flow holding the best-ranked queued packet sends its earliest queued one, a
+    /// packet ranks no worse than its flow's queued packets, and a full buffer evicts the
+    /// worst-ranked packet (the latest among equals) if it ranks worse than the arrival, which
+    /// is dropped otherwise. (Ranks never tie across flows: the flows' sizes differ by less than
+    /// a packet.)
     #[test]
     fn the_queue_order_is_srpt() {
         use proptest::prelude::*;
@@ -530,22 +492,47 @@ mod tests {
             (0u32..4, 0u32..40).prop_map(Some),
             Just(None), // a dequeue
         ];
-        proptest!(|(ops in prop::collection::vec(op, 1..120))| {
+        let ops = prop::collection::vec(op, 1..150);
+        proptest!(|(ops in ops, small in any::<bool>())| {
             let sizes = [40_000, 40_003, 40_005, 40_007];
             let ranks = Arc::new(FlowRanks::new(sizes.map(|s| (s, Psn::ZERO, 1_000))));
-            let mut s = SharedSwitch::new(3, 1 << 30, 1.0, None, None, None).with_srpt(ranks);
+            let buffer = if small { 1_000 } else { 1 << 30 };
+            let mut s = SharedSwitch::new(3, buffer, 1.0, None, None, None).with_srpt(ranks);
             let mut packets = Packets::default();
+            // The queue as the model sees it: (flow, PSN, rank), in arrival order.
             let mut model: Vec<(u32, u32, u64)> = vec![];
             for op in ops {
                 if let Some((flow, n)) = op {
                     let mut p = test_packet(flow, 100);
                     p.pkt.psn = Psn::new(n);
-                    let id = packets.alloc(p, false);
-                    prop_assert_eq!(s.admit_data(&mut packets, 0, 2, id), Admit::Queued);
-                    // A flow's rank never rises while it has packets queued.
                     let own = sizes[flow as usize] - 1_000 * u64::from(n);
                     let queued = model.iter().filter(|m| m.0 == flow).map(|m| m.2).min();
-                    model.push((flow, n, queued.map_or(own, |q| q.min(own))));
+                    let rank = queued.map_or(own, |q| q.min(own));
+                    let mut want = (Admit::Queued, vec![]);
+                    if 100 * (model.len() as u64 + 1) > buffer {
+                        let worst = (0..model.len())
+                            .filter(|&i| model[i].2 > rank)
+                            .max_by_key(|&i| (model[i].2, i));
+                        want = match worst {
+                            Some(i) => (Admit::Queued, vec![(model[i].0, model[i].1)]),
+                            None => (Admit::Dropped, vec![]),
+                        };
+                        if let Some(i) = worst {
+                            model.remove(i);
+                        }
+                    }
+                    if want.0 == Admit::Queued {
+                        model.push((flow, n, rank));
+                    }
+                    let id = packets.alloc(p, false);
+                    let mut got = (s.admit_data(&mut packets, 0, 2, id), vec![]);
+                    if got.0 == Admit::Dropped {
+                        match s.make_room(&mut packets, (0, 2), id) {
+                            Some(mut e) => got = (e.admit, free_all(&mut packets, &mut e.evicted)),
+                            None => drop(packets.free(id)),
+                        }
+                    }
+                    prop_assert_eq!(got, want);
                     continue;
                 }
                 let got = s.dequeue(&mut packets, 2, false).map(|(id, _)| {
