@@ -42,6 +42,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("eunomia", "eunomia/fig11.toml"),
     shipped!("eunomia", "eunomia/fig13.toml"),
     shipped!("eunomia", "eunomia/fig15.toml"),
+    shipped!("eunomia", "eunomia/fig16.toml"),
     shipped!("eunomia", "eunomia/fig18.toml"),
     shipped!("eunomia", "eunomia/fig17.toml"),
     shipped!("eunomia", "eunomia/fig19.toml"),
