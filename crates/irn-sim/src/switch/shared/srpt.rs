@@ -24,7 +24,7 @@
 //! ranked by its flow's whole size. The rank is kept in the packet's slot, in bytes a queued
 //! packet does not otherwise use.
 //!
-//! An SRPT queue is kept in sending order ([`runs`]), so an output pops its front as a FIFO one
+//! An SRPT queue is kept in sending order (`runs.rs`), so an output pops its front as a FIFO one
 //! does; an arrival walks the queue's flows instead. Eviction scans the queue's packets, as it
 //! happens only when the buffer is full. FIFO switches carry only a `None`, tested on a queued
 //! admission.
