@@ -55,6 +55,31 @@ impl KShortestPaths {
     /// paths each (fewer where fewer loopless paths exist).
     pub(super) fn build(w: &Wiring<'_>, k: usize) -> Result<KShortestPaths, TopologyError> {
         debug_assert!((1..=MAX_PATHS).contains(&k));
+        Self::build_with(w, |adjacency, from, to| Ok(yen(adjacency, from, to, k)))
+    }
+
+    /// Every shortest path (in switch hops) from every edge switch to every other: the paths
+    /// ECMP's next-hop sets spread over, one by one, as ConWeave's source ToR names them. Errors
+    /// when a pair has more than [`MAX_PATHS`].
+    pub(super) fn build_all_shortest(w: &Wiring<'_>) -> Result<KShortestPaths, TopologyError> {
+        Self::build_with(w, |adjacency, from, to| {
+            let paths = all_shortest(adjacency, from, to);
+            if paths.len() > MAX_PATHS {
+                return Err(TopologyError::TooLarge {
+                    what: "shortest paths between two edge switches",
+                    count: paths.len(),
+                });
+            }
+            Ok(paths)
+        })
+    }
+
+    /// The tables of the paths `paths_of(adjacency, from, to)` finds between every ordered
+    /// pair of edge switches (as node sequences).
+    fn build_with(
+        w: &Wiring<'_>,
+        paths_of: impl Fn(&[Vec<u32>], u32, u32) -> Result<Vec<Vec<u32>>, TopologyError>,
+    ) -> Result<KShortestPaths, TopologyError> {
         let nodes = w.kinds.len();
         let peer_node = |p: u32| w.ports[w.ports[p as usize].peer.index()].node.0;
         // Neighbouring switches of each node, each once, ascending.
@@ -104,7 +129,7 @@ impl KShortestPaths {
                 if a == b {
                     continue;
                 }
-                for nodes in yen(&adjacency, from, to, k) {
+                for nodes in paths_of(&adjacency, from, to)? {
                     path_start.push(index(hops.len(), "k-shortest path hops")?);
                     let mut delay = host_delay[a] + host_delay[b];
                     for pair in nodes.windows(2) {
@@ -223,6 +248,47 @@ fn yen(adjacency: &[Vec<u32>], from: u32, to: u32, k: usize) -> Vec<Vec<u32>> {
     found
 }
 
+/// Every shortest path from `from` to `to` over `adjacency` (each node's neighbours, ascending),
+/// in increasing node sequence: a depth-first walk that only steps one hop closer to `to`.
+fn all_shortest(adjacency: &[Vec<u32>], from: u32, to: u32) -> Vec<Vec<u32>> {
+    // Hops to `to` from every node, by a breadth-first search back from it.
+    let mut hops = vec![u32::MAX; adjacency.len()];
+    hops[to as usize] = 0;
+    let mut frontier = std::collections::VecDeque::from([to]);
+    while let Some(n) = frontier.pop_front() {
+        for &m in &adjacency[n as usize] {
+            if hops[m as usize] == u32::MAX {
+                hops[m as usize] = hops[n as usize] + 1;
+                frontier.push_back(m);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    if hops[from as usize] == u32::MAX {
+        return paths;
+    }
+    let mut path = vec![from];
+    walk(adjacency, &hops, &mut path, &mut paths);
+    paths
+}
+
+/// Extends `path` one hop closer to the destination (0 hops) in every way, collecting each
+/// complete path in `paths`.
+fn walk(adjacency: &[Vec<u32>], hops: &[u32], path: &mut Vec<u32>, paths: &mut Vec<Vec<u32>>) {
+    let at = *path.last().expect("a path has a start");
+    if hops[at as usize] == 0 {
+        paths.push(path.clone());
+        return;
+    }
+    for &m in &adjacency[at as usize] {
+        if hops[m as usize] + 1 == hops[at as usize] {
+            path.push(m);
+            walk(adjacency, hops, path, paths);
+            path.pop();
+        }
+    }
+}
+
 /// `n` as a `u32` table index, or the error naming the table that outgrew it.
 fn index(n: usize, what: &'static str) -> Result<u32, TopologyError> {
     u32::try_from(n).map_err(|_| TopologyError::TooLarge { what, count: n })
@@ -297,8 +363,9 @@ mod tests {
         out
     }
 
-    /// Checks `t`'s k-shortest table against brute force for every pair of switches.
-    fn check(t: &Topology, k: usize) -> Result<(), TestCaseError> {
+    /// Checks `t`'s path table against brute force for every pair of switches: the paths'
+    /// lengths are `want` of all loopless paths' lengths (ascending).
+    fn check(t: &Topology, want: impl Fn(&[usize]) -> &[usize]) -> Result<(), TestCaseError> {
         let r = t.source_routes.as_deref().unwrap();
         let n = t.switches().len();
         for a in 0..n {
@@ -311,7 +378,7 @@ mod tests {
                     continue;
                 }
                 let lengths = brute_force_lengths(t, from, to);
-                let want = &lengths[..lengths.len().min(k)];
+                let want = want(&lengths);
                 let mut got = Vec::new();
                 let mut seen_paths = Vec::new();
                 for &c in starts {
@@ -351,7 +418,21 @@ mod tests {
         ) {
             let extra: Vec<_> = extra.into_iter().filter(|&(a, b)| a < n && b < n && a != b).collect();
             let t = graph(n, &extra).with_k_shortest_paths(k).unwrap();
-            check(&t, k)?;
+            check(&t, |lengths| &lengths[..lengths.len().min(k)])?;
+        }
+
+        /// On the same graphs, the all-shortest table holds every shortest path, each once.
+        #[test]
+        fn all_shortest_paths_are_every_minimal_one(
+            n in 3u32..=7,
+            extra in proptest::collection::vec((0u32..7, 0u32..7), 0..10),
+        ) {
+            let extra: Vec<_> = extra.into_iter().filter(|&(a, b)| a < n && b < n && a != b).collect();
+            let t = graph(n, &extra).with_shortest_paths().unwrap();
+            check(&t, |lengths| {
+                let shortest = lengths.iter().take_while(|&&l| l == lengths[0]).count();
+                &lengths[..shortest]
+            })?;
         }
     }
 

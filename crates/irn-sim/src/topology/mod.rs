@@ -283,6 +283,17 @@ impl Topology {
         Ok(self)
     }
 
+    /// Source routes over every shortest path between every pair of edge switches: the paths
+    /// ECMP spreads flows over, each named, for a source ToR that picks them itself (ConWeave).
+    /// Routing is as [`with_k_shortest_paths`](Self::with_k_shortest_paths) makes it.
+    pub fn with_shortest_paths(mut self) -> Result<Topology, TopologyError> {
+        let paths = KShortestPaths::build_all_shortest(&self.wiring())?;
+        let transit = RoutingTable::transit(&self.wiring(), paths.max_path_propagation());
+        self.routing = Arc::new(transit);
+        self.source_routes = Some(Box::new(paths));
+        Ok(self)
+    }
+
     /// What routing tables are computed from.
     fn wiring(&self) -> Wiring<'_> {
         Wiring {
