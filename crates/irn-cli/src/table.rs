@@ -161,6 +161,10 @@ const OPTIONAL_COUNTS: &[OptionalCount] = &[
     ("flows affected", |s| {
         s.failures.as_ref().map(|f| f.flows_affected as u64)
     }),
+    ("ConWeave reroutes", |s| s.conweave.map(|c| c.reroutes)),
+    ("ConWeave held packets", |s| {
+        s.conweave.map(|c| c.held_packets)
+    }),
 ];
 
 /// The headline metrics whose ratios the IRN paper reports, with their censored forms:

@@ -97,6 +97,8 @@ pub enum Event {
     Monitor,
     /// Links fail or come back, or routing reconverges (only with `[failures]`).
     LinkChange,
+    /// This flow's ConWeave reorder queue may flush (only with ConWeave).
+    Reorder(FlowId),
 }
 
 /// Which of the run's samplers a sample event is for; each keeps its own interval.

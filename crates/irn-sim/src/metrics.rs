@@ -22,6 +22,27 @@ use crate::workload::ns3::{
 };
 use crate::workload::{FlowClass, Verb};
 
+/// What ConWeave did in a run: `summary.json`'s `conweave`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConWeaveSummary {
+    /// Epochs opened (each with an RTT request).
+    pub epochs: u64,
+    /// Reply deadlines missed: each sent a TAIL and moved the flow if a path was free.
+    pub reroutes: u64,
+    /// Data packets held in a reorder queue.
+    pub held_packets: u64,
+    /// Reorder queues flushed by their TAIL...
+    pub flushed_by_tail: u64,
+    /// ...and by their deadline (the TAIL late or lost).
+    pub flushed_by_timer: u64,
+    /// RTT replies and CLEARs sent...
+    pub replies: u64,
+    /// ...and NOTIFYs.
+    pub notifies: u64,
+    /// Their bytes on the wire (each crosses several links; counted once).
+    pub control_bytes: u64,
+}
+
 /// Counters the network keeps during a run.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NetworkCounters {
@@ -38,6 +59,8 @@ pub struct NetworkCounters {
     pub ttl_drops: Option<u64>,
     /// Link failures: (links that went down, packets lost to them); `None` without.
     pub failures: Option<(u64, u64)>,
+    /// What ConWeave did; `None` without it.
+    pub conweave: Option<ConWeaveSummary>,
     /// Ports still paused by PFC when a run ended with flows unfinished; `None` otherwise.
     pub paused_at_end: Option<u64>,
     pub pause_frames: u64,
@@ -250,6 +273,10 @@ pub struct Summary {
     /// Link failures and the flows they affected; absent without `[failures]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failures: Option<FailureSummary>,
+    /// What ConWeave did (epochs, reroutes, reordering, its control packets); absent without
+    /// `load_balancing.kind = "conweave"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conweave: Option<ConWeaveSummary>,
     /// Ports still paused when the run ended with flows unfinished (absent when every flow
     /// finished or nothing was paused): pauses that never lift are the mark of a PFC deadlock,
     /// pauses waiting on each other in a cycle.
@@ -841,6 +868,7 @@ impl RunResult {
             failures: c
                 .failures
                 .map(|counts| FailureSummary::new(counts, &records, &rows)),
+            conweave: c.conweave,
             ports_paused_at_end: c.paused_at_end,
             pause_frames: c.pause_frames,
             resume_frames: c.resume_frames,

@@ -22,6 +22,14 @@ pub const UNROUTED: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PacketId(u32);
 
+impl PacketId {
+    /// Its slot's index: side tables kept beside the slab (ConWeave's) are indexed by it.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A FIFO of packets in a [`Packets`] slab; empty by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fifo {
@@ -67,6 +75,9 @@ struct Slot {
     input: u8,
     /// Times DIBS has deflected it (bounded by the TTL).
     deflected: u8,
+    /// What ConWeave's side table holds for it (`crate::sim::conweaving`): 0, nothing. Reset
+    /// with the slot, so a reused slot never inherits a freed packet's entry.
+    conweave: u8,
     /// Its flow is traced (`--trace-flow`): each hop checks this byte of a line it reads
     /// anyway, and only a traced packet leaves the packet path for the trace's cold code.
     traced: bool,
@@ -102,6 +113,7 @@ impl Packets {
             route: UNROUTED,
             input: 0,
             deflected: 0,
+            conweave: 0,
             traced,
         };
         if self.free != NIL {
@@ -219,6 +231,18 @@ impl Packets {
     #[inline]
     pub fn set_rank(&mut self, id: PacketId, rank: u64) {
         self.slots[id.0 as usize].word = rank;
+    }
+
+    /// What ConWeave's side table holds for packet `id` (0: nothing).
+    #[inline]
+    pub fn conweave(&self, id: PacketId) -> u8 {
+        self.slots[id.0 as usize].conweave
+    }
+
+    /// Marks packet `id` for ConWeave's side table.
+    #[inline]
+    pub fn set_conweave(&mut self, id: PacketId, mark: u8) {
+        self.slots[id.0 as usize].conweave = mark;
     }
 
     /// The packet after `id` in its FIFO, if any.

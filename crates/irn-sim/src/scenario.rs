@@ -338,6 +338,30 @@ fn form_of(key: &str) -> &'static str {
     }
 }
 
+/// `topology` routed over every shortest path by name, under ConWeave (its source ToRs pick
+/// among them); as it is otherwise.
+fn conweave_paths(
+    s: &ScenarioFile,
+    file: &str,
+    topology: crate::topology::Topology,
+) -> Result<crate::topology::Topology, ScenarioError> {
+    if s.load_balancing.kind != BalancerKind::Conweave {
+        return Ok(topology);
+    }
+    if topology.source_routed() {
+        return Err(invalid(
+            file,
+            "load_balancing.kind",
+            "\"conweave\"",
+            "not with topology.routing = \"k-shortest\": ConWeave routes over the shortest paths \
+             between ToRs, which it names itself",
+        ));
+    }
+    topology
+        .with_shortest_paths()
+        .map_err(|e| invalid(file, "load_balancing.kind", "\"conweave\"", &e.to_string()))
+}
+
 /// Turns a resolved, normalized scenario into a runnable configuration, one section at a time.
 /// The order is the one errors are reported in, and each step takes what the ones before it
 /// settled: the frame needs the transport's headers and the ordering layer's, PFC's headroom
@@ -348,6 +372,7 @@ fn validate(
     base_dir: &Path,
 ) -> Result<(SimConfig, Vec<String>), ScenarioError> {
     let (topology, link_loss) = topology::build(&s.topology, file, base_dir, s.seed)?;
+    let topology = conweave_paths(s, file, topology)?;
     let buffer = switch::buffer(s, file)?;
     let t = &s.transport;
     let extra_header_bytes = transport::extra_header_bytes(t, file)?;
@@ -521,6 +546,8 @@ fn failures_timeline(
     };
     let clash = if credits {
         Some("`[switch] credits`: a packet lost to a failure would keep its credit")
+    } else if s.load_balancing.kind == BalancerKind::Conweave {
+        Some("load_balancing.kind = \"conweave\": its source ToRs' paths do not reconverge around failures")
     } else if topology.source_routed() {
         Some("topology.routing = \"k-shortest\": source routes do not reconverge around failures")
     } else {

@@ -12,6 +12,7 @@
 
 use irn_core::time::{Duration, Time};
 
+use super::conweave::ConWeaveParams;
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::rng::{stream_seed, Purpose, SplitMix};
 
@@ -35,6 +36,11 @@ pub enum LoadBalancing {
     /// LetFlow (Vanini et al., NSDI'17): a flow keeps its candidate while its packets are less
     /// than `gap` apart at this switch; after a longer gap (a new flowlet) it draws a random one.
     LetFlow { gap: Duration },
+    /// ConWeave (Song et al., SIGCOMM'23): the source ToR names each data packet's path among
+    /// every shortest path to the destination ToR, rerouting a flow when its RTT probe is late,
+    /// and the destination ToR puts the flow's packets back in order (`super::conweave`; the
+    /// simulation's side in `sim/conweaving.rs`). Other packets and switches hash as ECMP does.
+    ConWeave(ConWeaveParams),
 }
 
 impl LoadBalancing {
@@ -54,6 +60,7 @@ impl LoadBalancing {
             LoadBalancing::Drill { .. } => "drill",
             LoadBalancing::PowerOfTwo => "power-of-two",
             LoadBalancing::LetFlow { .. } => "letflow",
+            LoadBalancing::ConWeave(_) => "conweave",
         }
     }
 
@@ -145,6 +152,11 @@ impl Balancer {
         }
     }
 
+    /// A uniformly random index below `n` from switch `s`'s generator (ConWeave's path draws).
+    pub fn draw(&mut self, s: usize, n: usize) -> usize {
+        self.rngs[s].below(n)
+    }
+
     pub fn kind(&self) -> LoadBalancing {
         self.kind
     }
@@ -203,7 +215,7 @@ impl Balancer {
             return 0;
         }
         match self.kind {
-            LoadBalancing::Ecmp => self.ecmp(flow, node, n),
+            LoadBalancing::Ecmp | LoadBalancing::ConWeave(_) => self.ecmp(flow, node, n),
             LoadBalancing::Spray => {
                 let turn = &mut self.per_destination[s * self.hosts + dst.index()];
                 let i = usize::from(*turn) % n;

@@ -30,7 +30,7 @@ use irn_core::time::{Duration, Time};
 
 /// ConWeave's parameters, as its ns-3 `run.py` sets them for the 2-tier leaf-spine (lines
 /// 261–267, the same for lossless and IRN runs).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConWeaveParams {
     /// θ_reply: the reply deadline is the ToR-to-ToR base RTT (propagation only) plus this.
     pub reply_extra: Duration,
@@ -127,6 +127,17 @@ impl Default for TxFlow {
 /// A path choice: the first of two random candidates that is not busy, and whether one was
 /// (when both are busy, the first candidate).
 pub type Choice = (u8, bool);
+
+/// ConWeave's pick between two random candidate paths `(a, b)` (drawn with replacement, so
+/// perhaps the same, perhaps the current path): the first that `free` says no NOTIFY has marked
+/// busy.
+pub fn pick((a, b): (usize, usize), free: impl Fn(usize) -> bool) -> Choice {
+    match (free(a), free(b)) {
+        (true, _) => (a as u8, true),
+        (false, true) => (b as u8, true),
+        (false, false) => (a as u8, false),
+    }
+}
 
 impl TxFlow {
     /// A data packet of the flow passes its source ToR at `now`, `base_rtt` (propagation) from
@@ -415,6 +426,16 @@ mod tests {
         assert_eq!((after.path, after.epoch, after.kind), (4, 2, TagKind::Init));
         let busy = tx.on_data(us(902), &P, RTT, || (7, false));
         assert_eq!((busy.path, busy.epoch), (4, 3));
+    }
+
+    #[test]
+    fn the_pick_skips_busy_paths() {
+        let busy = [false, true, true];
+        let free = |i: usize| !busy[i];
+        assert_eq!(pick((0, 1), free), (0, true));
+        assert_eq!(pick((1, 0), free), (0, true));
+        assert_eq!(pick((1, 2), free), (1, false));
+        assert_eq!(pick((2, 2), free), (2, false));
     }
 
     fn tag(epoch: u32, phase: u8, kind: TagKind, sent: u64, tail_sent: u64) -> Tag {

@@ -3,16 +3,23 @@
 //! ```toml
 //! [load_balancing]
 //! kind = "drill"       # "ecmp" (default), "spray", "random-spray", "drill", "power-of-two",
-//!                      # "letflow", "fksp" (with topology.routing = "k-shortest")
+//!                      # "letflow", "fksp" (with topology.routing = "k-shortest"),
+//!                      # "conweave"
 //! samples = 2          # drill: random candidates per packet (d)
 //! memory = 1           # drill: least loaded candidates remembered (m)
 //! flowlet_gap = "100us" # letflow: a longer pause starts a new flowlet
+//! reply_extra = "4us"  # conweave: θ_reply, added to the ToR-to-ToR base RTT
+//! path_busy = "16us"   # conweave: how long a NOTIFY marks a path busy
+//! inactive = "300us"   # conweave: silence that opens a new epoch on a new path
+//! flush_slack = "16us" # conweave: slack on a reorder queue's expected TAIL
+//! default_wait = "200us" # conweave: a reorder queue's wait without old-path history
 //! ```
 
 use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, ScenarioError};
+use crate::forwarding::conweave::ConWeaveParams;
 use crate::forwarding::{LoadBalancing, MAX_DRILL_MEMORY};
 
 /// The section as written; keys of another `kind` are rejected, the chosen kind's defaults
@@ -30,6 +37,22 @@ pub struct LoadBalancingSection {
     /// letflow: the pause that ends a flowlet. Default 100us.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flowlet_gap: Option<String>,
+    /// conweave: θ_reply. Default 4us (ConWeave's ns-3 leaf-spine value, as every default
+    /// below).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_extra: Option<String>,
+    /// conweave: θ_path_busy. Default 16us.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_busy: Option<String>,
+    /// conweave: θ_inactive. Default 300us.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inactive: Option<String>,
+    /// conweave: the reorder queue's flush slack. Default 16us.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush_slack: Option<String>,
+    /// conweave: the reorder queue's wait without old-path history. Default 200us.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_wait: Option<String>,
 }
 
 /// `load_balancing.kind`.
@@ -47,6 +70,7 @@ pub enum BalancerKind {
     /// §2.2): ECMP's hash at the first switch under `topology.routing = "k-shortest"`, so only
     /// valid there.
     Fksp,
+    Conweave,
 }
 
 impl LoadBalancingSection {
@@ -59,6 +83,7 @@ impl LoadBalancingSection {
             _ => self.to_balancing(file)?.name(),
         };
         let drill = kind == BalancerKind::Drill;
+        let conweave = kind == BalancerKind::Conweave;
         check_keys(
             file,
             ("load_balancing", "kind"),
@@ -71,8 +96,18 @@ impl LoadBalancingSection {
                     self.flowlet_gap.is_some(),
                     kind == BalancerKind::Letflow,
                 ),
+                ("reply_extra", self.reply_extra.is_some(), conweave),
+                ("path_busy", self.path_busy.is_some(), conweave),
+                ("inactive", self.inactive.is_some(), conweave),
+                ("flush_slack", self.flush_slack.is_some(), conweave),
+                ("default_wait", self.default_wait.is_some(), conweave),
             ],
         )?;
+        if conweave {
+            for (key, default) in self.conweave_keys() {
+                key.get_or_insert_with(|| default.into());
+            }
+        }
         if let LoadBalancing::Drill { d, m } = LoadBalancing::DRILL {
             if drill {
                 self.samples.get_or_insert(d);
@@ -83,6 +118,42 @@ impl LoadBalancingSection {
             self.flowlet_gap = Some("100us".into());
         }
         Ok(())
+    }
+
+    /// ConWeave's keys with their defaults (ConWeave's ns-3 `run.py`, leaf-spine).
+    fn conweave_keys(&mut self) -> [(&mut Option<String>, &'static str); 5] {
+        [
+            (&mut self.reply_extra, "4us"),
+            (&mut self.path_busy, "16us"),
+            (&mut self.inactive, "300us"),
+            (&mut self.flush_slack, "16us"),
+            (&mut self.default_wait, "200us"),
+        ]
+    }
+
+    /// ConWeave's parameters from its keys (defaults where absent).
+    fn conweave_params(&self, file: &str) -> Result<ConWeaveParams, ScenarioError> {
+        let d = ConWeaveParams::LEAF_SPINE;
+        let key = |name: &str, text: &Option<String>, default: Duration| match text {
+            Some(text) => parse_key::<Duration>(file, &format!("load_balancing.{name}"), text),
+            None => Ok(default),
+        };
+        let params = ConWeaveParams {
+            reply_extra: key("reply_extra", &self.reply_extra, d.reply_extra)?,
+            path_busy: key("path_busy", &self.path_busy, d.path_busy)?,
+            inactive: key("inactive", &self.inactive, d.inactive)?,
+            flush_slack: key("flush_slack", &self.flush_slack, d.flush_slack)?,
+            default_wait: key("default_wait", &self.default_wait, d.default_wait)?,
+        };
+        if params.inactive == Duration::ZERO {
+            return Err(invalid(
+                file,
+                "load_balancing.inactive",
+                &format!("{:?}", self.inactive.as_deref().unwrap_or("")),
+                "longer than zero (ConWeave's ns-3: 300us on a leaf-spine, 1ms on a fat-tree)",
+            ));
+        }
+        Ok(params)
     }
 
     /// The validated choice.
@@ -119,6 +190,7 @@ impl LoadBalancingSection {
                 }
                 LoadBalancing::Drill { d, m }
             }
+            BalancerKind::Conweave => LoadBalancing::ConWeave(self.conweave_params(file)?),
             BalancerKind::Letflow => {
                 let gap = match &self.flowlet_gap {
                     Some(text) => parse_key::<Duration>(file, "load_balancing.flowlet_gap", text)?,

@@ -289,6 +289,15 @@ pub(super) fn deflection(
              route (use shortest-path routing with DIBS)",
         ));
     }
+    if s.load_balancing.kind == super::BalancerKind::Conweave {
+        return Err(invalid(
+            file,
+            "switch.deflection",
+            "\"dibs\"",
+            "not with load_balancing.kind = \"conweave\": a deflected packet leaves the path its \
+             source ToR named",
+        ));
+    }
     let ttl = s.switch.deflection_ttl.unwrap_or(Deflection::DIBS.ttl);
     Ok(Some(Deflection { ttl }))
 }

@@ -13,10 +13,11 @@ use std::sync::Arc;
 use irn_core::ordering::{MemoryController, OrderingLayer, OrderingMode};
 use irn_core::{Duration, Time};
 
+use self::conweaving::ConWeaveState;
 use crate::config::{pfc_headroom_bytes, Scheduling, SimConfig, SwitchModel};
 use crate::engine::{Event, EventQueue, Sampler};
 use crate::failures::FailureState;
-use crate::forwarding::{Balancer, Deflector};
+use crate::forwarding::{Balancer, Deflector, LoadBalancing};
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::loss::LossDraw;
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
@@ -50,6 +51,7 @@ pub struct Progress {
 /// Report progress every this many events.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+mod conweaving;
 mod crediting;
 mod failing;
 mod hosts;
@@ -92,6 +94,8 @@ pub struct Simulation<'a, T: Trace> {
     balancer: Balancer,
     /// DIBS: where a packet its output has no room for goes instead; `None` drops it.
     deflector: Option<Box<Deflector>>,
+    /// ConWeave's ToR state; `None` without it.
+    conweave: Option<Box<ConWeaveState>>,
     /// Switches schedule SRPT, whose outputs may evict queued packets for a refused one.
     evicting: bool,
     /// The NICs run an ordering layer under their transports (`[ordering]`).
@@ -303,6 +307,13 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 .map(|t| Box::new(FailureState::new(t, topo.ports().len(), cfg.flows.len()))),
             balancer,
             deflector: (cfg.deflection).map(|d| Box::new(Deflector::new(d, topo, cfg.seed))),
+            conweave: match cfg.load_balancing {
+                LoadBalancing::ConWeave(params) => {
+                    let hosts: Vec<_> = cfg.flows.iter().map(|f| (f.src, f.dst)).collect();
+                    Some(Box::new(ConWeaveState::new(params, topo, &hosts)))
+                }
+                _ => None,
+            },
             evicting: matches!(
                 cfg.switch.model,
                 SwitchModel::SharedBuffer {
@@ -403,6 +414,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 Event::Sample => self.sample(Sampler::Ordering),
                 Event::Monitor => self.sample(Sampler::Monitor),
                 Event::LinkChange => self.change_links(),
+                Event::Reorder(flow) => self.conweave_flush(flow),
             }
             if self.queue.processed().is_multiple_of(PROGRESS_EVERY) {
                 progress(self.progress(false));
@@ -514,6 +526,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             .as_deref()
             .map(|f| (f.link_failures, f.packets_lost));
         self.counters.deflections = self.deflector.as_deref().map(|d| d.deflections);
+        self.counters.conweave = self.conweave.as_deref().map(|c| c.summary);
         self.counters.ttl_drops = self.deflector.as_deref().map(|d| d.ttl_drops);
         self.counters.ecn_marks = self.switches.iter().map(|s| s.ecn_marks()).sum();
         self.counters.peak_buffer_bytes = self

@@ -14,6 +14,16 @@ impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
     #[inline]
     pub(super) fn switch_receive(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
+        if self.conweave.is_some() && self.conweave_intercepts(s, (ingress, input), id) {
+            return;
+        }
+        self.switch_forward(s, ingress, input, id);
+    }
+
+    /// [`switch_receive`](Self::switch_receive) past ConWeave: where packets ConWeave sends or
+    /// releases at a switch enter its forwarding (so its code never calls back into itself).
+    #[inline(always)]
+    pub(super) fn switch_forward(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
         let pkt = self.packets.get(id);
         let topology = &self.cfg.topology;
         let hops = self.routing.next_hops_at_row(s, pkt.dst);
@@ -81,24 +91,34 @@ impl<T: Trace> Simulation<'_, T> {
     fn per_packet_hop(&mut self, s: usize, first: u32, id: PacketId) -> PortId {
         let pkt = self.packets.get(id);
         let packet = (pkt.flow, pkt.dst);
-        let hops = self.routing.next_hops_at_row(s, pkt.dst);
-        let topology = &self.cfg.topology;
-        let switch = &self.switches[s];
-        let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
+        let cfg = self.cfg;
+        let topology = &cfg.topology;
         let node = topology.switches()[s];
         if !topology.source_routed() {
+            let hops = self.routing.next_hops_at_row(s, pkt.dst);
+            let switch = &self.switches[s];
+            let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
             return (self.balancer).choose(s, node, packet, self.now, hops, queued);
         }
         let mut cursor = self.packets.route(id);
         if cursor == UNROUTED {
-            // The first switch: the balancer picks one of the paths by their first hops.
+            // The first switch: ConWeave's source ToR names the path, or the balancer picks
+            // one by the paths' first hops.
             let starts = topology.route_starts(s, packet.1);
-            let mut first_hops = [PortId(0); MAX_PATHS];
-            for (hop, &c) in first_hops.iter_mut().zip(starts) {
-                *hop = topology.route_hop(c);
-            }
-            let firsts = &first_hops[..starts.len()];
-            let i = (self.balancer).choose_index(s, node, packet, self.now, firsts, queued);
+            let named = match self.conweave.is_some() {
+                true => self.conweave_route(s, id, starts),
+                false => None,
+            };
+            let i = named.unwrap_or_else(|| {
+                let mut first_hops = [PortId(0); MAX_PATHS];
+                for (hop, &c) in first_hops.iter_mut().zip(starts) {
+                    *hop = topology.route_hop(c);
+                }
+                let firsts = &first_hops[..starts.len()];
+                let switch = &self.switches[s];
+                let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
+                (self.balancer).choose_index(s, node, packet, self.now, firsts, queued)
+            });
             cursor = starts[i];
         }
         self.packets.set_route(id, cursor + 1);

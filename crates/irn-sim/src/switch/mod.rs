@@ -85,6 +85,11 @@ pub trait Queues {
         p: PacketId,
     ) -> Admit;
 
+    /// Queues data packet `p` from `input` for `output`, already charged to the buffer
+    /// ([`Accounting::charge`]): the second half of [`admit_data`](Self::admit_data), for a
+    /// packet that waited in between (ConWeave's reorder queue).
+    fn enqueue_charged(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId);
+
     /// A control packet to send on `output`: never dropped or paused.
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId);
 
@@ -181,6 +186,10 @@ impl Queues for Switch {
         delegate!(self, s => s.admit_control(packets, output, p))
     }
 
+    fn enqueue_charged(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) {
+        delegate!(self, s => s.enqueue_charged(packets, input, output, p))
+    }
+
     #[inline]
     fn dequeue(
         &mut self,
@@ -253,6 +262,12 @@ impl Switch {
             }
         }
         None
+    }
+
+    /// The buffer accounting of a data packet of `bytes` from `input` for `output`, without
+    /// queueing it ([`Queues::enqueue_charged`] does that later).
+    pub fn charge(&mut self, input: usize, output: usize, bytes: u64) -> Admit {
+        delegate!(self, s => s.charge(input, output, bytes))
     }
 
     /// SRPT: data packet `p`, refused by `output` (and counted as its drop), is queued after

@@ -295,6 +295,15 @@ impl Queues for SharedSwitch {
         admit
     }
 
+    fn enqueue_charged(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) {
+        packets.set_input(p, input);
+        if self.srpt.is_none() {
+            packets.push(&mut self.outputs[output].data, p);
+        } else {
+            self.enqueue_ranked(packets, output, p);
+        }
+    }
+
     #[inline]
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
         packets.push(&mut self.outputs[output].control, p);

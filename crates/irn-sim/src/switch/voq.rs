@@ -186,6 +186,11 @@ impl Queues for VoqSwitch {
         admit
     }
 
+    fn enqueue_charged(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) {
+        self.outputs[output].waiting |= 1 << input;
+        packets.push(&mut self.voq[input * self.ports + output], p);
+    }
+
     #[inline]
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId) {
         packets.push(&mut self.outputs[output].control, p);

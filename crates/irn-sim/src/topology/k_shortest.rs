@@ -187,6 +187,10 @@ impl KShortestPaths {
         &self.hops[cursor as usize..end]
     }
 
+    pub(super) fn hop_count(&self) -> usize {
+        self.hops.len()
+    }
+
     pub(super) fn max_path_propagation(&self) -> Duration {
         self.max_path_propagation
     }

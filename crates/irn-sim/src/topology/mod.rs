@@ -346,6 +346,12 @@ impl Topology {
             .hop(cursor)
     }
 
+    /// How many route cursors there are (each path's hops, one after another); 0 without source
+    /// routing.
+    pub fn route_hop_count(&self) -> usize {
+        self.source_routes.as_deref().map_or(0, |r| r.hop_count())
+    }
+
     /// The switch-to-switch egress ports of the path whose cursor starts at `cursor`.
     pub fn route_ports(&self, cursor: u32) -> &[PortId] {
         self.source_routes

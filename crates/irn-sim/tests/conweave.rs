@@ -1,0 +1,162 @@
+//! ConWeave (`load_balancing.kind = "conweave"`) on small leaf-spines: its probes and replies,
+//! a reroute behind a TAIL with the destination ToR putting packets back in order, NOTIFYs, and
+//! its keys.
+
+use std::path::Path;
+
+use irn_sim::config::SimConfig;
+use irn_sim::metrics::ConWeaveSummary;
+use irn_sim::scenario;
+
+fn parse(text: &str) -> Result<SimConfig, String> {
+    scenario::parse(text, "t.toml", Path::new("."), &[])
+        .map(|mut sc| sc.runs.remove(0).config)
+        .map_err(|e| e.to_string())
+}
+
+/// Two leaves of two hosts under two spines, 100 Gb/s, 1 µs links; IRN, lossy.
+const NET: &str = "seed = 3\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\n\
+                   hosts_per_leaf = 2\nlink_rate = \"100Gbps\"\nlink_delay = \"1us\"\n\
+                   [switch]\nmodel = \"shared-buffer\"\nbuffer = \"1MB\"\n\
+                   [transport]\nkind = \"irn\"\n";
+
+/// One 200 KB flow from host 0 (leaf 0) to host 2 (leaf 1), under ConWeave with `keys`.
+fn one_flow(keys: &str) -> irn_sim::RunResult {
+    let text = format!(
+        "{NET}[workload]\nkind = \"trace\"\ncsv = \"src,dst,size_bytes,start_ns\\n0,2,200000,0\\n\"\n\
+         [load_balancing]\nkind = \"conweave\"\n{keys}"
+    );
+    irn_sim::run(&parse(&text).unwrap(), &mut |_| {})
+}
+
+fn conweave(r: &irn_sim::RunResult) -> ConWeaveSummary {
+    r.summary.conweave.expect("a ConWeave run reports it")
+}
+
+/// Alone on the network, every RTT request is answered in time (8 µs: the 4 µs base RTT plus
+/// θ_reply's 4): nothing is rerouted or held, the flow probes once per round trip (each reply
+/// makes the next packet open an epoch), and each reply is a 64 B packet of its own.
+#[test]
+fn an_unloaded_flow_probes_every_round_trip_and_never_moves() {
+    let r = one_flow("");
+    let c = conweave(&r);
+    assert!(r.flows[0].fct_us.is_some());
+    assert_eq!((c.reroutes, c.held_packets, c.notifies), (0, 0, 0));
+    assert!(c.epochs > 1, "{c:?}");
+    assert_eq!(c.replies, c.epochs);
+    assert_eq!(c.control_bytes, 64 * c.replies);
+    assert_eq!(r.summary.out_of_order_packets, 0);
+}
+
+/// With θ_reply at 0 every reply is late (a reply takes serialization and store-and-forward
+/// on top of the propagation base RTT): epochs end in a TAIL and the flow may move between the
+/// two spines (seed 3: 3 epochs, 2 reroutes); each TAIL is answered by a CLEAR. Unloaded, the
+/// new path's packets never overtake the TAIL, and the receiver sees every packet in order.
+#[test]
+fn late_replies_reroute_behind_a_tail_and_the_receiver_sees_no_reordering() {
+    let r = one_flow("reply_extra = \"0us\"\n");
+    let c = conweave(&r);
+    assert!(r.flows[0].fct_us.is_some());
+    assert!(c.reroutes > 1, "{c:?}");
+    assert_eq!(
+        c.replies,
+        c.epochs + c.reroutes,
+        "an RTT reply per epoch, a CLEAR per TAIL"
+    );
+    assert_eq!(r.summary.out_of_order_packets, 0, "{c:?}");
+    assert_eq!((c.held_packets, c.flushed_by_timer), (0, 0), "{c:?}");
+    // The same run again: the same results.
+    assert_eq!(one_flow("reply_extra = \"0us\"\n").summary, r.summary);
+}
+
+/// An incast through ECN-marking switches: CE-marked packets are answered with NOTIFYs.
+#[test]
+fn marked_packets_are_answered_with_notifies() {
+    let text = format!(
+        "{NET}cc = \"dcqcn\"\n[workload]\nkind = \"trace\"\n\
+         csv = \"src,dst,size_bytes,start_ns\\n0,2,300000,0\\n1,2,300000,0\\n3,2,300000,0\\n\"\n\
+         [load_balancing]\nkind = \"conweave\"\n"
+    )
+    .replace(
+        "buffer = \"1MB\"\n",
+        "buffer = \"1MB\"\necn = \"dcqcn\"\necn_kmin = \"5KB\"\necn_kmax = \"20KB\"\n",
+    );
+    let r = irn_sim::run(&parse(&text).unwrap(), &mut |_| {});
+    let c = conweave(&r);
+    assert!(r.flows.iter().all(|f| f.fct_us.is_some()));
+    assert!(r.summary.ecn_marks > 0);
+    assert!(c.notifies > 0, "{c:?}");
+}
+
+#[test]
+fn conweave_errors_name_the_key_and_what_is_allowed() {
+    let lb = "[load_balancing]\nkind = \"conweave\"\n";
+    let cases = [
+        (
+            format!("{NET}{lb}inactive = \"0us\"\n"),
+            "load_balancing.inactive",
+        ),
+        (format!("{NET}{lb}reply_extr = \"1us\"\n"), "reply_extr"),
+        (
+            format!("{NET}[load_balancing]\nkind = \"ecmp\"\npath_busy = \"1us\"\n"),
+            "path_busy",
+        ),
+        (
+            format!("{NET}{lb}").replace(
+                "link_delay = \"1us\"\n",
+                "link_delay = \"1us\"\nrouting = \"k-shortest\"\n",
+            ),
+            "not with topology.routing = \"k-shortest\"",
+        ),
+        (
+            format!("{NET}{lb}").replace(
+                "buffer = \"1MB\"\n",
+                "buffer = \"1MB\"\ndeflection = \"dibs\"\n",
+            ),
+            "not with load_balancing.kind = \"conweave\"",
+        ),
+        (
+            format!("{NET}{lb}[failures]\nfraction = 0.5\n"),
+            "not with load_balancing.kind = \"conweave\"",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = parse(&text)
+            .err()
+            .unwrap_or_else(|| panic!("accepted:\n{text}"));
+        assert!(
+            err.contains("t.toml") && err.contains(want),
+            "{want}\n{err}"
+        );
+    }
+}
+
+/// Two 1 MB flows from leaf 0 to leaf 1 under RoCE (go-back-N) with PFC and a 9 MB buffer:
+/// their replies come late behind each other's packets, so ConWeave moves flows between the
+/// spines; the packets a new path delivers early wait at the destination ToR for their TAIL,
+/// and the go-back-N receivers see nothing out of order, so nothing is resent.
+#[test]
+fn the_tail_releases_held_packets_in_order() {
+    let net = NET
+        .replace("kind = \"irn\"\n", "kind = \"roce\"\n")
+        .replace("buffer = \"1MB\"\n", "buffer = \"9MB\"\npfc = true\n");
+    let text = format!(
+        "{net}[workload]\nkind = \"trace\"\n\
+         csv = \"src,dst,size_bytes,start_ns\\n0,2,1000000,0\\n1,3,1000000,0\\n\"\n\
+         [load_balancing]\nkind = \"conweave\"\n"
+    );
+    let r = irn_sim::run(&parse(&text).unwrap(), &mut |_| {});
+    let c = conweave(&r);
+    assert!(r.flows.iter().all(|f| f.fct_us.is_some()));
+    assert!(c.reroutes > 0 && c.held_packets > 0, "{c:?}");
+    assert!(c.flushed_by_tail > 0, "{c:?}");
+    assert_eq!(c.flushed_by_timer, 0, "{c:?}");
+    assert_eq!(
+        (
+            r.summary.out_of_order_packets,
+            r.summary.retransmissions,
+            r.summary.drops
+        ),
+        (0, 0, 0)
+    );
+}
