@@ -35,6 +35,9 @@ pub struct ConWeaveSummary {
     pub flushed_by_tail: u64,
     /// ...and by their deadline (the TAIL late or lost).
     pub flushed_by_timer: u64,
+    /// Early packets sent on out of order because their port had no reorder queue free
+    /// (`reorder_queues`; 0 without a limit).
+    pub queues_exhausted: u64,
     /// RTT replies and CLEARs sent...
     pub replies: u64,
     /// ...and NOTIFYs.

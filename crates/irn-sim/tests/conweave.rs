@@ -69,6 +69,41 @@ fn late_replies_reroute_behind_a_tail_and_the_receiver_sees_no_reordering() {
     assert_eq!(one_flow("reply_extra = \"0us\"\n").summary, r.summary);
 }
 
+/// Two flows from leaf 0 to one host of leaf 1 under RoCE with PFC, through a destination
+/// ToR with `queues` reorder queues per port.
+fn two_to_one(queues: &str) -> irn_sim::RunResult {
+    let net = NET
+        .replace("kind = \"irn\"\n", "kind = \"roce\"\n")
+        .replace("buffer = \"1MB\"\n", "buffer = \"9MB\"\npfc = true\n");
+    let text = format!(
+        "{net}[workload]\nkind = \"trace\"\n\
+         csv = \"src,dst,size_bytes,start_ns\\n0,2,1000000,0\\n1,2,1000000,0\\n\"\n\
+         [load_balancing]\nkind = \"conweave\"\n{queues}"
+    );
+    irn_sim::run(&parse(&text).unwrap(), &mut |_| {})
+}
+
+/// With replies always late (θ_reply 0), both flows reroute often and reorder at the same
+/// destination port at once. Unlimited queues keep everything in order; with one reorder
+/// queue per port, the second flow's early packets find none free and go on out of order
+/// (seed 3: once), which go-back-N pays for in resent packets.
+#[test]
+fn a_port_out_of_reorder_queues_lets_packets_through_out_of_order() {
+    let late = "reply_extra = \"0us\"\n";
+    let unlimited = two_to_one(late);
+    let one = two_to_one(&format!("{late}reorder_queues = 1\n"));
+    let (u, o) = (conweave(&unlimited), conweave(&one));
+    assert!(unlimited
+        .flows
+        .iter()
+        .chain(&one.flows)
+        .all(|f| f.fct_us.is_some()));
+    assert_eq!(u.queues_exhausted, 0);
+    assert_eq!(unlimited.summary.out_of_order_packets, 0, "{u:?}");
+    assert!(o.queues_exhausted > 0, "{o:?}");
+    assert!(one.summary.out_of_order_packets > 0 && one.summary.retransmissions > 0);
+}
+
 /// An incast through ECN-marking switches: CE-marked packets are answered with NOTIFYs.
 #[test]
 fn marked_packets_are_answered_with_notifies() {

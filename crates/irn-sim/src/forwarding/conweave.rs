@@ -42,6 +42,9 @@ pub struct ConWeaveParams {
     pub flush_slack: Duration,
     /// A reorder queue's wait for the TAIL when no old-path packet of the epoch was seen.
     pub default_wait: Duration,
+    /// Reorder queues per egress port of a destination ToR (the P4 switch's: 24 of a 100G
+    /// port's 32 queues, 12 at 25G); `None`: unlimited, as in ConWeave's ns-3.
+    pub reorder_queues: Option<u16>,
 }
 
 impl ConWeaveParams {
@@ -52,6 +55,7 @@ impl ConWeaveParams {
         inactive: Duration::from_us(300),
         flush_slack: Duration::from_us(16),
         default_wait: Duration::from_us(200),
+        reorder_queues: None,
     };
 }
 

@@ -13,6 +13,7 @@
 //! inactive = "300us"   # conweave: silence that opens a new epoch on a new path
 //! flush_slack = "16us" # conweave: slack on a reorder queue's expected TAIL
 //! default_wait = "200us" # conweave: a reorder queue's wait without old-path history
+//! reorder_queues = 24  # conweave: reorder queues per destination-ToR port (default unlimited)
 //! ```
 
 use irn_core::Duration;
@@ -53,6 +54,9 @@ pub struct LoadBalancingSection {
     /// conweave: the reorder queue's wait without old-path history. Default 200us.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_wait: Option<String>,
+    /// conweave: reorder queues per egress port of a destination ToR. Default: unlimited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_queues: Option<u16>,
 }
 
 /// `load_balancing.kind`.
@@ -101,6 +105,7 @@ impl LoadBalancingSection {
                 ("inactive", self.inactive.is_some(), conweave),
                 ("flush_slack", self.flush_slack.is_some(), conweave),
                 ("default_wait", self.default_wait.is_some(), conweave),
+                ("reorder_queues", self.reorder_queues.is_some(), conweave),
             ],
         )?;
         if conweave {
@@ -144,7 +149,17 @@ impl LoadBalancingSection {
             inactive: key("inactive", &self.inactive, d.inactive)?,
             flush_slack: key("flush_slack", &self.flush_slack, d.flush_slack)?,
             default_wait: key("default_wait", &self.default_wait, d.default_wait)?,
+            reorder_queues: self.reorder_queues,
         };
+        if self.reorder_queues == Some(0) {
+            return Err(invalid(
+                file,
+                "load_balancing.reorder_queues",
+                "0",
+                "at least 1 reorder queue per port (ConWeave's P4 switch: 24 at 100G, 12 at 25G), \
+                 or leave it out for no limit",
+            ));
+        }
         if params.inactive == Duration::ZERO {
             return Err(invalid(
                 file,

@@ -29,7 +29,9 @@ use irn_core::{Duration, Packet, Time};
 use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
-use crate::forwarding::conweave::{pick, ConWeaveParams, Reply, RxFlow, Tag, TagKind, TxFlow};
+use crate::forwarding::conweave::{
+    pick, ConWeaveParams, Reply, RxFlow, Tag, TagKind, TxFlow, Verdict,
+};
 use crate::ids::{FlowId, HostIdx, PortId};
 use crate::metrics::ConWeaveSummary;
 use crate::packet::SimPacket;
@@ -71,6 +73,8 @@ pub(super) struct ConWeaveState {
     flush_at: Vec<Time>,
     /// ...and whether its TAIL set that.
     tail_flush: Vec<bool>,
+    /// Reorder queues in use per port (only with a limit).
+    queues_in_use: Vec<u16>,
     /// Packet slots' entries, grown with the slab.
     entries: Vec<Entry>,
     /// When each path (by its first route cursor) stops being busy.
@@ -110,6 +114,10 @@ impl ConWeaveState {
             held: vec![Fifo::default(); n],
             flush_at: vec![Time::MAX; n],
             tail_flush: vec![false; n],
+            queues_in_use: match params.reorder_queues {
+                Some(_) => vec![0; topology.ports().len()],
+                None => Vec::new(),
+            },
             entries: Vec::new(),
             busy_until: vec![Time::ZERO; routes],
             summary: ConWeaveSummary::default(),
@@ -212,7 +220,13 @@ impl<T: Trace> Simulation<'_, T> {
         let pkt = *self.packets.get(id);
         let flow = pkt.flow;
         let cw = self.conweave.as_deref_mut().expect("ConWeave runs");
-        let verdict = cw.rx[flow.index()].on_data(self.now, &cw.params, &tag);
+        let mut verdict = cw.rx[flow.index()].on_data(self.now, &cw.params, &tag);
+        // The packet that opens a reorder queue is the one held with a deadline.
+        let opens = verdict.hold && verdict.flush_at.is_some();
+        if opens && cw.params.reorder_queues.is_some() {
+            verdict = self.conweave_take_queue(s, from, id, verdict);
+        }
+        let cw = self.conweave.as_deref_mut().expect("ConWeave runs");
         if let Some(at) = verdict.flush_at {
             cw.flush_at[flow.index()] = at;
             cw.tail_flush[flow.index()] = tag.kind == TagKind::Tail;
@@ -232,6 +246,33 @@ impl<T: Trace> Simulation<'_, T> {
             self.conweave_send(s, from, (pkt, Entry::Notify(tag.path)));
         }
         verdict.hold
+    }
+
+    /// The first packet of a reorder queue at switch `s`, under a limit of queues per port:
+    /// takes one of its output's queues, or, when none is free, goes on out of order, the
+    /// flow's reordering given up as if flushed (the P4 switch's fallback: it resets the flow's
+    /// reorder state and forwards the packet).
+    fn conweave_take_queue(
+        &mut self,
+        s: usize,
+        (ingress, input): (PortId, usize),
+        id: PacketId,
+        mut verdict: Verdict,
+    ) -> Verdict {
+        let (out, _) = self.host_output(s, ingress.0 - input as u32, id);
+        let flow = self.packets.get(id).flow.index();
+        let cw = self.conweave.as_deref_mut().expect("ConWeave runs");
+        let limit = cw.params.reorder_queues.expect("a limit");
+        let used = &mut cw.queues_in_use[out.index()];
+        if *used < limit {
+            *used += 1;
+            return verdict;
+        }
+        cw.summary.queues_exhausted += 1;
+        cw.rx[flow].on_flush();
+        verdict.hold = false;
+        verdict.flush_at = None;
+        verdict
     }
 
     /// Charges data packet `id`, about to be held at switch `s`, to the buffer of the input it
@@ -317,6 +358,12 @@ impl<T: Trace> Simulation<'_, T> {
         let s = cw.tors[f].1 as usize;
         let topology = &self.cfg.topology;
         let first = topology.node_ports(topology.switches()[s]).start;
+        if cw.params.reorder_queues.is_some() {
+            // The queue the flow took at its host's port (its first held packet's output).
+            let dst = self.cfg.flows[f].dst;
+            let out = self.routing.next_hops_at_row(s, dst)[0];
+            cw.queues_in_use[out.index()] -= 1;
+        }
         let mut to = None;
         while let Some(id) = self.packets.pop(&mut held) {
             let input = self.packets.input(id);
