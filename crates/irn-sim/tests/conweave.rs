@@ -69,18 +69,23 @@ fn late_replies_reroute_behind_a_tail_and_the_receiver_sees_no_reordering() {
     assert_eq!(one_flow("reply_extra = \"0us\"\n").summary, r.summary);
 }
 
-/// Two flows from leaf 0 to one host of leaf 1 under RoCE with PFC, through a destination
-/// ToR with `queues` reorder queues per port.
-fn two_to_one(queues: &str) -> irn_sim::RunResult {
+/// 1 MB flows from hosts 0 and 1 (leaf 0) to host 2 and host `second` (leaf 1) under RoCE
+/// (go-back-N) with PFC and a 9 MB buffer, under ConWeave with `keys`.
+fn two_roce_flows(second: u32, keys: &str) -> irn_sim::RunResult {
     let net = NET
         .replace("kind = \"irn\"\n", "kind = \"roce\"\n")
         .replace("buffer = \"1MB\"\n", "buffer = \"9MB\"\npfc = true\n");
     let text = format!(
         "{net}[workload]\nkind = \"trace\"\n\
-         csv = \"src,dst,size_bytes,start_ns\\n0,2,1000000,0\\n1,2,1000000,0\\n\"\n\
-         [load_balancing]\nkind = \"conweave\"\n{queues}"
+         csv = \"src,dst,size_bytes,start_ns\\n0,2,1000000,0\\n1,{second},1000000,0\\n\"\n\
+         [load_balancing]\nkind = \"conweave\"\n{keys}"
     );
     irn_sim::run(&parse(&text).unwrap(), &mut |_| {})
+}
+
+/// Two flows from leaf 0 to one host of leaf 1, through a destination ToR with `keys`.
+fn two_to_one(keys: &str) -> irn_sim::RunResult {
+    two_roce_flows(2, keys)
 }
 
 /// With replies always late (θ_reply 0), both flows reroute often and reorder at the same
@@ -172,15 +177,7 @@ fn conweave_errors_name_the_key_and_what_is_allowed() {
 /// and the go-back-N receivers see nothing out of order, so nothing is resent.
 #[test]
 fn the_tail_releases_held_packets_in_order() {
-    let net = NET
-        .replace("kind = \"irn\"\n", "kind = \"roce\"\n")
-        .replace("buffer = \"1MB\"\n", "buffer = \"9MB\"\npfc = true\n");
-    let text = format!(
-        "{net}[workload]\nkind = \"trace\"\n\
-         csv = \"src,dst,size_bytes,start_ns\\n0,2,1000000,0\\n1,3,1000000,0\\n\"\n\
-         [load_balancing]\nkind = \"conweave\"\n"
-    );
-    let r = irn_sim::run(&parse(&text).unwrap(), &mut |_| {});
+    let r = two_roce_flows(3, "");
     let c = conweave(&r);
     assert!(r.flows.iter().all(|f| f.fct_us.is_some()));
     assert!(c.reroutes > 0 && c.held_packets > 0, "{c:?}");

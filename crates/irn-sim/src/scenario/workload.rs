@@ -310,24 +310,9 @@ fn poisson_flows(
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
     let w = &s.workload;
     let load = w.load.unwrap_or(0.7);
-    if !(load > 0.0 && load <= 1.0) {
-        return Err(invalid(
-            file,
-            "workload.load",
-            &load.to_string(),
-            "a fraction of line rate in (0, 1]",
-        ));
-    }
+    line_rate_fraction(file, "workload.load", load)?;
     let duration_text = w.duration.as_deref().unwrap_or("5ms");
-    let duration = parse_key::<Duration>(file, "workload.duration", duration_text)?;
-    if duration == Duration::ZERO {
-        return Err(invalid(
-            file,
-            "workload.duration",
-            &format!("{duration_text:?}"),
-            "must be longer than zero",
-        ));
-    }
+    let duration = arrivals_window(file, duration_text)?;
     let dist = size_dist(
         w.sizes.as_ref().unwrap_or(&SizesSection::IrnDefault),
         file,
@@ -429,15 +414,7 @@ fn query_flows(
         ));
     }
     let duration_text = w.duration.as_deref().unwrap_or("5ms");
-    let duration = parse_key::<Duration>(file, "workload.duration", duration_text)?;
-    if duration == Duration::ZERO {
-        return Err(invalid(
-            file,
-            "workload.duration",
-            &format!("{duration_text:?}"),
-            "must be longer than zero",
-        ));
-    }
+    let duration = arrivals_window(file, duration_text)?;
     let q = workload::QueryLoad {
         load,
         senders,
@@ -464,6 +441,33 @@ fn query_flows(
     Ok(flows)
 }
 
+/// `workload.duration`'s arrival window, which must be longer than zero.
+fn arrivals_window(file: &str, text: &str) -> Result<Duration, ScenarioError> {
+    let duration = parse_key::<Duration>(file, "workload.duration", text)?;
+    if duration == Duration::ZERO {
+        return Err(invalid(
+            file,
+            "workload.duration",
+            &format!("{text:?}"),
+            "must be longer than zero",
+        ));
+    }
+    Ok(duration)
+}
+
+/// `key`'s load, which must be a fraction of line rate in (0, 1].
+fn line_rate_fraction(file: &str, key: &str, load: f64) -> Result<(), ScenarioError> {
+    if load > 0.0 && load <= 1.0 {
+        return Ok(());
+    }
+    Err(invalid(
+        file,
+        key,
+        &load.to_string(),
+        "a fraction of line rate in (0, 1]",
+    ))
+}
+
 /// Adds `background_load`'s cross traffic, if set, to `flows` (an incast's or the queries'):
 /// Poisson arrivals of the IRN sizes for `background_duration` (default `default_duration`),
 /// merged by start; at equal starts the incast's flows come first (a stable sort).
@@ -478,14 +482,7 @@ fn add_background(
     let Some(load) = w.background_load else {
         return Ok(());
     };
-    if !(load > 0.0 && load <= 1.0) {
-        return Err(invalid(
-            file,
-            "workload.background_load",
-            &load.to_string(),
-            "a fraction of line rate in (0, 1]",
-        ));
-    }
+    line_rate_fraction(file, "workload.background_load", load)?;
     let text = w.background_duration.as_deref().unwrap_or(default_duration);
     let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
     let sizes = SizeDist::Cdf(Cdf::irn_default());
