@@ -86,7 +86,7 @@ pub trait Queues {
     ) -> Admit;
 
     /// Queues data packet `p` from `input` for `output`, already charged to the buffer
-    /// ([`Accounting::charge`]): the second half of [`admit_data`](Self::admit_data), for a
+    /// (`Accounting::charge`): the second half of [`admit_data`](Self::admit_data), for a
     /// packet that waited in between (ConWeave's reorder queue).
     fn enqueue_charged(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId);
 
