@@ -88,15 +88,19 @@ impl ConWeaveState {
         topology: &Topology,
         flows: &[(HostIdx, HostIdx)],
     ) -> Self {
-        let tor = |h: HostIdx| -> u32 {
-            let port = topology.node_ports(topology.hosts()[h.index()]).start;
-            let switch = topology.ports()[topology.ports()[port as usize].peer.index()].node;
-            topology
-                .switches()
-                .iter()
-                .position(|&n| n == switch)
-                .expect("a host hangs off a switch") as u32
-        };
+        // Each host's ToR, by its index among switches.
+        let mut row = vec![u32::MAX; topology.node_count()];
+        for (i, n) in topology.switches().iter().enumerate() {
+            row[n.index()] = i as u32;
+        }
+        let tors_of_hosts: Vec<u32> = (topology.hosts().iter())
+            .map(|&h| {
+                let port = topology.node_ports(h).start as usize;
+                let switch = topology.ports()[topology.ports()[port].peer.index()].node;
+                row[switch.index()]
+            })
+            .collect();
+        let tor = |h: HostIdx| tors_of_hosts[h.index()];
         let tors = flows
             .iter()
             .map(|&(src, dst)| match (tor(src), tor(dst)) {
