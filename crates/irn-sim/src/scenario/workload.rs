@@ -310,7 +310,7 @@ fn poisson_flows(
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
     let w = &s.workload;
     let load = w.load.unwrap_or(0.7);
-    line_rate_fraction(file, "workload.load", load)?;
+    line_rate_fraction(file, "workload.load", load, "line rate")?;
     let duration_text = w.duration.as_deref().unwrap_or("5ms");
     let duration = arrivals_window(file, duration_text)?;
     let dist = size_dist(
@@ -383,14 +383,7 @@ fn query_flows(
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
     let w = &s.workload;
     let load = w.load.unwrap_or(0.0);
-    if !(load > 0.0 && load <= 1.0) {
-        return Err(invalid(
-            file,
-            "workload.load",
-            &load.to_string(),
-            "a fraction of all hosts' line rate in (0, 1]",
-        ));
-    }
+    line_rate_fraction(file, "workload.load", load, "all hosts' line rate")?;
     let senders = w.senders.unwrap_or(50);
     if senders == 0 || senders >= hosts {
         return Err(invalid(
@@ -455,8 +448,9 @@ fn arrivals_window(file: &str, text: &str) -> Result<Duration, ScenarioError> {
     Ok(duration)
 }
 
-/// `key`'s load, which must be a fraction of line rate in (0, 1].
-fn line_rate_fraction(file: &str, key: &str, load: f64) -> Result<(), ScenarioError> {
+/// `key`'s load, which must be a fraction in (0, 1] of `of` (a host's line rate, or all
+/// hosts' together).
+fn line_rate_fraction(file: &str, key: &str, load: f64, of: &str) -> Result<(), ScenarioError> {
     if load > 0.0 && load <= 1.0 {
         return Ok(());
     }
@@ -464,7 +458,7 @@ fn line_rate_fraction(file: &str, key: &str, load: f64) -> Result<(), ScenarioEr
         file,
         key,
         &load.to_string(),
-        "a fraction of line rate in (0, 1]",
+        &format!("a fraction of {of} in (0, 1]"),
     ))
 }
 
@@ -482,7 +476,7 @@ fn add_background(
     let Some(load) = w.background_load else {
         return Ok(());
     };
-    line_rate_fraction(file, "workload.background_load", load)?;
+    line_rate_fraction(file, "workload.background_load", load, "line rate")?;
     let text = w.background_duration.as_deref().unwrap_or(default_duration);
     let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
     let sizes = SizeDist::Cdf(Cdf::irn_default());
