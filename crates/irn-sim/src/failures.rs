@@ -8,6 +8,10 @@
 //! using failed ports and ECMP rehashes flows over the surviving next hops. A restored link
 //! carries traffic again once routing reconverges.
 //!
+//! Under source routing (k-shortest paths, ConWeave) the routes are fixed: after reconvergence
+//! the first switch skips routes through links that are down, and a packet already on such a
+//! route is lost where it meets the failed link.
+//!
 //! Everything here is planned before the run: the whole timeline of failures and restorations
 //! (random sets drawn from the seed's `Failures` stream, scheduled ones as given) is one sorted
 //! list the simulation walks with a single event kind, so a run without failures pays nothing.
@@ -187,6 +191,10 @@ pub struct FailureState {
     pub holds: Vec<u16>,
     /// Per port: its link is down.
     pub port_down: Vec<bool>,
+    /// Per port: its link was down when routing last converged. Source routes (k-shortest,
+    /// ConWeave) keep their tables and read this instead: a route through such a port is not
+    /// taken.
+    pub routed_down: Vec<bool>,
     /// Per link: no packet sent before it failed is still due after this (its ports' last
     /// transmissions plus the link delay); a restored link sends nothing earlier, so no stale
     /// arrival event meets a new packet.
@@ -208,6 +216,7 @@ impl FailureState {
             next: 0,
             holds: vec![0; links],
             port_down: vec![false; ports],
+            routed_down: vec![false; ports],
             quiet_until: vec![Time::ZERO; links],
             link_failures: 0,
             packets_lost: 0,

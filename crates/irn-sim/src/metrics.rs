@@ -44,6 +44,8 @@ pub struct ConWeaveSummary {
     pub notifies: u64,
     /// Their bytes on the wire (each crosses several links; counted once).
     pub control_bytes: u64,
+    /// Flows moved off a failed path by reconverged routing, unknown to the destination ToR.
+    pub failovers: u64,
 }
 
 /// Counters the network keeps during a run.

@@ -531,8 +531,7 @@ fn resolve(base_dir: &Path, p: &str) -> PathBuf {
 }
 
 /// `[failures]`'s timeline up to the run's horizon (its last arrival plus the drain limit);
-/// refused with credits (a packet lost to a failure would keep its credit) and with k-shortest
-/// routing (whose paths do not reconverge).
+/// refused with credits (a packet lost to a failure would keep its credit).
 fn failures_timeline(
     s: &ScenarioFile,
     file: &str,
@@ -544,21 +543,12 @@ fn failures_timeline(
     let Some(f) = &s.failures else {
         return Ok(None);
     };
-    let clash = if credits {
-        Some("`[switch] credits`: a packet lost to a failure would keep its credit")
-    } else if s.load_balancing.kind == BalancerKind::Conweave {
-        Some("load_balancing.kind = \"conweave\": its source ToRs' paths do not reconverge around failures")
-    } else if topology.source_routed() {
-        Some("topology.routing = \"k-shortest\": source routes do not reconverge around failures")
-    } else {
-        None
-    };
-    if let Some(why) = clash {
+    if credits {
         return Err(invalid(
             file,
             "failures",
             "(set)",
-            &format!("not with {why}"),
+            "not with `[switch] credits`: a packet lost to a failure would keep its credit",
         ));
     }
     let horizon = flows.last().map_or(irn_core::Time::ZERO, |f| f.start) + drain_limit;

@@ -155,10 +155,6 @@ fn conweave_errors_name_the_key_and_what_is_allowed() {
             ),
             "not with load_balancing.kind = \"conweave\"",
         ),
-        (
-            format!("{NET}{lb}[failures]\nfraction = 0.5\n"),
-            "not with load_balancing.kind = \"conweave\"",
-        ),
     ];
     for (text, want) in cases {
         let err = parse(&text)
@@ -191,4 +187,54 @@ fn the_tail_releases_held_packets_in_order() {
         ),
         (0, 0, 0)
     );
+}
+
+/// One 1 MB RoCE (go-back-N) flow from host 0 (leaf 4) to host 2 (leaf 5), with PFC; the
+/// link between leaf 5 and `spine` fails 20 µs in for 1 ms, routing reconverging 5 µs later.
+fn one_flow_with_a_failure(spine: u32) -> irn_sim::RunResult {
+    let net = NET
+        .replace("kind = \"irn\"\n", "kind = \"roce\"\n")
+        .replace("buffer = \"1MB\"\n", "buffer = \"9MB\"\npfc = true\n");
+    let text = format!(
+        "{net}[workload]\nkind = \"trace\"\ncsv = \"src,dst,size_bytes,start_ns\\n0,2,1000000,0\\n\"\n\
+         [load_balancing]\nkind = \"conweave\"\n\
+         [failures]\nreconvergence = \"5us\"\n\
+         [[failures.link]]\nnodes = [5, {spine}]\nat = \"20us\"\nfor = \"1ms\"\n"
+    );
+    irn_sim::run(&parse(&text).unwrap(), &mut |_| {})
+}
+
+/// An unloaded flow crosses one spine. A failed link of the other spine loses only replies
+/// and acknowledgements sent that way: a lost RTT reply makes ConWeave reroute behind a TAIL,
+/// and the data arrives in order. A failed link of the flow's own path loses the data on and
+/// behind it until routing reconverges, and then routing moves the flow to the other spine
+/// without ConWeave's TAIL: its destination ToR is not told, and the receiver sees the gap,
+/// which go-back-N resends. Either way the flow completes.
+#[test]
+fn a_failed_path_moves_the_flow_unknown_to_its_destination() {
+    let runs = [6, 7].map(one_flow_with_a_failure);
+    let hit = (runs.iter())
+        .position(|r| conweave(r).failovers > 0)
+        .expect("the flow crosses one of the spines");
+    let (on_path, other) = (&runs[hit], &runs[1 - hit]);
+    for r in &runs {
+        assert!(r.flows[0].fct_us.is_some());
+        assert!(lost(r) > 0);
+    }
+    assert_eq!(conweave(on_path).failovers, 1);
+    assert!(on_path.summary.out_of_order_packets > 0);
+    assert!(on_path.summary.retransmissions > 0);
+    let c = conweave(other);
+    assert_eq!((c.failovers, c.reroutes), (0, 1), "{c:?}");
+    assert_eq!(
+        (
+            other.summary.out_of_order_packets,
+            other.summary.retransmissions
+        ),
+        (0, 0)
+    );
+}
+
+fn lost(r: &irn_sim::RunResult) -> u64 {
+    r.summary.failures.as_ref().expect("failures").packets_lost
 }

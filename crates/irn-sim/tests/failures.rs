@@ -11,6 +11,7 @@ use irn_core::transport::{Acks, TransportConfig};
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{LoadBalancing, Ordering, SimConfig};
 use irn_sim::failures::{Failures, RandomFailures, ScheduledFailure, Timeline};
+use irn_sim::forwarding::conweave::ConWeaveParams;
 use irn_sim::ids::NodeId;
 use irn_sim::metrics::FailureSummary;
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
@@ -133,6 +134,23 @@ fn a_failure_loses_exactly_the_packets_on_the_link_and_traffic_moves_to_the_othe
     assert_eq!(failures(&late).packets_lost, 5 + 10);
 }
 
+/// Source routes over the triangle's two paths (k-shortest, k = 2), the flow hashed onto the
+/// direct one: the failure costs exactly what it costs per-hop routing, the 5 packets on the
+/// link, then 10 more sent into it during 2 µs of reconvergence; after that the first switch
+/// skips the route through the failed link.
+#[test]
+fn source_routes_skip_a_failed_link_once_routing_reconverges() {
+    let flows = vec![common::flow(0, 1, 100 * 1024)];
+    let routed = || triangle().with_k_shortest_paths(2).unwrap();
+    let default = (LoadBalancing::Ecmp, Ordering::default());
+    let lost = |reconvergence| {
+        let f = direct_link_fails(5100, 1000, reconvergence);
+        let r = run(routed(), &f, silent(), flows.clone(), default);
+        failures(&r).packets_lost
+    };
+    assert_eq!((lost(0), lost(2)), (5, 15));
+}
+
 #[test]
 fn with_recovery_every_flow_completes() {
     let flows: Vec<FlowSpec> = (0..4).map(|_| common::flow(0, 1, 200 * 1024)).collect();
@@ -222,7 +240,7 @@ proptest! {
 
     /// Random failures (1 to 4 of the 16 leaf-spine links at a time, a new set every 10 to
     /// 60 µs, over flows of 300 KB that take longer) never keep IRN or go-back-N flows from
-    /// finishing, with or without a reconvergence delay. Harsh settings are slow (a window's
+    /// finishing, under ECMP or ConWeave, with or without a reconvergence delay. Harsh settings are slow (a window's
     /// tail black-holed is recovered a packet or two per IRN timeout: 60 ms for one flow with
     /// a new set every 18 µs and 12 µs stale), so the run may drain for a second.
     #[test]
@@ -232,6 +250,7 @@ proptest! {
         reconvergence_us in 0u64..20,
         seed in 0u64..1000,
         irn in any::<bool>(),
+        conweave in any::<bool>(),
     ) {
         let failures = Failures {
             random: Some(RandomFailures {
@@ -248,8 +267,16 @@ proptest! {
             .collect();
         let transport = if irn { TransportConfig::irn() } else { TransportConfig::roce(false) };
         let second = Time::from_ps(1_000_000_000_000);
-        let balance = (LoadBalancing::Ecmp, Ordering::default());
-        let r = run_until(leaf_spine(), &failures, transport, flows, balance, second);
+        let (topology, balancer) = match conweave {
+            // Source routes over every shortest path, ConWeave moving flows off failed ones.
+            true => (
+                leaf_spine().with_shortest_paths().unwrap(),
+                LoadBalancing::ConWeave(ConWeaveParams::LEAF_SPINE),
+            ),
+            false => (leaf_spine(), LoadBalancing::Ecmp),
+        };
+        let balance = (balancer, Ordering::default());
+        let r = run_until(topology, &failures, transport, flows, balance, second);
         prop_assert_eq!(r.summary.flows_incomplete, 0, "{:?}", r.summary.failures);
         prop_assert!(r.summary.failures.as_ref().unwrap().link_failures >= 2 * u64::from(links));
     }

@@ -213,6 +213,20 @@ impl TxFlow {
         }
     }
 
+    /// The flow's path went down and routing, reconverged, moved it to `path` at `now`: not a
+    /// ConWeave reroute, so no TAIL marks the change and the destination ToR is not told; its
+    /// packets go on in the same epoch and phase, and those of the two paths meet there in
+    /// whatever order they come (ConWeave's known limit under failures, Eunomia §5.6). Whether
+    /// it moved: a new flow, or one whose next packet opens a new epoch after θ_inactive of
+    /// silence, picks a path of its own instead.
+    pub fn move_off_failed(&mut self, now: Time, params: &ConWeaveParams, path: u8) -> bool {
+        if !self.known || self.active + params.inactive < now {
+            return false;
+        }
+        self.path = path;
+        true
+    }
+
     /// The path its next packets take.
     pub fn path(&self) -> u8 {
         self.path
@@ -430,6 +444,23 @@ mod tests {
         assert_eq!((after.path, after.epoch, after.kind), (4, 2, TagKind::Init));
         let busy = tx.on_data(us(902), &P, RTT, || (7, false));
         assert_eq!((busy.path, busy.epoch), (4, 3));
+    }
+
+    /// A failed path moves a flow in mid-epoch: same epoch and phase, no TAIL. A flow yet to
+    /// send, or silent past θ_inactive, is left to choose its path itself.
+    #[test]
+    fn a_failed_path_moves_the_flow_silently() {
+        let mut tx = TxFlow::default();
+        assert!(!tx.move_off_failed(us(0), &P, 3));
+        tx.on_data(us(0), &P, RTT, || (1, true));
+        assert!(tx.move_off_failed(us(2), &P, 3));
+        assert_eq!(send(&mut tx, &[3]), [(3, 1, 0, TagKind::Data)]);
+        // Past the reply deadline: the TAIL goes on the path the flow was moved to.
+        assert_eq!(send(&mut tx, &[20]), [(3, 1, 0, TagKind::Tail)]);
+        assert!(tx.move_off_failed(us(21), &P, 2));
+        assert_eq!(send(&mut tx, &[22]), [(2, 1, 1, TagKind::Data)]);
+        assert!(!tx.move_off_failed(us(400), &P, 6));
+        assert_eq!(send(&mut tx, &[400]), [(5, 2, 0, TagKind::Init)]);
     }
 
     #[test]

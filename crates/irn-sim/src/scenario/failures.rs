@@ -249,9 +249,5 @@ mod tests {
                 .to_string();
             assert!(err.contains(want), "{keys}: {err}");
         }
-        let err = one("[topology]\nrouting = \"k-shortest\"\n[failures]\nfraction = 0.1\n")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("source routes do not reconverge"), "{err}");
     }
 }

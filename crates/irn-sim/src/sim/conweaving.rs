@@ -140,14 +140,16 @@ impl ConWeaveState {
 impl<T: Trace> Simulation<'_, T> {
     /// The source ToR `s` routes data packet `id` of its flow: the index of its path among
     /// `starts` (the route cursors of the paths to the destination ToR), which the packet
-    /// carries in its header. `None` when ConWeave does not route it (not data, or not from
-    /// this ToR), to leave the choice to the balancer.
+    /// carries in its header, taken among the indices `pool` (the paths up). `None` when
+    /// ConWeave does not route it (not data, or not from this ToR), to leave the choice to the
+    /// balancer.
     #[inline(never)]
     pub(super) fn conweave_route(
         &mut self,
         s: usize,
         id: PacketId,
         starts: &[u32],
+        pool: &[u8],
     ) -> Option<usize> {
         let pkt = *self.packets.get(id);
         let cw = self.conweave.as_deref_mut()?;
@@ -161,14 +163,18 @@ impl<T: Trace> Simulation<'_, T> {
             .map(|p| topology.ports()[p.index()].delay)
             .fold(Duration::ZERO, |a, b| a + b);
         let base_rtt = one_way + one_way;
-        let (now, n) = (self.now, starts.len());
+        let now = self.now;
         let balancer = &mut self.balancer;
+        let mut draw = || usize::from(pool[balancer.draw(s, pool.len())]);
+        let tx = &mut cw.tx[flow];
+        if pool.len() < starts.len() && !pool.contains(&tx.path()) {
+            // Its path is down: routing moves it, unknown to ConWeave.
+            let path = draw() as u8;
+            cw.summary.failovers += u64::from(tx.move_off_failed(now, &cw.params, path));
+        }
         let busy = &cw.busy_until;
-        let choose = || {
-            let draws = (balancer.draw(s, n), balancer.draw(s, n));
-            pick(draws, |i| busy[starts[i] as usize] <= now)
-        };
-        let tag = cw.tx[flow].on_data(now, &cw.params, base_rtt, choose);
+        let choose = || pick((draw(), draw()), |i| busy[starts[i] as usize] <= now);
+        let tag = tx.on_data(now, &cw.params, base_rtt, choose);
         match tag.kind {
             TagKind::Init => cw.summary.epochs += 1,
             TagKind::Tail => cw.summary.reroutes += 1,

@@ -15,6 +15,7 @@ use crate::ids::PortId;
 use crate::packets::PacketId;
 use crate::port::{OwnerKind, Port};
 use crate::switch::Queues;
+use crate::topology::MAX_PATHS;
 
 /// A down port's `busy_until`.
 pub(super) const DOWN: Time = Time::MAX;
@@ -59,6 +60,9 @@ impl<T: Trace> Simulation<'_, T> {
                     if f.holds[l as usize] == 0 {
                         self.restore_link(l as usize);
                     }
+                }
+                Change::Reconverge if self.cfg.topology.source_routed() => {
+                    f.routed_down.copy_from_slice(&f.port_down);
                 }
                 Change::Reconverge => {
                     let down = &f.port_down;
@@ -123,6 +127,22 @@ impl<T: Trace> Simulation<'_, T> {
             port.paused = false;
             self.try_send(p);
         }
+    }
+
+    /// Of the source routes starting at cursors `starts`, the indices of those up when routing
+    /// last converged, written to `live`: their count, or `None` when all of them are (or none
+    /// is: a packet then takes the route it is given and is lost where it meets the failure).
+    pub(super) fn live_routes(&self, starts: &[u32], live: &mut [u8; MAX_PATHS]) -> Option<usize> {
+        let f = self.failures.as_deref()?;
+        let topology = &self.cfg.topology;
+        let mut n = 0;
+        for (i, &c) in starts.iter().enumerate() {
+            if !(topology.route_ports(c).iter()).any(|p| f.routed_down[p.index()]) {
+                live[n] = i as u8;
+                n += 1;
+            }
+        }
+        (n != 0 && n != starts.len()).then_some(n)
     }
 
     /// Packet `pkt`, bound for or on the link of port `p`, is lost to a failure: counted, its

@@ -10,6 +10,17 @@ use crate::packets::{PacketId, UNROUTED};
 use crate::switch::{Admit, Queues};
 use crate::topology::{MAX_PATHS, MAX_SWITCH_PORTS};
 
+/// Every path index, in order: the paths a packet may take when none is down.
+const EVERY_PATH: [u8; MAX_PATHS] = {
+    let mut all = [0; MAX_PATHS];
+    let mut i = 0;
+    while i < MAX_PATHS {
+        all[i] = i as u8;
+        i += 1;
+    }
+    all
+};
+
 impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
     #[inline]
@@ -105,19 +116,26 @@ impl<T: Trace> Simulation<'_, T> {
             // The first switch: ConWeave's source ToR names the path, or the balancer picks
             // one by the paths' first hops.
             let starts = topology.route_starts(s, packet.1);
+            // The paths it may take: those up when routing last converged.
+            let mut live = [0; MAX_PATHS];
+            let pool = match self.live_routes(starts, &mut live) {
+                Some(n) => &live[..n],
+                None => &EVERY_PATH[..starts.len()],
+            };
             let named = match self.conweave.is_some() {
-                true => self.conweave_route(s, id, starts),
+                true => self.conweave_route(s, id, starts, pool),
                 false => None,
             };
             let i = named.unwrap_or_else(|| {
                 let mut first_hops = [PortId(0); MAX_PATHS];
-                for (hop, &c) in first_hops.iter_mut().zip(starts) {
-                    *hop = topology.route_hop(c);
+                for (hop, &i) in first_hops.iter_mut().zip(pool) {
+                    *hop = topology.route_hop(starts[usize::from(i)]);
                 }
-                let firsts = &first_hops[..starts.len()];
+                let firsts = &first_hops[..pool.len()];
                 let switch = &self.switches[s];
                 let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
-                (self.balancer).choose_index(s, node, packet, self.now, firsts, queued)
+                let j = (self.balancer).choose_index(s, node, packet, self.now, firsts, queued);
+                usize::from(pool[j])
             });
             cursor = starts[i];
         }
