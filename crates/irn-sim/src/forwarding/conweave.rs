@@ -4,8 +4,8 @@
 //! queues; this module decides.
 //!
 //! The behaviour is that of ConWeave's public ns-3 code (`conweave-project/conweave-ns3`,
-//! `src/point-to-point/model/conweave-routing.cc`; facts gathered in the shared notes'
-//! `conweave-ns3-spec.md`), read for facts only:
+//! `src/point-to-point/model/conweave-routing.cc`; facts gathered, with their sources, in
+//! `docs/conweave-ns3.md`), read for facts only:
 //! - **Source ToR** ([`TxFlow`]). A flow's packets run in *epochs*. An epoch's first packet
 //!   asks for an RTT reply (INIT). A reply in time (base RTT + θ_reply) makes the flow *stable*:
 //!   its next packet opens a new epoch on the same path, so a busy flow probes about once per
