@@ -46,6 +46,9 @@ pub struct ConWeaveSummary {
     pub control_bytes: u64,
     /// Flows moved off a failed path by reconverged routing, unknown to the destination ToR.
     pub failovers: u64,
+    /// Flows that found their source ToR's flow table full (`flow_table`): sent by ECMP,
+    /// without ConWeave.
+    pub flows_untracked: u64,
 }
 
 /// Counters the network keeps during a run.

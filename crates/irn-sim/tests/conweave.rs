@@ -138,6 +138,14 @@ fn conweave_errors_name_the_key_and_what_is_allowed() {
         ),
         (format!("{NET}{lb}reply_extr = \"1us\"\n"), "reply_extr"),
         (
+            format!("{NET}{lb}flow_table = 0\n"),
+            "load_balancing.flow_table",
+        ),
+        (
+            format!("{NET}[load_balancing]\nkind = \"drill\"\nstatic_paths = true\n"),
+            "static_paths",
+        ),
+        (
             format!("{NET}[load_balancing]\nkind = \"ecmp\"\npath_busy = \"1us\"\n"),
             "path_busy",
         ),
@@ -192,12 +200,17 @@ fn the_tail_releases_held_packets_in_order() {
 /// One 1 MB RoCE (go-back-N) flow from host 0 (leaf 4) to host 2 (leaf 5), with PFC; the
 /// link between leaf 5 and `spine` fails 20 µs in for 1 ms, routing reconverging 5 µs later.
 fn one_flow_with_a_failure(spine: u32) -> irn_sim::RunResult {
+    one_flow_with_a_failure_and(spine, "")
+}
+
+/// [`one_flow_with_a_failure`] with ConWeave's `keys`.
+fn one_flow_with_a_failure_and(spine: u32, keys: &str) -> irn_sim::RunResult {
     let net = NET
         .replace("kind = \"irn\"\n", "kind = \"roce\"\n")
         .replace("buffer = \"1MB\"\n", "buffer = \"9MB\"\npfc = true\n");
     let text = format!(
         "{net}[workload]\nkind = \"trace\"\ncsv = \"src,dst,size_bytes,start_ns\\n0,2,1000000,0\\n\"\n\
-         [load_balancing]\nkind = \"conweave\"\n\
+         [load_balancing]\nkind = \"conweave\"\n{keys}\
          [failures]\nreconvergence = \"5us\"\n\
          [[failures.link]]\nnodes = [5, {spine}]\nat = \"20us\"\nfor = \"1ms\"\n"
     );
@@ -233,6 +246,59 @@ fn a_failed_path_moves_the_flow_unknown_to_its_destination() {
         ),
         (0, 0)
     );
+}
+
+/// With `static_paths` (ConWeave's ns-3) the path table keeps the failed path: no flow is moved
+/// when routing reconverges, and the flow on it loses packets until ConWeave's own reroute,
+/// more than when routing moves it.
+#[test]
+fn static_paths_keep_sending_on_the_failed_path() {
+    for spine in [6, 7] {
+        let moved = one_flow_with_a_failure(spine);
+        let kept = one_flow_with_a_failure_and(spine, "static_paths = true\n");
+        assert!(kept.flows[0].fct_us.is_some());
+        assert_eq!(conweave(&kept).failovers, 0);
+        if conweave(&moved).failovers > 0 {
+            assert!(
+                lost(&kept) > lost(&moved),
+                "{} {}",
+                lost(&kept),
+                lost(&moved)
+            );
+        } else {
+            assert_eq!(
+                kept.summary, moved.summary,
+                "the failure is off the flow's path"
+            );
+        }
+    }
+}
+
+/// A source ToR's flow table of one entry: of two flows starting together from leaf 4, one is
+/// tracked and the other goes by ECMP, untouched by ConWeave (no epoch of its own); a third
+/// flow, starting once the first has ended, takes the freed entry.
+#[test]
+fn a_full_flow_table_leaves_new_flows_to_ecmp() {
+    let run = |third_ns: u64, keys: &str| {
+        let text = format!(
+            "{NET}[workload]\nkind = \"trace\"\n\
+             csv = \"src,dst,size_bytes,start_ns\\n0,2,100000,0\\n1,3,100000,0\\n0,3,10000,{third_ns}\\n\"\n\
+             [load_balancing]\nkind = \"conweave\"\n{keys}"
+        );
+        irn_sim::run(&parse(&text).unwrap(), &mut |_| {})
+    };
+    let unlimited = run(1_000_000, "");
+    let one = run(1_000_000, "flow_table = 1\n");
+    let busy = run(1_000, "flow_table = 1\n");
+    for r in [&unlimited, &one, &busy] {
+        assert!(r.flows.iter().all(|f| f.fct_us.is_some()));
+    }
+    assert_eq!(conweave(&unlimited).flows_untracked, 0);
+    assert_eq!(conweave(&one).flows_untracked, 1);
+    assert_eq!(conweave(&busy).flows_untracked, 2);
+    // Fewer flows probing, fewer epochs.
+    assert!(conweave(&one).epochs < conweave(&unlimited).epochs);
+    assert!(conweave(&busy).epochs < conweave(&one).epochs);
 }
 
 fn lost(r: &irn_sim::RunResult) -> u64 {

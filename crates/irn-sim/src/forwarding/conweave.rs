@@ -24,7 +24,7 @@
 //!
 //! *Choices, as ns-3's:* flow state is per flow and never ages out (ns-3 erases state idle for
 //! 2 ms, longer than θ_inactive, so a returning flow opens a new epoch either way); reorder
-//! queues are unlimited in number and depth.
+//! queues and flow tables are unlimited unless limited as the P4 switch's are.
 
 use irn_core::time::{Duration, Time};
 
@@ -45,6 +45,14 @@ pub struct ConWeaveParams {
     /// Reorder queues per egress port of a destination ToR (the P4 switch's: 24 of a 100G
     /// port's 32 queues, 12 at 25G); `None`: unlimited, as in ConWeave's ns-3.
     pub reorder_queues: Option<u16>,
+    /// Flows a source ToR's flow table holds at once (the P4 switch's exact-match table: 4096
+    /// entries in its testbed build, 65,536 in its resource study); `None`: unlimited, as in
+    /// ConWeave's ns-3.
+    pub flow_table: Option<u32>,
+    /// The source ToRs' path tables never change, as in ConWeave's ns-3, which builds them once:
+    /// after a link failure they keep offering paths through it. Otherwise they follow routing
+    /// when it reconverges.
+    pub static_paths: bool,
 }
 
 impl ConWeaveParams {
@@ -56,6 +64,8 @@ impl ConWeaveParams {
         flush_slack: Duration::from_us(16),
         default_wait: Duration::from_us(200),
         reorder_queues: None,
+        flow_table: None,
+        static_paths: false,
     };
 }
 
@@ -225,6 +235,11 @@ impl TxFlow {
         }
         self.path = path;
         true
+    }
+
+    /// Whether it has sent a packet.
+    pub fn is_known(&self) -> bool {
+        self.known
     }
 
     /// The path its next packets take.

@@ -14,6 +14,8 @@
 //! flush_slack = "16us" # conweave: slack on a reorder queue's expected TAIL
 //! default_wait = "200us" # conweave: a reorder queue's wait without old-path history
 //! reorder_queues = 24  # conweave: reorder queues per destination-ToR port (default unlimited)
+//! flow_table = 4096    # conweave: flows each source ToR tracks at once (default unlimited)
+//! static_paths = false # conweave: path tables ignore link failures (ns-3's; default false)
 //! ```
 
 use irn_core::Duration;
@@ -57,6 +59,12 @@ pub struct LoadBalancingSection {
     /// conweave: reorder queues per egress port of a destination ToR. Default: unlimited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_queues: Option<u16>,
+    /// conweave: flows a source ToR's flow table holds at once. Default: unlimited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_table: Option<u32>,
+    /// conweave: the source ToRs' path tables ignore link failures. Default false.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub static_paths: Option<bool>,
 }
 
 /// `load_balancing.kind`.
@@ -106,9 +114,12 @@ impl LoadBalancingSection {
                 ("flush_slack", self.flush_slack.is_some(), conweave),
                 ("default_wait", self.default_wait.is_some(), conweave),
                 ("reorder_queues", self.reorder_queues.is_some(), conweave),
+                ("flow_table", self.flow_table.is_some(), conweave),
+                ("static_paths", self.static_paths.is_some(), conweave),
             ],
         )?;
         if conweave {
+            self.static_paths.get_or_insert(false);
             for (key, default) in self.conweave_keys() {
                 key.get_or_insert_with(|| default.into());
             }
@@ -150,7 +161,18 @@ impl LoadBalancingSection {
             flush_slack: key("flush_slack", &self.flush_slack, d.flush_slack)?,
             default_wait: key("default_wait", &self.default_wait, d.default_wait)?,
             reorder_queues: self.reorder_queues,
+            flow_table: self.flow_table,
+            static_paths: self.static_paths.unwrap_or(false),
         };
+        if self.flow_table == Some(0) {
+            return Err(invalid(
+                file,
+                "load_balancing.flow_table",
+                "0",
+                "at least 1 flow per source ToR (ConWeave's P4 switch: 4096 in its testbed build, \
+                 65536 in its resource study), or leave it out for no limit",
+            ));
+        }
         if self.reorder_queues == Some(0) {
             return Err(invalid(
                 file,

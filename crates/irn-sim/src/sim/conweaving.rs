@@ -26,6 +26,7 @@
 use irn_core::packet::{Ecn, PacketKind};
 use irn_core::{Duration, Packet, Time};
 
+use super::switches::EVERY_PATH;
 use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
@@ -79,6 +80,10 @@ pub(super) struct ConWeaveState {
     entries: Vec<Entry>,
     /// When each path (by its first route cursor) stops being busy.
     busy_until: Vec<Time>,
+    /// With a flow-table limit: entries in use per source ToR (switch index)...
+    table_used: Vec<u32>,
+    /// ...and whether each flow holds one.
+    has_entry: Vec<bool>,
     pub(super) summary: ConWeaveSummary,
 }
 
@@ -124,7 +129,38 @@ impl ConWeaveState {
             },
             entries: Vec::new(),
             busy_until: vec![Time::ZERO; routes],
+            table_used: match params.flow_table {
+                Some(_) => vec![0; topology.switches().len()],
+                None => Vec::new(),
+            },
+            has_entry: match params.flow_table {
+                Some(_) => vec![false; n],
+                None => Vec::new(),
+            },
             summary: ConWeaveSummary::default(),
+        }
+    }
+
+    /// A flow's first packet at its source ToR `s`, under a flow-table limit: whether it gets
+    /// an entry; if not, ConWeave leaves it alone for good, as a flow between hosts of one ToR.
+    fn take_entry(&mut self, s: usize, flow: usize) -> bool {
+        let limit = self.params.flow_table.expect("a limit");
+        if self.table_used[s] == limit {
+            self.tors[flow] = (LOCAL, LOCAL);
+            self.summary.flows_untracked += 1;
+            return false;
+        }
+        self.table_used[s] += 1;
+        self.has_entry[flow] = true;
+        true
+    }
+
+    /// Flow `flow` ended: its entry, if it holds one, is free for another flow.
+    pub(super) fn release_entry(&mut self, flow: FlowId) {
+        if let Some(held) = self.has_entry.get_mut(flow.index()) {
+            if std::mem::take(held) {
+                self.table_used[self.tors[flow.index()].0 as usize] -= 1;
+            }
         }
     }
 
@@ -149,13 +185,19 @@ impl<T: Trace> Simulation<'_, T> {
         s: usize,
         id: PacketId,
         starts: &[u32],
-        pool: &[u8],
+        mut pool: &[u8],
     ) -> Option<usize> {
         let pkt = *self.packets.get(id);
         let cw = self.conweave.as_deref_mut()?;
         let flow = pkt.flow.index();
         if !pkt.is_data() || cw.tors[flow].0 != s as u32 {
             return None;
+        }
+        if cw.params.flow_table.is_some() && !cw.tx[flow].is_known() && !cw.take_entry(s, flow) {
+            return None;
+        }
+        if cw.params.static_paths {
+            pool = &EVERY_PATH[..starts.len()];
         }
         let topology = &self.cfg.topology;
         // The ToR-to-ToR propagation, there and back.

@@ -390,6 +390,9 @@ impl<T: Trace> Simulation<'_, T> {
         if let Some(ends) = self.flows[f.index()].qp.take() {
             self.absorb_stats(f, &ends, true);
             self.flows_finished += 1;
+            if let Some(cw) = self.conweave.as_deref_mut() {
+                cw.release_entry(f);
+            }
         }
         self.drop_layer(f);
     }

@@ -11,7 +11,7 @@ use crate::switch::{Admit, Queues};
 use crate::topology::{MAX_PATHS, MAX_SWITCH_PORTS};
 
 /// Every path index, in order: the paths a packet may take when none is down.
-const EVERY_PATH: [u8; MAX_PATHS] = {
+pub(super) const EVERY_PATH: [u8; MAX_PATHS] = {
     let mut all = [0; MAX_PATHS];
     let mut i = 0;
     while i < MAX_PATHS {
