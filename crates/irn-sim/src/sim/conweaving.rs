@@ -26,13 +26,14 @@
 use irn_core::packet::{Ecn, PacketKind};
 use irn_core::{Duration, Packet, Time};
 
-use super::switches::EVERY_PATH;
+use super::switches::Paths;
 use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
 use crate::forwarding::conweave::{
     pick, ConWeaveParams, Reply, RxFlow, Tag, TagKind, TxFlow, Verdict,
 };
+use crate::forwarding::Balancer;
 use crate::ids::{FlowId, HostIdx, PortId};
 use crate::metrics::ConWeaveSummary;
 use crate::packet::SimPacket;
@@ -155,6 +156,23 @@ impl ConWeaveState {
         true
     }
 
+    /// Flow `flow`'s next packet at its source ToR `s` at `now`, with only the `live` paths
+    /// up: if its path is down, routing moves it to a random live one, unknown to ConWeave.
+    #[cold]
+    fn leave_failed_path(
+        &mut self,
+        s: usize,
+        flow: usize,
+        (now, live): (Time, Paths),
+        balancer: &mut Balancer,
+    ) {
+        let tx = &mut self.tx[flow];
+        if !live.has(usize::from(tx.path())) {
+            let path = live.nth(balancer.draw(s, live.len())) as u8;
+            self.summary.failovers += u64::from(tx.move_off_failed(now, &self.params, path));
+        }
+    }
+
     /// Flow `flow` ended: its entry, if it holds one, is free for another flow.
     pub(super) fn release_entry(&mut self, flow: FlowId) {
         if let Some(held) = self.has_entry.get_mut(flow.index()) {
@@ -176,7 +194,7 @@ impl ConWeaveState {
 impl<T: Trace> Simulation<'_, T> {
     /// The source ToR `s` routes data packet `id` of its flow: the index of its path among
     /// `starts` (the route cursors of the paths to the destination ToR), which the packet
-    /// carries in its header, taken among the indices `pool` (the paths up). `None` when
+    /// carries in its header, taken among the `live` ones (the paths up; `None`: all). `None` when
     /// ConWeave does not route it (not data, or not from this ToR), to leave the choice to the
     /// balancer.
     #[inline(never)]
@@ -185,19 +203,20 @@ impl<T: Trace> Simulation<'_, T> {
         s: usize,
         id: PacketId,
         starts: &[u32],
-        mut pool: &[u8],
+        live: Option<Paths>,
     ) -> Option<usize> {
         let pkt = *self.packets.get(id);
         let cw = self.conweave.as_deref_mut()?;
-        let flow = pkt.flow.index();
+        let (flow, now) = (pkt.flow.index(), self.now);
         if !pkt.is_data() || cw.tors[flow].0 != s as u32 {
             return None;
         }
         if cw.params.flow_table.is_some() && !cw.tx[flow].is_known() && !cw.take_entry(s, flow) {
             return None;
         }
-        if cw.params.static_paths {
-            pool = &EVERY_PATH[..starts.len()];
+        let live = live.filter(|_| !cw.params.static_paths);
+        if let Some(live) = live {
+            cw.leave_failed_path(s, flow, (now, live), &mut self.balancer);
         }
         let topology = &self.cfg.topology;
         // The ToR-to-ToR propagation, there and back.
@@ -205,15 +224,12 @@ impl<T: Trace> Simulation<'_, T> {
             .map(|p| topology.ports()[p.index()].delay)
             .fold(Duration::ZERO, |a, b| a + b);
         let base_rtt = one_way + one_way;
-        let now = self.now;
         let balancer = &mut self.balancer;
-        let mut draw = || usize::from(pool[balancer.draw(s, pool.len())]);
+        let mut draw = || match live {
+            None => balancer.draw(s, starts.len()),
+            Some(live) => live.nth(balancer.draw(s, live.len())),
+        };
         let tx = &mut cw.tx[flow];
-        if pool.len() < starts.len() && !pool.contains(&tx.path()) {
-            // Its path is down: routing moves it, unknown to ConWeave.
-            let path = draw() as u8;
-            cw.summary.failovers += u64::from(tx.move_off_failed(now, &cw.params, path));
-        }
         let busy = &cw.busy_until;
         let choose = || pick((draw(), draw()), |i| busy[starts[i] as usize] <= now);
         let tag = tx.on_data(now, &cw.params, base_rtt, choose);

@@ -7,6 +7,7 @@
 
 use irn_core::Time;
 
+use super::switches::Paths;
 use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
@@ -15,7 +16,6 @@ use crate::ids::PortId;
 use crate::packets::PacketId;
 use crate::port::{OwnerKind, Port};
 use crate::switch::Queues;
-use crate::topology::MAX_PATHS;
 
 /// A down port's `busy_until`.
 pub(super) const DOWN: Time = Time::MAX;
@@ -129,20 +129,20 @@ impl<T: Trace> Simulation<'_, T> {
         }
     }
 
-    /// Of the source routes starting at cursors `starts`, the indices of those up when routing
-    /// last converged, written to `live`: their count, or `None` when all of them are (or none
-    /// is: a packet then takes the route it is given and is lost where it meets the failure).
-    pub(super) fn live_routes(&self, starts: &[u32], live: &mut [u8; MAX_PATHS]) -> Option<usize> {
-        let f = self.failures.as_deref()?;
+    /// Of the source routes starting at cursors `starts`, those up when routing last
+    /// converged; `None` when all of them are, or none is (a packet then takes the route it
+    /// is given and is lost where it meets the failure).
+    #[cold]
+    pub(super) fn live_routes(&self, starts: &[u32]) -> Option<Paths> {
+        let f = self.failures.as_deref().expect("failures");
         let topology = &self.cfg.topology;
-        let mut n = 0;
+        let mut live = Paths::none();
         for (i, &c) in starts.iter().enumerate() {
             if !(topology.route_ports(c).iter()).any(|p| f.routed_down[p.index()]) {
-                live[n] = i as u8;
-                n += 1;
+                live.add(i);
             }
         }
-        (n != 0 && n != starts.len()).then_some(n)
+        (live.len() != 0 && live.len() != starts.len()).then_some(live)
     }
 
     /// Packet `pkt`, bound for or on the link of port `p`, is lost to a failure: counted, its

@@ -10,16 +10,52 @@ use crate::packets::{PacketId, UNROUTED};
 use crate::switch::{Admit, Queues};
 use crate::topology::{MAX_PATHS, MAX_SWITCH_PORTS};
 
-/// Every path index, in order: the paths a packet may take when none is down.
-pub(super) const EVERY_PATH: [u8; MAX_PATHS] = {
-    let mut all = [0; MAX_PATHS];
-    let mut i = 0;
-    while i < MAX_PATHS {
-        all[i] = i as u8;
-        i += 1;
+/// A set of a switch's source routes to a destination, by their index among
+/// [`route_starts`](crate::topology::Topology::route_starts): the ones a packet may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Paths(u64);
+
+const _: () = assert!(MAX_PATHS <= 64, "a path set is a 64-bit mask");
+
+impl Paths {
+    /// None yet.
+    pub(super) fn none() -> Paths {
+        Paths(0)
     }
-    all
-};
+
+    pub(super) fn add(&mut self, i: usize) {
+        self.0 |= 1 << i;
+    }
+
+    pub(super) fn has(self, i: usize) -> bool {
+        self.0 >> i & 1 == 1
+    }
+
+    pub(super) fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// Keeps the entries of `per_path` (one per path) whose path is in the set, in order, at
+    /// its start: how many.
+    #[cold]
+    pub(super) fn keep<T: Copy>(self, per_path: &mut [T]) -> usize {
+        let mut n = 0;
+        for i in 0..per_path.len() {
+            per_path[n] = per_path[i];
+            n += usize::from(self.has(i));
+        }
+        n
+    }
+
+    /// The index of the `k`-th path of the set (from 0).
+    pub(super) fn nth(self, k: usize) -> usize {
+        let mut mask = self.0;
+        for _ in 0..k {
+            mask &= mask - 1;
+        }
+        mask.trailing_zeros() as usize
+    }
+}
 
 impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
@@ -74,7 +110,8 @@ impl<T: Trace> Simulation<'_, T> {
             return self.transmit(out, id, false);
         }
         if port.busy_until == DOWN {
-            // Its link failed and routing has not reconverged yet: a black hole.
+            // Its link failed, and routing has not reconverged yet or the packet's source route
+            // goes through it: a black hole.
             return self.lose_to_failure(out, id);
         }
         if is_data {
@@ -117,25 +154,28 @@ impl<T: Trace> Simulation<'_, T> {
             // one by the paths' first hops.
             let starts = topology.route_starts(s, packet.1);
             // The paths it may take: those up when routing last converged.
-            let mut live = [0; MAX_PATHS];
-            let pool = match self.live_routes(starts, &mut live) {
-                Some(n) => &live[..n],
-                None => &EVERY_PATH[..starts.len()],
+            let live = match self.failures {
+                Some(_) => self.live_routes(starts),
+                None => None,
             };
             let named = match self.conweave.is_some() {
-                true => self.conweave_route(s, id, starts, pool),
+                true => self.conweave_route(s, id, starts, live),
                 false => None,
             };
             let i = named.unwrap_or_else(|| {
                 let mut first_hops = [PortId(0); MAX_PATHS];
-                for (hop, &i) in first_hops.iter_mut().zip(pool) {
-                    *hop = topology.route_hop(starts[usize::from(i)]);
+                for (hop, &c) in first_hops.iter_mut().zip(starts) {
+                    *hop = topology.route_hop(c);
                 }
-                let firsts = &first_hops[..pool.len()];
+                let n = match live {
+                    Some(live) => live.keep(&mut first_hops[..starts.len()]),
+                    None => starts.len(),
+                };
+                let firsts = &first_hops[..n];
                 let switch = &self.switches[s];
                 let queued = |p: PortId| switch.queued_bytes((p.0 - first) as usize);
                 let j = (self.balancer).choose_index(s, node, packet, self.now, firsts, queued);
-                usize::from(pool[j])
+                live.map_or(j, |live| live.nth(j))
             });
             cursor = starts[i];
         }
@@ -286,5 +326,25 @@ impl<T: Trace> Simulation<'_, T> {
             mask &= mask - 1;
             self.send_pfc(PortId(first + input), false);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Paths;
+
+    /// Paths 1, 3 and 4 of 6 up: the set keeps their entries, in order, and names them by rank.
+    #[test]
+    fn a_path_set_keeps_and_names_its_paths() {
+        let mut live = Paths::none();
+        for i in [4, 1, 3] {
+            live.add(i);
+        }
+        assert_eq!(live.len(), 3);
+        assert_eq!([0, 1, 2].map(|k| live.nth(k)), [1, 3, 4]);
+        let mut hops = ['a', 'b', 'c', 'd', 'e', 'f'];
+        assert_eq!(live.keep(&mut hops), 3);
+        assert_eq!(hops[..3], ['b', 'd', 'e']);
+        assert!(live.has(3) && !live.has(0) && !live.has(5));
     }
 }
