@@ -46,12 +46,14 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("eunomia", "eunomia/fig18.toml"),
     shipped!("eunomia", "eunomia/fig17.toml"),
     shipped!("eunomia", "eunomia/fig19.toml"),
+    shipped!("conweave", "conweave/headline_lossless.toml"),
+    shipped!("conweave", "conweave/headline_irn.toml"),
     shipped!("wan", "wan/pause_control.toml"),
     shipped!("wan", "wan/transports.toml"),
 ];
 
 /// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
-pub const PAPERS: &[&str] = &["irn", "eunomia", "wan"];
+pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "wan"];
 
 /// One side of a ratio: a variant's metric, at one grid point or at each.
 #[derive(Debug, Clone)]
@@ -101,8 +103,8 @@ pub struct Experiment {
     pub title: String,
     /// The paper's name, heading its figures in a report (empty for a user's experiment).
     pub paper: String,
-    /// The key `irn reproduce KEY` selects it by (`irn`, `eunomia`, `wan`; empty for a user's
-    /// file).
+    /// The key `irn reproduce KEY` selects it by (`irn`, `eunomia`, `conweave`, `wan`; empty for
+    /// a user's file).
     pub paper_key: &'static str,
     /// What the report says under the title.
     pub note: Option<String>,
@@ -264,6 +266,7 @@ mod tests {
         for dir in [
             "scenarios/paper",
             "scenarios/paper/eunomia",
+            "scenarios/paper/conweave",
             "scenarios/paper/wan",
         ] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {

@@ -46,7 +46,7 @@ const CONVERGED: f64 = 0.05;
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
     /// A figure (`fig01` … `fig12`, `fig09_cross`, `robustness`, `eunomia-fig01` …), a paper
-    /// (`irn`, `eunomia`, `wan`: all its figures) or `all`.
+    /// (`irn`, `eunomia`, `conweave`, `wan`: all its figures) or `all`.
     #[arg(default_value = "all")]
     figure: String,
     /// A reduced run (short windows, no convergence check) that finishes in minutes.

@@ -210,6 +210,7 @@ impl Metric {
     pub fn label(&self) -> &str {
         match self.text.as_str() {
             "avg_slowdown" => "avg slowdown",
+            "p99_slowdown" => "p99 slowdown",
             "avg_fct_us" => "avg FCT",
             "p99_fct_us" => "p99 FCT",
             "rct_us" => "incast RCT",
