@@ -31,6 +31,20 @@ pub struct Failures {
     pub scheduled: Vec<ScheduledFailure>,
     /// How long after each change routing converges to the links that are up.
     pub reconvergence: Duration,
+    /// What a switch does with a packet it routes to a failed link.
+    pub to_failed: ToFailed,
+}
+
+/// What a switch does with a packet it routes to a failed link (`failures.to_failed_link`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToFailed {
+    /// Drops it, as a switch does with a frame for a port whose link is down.
+    #[default]
+    Drop,
+    /// Queues it, charged to the buffer, to be sent when the link comes back: ns-3's
+    /// behaviour (HPCC's and ConWeave's simulators), whose failed device keeps what it is given
+    /// and never sends it; under PFC those packets pause the inputs they came in on.
+    Hold,
 }
 
 /// Every `interval` from `start`, the previous set of failed links comes back and a new random
@@ -69,6 +83,7 @@ pub struct Timeline {
     /// Each link's two ports, the lower first, in port order.
     pub links: Vec<(PortId, PortId)>,
     pub changes: Vec<(Time, Change)>,
+    pub to_failed: ToFailed,
 }
 
 /// Why a `[failures]` setting cannot be planned on this topology.
@@ -176,7 +191,11 @@ impl Timeline {
         );
         changes.sort_unstable();
         changes.dedup();
-        Ok(Timeline { links, changes })
+        Ok(Timeline {
+            links,
+            changes,
+            to_failed: f.to_failed,
+        })
     }
 }
 
@@ -204,7 +223,9 @@ pub struct FailureState {
     /// Packets lost to failures: on a failed link, queued for it, or sent to it before routing
     /// reconverged, or with no route left.
     pub packets_lost: u64,
-    /// Per flow: it lost a packet (data or control) to a failure.
+    /// Packets routed to a failed link and held in its queue (`ToFailed::Hold`).
+    pub packets_held: u64,
+    /// Per flow: it lost a packet (data or control) to a failure, or had one held for one.
     pub affected: Vec<bool>,
 }
 
@@ -220,6 +241,7 @@ impl FailureState {
             quiet_until: vec![Time::ZERO; links],
             link_failures: 0,
             packets_lost: 0,
+            packets_held: 0,
             affected: vec![false; flows],
         }
     }

@@ -65,8 +65,9 @@ pub struct NetworkCounters {
     /// DIBS deflections, and drops of packets out of TTL; `None` without deflection.
     pub deflections: Option<u64>,
     pub ttl_drops: Option<u64>,
-    /// Link failures: (links that went down, packets lost to them); `None` without.
-    pub failures: Option<(u64, u64)>,
+    /// Link failures: (links that went down, packets lost to them, packets held for them);
+    /// `None` without.
+    pub failures: Option<(u64, u64, u64)>,
     /// What ConWeave did; `None` without it.
     pub conweave: Option<ConWeaveSummary>,
     /// Ports still paused by PFC when a run ended with flows unfinished; `None` otherwise.
@@ -484,13 +485,15 @@ pub struct RunResult {
 
 /// What link failures did (`summary.json`'s `failures`). A flow is *affected* when it lost a
 /// packet, data or control, to a failure: on a link when it failed, queued for it, sent to it
-/// before routing reconverged, or left without a route. Statistics are over measured flows.
+/// before routing reconverged, or left without a route; or had one held for a failed link. Statistics are over measured flows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FailureSummary {
     /// Times a link went down.
     pub link_failures: u64,
     /// Packets lost to failures (apart from `drops` and `link_losses`).
     pub packets_lost: u64,
+    /// Packets routed to a failed link and held in its queue (`to_failed_link = "hold"`).
+    pub packets_held: u64,
     /// Measured flows affected, and of those, how many did not finish.
     pub flows_affected: usize,
     pub affected_unfinished: usize,
@@ -507,7 +510,7 @@ pub struct FailureSummary {
 
 impl FailureSummary {
     fn new(
-        (link_failures, packets_lost): (u64, u64),
+        (link_failures, packets_lost, packets_held): (u64, u64, u64),
         records: &[FlowRecord],
         rows: &[FlowRow],
     ) -> Self {
@@ -527,6 +530,7 @@ impl FailureSummary {
         FailureSummary {
             link_failures,
             packets_lost,
+            packets_held,
             flows_affected: hit.len(),
             affected_unfinished: hit.iter().filter(|r| r.fct_us.is_none()).count(),
             affected_avg_fct_us: fct(&hit).map(|s| s.0),

@@ -10,7 +10,7 @@ use irn_core::ordering::{OrderingConfig, OrderingMode};
 use irn_core::transport::{Acks, TransportConfig};
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{LoadBalancing, Ordering, SimConfig};
-use irn_sim::failures::{Failures, RandomFailures, ScheduledFailure, Timeline};
+use irn_sim::failures::{Failures, RandomFailures, ScheduledFailure, Timeline, ToFailed};
 use irn_sim::forwarding::conweave::ConWeaveParams;
 use irn_sim::ids::NodeId;
 use irn_sim::metrics::FailureSummary;
@@ -49,6 +49,7 @@ fn direct_link_fails(at_ns: u64, for_us: u64, reconvergence_us: u64) -> Failures
             duration: Duration::from_us(for_us),
         }],
         reconvergence: Duration::from_us(reconvergence_us),
+        to_failed: ToFailed::Drop,
     }
 }
 
@@ -151,6 +152,23 @@ fn source_routes_skip_a_failed_link_once_routing_reconverges() {
     assert_eq!((lost(0), lost(2)), (5, 15));
 }
 
+/// `ToFailed::Hold` (ns-3's failed device): of the 15 packets above, the 5 on the link when
+/// it failed are still lost, and the 10 sent into it before routing reconverged wait in its
+/// queue instead.
+#[test]
+fn held_for_a_failed_link_rather_than_lost() {
+    let flows = vec![common::flow(0, 1, 100 * 1024)];
+    let hold = Failures {
+        to_failed: ToFailed::Hold,
+        ..direct_link_fails(5100, 1000, 2)
+    };
+    let default = (LoadBalancing::Ecmp, Ordering::default());
+    let r = run(triangle(), &hold, silent(), flows, default);
+    let f = failures(&r);
+    assert_eq!((f.packets_lost, f.packets_held), (5, 10));
+    assert_eq!(f.flows_affected, 1);
+}
+
 #[test]
 fn with_recovery_every_flow_completes() {
     let flows: Vec<FlowSpec> = (0..4).map(|_| common::flow(0, 1, 200 * 1024)).collect();
@@ -203,6 +221,7 @@ fn a_destination_cut_off_loses_what_is_sent_and_the_run_still_ends() {
             duration: Duration::from_us(for_us),
         }],
         reconvergence: Duration::ZERO,
+        to_failed: ToFailed::Drop,
     };
     let flows = vec![common::flow(0, 1, 500 * 1024)];
     let default = (LoadBalancing::Ecmp, Ordering::default());
@@ -260,6 +279,7 @@ proptest! {
             }),
             scheduled: Vec::new(),
             reconvergence: Duration::from_us(reconvergence_us),
+            to_failed: ToFailed::Drop,
         };
         let flows: Vec<FlowSpec> = (0..16u32)
             .map(|i| common::flow(i, (i * 7 + seed as u32) % 16, 300 * 1024))

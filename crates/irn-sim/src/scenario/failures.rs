@@ -7,6 +7,8 @@
 //! start = "0us"          # random: when the first set fails
 //! reconvergence = "0us"  # routing avoids failed links (and uses restored ones) this long after
 //!                        # each change
+//! to_failed_link = "drop" # or "hold": a packet routed to a failed link waits in its queue
+//!                        # (ns-3's behaviour)
 //!
 //! [[failures.link]]      # and/or failures at given times
 //! nodes = [4, 9]         # the link between these two switches (node ids, as `irn topology`
@@ -20,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{invalid, parse_key, ScenarioError};
 use crate::failures::{
-    find_link, switch_links, Failures, RandomFailures, ScheduledFailure, Timeline,
+    find_link, switch_links, Failures, RandomFailures, ScheduledFailure, Timeline, ToFailed,
 };
 use crate::ids::NodeId;
 use crate::topology::Topology;
@@ -42,9 +44,21 @@ pub struct FailuresSection {
     /// Delay from a change to routing around it (default 0: at once).
     #[serde(default = "zero")]
     pub reconvergence: String,
+    /// What a switch does with a packet it routes to a failed link (default "drop").
+    #[serde(default)]
+    pub to_failed_link: ToFailedSection,
     /// Failures at given times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub link: Vec<LinkFailureSection>,
+}
+
+/// `failures.to_failed_link`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToFailedSection {
+    #[default]
+    Drop,
+    Hold,
 }
 
 fn zero() -> String {
@@ -153,6 +167,10 @@ pub(super) fn build(
         random,
         scheduled,
         reconvergence: time("reconvergence", &f.reconvergence)?,
+        to_failed: match f.to_failed_link {
+            ToFailedSection::Drop => ToFailed::Drop,
+            ToFailedSection::Hold => ToFailed::Hold,
+        },
     };
     Timeline::plan(&failures, topology, seed, horizon)
         .map_err(|e| invalid(file, "failures", "", &e.to_string()))

@@ -11,7 +11,7 @@ use super::switches::Paths;
 use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
-use crate::failures::Change;
+use crate::failures::{Change, ToFailed};
 use crate::ids::PortId;
 use crate::packets::PacketId;
 use crate::port::{OwnerKind, Port};
@@ -143,6 +143,19 @@ impl<T: Trace> Simulation<'_, T> {
             }
         }
         (live.len() != 0 && live.len() != starts.len()).then_some(live)
+    }
+
+    /// Whether packet `pkt`, routed to a failed link, waits in its queue for the link to come
+    /// back (`ToFailed::Hold`; its flow is affected); if not, it is lost.
+    #[cold]
+    pub(super) fn holds_for_failed(&mut self, pkt: PacketId) -> bool {
+        let f = self.failures.as_deref_mut().expect("failures");
+        let hold = f.timeline.to_failed == ToFailed::Hold;
+        if hold {
+            f.packets_held += 1;
+            f.affected[self.packets.get(pkt).flow.index()] = true;
+        }
+        hold
     }
 
     /// Packet `pkt`, bound for or on the link of port `p`, is lost to a failure: counted, its

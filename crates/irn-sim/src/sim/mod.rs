@@ -524,7 +524,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
         self.counters.failures = self
             .failures
             .as_deref()
-            .map(|f| (f.link_failures, f.packets_lost));
+            .map(|f| (f.link_failures, f.packets_lost, f.packets_held));
         self.counters.deflections = self.deflector.as_deref().map(|d| d.deflections);
         self.counters.conweave = self.conweave.as_deref().map(|c| c.summary);
         self.counters.ttl_drops = self.deflector.as_deref().map(|d| d.ttl_drops);

@@ -109,11 +109,12 @@ impl<T: Trace> Simulation<'_, T> {
             }
             return self.transmit(out, id, false);
         }
-        if port.busy_until == DOWN {
+        if port.busy_until == DOWN && !self.holds_for_failed(id) {
             // Its link failed, and routing has not reconverged yet or the packet's source route
             // goes through it: a black hole.
             return self.lose_to_failure(out, id);
         }
+        let switch = &mut self.switches[s];
         if is_data {
             let admit = switch.admit_data(&mut self.packets, input, output, id);
             if admit == Admit::Dropped && self.rescues_drops() {
