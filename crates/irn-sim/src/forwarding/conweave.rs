@@ -49,6 +49,10 @@ pub struct ConWeaveParams {
     /// entries in its testbed build, 65,536 in its resource study); `None`: unlimited, as in
     /// ConWeave's ns-3.
     pub flow_table: Option<u32>,
+    /// Held packets are kept outside the switch buffer and admitted to it when their queue
+    /// flushes, as in ConWeave's ns-3 (a burst may then be dropped even under PFC); otherwise
+    /// they are charged to the buffer when they arrive, as in the P4 switch.
+    pub hold_outside_buffer: bool,
     /// The source ToRs' path tables never change, as in ConWeave's ns-3, which builds them once:
     /// after a link failure they keep offering paths through it. Otherwise they follow routing
     /// when it reconverges.
@@ -65,6 +69,7 @@ impl ConWeaveParams {
         default_wait: Duration::from_us(200),
         reorder_queues: None,
         flow_table: None,
+        hold_outside_buffer: false,
         static_paths: false,
     };
 }

@@ -16,6 +16,8 @@
 //! reorder_queues = 24  # conweave: reorder queues per destination-ToR port (default unlimited)
 //! flow_table = 4096    # conweave: flows each source ToR tracks at once (default unlimited)
 //! static_paths = false # conweave: path tables ignore link failures (ns-3's; default false)
+//! reorder_buffer = "switch" # conweave: held packets charged to the buffer on arrival; or
+//!                      # "outside" (ns-3's): admitted when their queue flushes
 //! ```
 
 use irn_core::Duration;
@@ -65,6 +67,19 @@ pub struct LoadBalancingSection {
     /// conweave: the source ToRs' path tables ignore link failures. Default false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub static_paths: Option<bool>,
+    /// conweave: where held packets are kept. Default "switch".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_buffer: Option<ReorderBuffer>,
+}
+
+/// `load_balancing.reorder_buffer`: where ConWeave's destination ToR keeps held packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReorderBuffer {
+    /// In the switch buffer, charged on arrival (the P4 switch).
+    Switch,
+    /// Outside it, admitted when the queue flushes (ConWeave's ns-3).
+    Outside,
 }
 
 /// `load_balancing.kind`.
@@ -116,10 +131,12 @@ impl LoadBalancingSection {
                 ("reorder_queues", self.reorder_queues.is_some(), conweave),
                 ("flow_table", self.flow_table.is_some(), conweave),
                 ("static_paths", self.static_paths.is_some(), conweave),
+                ("reorder_buffer", self.reorder_buffer.is_some(), conweave),
             ],
         )?;
         if conweave {
             self.static_paths.get_or_insert(false);
+            self.reorder_buffer.get_or_insert(ReorderBuffer::Switch);
             for (key, default) in self.conweave_keys() {
                 key.get_or_insert_with(|| default.into());
             }
@@ -163,6 +180,7 @@ impl LoadBalancingSection {
             reorder_queues: self.reorder_queues,
             flow_table: self.flow_table,
             static_paths: self.static_paths.unwrap_or(false),
+            hold_outside_buffer: self.reorder_buffer == Some(ReorderBuffer::Outside),
         };
         if self.flow_table == Some(0) {
             return Err(invalid(

@@ -8,9 +8,9 @@
 //!   its flow's reorder queue, a FIFO in the packet slab, until a `Reorder` event moves it to
 //!   its output queue. A held packet is charged to the buffer when it arrives, as in the P4
 //!   switch, whose reorder queues are queues of the switch: it can pause its input (PFC), and
-//!   it is dropped on arrival if there is no room. (ConWeave's ns-3 holds packets outside the
-//!   buffer and admits them when they leave the queue, where a burst can be dropped even
-//!   under PFC.)
+//!   it is dropped on arrival if there is no room. With `hold_outside_buffer` it is kept
+//!   apart and admitted when its queue flushes, as ConWeave's ns-3 does, where a burst can be
+//!   dropped even under PFC.
 //! - The destination ToR's RTT replies, CLEARs and NOTIFYs are packets of their own, 64 B on the
 //!   wire in the control class (never paused or dropped), addressed to the flow's source host
 //!   and taken off the network by its ToR.
@@ -300,7 +300,8 @@ impl<T: Trace> Simulation<'_, T> {
             cw.tail_flush[flow.index()] = tag.kind == TagKind::Tail;
             self.queue.schedule(at, Event::Reorder(flow));
         }
-        if verdict.hold && self.conweave_charge(s, from, id) {
+        let outside = cw.params.hold_outside_buffer;
+        if verdict.hold && (outside || self.conweave_charge(s, from, id)) {
             let cw = self.conweave.as_deref_mut().expect("ConWeave runs");
             cw.summary.held_packets += 1;
             self.packets.set_input(id, from.1);
@@ -432,11 +433,23 @@ impl<T: Trace> Simulation<'_, T> {
             let out = self.routing.next_hops_at_row(s, dst)[0];
             cw.queues_in_use[out.index()] -= 1;
         }
+        let outside = cw.params.hold_outside_buffer;
         let mut to = None;
         while let Some(id) = self.packets.pop(&mut held) {
             let input = self.packets.input(id);
             let (out, output) = self.host_output(s, first, id);
-            self.switches[s].enqueue_charged(&mut self.packets, input, output, id);
+            if outside {
+                // Admitted now, as it would have been on arrival: it may be dropped, or pause
+                // its input.
+                let switch = &mut self.switches[s];
+                let admit = switch.admit_data(&mut self.packets, input, output, id);
+                self.trace_admission(admit, out, id);
+                if !self.admitted(admit, PortId(first + input as u32), id) {
+                    continue;
+                }
+            } else {
+                self.switches[s].enqueue_charged(&mut self.packets, input, output, id);
+            }
             if T::ON && self.packets.traced(id) {
                 self.trace_enqueue(s, out, output, id);
             }

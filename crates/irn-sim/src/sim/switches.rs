@@ -274,7 +274,7 @@ impl<T: Trace> Simulation<'_, T> {
 
     /// A traced packet dropped on its way to port `out` is traced (before it is freed).
     #[inline(always)]
-    fn trace_admission(&mut self, admit: Admit, out: PortId, id: PacketId) {
+    pub(super) fn trace_admission(&mut self, admit: Admit, out: PortId, id: PacketId) {
         if T::ON && admit == Admit::Dropped && self.packets.traced(id) {
             self.trace_drop(out, id);
         }
