@@ -109,6 +109,23 @@ fn a_port_out_of_reorder_queues_lets_packets_through_out_of_order() {
     assert!(one.summary.out_of_order_packets > 0 && one.summary.retransmissions > 0);
 }
 
+/// The P4 switch's rule (`reorder_queue_groups`): with two queues per port in one group, a
+/// flow may take only the queue its hash names, and flows 0 and 1 both hash to queue 1; so
+/// where any free queue serves both, the hashed rule leaves the second out of order.
+#[test]
+fn hashed_reorder_queues_run_out_before_the_port_does() {
+    let late = "reply_extra = \"0us\"\nreorder_queues = 2\n";
+    let any = two_to_one(late);
+    let hashed = two_to_one(&format!("{late}reorder_queue_groups = 1\n"));
+    assert_eq!(conweave(&any).queues_exhausted, 0);
+    assert_eq!(any.summary.out_of_order_packets, 0);
+    assert!(conweave(&hashed).queues_exhausted > 0);
+    assert!(hashed.summary.out_of_order_packets > 0);
+    // Groups of one queue each: every queue is a candidate, as with no groups.
+    let all = two_to_one(&format!("{late}reorder_queue_groups = 2\n"));
+    assert_eq!(all.summary, any.summary);
+}
+
 /// An incast through ECN-marking switches: CE-marked packets are answered with NOTIFYs.
 #[test]
 fn marked_packets_are_answered_with_notifies() {
@@ -140,6 +157,14 @@ fn conweave_errors_name_the_key_and_what_is_allowed() {
         (
             format!("{NET}{lb}reorder_buffer = \"nowhere\"\n"),
             "reorder_buffer",
+        ),
+        (
+            format!("{NET}{lb}reorder_queues = 12\nreorder_queue_groups = 5\n"),
+            "load_balancing.reorder_queue_groups",
+        ),
+        (
+            format!("{NET}{lb}reorder_queue_groups = 3\n"),
+            "groups need a limit",
         ),
         (
             format!("{NET}{lb}flow_table = 0\n"),

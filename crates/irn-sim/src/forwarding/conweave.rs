@@ -28,6 +28,8 @@
 
 use irn_core::time::{Duration, Time};
 
+use crate::rng::SplitMix;
+
 /// ConWeave's parameters, as its ns-3 `run.py` sets them for the 2-tier leaf-spine (lines
 /// 261–267, the same for lossless and IRN runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +47,10 @@ pub struct ConWeaveParams {
     /// Reorder queues per egress port of a destination ToR (the P4 switch's: 24 of a 100G
     /// port's 32 queues, 12 at 25G); `None`: unlimited, as in ConWeave's ns-3.
     pub reorder_queues: Option<u16>,
+    /// With `reorder_queues`: a port's queues are split into this many equal groups and a flow
+    /// may take only one queue of each, chosen by a hash of the flow (the P4 switch: 3 groups,
+    /// `docs/conweave-ns3.md` §6); `None`: any free queue.
+    pub reorder_queue_groups: Option<u8>,
     /// Flows a source ToR's flow table holds at once (the P4 switch's exact-match table: 4096
     /// entries in its testbed build, 65,536 in its resource study); `None`: unlimited, as in
     /// ConWeave's ns-3.
@@ -68,6 +74,7 @@ impl ConWeaveParams {
         flush_slack: Duration::from_us(16),
         default_wait: Duration::from_us(200),
         reorder_queues: None,
+        reorder_queue_groups: None,
         flow_table: None,
         hold_outside_buffer: false,
         static_paths: false,
@@ -110,6 +117,17 @@ pub enum Reply {
 
 /// Off: a deadline that never passes.
 const NEVER: Time = Time::MAX;
+
+/// The reorder queues flow `flow` may take at a port of `limit` queues split into `groups`
+/// equal groups: one per group, chosen by a hash of the flow, in group order (the P4 switch's
+/// rule, with three groups, one hash function each).
+pub fn candidate_queues(flow: usize, limit: usize, groups: u8) -> impl Iterator<Item = usize> {
+    let size = limit / usize::from(groups);
+    (0..usize::from(groups)).map(move |g| {
+        let hash = SplitMix::new((flow as u64) << 8 | g as u64).next_u64();
+        g * size + (hash % size as u64) as usize
+    })
+}
 
 /// One flow's state at its source ToR.
 #[derive(Debug, Clone, Copy)]
@@ -481,6 +499,24 @@ mod tests {
         assert_eq!(send(&mut tx, &[22]), [(2, 1, 1, TagKind::Data)]);
         assert!(!tx.move_off_failed(us(400), &P, 6));
         assert_eq!(send(&mut tx, &[400]), [(5, 2, 0, TagKind::Init)]);
+    }
+
+    /// One candidate per group, inside it, the same for a flow every time; over many flows,
+    /// every queue of a group is someone's candidate.
+    #[test]
+    fn reorder_queue_candidates_are_one_hashed_queue_per_group() {
+        let of = |flow| candidate_queues(flow, 12, 3).collect::<Vec<_>>();
+        for flow in 0..100 {
+            let c = of(flow);
+            assert_eq!(c.len(), 3);
+            for (g, &q) in c.iter().enumerate() {
+                assert!((g * 4..g * 4 + 4).contains(&q), "{flow}: {c:?}");
+            }
+            assert_eq!(c, of(flow));
+        }
+        let mut seen = [false; 12];
+        (0..100).flat_map(of).for_each(|q| seen[q] = true);
+        assert!(seen.iter().all(|&s| s));
     }
 
     #[test]

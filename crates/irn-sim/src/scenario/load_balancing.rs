@@ -14,6 +14,8 @@
 //! flush_slack = "16us" # conweave: slack on a reorder queue's expected TAIL
 //! default_wait = "200us" # conweave: a reorder queue's wait without old-path history
 //! reorder_queues = 24  # conweave: reorder queues per destination-ToR port (default unlimited)
+//! reorder_queue_groups = 3 # conweave: a flow may take one hashed queue of each group
+//!                      # (the P4 switch's rule; default: any free queue)
 //! flow_table = 4096    # conweave: flows each source ToR tracks at once (default unlimited)
 //! static_paths = false # conweave: path tables ignore link failures (ns-3's; default false)
 //! reorder_buffer = "switch" # conweave: held packets charged to the buffer on arrival; or
@@ -61,6 +63,10 @@ pub struct LoadBalancingSection {
     /// conweave: reorder queues per egress port of a destination ToR. Default: unlimited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_queues: Option<u16>,
+    /// conweave: groups a port's reorder queues are split into, one hashed candidate each.
+    /// Default: none (any free queue).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_queue_groups: Option<u8>,
     /// conweave: flows a source ToR's flow table holds at once. Default: unlimited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_table: Option<u32>,
@@ -129,6 +135,11 @@ impl LoadBalancingSection {
                 ("flush_slack", self.flush_slack.is_some(), conweave),
                 ("default_wait", self.default_wait.is_some(), conweave),
                 ("reorder_queues", self.reorder_queues.is_some(), conweave),
+                (
+                    "reorder_queue_groups",
+                    self.reorder_queue_groups.is_some(),
+                    conweave,
+                ),
                 ("flow_table", self.flow_table.is_some(), conweave),
                 ("static_paths", self.static_paths.is_some(), conweave),
                 ("reorder_buffer", self.reorder_buffer.is_some(), conweave),
@@ -178,10 +189,29 @@ impl LoadBalancingSection {
             flush_slack: key("flush_slack", &self.flush_slack, d.flush_slack)?,
             default_wait: key("default_wait", &self.default_wait, d.default_wait)?,
             reorder_queues: self.reorder_queues,
+            reorder_queue_groups: self.reorder_queue_groups,
             flow_table: self.flow_table,
             static_paths: self.static_paths.unwrap_or(false),
             hold_outside_buffer: self.reorder_buffer == Some(ReorderBuffer::Outside),
         };
+        if let Some(groups) = self.reorder_queue_groups {
+            let divides = |q: u16| groups != 0 && q.is_multiple_of(u16::from(groups));
+            if !self.reorder_queues.is_some_and(divides) {
+                return Err(invalid(
+                    file,
+                    "load_balancing.reorder_queue_groups",
+                    &groups.to_string(),
+                    &format!(
+                        "at least 1, dividing reorder_queues ({}) into equal groups \
+                         (ConWeave's P4 switch: 3 groups of 4 or 8)",
+                        match self.reorder_queues {
+                            Some(q) => q.to_string(),
+                            None => "not set: groups need a limit".into(),
+                        }
+                    ),
+                ));
+            }
+        }
         if self.flow_table == Some(0) {
             return Err(invalid(
                 file,

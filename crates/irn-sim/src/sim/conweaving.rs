@@ -31,7 +31,7 @@ use super::trace::Trace;
 use super::Simulation;
 use crate::engine::Event;
 use crate::forwarding::conweave::{
-    pick, ConWeaveParams, Reply, RxFlow, Tag, TagKind, TxFlow, Verdict,
+    candidate_queues, pick, ConWeaveParams, Reply, RxFlow, Tag, TagKind, TxFlow, Verdict,
 };
 use crate::forwarding::Balancer;
 use crate::ids::{FlowId, HostIdx, PortId};
@@ -75,8 +75,10 @@ pub(super) struct ConWeaveState {
     flush_at: Vec<Time>,
     /// ...and whether its TAIL set that.
     tail_flush: Vec<bool>,
-    /// Reorder queues in use per port (only with a limit).
-    queues_in_use: Vec<u16>,
+    /// With a limit of reorder queues per port: each port's queues, taken or not...
+    queue_taken: Vec<bool>,
+    /// ...and the queue each flow holds, among its port's.
+    flow_queue: Vec<u16>,
     /// Packet slots' entries, grown with the slab.
     entries: Vec<Entry>,
     /// When each path (by its first route cursor) stops being busy.
@@ -124,8 +126,12 @@ impl ConWeaveState {
             held: vec![Fifo::default(); n],
             flush_at: vec![Time::MAX; n],
             tail_flush: vec![false; n],
-            queues_in_use: match params.reorder_queues {
-                Some(_) => vec![0; topology.ports().len()],
+            queue_taken: match params.reorder_queues {
+                Some(q) => vec![false; topology.ports().len() * usize::from(q)],
+                None => Vec::new(),
+            },
+            flow_queue: match params.reorder_queues {
+                Some(_) => vec![0; n],
                 None => Vec::new(),
             },
             entries: Vec::new(),
@@ -331,10 +337,15 @@ impl<T: Trace> Simulation<'_, T> {
         let (out, _) = self.host_output(s, ingress.0 - input as u32, id);
         let flow = self.packets.get(id).flow.index();
         let cw = self.conweave.as_deref_mut().expect("ConWeave runs");
-        let limit = cw.params.reorder_queues.expect("a limit");
-        let used = &mut cw.queues_in_use[out.index()];
-        if *used < limit {
-            *used += 1;
+        let limit = usize::from(cw.params.reorder_queues.expect("a limit"));
+        let taken = &mut cw.queue_taken[out.index() * limit..][..limit];
+        let free = match cw.params.reorder_queue_groups {
+            None => taken.iter().position(|&t| !t),
+            Some(groups) => candidate_queues(flow, limit, groups).find(|&q| !taken[q]),
+        };
+        if let Some(q) = free {
+            taken[q] = true;
+            cw.flow_queue[flow] = q as u16;
             return verdict;
         }
         cw.summary.queues_exhausted += 1;
@@ -427,11 +438,12 @@ impl<T: Trace> Simulation<'_, T> {
         let s = cw.tors[f].1 as usize;
         let topology = &self.cfg.topology;
         let first = topology.node_ports(topology.switches()[s]).start;
-        if cw.params.reorder_queues.is_some() {
+        if let Some(limit) = cw.params.reorder_queues {
             // The queue the flow took at its host's port (its first held packet's output).
             let dst = self.cfg.flows[f].dst;
             let out = self.routing.next_hops_at_row(s, dst)[0];
-            cw.queues_in_use[out.index()] -= 1;
+            let q = out.index() * usize::from(limit) + usize::from(cw.flow_queue[f]);
+            cw.queue_taken[q] = false;
         }
         let outside = cw.params.hold_outside_buffer;
         let mut to = None;
