@@ -67,6 +67,8 @@ pub(super) struct ConWeaveState {
     /// Each flow's source and destination ToR (switch indices); `LOCAL` for both when they
     /// are one switch.
     tors: Vec<(u32, u32)>,
+    /// Each flow's base RTT: the propagation between its ToRs, there and back.
+    base_rtt: Vec<Duration>,
     tx: Vec<TxFlow>,
     rx: Vec<RxFlow>,
     /// Each flow's reorder queue at its destination ToR...
@@ -109,11 +111,24 @@ impl ConWeaveState {
             })
             .collect();
         let tor = |h: HostIdx| tors_of_hosts[h.index()];
-        let tors = flows
+        let tors: Vec<(u32, u32)> = flows
             .iter()
             .map(|&(src, dst)| match (tor(src), tor(dst)) {
                 (a, b) if a == b => (LOCAL, LOCAL),
                 pair => pair,
+            })
+            .collect();
+        // The ToR-to-ToR propagation, there and back, over the first shortest path.
+        let base_rtt = (tors.iter().zip(flows))
+            .map(|(&(src_tor, _), &(_, dst))| match src_tor {
+                LOCAL => Duration::ZERO,
+                _ => {
+                    let start = topology.route_starts(src_tor as usize, dst)[0];
+                    let one_way = (topology.route_ports(start).iter())
+                        .map(|p| topology.ports()[p.index()].delay)
+                        .fold(Duration::ZERO, |a, b| a + b);
+                    one_way + one_way
+                }
             })
             .collect();
         let n = flows.len();
@@ -121,6 +136,7 @@ impl ConWeaveState {
         ConWeaveState {
             params,
             tors,
+            base_rtt,
             tx: vec![TxFlow::default(); n],
             rx: vec![RxFlow::default(); n],
             held: vec![Fifo::default(); n],
@@ -224,12 +240,7 @@ impl<T: Trace> Simulation<'_, T> {
         if let Some(live) = live {
             cw.leave_failed_path(s, flow, (now, live), &mut self.balancer);
         }
-        let topology = &self.cfg.topology;
-        // The ToR-to-ToR propagation, there and back.
-        let one_way = (topology.route_ports(starts[0]).iter())
-            .map(|p| topology.ports()[p.index()].delay)
-            .fold(Duration::ZERO, |a, b| a + b);
-        let base_rtt = one_way + one_way;
+        let base_rtt = cw.base_rtt[flow];
         let balancer = &mut self.balancer;
         let mut draw = || match live {
             None => balancer.draw(s, starts.len()),
