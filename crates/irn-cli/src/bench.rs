@@ -51,17 +51,22 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         )?,
     };
     if sc.runs.iter().any(|r| r.config.monitor.is_some()) {
-        eprintln!(
+        errln!(
             "note: irn bench times the runs without their [monitor], which it does not sample \
              (irn run does)"
         );
     }
     if a.repeat > 1 {
-        println!("each variant's fastest of {} runs", a.repeat);
+        outln!("each variant's fastest of {} runs", a.repeat);
     }
-    println!(
+    outln!(
         "{:<20} {:>10} {:>12} {:>12} {:>14} {:>10}",
-        "run", "wall (s)", "events", "M events/s", "sim ms/wall s", "flows"
+        "run",
+        "wall (s)",
+        "events",
+        "M events/s",
+        "sim ms/wall s",
+        "flows"
     );
     for run in &sc.runs {
         // Only the summary is kept between repeats, so they do not add to the peak memory.
@@ -75,7 +80,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             }
         }
         let (wall, s) = fastest.expect("--repeat is at least 1");
-        println!(
+        outln!(
             "{:<20} {:>10.2} {:>12} {:>12.2} {:>14.3} {:>10}",
             run.name,
             wall,
@@ -86,8 +91,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         );
     }
     match peak_rss_kb() {
-        Some(kb) => println!("peak resident memory: {:.1} MB", kb as f64 / 1024.0),
-        None => println!("peak resident memory: unknown (no /proc/self/status)"),
+        Some(kb) => outln!("peak resident memory: {:.1} MB", kb as f64 / 1024.0),
+        None => outln!("peak resident memory: unknown (no /proc/self/status)"),
     }
     Ok(())
 }

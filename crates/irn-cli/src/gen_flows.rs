@@ -88,7 +88,10 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
         (None, None) => bail!("give --hosts N or --topology FILE"),
     }
     match &a.out {
-        None => std::io::stdout().lock().write_all(&text)?,
+        None => std::io::stdout()
+            .lock()
+            .write_all(&text)
+            .context("cannot print the flow file to standard output")?,
         Some(path) => output::write_file_atomic(path, &text)?,
     }
     Ok(())

@@ -3,6 +3,11 @@
 //! The command line is thin: it loads a scenario (`irn_sim::scenario`), runs each of its
 //! variants (in parallel, one per thread), writes the results folder and prints a table.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+#[macro_use]
+mod console;
+
 mod bench;
 mod experiment;
 mod gen_flows;
@@ -70,7 +75,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(e) = output::clean_up_on_signal() {
-        eprintln!("error: {e:#}");
+        errln!("error: {e:#}");
         return ExitCode::FAILURE;
     }
     let result = match cli.command {
@@ -82,7 +87,7 @@ fn main() -> ExitCode {
         Command::Check(args) => match reproduce::check(args) {
             Ok(true) => Ok(()),
             Ok(false) => {
-                eprintln!("a direction does not hold: see the report");
+                errln!("a direction does not hold: see the report");
                 return ExitCode::FAILURE;
             }
             Err(e) => Err(e),
@@ -95,11 +100,24 @@ fn main() -> ExitCode {
         } => run::validate(&scenario, &overrides),
         Command::Plot(args) => report::plot(args),
     };
+    let printed = console::finish();
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) if printed.is_ok() => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::FAILURE,
+        Err(e) if closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `e` is a reader closing the pipe irn was printing into (`irn gen-flows … | head`):
+/// the reader's choice, so the command ends quietly.
+fn closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

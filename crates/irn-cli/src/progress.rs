@@ -51,8 +51,8 @@ impl Bars {
     /// Prints `line` to stdout above the bars.
     pub fn println(&self, line: &str) {
         match &self.multi {
-            Some(multi) => multi.suspend(|| println!("{line}")),
-            None => println!("{line}"),
+            Some(multi) => multi.suspend(|| outln!("{line}")),
+            None => outln!("{line}"),
         }
     }
 

@@ -970,9 +970,9 @@ pub fn plot(args: PlotArgs) -> Result<()> {
                 (report, plots)
             }
         };
-        println!("{}", report.display());
+        outln!("{}", report.display());
         for p in plots {
-            println!("{}", p.display());
+            outln!("{}", p.display());
         }
     }
     Ok(())

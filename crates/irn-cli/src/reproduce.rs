@@ -782,9 +782,11 @@ fn run_all(
     };
     let started = Instant::now();
     let mut results = Vec::new();
-    println!(
+    outln!(
         "{:<16} {:>15}  {:>8}  window",
-        "figure", "directions hold", "wall"
+        "figure",
+        "directions hold",
+        "wall"
     );
     for exp in chosen {
         let r = run_experiment(exp, &engine)?;
@@ -818,7 +820,7 @@ fn run_all(
     ] {
         write_file_atomic(&out.join(name), text.as_bytes())?;
     }
-    println!(
+    outln!(
         "total {:.0} s; report: {}",
         started.elapsed().as_secs_f64(),
         out.join("report.html").display()

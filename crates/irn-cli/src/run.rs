@@ -74,7 +74,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
     for r in &scenario.runs {
         if let Some(note) = long_run_note(&r.config) {
-            eprintln!("note: {}: {note}", r.name);
+            errln!("note: {}: {note}", r.name);
         }
         warn(r);
     }
@@ -129,9 +129,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         staging.write_comparison(&finished)?;
     }
     let dir = staging.commit()?;
-    print!("{}", simulated(&scenario));
-    print!("{}", table::render(&finished));
-    println!("results: {}", dir.display());
+    outp!("{}", simulated(&scenario));
+    outp!("{}", table::render(&finished));
+    outln!("results: {}", dir.display());
     Ok(())
 }
 
@@ -266,7 +266,7 @@ fn run_traced<'a>(
 
 pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     let scenario = load(Some(path), overrides)?;
-    println!(
+    outln!(
         "{}: scenario `{}` is valid, {} run(s)",
         path.display(),
         scenario.name,
@@ -276,7 +276,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
         let c = &r.config;
         let t = &c.topology;
         let last = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
-        println!(
+        outln!(
             "  {}: {} hosts, {} switches; {} flows over {:.0} us; {}, BDP cap {}{}, {}; buffer {} B, PFC {}",
             r.name,
             t.hosts().len(),
@@ -340,7 +340,7 @@ fn pfc_state(c: &irn_sim::SimConfig) -> &'static str {
 /// Prints what the scenario allows but likely did not mean (see `Run::warnings`).
 pub fn warn(r: &Run) {
     for w in &r.warnings {
-        eprintln!("warning: {}: {w}", r.name);
+        errln!("warning: {}: {w}", r.name);
     }
 }
 

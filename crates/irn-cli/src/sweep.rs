@@ -291,7 +291,7 @@ fn jobs(
             for run in sc.runs {
                 if seed.is_none() || seed == seeds[0] {
                     for w in &run.warnings {
-                        eprintln!("warning: {} / {}: {w}", p.name, run.name);
+                        errln!("warning: {} / {}: {w}", p.name, run.name);
                     }
                 }
                 if first {
@@ -346,7 +346,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .iter()
         .filter(|j| run_dir(&out, j).join("summary.json").exists())
         .count();
-    println!(
+    outln!(
         "sweep `{}`: {} runs, {} in this shard, {} already done, {} to run ({} of them {})",
         sweep.name,
         all.len(),
@@ -404,7 +404,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         })
         .collect();
     table::write_tables(&out, &grid, &runs)?;
-    println!(
+    outln!(
         "results: {} ({} runs in sweep.csv)",
         out.display(),
         runs.len()
@@ -619,7 +619,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
         })
         .collect();
     table::write_tables(&out, &grid, &runs)?;
-    println!("{}: {} runs", out.join("sweep.csv").display(), runs.len());
+    outln!("{}: {} runs", out.join("sweep.csv").display(), runs.len());
     Ok(())
 }
 

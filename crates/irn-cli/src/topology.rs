@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use irn_sim::scenario;
 use irn_sim::topology::ns3::{read_topology, write_topology};
 
@@ -44,7 +44,8 @@ pub fn topology(a: TopologyArgs) -> Result<()> {
     let mut text = Vec::new();
     write_topology(&mut text, first)?;
     match &a.out {
-        None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?,
+        None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)
+            .context("cannot print the topology file to standard output")?,
         Some(path) => output::write_file_atomic(path, &text)?,
     }
     Ok(())
