@@ -131,12 +131,24 @@ pub(crate) fn read_flows(dir: &Path) -> Result<Vec<Flow>> {
 }
 
 fn load_variant(dir: &Path, summary: SummaryFile) -> Result<Variant> {
+    let flows = read_flows(dir)?;
+    // A `flows.csv` cut short (a full disk, a copy interrupted inside its header or rows) still
+    // parses: only the count `summary.json` keeps tells it from a run with fewer flows.
+    let counted = summary.metrics.get("flows_total").and_then(Value::as_u64);
+    if let Some(counted) = counted.filter(|&c| c != flows.len() as u64) {
+        bail!(
+            "{}: holds {} flows where summary.json counts {counted}: the file is cut short or \
+             was edited; rerun the scenario to write it again",
+            dir.join("flows.csv").display(),
+            flows.len()
+        );
+    }
     Ok(Variant {
         name: summary.variant,
         dir: dir.to_path_buf(),
         metrics: summary.metrics,
         resolved: summary.resolved_scenario,
-        flows: read_flows(dir)?,
+        flows,
     })
 }
 

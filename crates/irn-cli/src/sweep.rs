@@ -222,11 +222,17 @@ fn assignment(key: &str, value: &toml::Value) -> String {
 
 /// Parses `i/n`.
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
-    let (i, n) = s.split_once('/').context("--shard takes I/N, e.g. 0/4")?;
-    let (i, n): (usize, usize) = (
-        i.trim().parse().context("--shard I")?,
-        n.trim().parse().context("--shard N")?,
-    );
+    let form = "--shard takes I/N, two whole numbers with 0 <= I < N: e.g. `--shard 0/4` runs the \
+                first of four shards";
+    let (i, n) = s
+        .split_once('/')
+        .with_context(|| format!("--shard {s}: {form}"))?;
+    let whole = |part: &str, name: &str| {
+        part.trim().parse::<usize>().map_err(|_| {
+            anyhow::anyhow!("--shard {s}: {name} = `{part}` is not a whole number; {form}")
+        })
+    };
+    let (i, n) = (whole(i, "I")?, whole(n, "N")?);
     if n == 0 || i >= n {
         bail!("--shard {s}: need 0 <= I < N");
     }
@@ -254,6 +260,13 @@ fn jobs(
         );
     }
     let grid = Grid::new(&file.display().to_string(), &sweep.grid)?;
+    if let Some(key) = sweep.set.keys().find(|k| sweep.grid.contains_key(*k)) {
+        bail!(
+            "{}: `set` gives `{key}`, which [grid] varies, so one of them would be ignored; set \
+             it in one place only",
+            file.display()
+        );
+    }
     for o in set {
         let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
         if sweep.grid.contains_key(key) {
@@ -481,8 +494,19 @@ fn read_run(dir: &Path) -> Result<Option<RunRecord>> {
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
-    let run = serde_json::from_str(&text)
+    let run: RunRecord = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a summary.json irn wrote", path.display()))?;
+    // The metrics go to `sweep.csv` as they are: each must be what irn writes for its key (a
+    // number, `null` for none), or an edited or foreign file would put text in a number column.
+    let typed = serde_json::Value::Object(run.metrics.clone());
+    serde_path_to_error::deserialize::<_, irn_sim::metrics::Summary>(typed).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: metrics.{}: {}; not a summary.json irn wrote (rerun this run to write it again)",
+            path.display(),
+            e.path(),
+            e.inner()
+        )
+    })?;
     Ok(Some(run))
 }
 

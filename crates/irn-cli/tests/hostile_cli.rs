@@ -1,0 +1,89 @@
+//! What a hostile or careless user gives the commands that read results and sweep files: each
+//! is a clear error naming the file and what is wrong, never a silent success.
+
+mod common;
+
+use common::{irn, ok, refused, scratch, TINY};
+
+const SWEEP: &str =
+    "name = \"sw\"\nscenario = \"tiny.toml\"\n[grid]\n\"workload.load\" = [0.3, 0.5]\n";
+
+#[test]
+fn a_sweep_files_set_that_names_a_grid_key_is_refused() {
+    let dir = scratch("hostile-set-grid");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    let text = SWEEP.replace("[grid]", "set = { \"workload.load\" = 0.9 }\n[grid]");
+    std::fs::write(dir.join("sweep.toml"), text).unwrap();
+    let said = refused(&irn(&["sweep", "sweep.toml"], &dir));
+    assert!(
+        said.contains("sweep.toml: `set` gives `workload.load`, which [grid] varies"),
+        "{said}"
+    );
+    assert!(!dir.join("results").exists(), "nothing written");
+}
+
+#[test]
+fn a_shard_that_is_not_two_whole_numbers_says_the_form() {
+    let dir = scratch("hostile-shard");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    std::fs::write(dir.join("sweep.toml"), SWEEP).unwrap();
+    for (shard, says) in [
+        ("1/x", "--shard 1/x: N = `x` is not a whole number"),
+        ("a/2", "--shard a/2: I = `a` is not a whole number"),
+        ("3", "--shard 3: --shard takes I/N"),
+        ("2/2", "need 0 <= I < N"),
+    ] {
+        let said = refused(&irn(&["sweep", "sweep.toml", "--shard", shard], &dir));
+        assert!(said.contains(says), "{shard}: {said}");
+        assert!(
+            said.contains("e.g. `--shard 0/4`") || shard == "2/2",
+            "{said}"
+        );
+    }
+}
+
+#[test]
+fn a_report_refuses_a_summary_whose_metric_is_not_a_number() {
+    let dir = scratch("hostile-report");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    std::fs::write(dir.join("sweep.toml"), SWEEP).unwrap();
+    ok(&irn(&["sweep", "sweep.toml"], &dir));
+    let path = dir.join("results/sw/workload.load_0.3/IRN/summary.json");
+    let mut summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    summary["metrics"]["avg_fct_us"] = "NaN-string".into();
+    std::fs::write(&path, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
+    let said = refused(&irn(&["report", "results/sw", "--out", "merged"], &dir));
+    assert!(
+        said.contains("IRN/summary.json: metrics.avg_fct_us: invalid type: string \"NaN-string\""),
+        "{said}"
+    );
+    assert!(!dir.join("merged").exists(), "nothing written");
+}
+
+#[test]
+fn a_plot_refuses_a_flows_file_cut_short() {
+    let dir = scratch("hostile-plot");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    ok(&irn(&["run", "tiny.toml"], &dir));
+    let flows = dir.join("results/tiny/IRN/flows.csv");
+    let text = std::fs::read_to_string(&flows).unwrap();
+    let header = text.lines().next().unwrap();
+    let rows = text.lines().count() - 1;
+    assert!(rows > 1, "the tiny run has flows");
+    // Cut inside the header, after every column the charts read; and cut after one row.
+    let inside_header = header.find("measured").unwrap() + "measured,inc".len();
+    for cut in [
+        inside_header,
+        header.len() + 1 + text.lines().nth(1).unwrap().len() + 1,
+    ] {
+        std::fs::write(&flows, &text[..cut]).unwrap();
+        let said = refused(&irn(&["plot", "results/tiny"], &dir));
+        assert!(said.contains("flows.csv: holds"), "{said}");
+        assert!(
+            said.contains(&format!("flows where summary.json counts {rows}")),
+            "{said}"
+        );
+        assert!(!dir.join("results/tiny/report.html").exists());
+    }
+}
