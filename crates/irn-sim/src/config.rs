@@ -1,6 +1,6 @@
 //! A fully resolved simulation: typed, validated, ready to run. Scenario files become this.
 
-use irn_core::ordering::{OrderingConfig, OrderingMode, WriteLast};
+use irn_core::ordering::{Feedback, OrderingConfig, OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
 
@@ -98,6 +98,8 @@ pub struct Ordering {
     /// Every message flow is a WRITE whose last packet the senders hold or the layers stage
     /// ([`WriteLast::Off`]: a SEND, the default). Needs a layer (`mode` not `None`).
     pub write_last: WriteLast,
+    /// When a held or dropped packet's CE mark counts ([`Feedback::Arrival`] by default).
+    pub feedback: Feedback,
     /// How often every NIC's ordering memory is sampled (Eunomia Fig. 17c); unused without a
     /// layer.
     pub sample_interval: Duration,
@@ -114,6 +116,7 @@ impl Default for Ordering {
             mode: OrderingMode::None,
             config: OrderingConfig::default(),
             write_last: WriteLast::Off,
+            feedback: Feedback::Arrival,
             sample_interval: Self::DEFAULT_SAMPLE_INTERVAL,
         }
     }

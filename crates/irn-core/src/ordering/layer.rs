@@ -89,6 +89,24 @@ impl OrderingMode {
     }
 }
 
+/// When the congestion feedback of a data packet the layer takes (holds ahead of a gap, or
+/// drops for want of room) is given: its CE mark counted and, with DCQCN, its CNP paced.
+///
+/// The layer's SACK or NACK echoes the mark at once either way; this is about the CNP, DCQCN's
+/// only feedback. About a third of a per-packet balancer's packets arrive out of order, so
+/// delayed or lost CNPs fall exactly on the variants an ordering layer is there to help.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Feedback {
+    /// On arrival, as a NIC's notification point sees every packet (the default): a held
+    /// packet's mark is taken when it comes in, a dropped packet's mark is not lost.
+    #[default]
+    Arrival,
+    /// When the transport's receiver gets the packet: a held packet's CNP waits until the gap
+    /// before it fills, and a dropped packet (or its unmarked retransmission) gives none. The
+    /// model of a layer that sits wholly in front of the NIC's notification point.
+    Delivery,
+}
+
 /// How a one-sided WRITE's last packet is kept from reaching the application ahead of the
 /// data before it (Eunomia §3.5.2, appendix A.1).
 ///
@@ -151,6 +169,8 @@ pub struct OrderingLayer {
     staging: Option<Duration>,
     /// The held last packet is in host memory: the message's completion comes `staging` late.
     last_staged: bool,
+    /// When a held or dropped packet's CE mark counts.
+    feedback: Feedback,
     stats: LayerStats,
     /// The message is complete and the memory given back ([`release`](Self::release)).
     released: bool,
@@ -173,6 +193,7 @@ impl OrderingLayer {
             control: Fifo::new(),
             staging: None,
             last_staged: false,
+            feedback: Feedback::Arrival,
             stats: LayerStats::default(),
             released: false,
         };
@@ -187,6 +208,13 @@ impl OrderingLayer {
             WriteLast::Receiver { placement_delay } => Some(placement_delay),
             WriteLast::Off | WriteLast::Sender => None,
         };
+        self
+    }
+
+    /// The same layer, giving a held or dropped packet's congestion feedback as `feedback`
+    /// says.
+    pub fn with_feedback(mut self, feedback: Feedback) -> Self {
+        self.feedback = feedback;
         self
     }
 
@@ -321,6 +349,13 @@ impl OrderingLayer {
             psn: expected,
             kind,
         });
+        if echo.ece && self.feedback == Feedback::Arrival {
+            // The CNP follows the SACK or NACK, as a transport's follows its ACK.
+            receiver.note_mark(now);
+            while let Some(cnp) = receiver.poll_transmit(now) {
+                self.control.push(cnp);
+            }
+        }
     }
 
     /// Whether a packet `ahead` of the expected one can be tracked; Eunomia's bitmap takes the
@@ -368,7 +403,10 @@ impl OrderingLayer {
                 Some(Some(next)) => {
                     self.held_count -= 1;
                     last_seq_passed |= is_last(&next);
-                    receiver.handle_packet(now, &next);
+                    match self.feedback {
+                        Feedback::Arrival => receiver.handle_noted(now, &next),
+                        Feedback::Delivery => receiver.handle_packet(now, &next),
+                    }
                 }
                 // The slot of the packet now expected, still missing.
                 Some(None) | None => break,
@@ -428,6 +466,12 @@ impl OrderedReceiver {
     /// See [`OrderingLayer::with_write_last`].
     pub fn with_write_last(mut self, write_last: WriteLast) -> Self {
         self.layer = self.layer.with_write_last(write_last);
+        self
+    }
+
+    /// See [`OrderingLayer::with_feedback`].
+    pub fn with_feedback(mut self, feedback: Feedback) -> Self {
+        self.layer = self.layer.with_feedback(feedback);
         self
     }
 

@@ -175,7 +175,41 @@ impl Receiver {
     /// below the expected PSN are re-ACKed. Every reply echoes the packet's timestamp and CE mark;
     /// with DCQCN, CE-marked packets also trigger CNPs (at most one per interval), and with
     /// `cnp_on_nack` so do NACKs of unmarked packets (the CNP follows the NACK).
+    #[inline]
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        self.receive(now, pkt, true);
+    }
+
+    /// [`handle_packet`](Self::handle_packet) of a packet an ordering layer held and whose CE
+    /// mark was already taken on arrival ([`note_mark`](Self::note_mark)): the mark still sets
+    /// the echo the next reply carries, but is not counted or paced again.
+    pub fn handle_noted(&mut self, now: Time, pkt: &Packet) {
+        self.receive(now, pkt, false);
+    }
+
+    /// A CE-marked data packet reached the NIC and an ordering layer took it before this
+    /// receiver could (held it ahead of a gap, or dropped it for want of room). A NIC's
+    /// notification point sees the mark when the packet arrives, so the mark is counted and,
+    /// with DCQCN, a CNP paced now, not when (or whether) the packet is handed over in order.
+    pub fn note_mark(&mut self, now: Time) {
+        self.stats.ecn_marked += 1;
+        self.pace_cnp(now);
+    }
+
+    /// DCQCN's notification point: a CNP for a marked packet, at most one per interval.
+    fn pace_cnp(&mut self, now: Time) {
+        if self.cnp.as_mut().is_some_and(|c| c.on_marked(now)) {
+            self.stats.cnps_sent += 1;
+            self.control.push(Packet {
+                dest_qp: self.peer,
+                psn: self.psn(self.expected),
+                kind: PacketKind::Cnp,
+            });
+        }
+    }
+
+    #[inline]
+    fn receive(&mut self, now: Time, pkt: &Packet, count_mark: bool) {
         let PacketKind::Data {
             payload_len,
             last,
@@ -196,16 +230,8 @@ impl Receiver {
         }
         let marked = ecn == Ecn::Ce;
         self.echo = Echo { ts, ece: marked };
-        if marked {
-            self.stats.ecn_marked += 1;
-            if self.cnp.as_mut().is_some_and(|c| c.on_marked(now)) {
-                self.stats.cnps_sent += 1;
-                self.control.push(Packet {
-                    dest_qp: self.peer,
-                    psn: self.psn(self.expected),
-                    kind: PacketKind::Cnp,
-                });
-            }
+        if marked && count_mark {
+            self.note_mark(now);
         }
         self.stats.packets_received += 1;
         let ahead = match pkt.psn.serial_diff(self.psn(self.expected)) {

@@ -10,10 +10,12 @@
 //! pool_blocks = 1024 # eunomia: the blocks each NIC's memory controller holds
 //! write_last = "sender"     # any layer: "off" (default), "sender", "receiver" (appendix A.1)
 //! write_last_delay = "2us"  # receiver: placing a staged last packet from host memory
+//! feedback = "arrival"      # any layer: a held or dropped packet's CE mark (its CNP) on
+//!                           # "arrival" (default) or on "delivery" in order
 //! sample_interval = "1ms" # any layer: how often each NIC's ordering memory is sampled
 //! ```
 
-use irn_core::ordering::{OrderingConfig, OrderingMode, WriteLast};
+use irn_core::ordering::{Feedback, OrderingConfig, OrderingMode, WriteLast};
 use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +53,18 @@ pub struct OrderingSection {
     /// write_last = "receiver": the time to place a staged last packet. Default 2 µs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_last_delay: Option<String>,
+    /// Any layer: when a held or dropped packet's CE mark counts (its DCQCN CNP is paced).
+    /// Default `"arrival"`. See [`Feedback`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<FeedbackKind>,
+}
+
+/// `ordering.feedback`, as [`Feedback`] is named in a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeedbackKind {
+    Arrival,
+    Delivery,
 }
 
 /// `ordering.write_last_delay`'s default: IRN §6.3's worst case for fetching a packet over PCIe
@@ -119,10 +133,16 @@ impl OrderingSection {
                     self.sample_interval.is_some(),
                     self.kind != OrderingKind::None,
                 ),
+                (
+                    "feedback",
+                    self.feedback.is_some(),
+                    self.kind != OrderingKind::None,
+                ),
             ],
         )?;
         if self.kind != OrderingKind::None {
             self.sample_interval.get_or_insert_with(|| "1ms".into());
+            self.feedback.get_or_insert(FeedbackKind::Arrival);
         }
         let write_last = self.write_last.as_deref().unwrap_or("off");
         if !matches!(write_last, "off" | "sender" | "receiver") {
@@ -257,11 +277,16 @@ impl OrderingSection {
             // "off", or nothing; `normalize` refused anything else.
             _ => WriteLast::Off,
         };
+        let feedback = match self.feedback {
+            Some(FeedbackKind::Delivery) => Feedback::Delivery,
+            Some(FeedbackKind::Arrival) | None => Feedback::Arrival,
+        };
         Ok(Ordering {
             mode,
             config,
             sample_interval,
             write_last,
+            feedback,
         })
     }
 
@@ -370,8 +395,35 @@ mod tests {
     }
 
     #[test]
+    fn feedback_on_arrival_unless_told() {
+        let cases = [
+            ("kind = \"eunomia\"", Feedback::Arrival),
+            (
+                "kind = \"ideal\"\nfeedback = \"arrival\"",
+                Feedback::Arrival,
+            ),
+            (
+                "kind = \"static-bitmap\"\nsize = \"32B\"\nfeedback = \"delivery\"",
+                Feedback::Delivery,
+            ),
+        ];
+        for (section, want) in cases {
+            let got = ordering(&format!("[ordering]\n{section}\n")).unwrap();
+            assert_eq!(got.feedback, want, "{section}");
+        }
+    }
+
+    #[test]
     fn bad_values_and_keys_of_another_kind_are_refused_by_name() {
         let cases = [
+            (
+                "feedback = \"arrival\"",
+                "ordering.feedback = (set): does not apply to ordering.kind = \"none\"",
+            ),
+            (
+                "kind = \"eunomia\"\nfeedback = \"late\"",
+                "unknown variant `late`, expected `arrival` or `delivery`",
+            ),
             (
                 "kind = \"ideal\"\nsize = \"4B\"",
                 "ordering.size = (set): does not apply to ordering.kind = \"ideal\"",

@@ -341,7 +341,8 @@ impl<T: Trace> Simulation<'_, T> {
                     let mode = ordering.mode;
                     *layer = Some(Box::new(
                         OrderingLayer::new(mode, &receiver, &ordering.config)
-                            .with_write_last(write_last),
+                            .with_write_last(write_last)
+                            .with_feedback(ordering.feedback),
                     ));
                 }
                 (Endpoints::Message { sender, receiver }, Side::Src)
