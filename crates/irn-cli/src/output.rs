@@ -16,9 +16,20 @@
 //! Safety: every command that writes asks [`guard_folder`] or [`guard_file`] first, and writes
 //! nothing when refused. A folder is replaced only when it holds the marker, is empty or does
 //! not exist; never when it is the working folder or holds it, or holds a file the command
-//! reads. Temporaries are named `.NAME.tmp-PID` beside their destination; the ones this process
-//! has open are listed, so that a signal handler ([`clean_up_on_signal`]) removes them, and a
-//! later command removes those of a process that is gone ([`remove_stale_temporaries`]).
+//! reads ([`scenario_inputs`]). Replacing keeps what irn did not write ([`keep`]: the marker
+//! lists what irn wrote), and one command at a time writes a folder ([`lock()`]). A `--out` that
+//! is a symbolic link is written through ([`resolve_link`]). Temporaries are named
+//! `.NAME.tmp-PID` beside their destination; the ones this process has open are listed, so that
+//! a signal handler ([`clean_up_on_signal`]) removes them, and a later command removes those of
+//! a process that is gone, or finishes or undoes a replacement it was making
+//! ([`remove_stale_temporaries`]).
+
+mod keep;
+mod lock;
+mod names;
+
+pub use lock::lock;
+pub use names::{distinct, sub_folder, top_folder, NAME_MAX};
 
 use std::fs;
 use std::io::Write as _;
@@ -94,6 +105,10 @@ pub struct Marker {
     /// A sweep's root folder only: what makes two shards parts of one sweep (see `sweep.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<serde_json::Value>,
+    /// What irn wrote in the folder, `/`-separated paths at any depth: replacing the folder
+    /// keeps everything else ([`keep`]). `None` in a marker of an irn older than the list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
 }
 
 impl Marker {
@@ -102,6 +117,7 @@ impl Marker {
             written_by,
             irn_version: env!("CARGO_PKG_VERSION").to_string(),
             sweep: None,
+            files: Some(Vec::new()),
         }
     }
 
@@ -115,6 +131,92 @@ impl Marker {
         let json = serde_json::to_string_pretty(self)? + "\n";
         write_file_atomic(&dir.join(MARKER), json.as_bytes())
     }
+}
+
+/// Records `irn plot`'s `report` and `plots` (the charts it wrote in `plots/` beside it) as
+/// irn's, in the markers of the report's folder and of `plots/`.
+pub fn record_report(report: &Path, plots: &[PathBuf]) -> Result<()> {
+    let dir = parent_of(report);
+    let names: Vec<String> = (plots.iter())
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if let Some(plots_dir) = plots.first().map(|p| parent_of(p)) {
+        record(
+            plots_dir,
+            &names.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?;
+    }
+    let report_name = report.file_name().unwrap_or_default().to_string_lossy();
+    record(dir, &[&report_name, "plots"])
+}
+
+/// Adds `entries` (paths relative to `dir`) to what the marker of `dir` lists as irn's, so that
+/// replacing `dir` replaces them too. Does nothing in a folder without a marker, or with one that
+/// has no list.
+fn record(dir: &Path, entries: &[&str]) -> Result<()> {
+    let Some(mut marker) = Marker::read(dir) else {
+        return Ok(());
+    };
+    let Some(files) = marker.files.as_mut() else {
+        return Ok(());
+    };
+    let before = files.len();
+    for entry in entries {
+        if !files.iter().any(|f| f == entry) {
+            files.push(entry.to_string());
+        }
+    }
+    if files.len() == before {
+        return Ok(());
+    }
+    files.sort();
+    marker.write(dir)
+}
+
+/// The folder `dest` names: itself, or where it points when it is a symbolic link, so that a
+/// link given as `--out` stays a link and its target's contents are what irn replaces. A link to
+/// nothing is refused.
+pub fn resolve_link(dest: &Path) -> Result<PathBuf> {
+    let is_link = fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(dest.to_path_buf());
+    }
+    dest.canonicalize().with_context(|| {
+        format!(
+            "{}: is a symbolic link to {}, which does not exist; create it or choose another \
+             --out",
+            dest.display(),
+            fs::read_link(dest).unwrap_or_default().display()
+        )
+    })
+}
+
+/// The files a run of `resolved` reads: `file` (the scenario, when given) and every existing
+/// file a string of the resolved scenario names, relative to the scenario's folder as the
+/// scenario's own paths are (the topology file, flow files, size CDFs, traces, …). A string
+/// that only happens to name a file counts too: it is protected for nothing, never the other
+/// way round.
+pub fn scenario_inputs(file: Option<&Path>, resolved: &ScenarioFile) -> Vec<PathBuf> {
+    fn strings<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s),
+            serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let base = file.map_or(Path::new("."), parent_of);
+    let value = serde_json::to_value(resolved).unwrap_or_default();
+    let mut names = Vec::new();
+    strings(&value, &mut names);
+    let mut inputs: Vec<PathBuf> = file.map(Path::to_path_buf).into_iter().collect();
+    for name in names.into_iter().filter(|n| !n.is_empty()) {
+        let path = base.join(name);
+        if path.is_file() && !inputs.contains(&path) {
+            inputs.push(path);
+        }
+    }
+    inputs
 }
 
 /// What a command does with a folder it writes.
@@ -202,7 +304,7 @@ pub fn claim_folder(dir: &Path, writer: Writer) -> Result<()> {
 }
 
 /// Refuses to overwrite an existing `path` unless `irns` recognises it as a file irn wrote
-/// (an `irn plot` report, an ns-3 flow file): `what` names such a file in the error.
+/// (a report `irn plot` wrote): `what` names such a file in the error.
 pub fn guard_file(path: &Path, what: &str, irns: impl Fn(&Path) -> bool) -> Result<()> {
     let Ok(meta) = fs::metadata(path) else {
         return Ok(());
@@ -218,6 +320,71 @@ pub fn guard_file(path: &Path, what: &str, irns: impl Fn(&Path) -> bool) -> Resu
             "{}: exists and is not {what}, so irn will not overwrite it; choose another \
              --out, or remove it yourself if it is not needed",
             path.display()
+        );
+    }
+    Ok(())
+}
+
+/// `.NAME.irn` beside a file irn wrote outside a results folder (`gen-flows -o`, `topology -o`):
+/// which command wrote it and a checksum of what it wrote. ns-3's readers take no comment line,
+/// so the file itself carries no mark.
+fn sidecar(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    parent_of(path).join(format!(".{name}.irn"))
+}
+
+/// FNV-1a, 64 bits: tells a file irn wrote from one changed since, not an adversary's.
+fn checksum(bytes: &[u8]) -> String {
+    let hash = (bytes.iter()).fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+/// Writes `contents` to `path` as [`write_file_atomic`] does, and its sidecar (see [`sidecar`])
+/// saying `command` wrote it, so a later command may replace it ([`guard_own_file`]).
+pub fn write_own_file(path: &Path, contents: &[u8], command: &str) -> Result<()> {
+    let path = resolve_link(path)?;
+    write_file_atomic(&path, contents)?;
+    let mark = serde_json::json!({
+        "written_by": command,
+        "irn_version": env!("CARGO_PKG_VERSION"),
+        "fnv1a64": checksum(contents),
+    });
+    let text = serde_json::to_string_pretty(&mark)? + "\n";
+    write_file_atomic(&sidecar(&path), text.as_bytes())
+}
+
+/// Whether irn wrote `path` ([`write_own_file`]) and it has not changed since.
+fn is_own_file(path: &Path) -> bool {
+    let Ok(path) = resolve_link(path) else {
+        return false;
+    };
+    let mark: Option<serde_json::Value> =
+        (fs::read_to_string(sidecar(&path)).ok()).and_then(|t| serde_json::from_str(&t).ok());
+    let recorded = mark.as_ref().and_then(|m| m["fnv1a64"].as_str());
+    recorded.is_some_and(|r| fs::read(&path).is_ok_and(|b| checksum(&b) == r))
+}
+
+/// Refuses to overwrite an existing `path` that irn did not write ([`write_own_file`]), or
+/// that was changed since, unless `force`.
+pub fn guard_own_file(path: &Path, force: bool) -> Result<()> {
+    let Ok(meta) = fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        bail!(
+            "{}: is a folder; give a file name to write to",
+            path.display()
+        );
+    }
+    if !force && !is_own_file(path) {
+        bail!(
+            "{}: exists and irn did not write it, or it was changed since (irn marks a file it \
+             writes with {} beside it), so irn will not overwrite it; choose another --out, \
+             remove it yourself if it is not needed, or give --force to overwrite it",
+            path.display(),
+            sidecar(path).display()
         );
     }
     Ok(())
@@ -273,7 +440,8 @@ fn temporary_path_of(dest: &Path, pid: u32) -> PathBuf {
     parent_of(dest).join(format!(".{name}.tmp-{pid}"))
 }
 
-fn parent_of(path: &Path) -> &Path {
+/// The folder holding `path` (`.` for a bare name).
+pub fn parent_of(path: &Path) -> &Path {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
@@ -285,38 +453,94 @@ fn alive(pid: u32) -> bool {
     !cfg!(target_os = "linux") || Path::new("/proc").join(pid.to_string()).exists()
 }
 
-/// Removes the temporaries of `dest` (`.NAME.tmp-PID`, exactly that name and a number) left by
-/// processes that are gone, e.g. killed by SIGKILL or a power cut. Those of running processes
-/// are kept: another irn may be writing `dest` now. The check is per machine: shards on
-/// several machines write to folders of their own.
+/// `.NAME.old-PID` beside `dest`: where a replacement puts the old folder for the instant
+/// between moving it away and moving the new one in.
+fn aside_path(dest: &Path) -> PathBuf {
+    let tmp = temporary_path(dest);
+    let name = tmp.file_name().unwrap_or_default().to_string_lossy();
+    tmp.with_file_name(name.replacen(".tmp-", ".old-", 1))
+}
+
+/// Cleans up after processes that are gone (killed by SIGKILL, a power cut) and wrote `dest`:
+/// their temporaries `.NAME.tmp-PID` and old folders `.NAME.old-PID` (exactly those names and a
+/// number). A temporary folder holding a marker was being moved into place (see
+/// [`Staging::commit`]): it is finished (moved into place) when `dest` is gone, and undone
+/// otherwise (the entries irn did not write go back to `dest`). An old folder goes back to
+/// `dest` when `dest` is gone, and is removed otherwise, after the same rescue. Anything irn
+/// did not write that cannot go back (a name now taken) stays where it is, with a note. Those of
+/// running processes are kept: another irn may be writing `dest` now. The check is per machine:
+/// shards on several machines write to folders of their own.
 pub fn remove_stale_temporaries(dest: &Path) {
     let Some(name) = dest.file_name() else {
         return;
     };
-    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let name = name.to_string_lossy();
     let Ok(entries) = fs::read_dir(parent_of(dest)) else {
         return;
     };
+    let mut stale = Vec::new();
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(pid) = file_name
-            .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
+        let Some(file_name) = file_name.to_str() else {
             continue;
         };
-        if pid != std::process::id() && !alive(pid) {
-            remove_path(&entry.path());
+        for (order, kind) in [(0, "tmp"), (1, "old")] {
+            let pid = (file_name.strip_prefix(&format!(".{name}.{kind}-")))
+                .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|pid| pid != std::process::id() && !alive(pid)) {
+                stale.push((order, entry.path()));
+            }
+        }
+    }
+    // The temporaries first: one may become `dest` before its old folder is looked at.
+    stale.sort();
+    for (_, path) in stale {
+        let was_moving = path.join(MARKER).is_file();
+        if was_moving && fs::symlink_metadata(dest).is_err() {
+            if fs::rename(&path, dest).is_ok() {
+                continue;
+            }
+        }
+        if was_moving && !dest.is_dir() {
+            // Nowhere to put back what irn did not write: leave it all as it is.
+            eprintln!(
+                "note: {} holds what an irn that was stopped was writing to {}; look at it \
+                 and remove it yourself",
+                path.display(),
+                dest.display()
+            );
+            continue;
+        }
+        let left = if was_moving {
+            keep::rescue(&path, dest)
+        } else {
+            Vec::new()
+        };
+        if left.is_empty() {
+            remove_path(&path);
+        } else {
+            eprintln!(
+                "note: {} was kept: it holds files irn did not write ({}) that could not go \
+                 back into {}; move them yourself",
+                path.display(),
+                join_paths(&left),
+                dest.display()
+            );
         }
     }
 }
 
+fn join_paths(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(", ")
+}
+
 /// Writes `contents` to `path` through `.NAME.tmp-PID` beside it and a rename, so readers never
-/// see a half-written file and a signal leaves nothing behind. The caller has checked that
-/// `path` may be overwritten.
+/// see a half-written file and a signal leaves nothing behind; a symbolic link is written
+/// through and stays a link. The caller has checked that `path` may be overwritten.
 pub fn write_file_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let path = &resolve_link(path)?;
     let dir = parent_of(path);
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     remove_stale_temporaries(path);
@@ -352,13 +576,19 @@ pub fn write_file_atomic(path: &Path, contents: &[u8]) -> Result<()> {
 pub struct Staging {
     tmp: PathBuf,
     dest: PathBuf,
+    writer: Writer,
     inputs: Vec<PathBuf>,
+    /// The temporary folder holds files irn did not write (a replacement that failed and could
+    /// not be undone): it is left in place.
+    keep: bool,
 }
 
 impl Staging {
     /// Checks, before anything runs, that `dest` may be replaced ([`guard_folder`]; `inputs`
-    /// are the files the command reads), and starts its temporary folder, marked as `writer`'s.
+    /// are the files the command reads), and starts its temporary folder. A `dest` that is a
+    /// symbolic link stands for the folder it points to.
     pub fn new(dest: &Path, writer: Writer, inputs: &[&Path]) -> Result<Self> {
+        let dest = &resolve_link(dest)?;
         guard_folder(dest, Use::Replace, inputs)?;
         let parent = parent_of(dest);
         fs::create_dir_all(parent)
@@ -374,16 +604,15 @@ impl Staging {
             fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
             live.push(tmp.clone());
         }
-        // Built before anything else can fail, so that `Drop` removes the folder on an error.
-        let staging = Staging {
+        // The marker comes last, in `commit`: a temporary folder holding one was being moved
+        // into place, which tells a later command to finish or undo that, not just remove it.
+        Ok(Staging {
             tmp,
             dest: dest.to_path_buf(),
+            writer,
             inputs: inputs.iter().map(|p| p.to_path_buf()).collect(),
-        };
-        let json = serde_json::to_string_pretty(&Marker::new(writer))? + "\n";
-        fs::write(staging.tmp.join(MARKER), json)
-            .with_context(|| format!("cannot write {}", staging.tmp.display()))?;
-        Ok(staging)
+            keep: false,
+        })
     }
 
     /// The folder of one run's files, `sub` (empty for the top level), created if it is not
@@ -448,33 +677,125 @@ impl Staging {
         Ok(())
     }
 
-    /// Moves the finished folder into place, replacing an older one. The guard is asked again:
-    /// the folder may have been created or filled by someone else while the runs ran.
-    pub fn commit(self) -> Result<PathBuf> {
+    /// Moves the finished folder into place, replacing irn's entries of an older one and
+    /// keeping everything else where it is ([`keep`]). The guard is asked again: the folder may
+    /// have been created or filled by someone else while the runs ran.
+    ///
+    /// All while the signal handler waits: (1) refuse, changing nothing, when an entry irn did
+    /// not write has the name of one it writes now; (2) write the marker, listing what irn
+    /// wrote, into the temporary folder; (3) move the entries irn did not write from `dest`
+    /// into it; (4) move `dest` aside to `.NAME.old-PID`; (5) move the temporary folder to
+    /// `dest`; (6) remove the old folder, once anything irn did not write that appeared in it
+    /// meanwhile has moved too. `dest` is the old folder whole until (4) and the new one whole
+    /// from (5). A failure undoes (3) and (4); a process killed midway leaves its temporary
+    /// folder with a marker, which the next command writing `dest` finishes or undoes
+    /// ([`remove_stale_temporaries`]).
+    pub fn commit(mut self) -> Result<PathBuf> {
         let inputs: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
         guard_folder(&self.dest, Use::Replace, &inputs)?;
+        let (tmp, dest) = (&self.tmp, &self.dest);
         let mut live = live();
-        if self.dest.exists() {
-            fs::remove_dir_all(&self.dest)
-                .with_context(|| format!("cannot replace {}", self.dest.display()))?;
+        let existed = fs::symlink_metadata(dest).is_ok();
+        let foreign = if existed {
+            keep::foreign(dest)
+        } else {
+            Vec::new()
+        };
+        let in_way: Vec<PathBuf> = (foreign.iter())
+            .filter(|rel| keep::in_the_way(tmp, rel))
+            .cloned()
+            .collect();
+        if !in_way.is_empty() {
+            bail!(
+                "{}: holds {}, which irn did not write and which irn now writes; nothing was \
+                 changed: move or rename them and run again",
+                dest.display(),
+                join_paths(&in_way)
+            );
         }
-        fs::rename(&self.tmp, &self.dest).with_context(|| {
-            format!(
-                "cannot move results from {} to {}",
-                self.tmp.display(),
-                self.dest.display()
-            )
-        })?;
-        live.retain(|p| p != &self.tmp);
-        Ok(self.dest.clone())
+        let marker = Marker {
+            files: Some(keep::listing(tmp)),
+            ..Marker::new(self.writer)
+        };
+        // Whole or not at all: a marker in the temporary folder says it is complete.
+        let draft = tmp.join(format!("{MARKER}.part"));
+        fs::write(&draft, serde_json::to_string_pretty(&marker)? + "\n")
+            .and_then(|()| fs::rename(&draft, tmp.join(MARKER)))
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut moved = Vec::new();
+        let mut result = Ok(());
+        for rel in &foreign {
+            result = keep::move_entry(dest, tmp, rel).with_context(|| {
+                format!("cannot move {} out of the way", dest.join(rel).display())
+            });
+            if result.is_err() {
+                break;
+            }
+            moved.push(rel);
+        }
+        let aside = aside_path(dest);
+        if result.is_ok() && existed {
+            result = fs::rename(dest, &aside)
+                .with_context(|| format!("cannot move {} aside", dest.display()));
+        }
+        let aside_taken = result.is_ok() && existed;
+        if result.is_ok() {
+            result = fs::rename(tmp, dest).with_context(|| {
+                format!(
+                    "cannot move results from {} to {}",
+                    tmp.display(),
+                    dest.display()
+                )
+            });
+            if result.is_err() && aside_taken {
+                let _ = fs::rename(&aside, dest);
+            }
+        }
+        if let Err(e) = result {
+            let stuck: Vec<PathBuf> = (moved.into_iter())
+                .filter(|rel| keep::move_entry(tmp, dest, rel).is_err())
+                .cloned()
+                .collect();
+            if stuck.is_empty() {
+                let _ = fs::remove_file(tmp.join(MARKER));
+                return Err(e);
+            }
+            self.keep = true;
+            live.retain(|p| p != tmp);
+            return Err(e.context(format!(
+                "{} could not go back into {}: they are in {}",
+                join_paths(&stuck),
+                dest.display(),
+                tmp.display()
+            )));
+        }
+        live.retain(|p| p != tmp);
+        if aside_taken {
+            let left = keep::rescue(&aside, dest);
+            if left.is_empty() {
+                remove_path(&aside);
+            } else {
+                eprintln!(
+                    "note: {} holds {}, which irn did not write and which appeared while it \
+                     replaced {}; move them yourself",
+                    aside.display(),
+                    join_paths(&left),
+                    dest.display()
+                );
+            }
+        }
+        Ok(dest.clone())
     }
 }
 
 impl Drop for Staging {
-    /// An abandoned staging folder (an error before `commit`) is removed.
+    /// An abandoned staging folder (an error before `commit`) is removed, unless it holds
+    /// files irn did not write.
     fn drop(&mut self) {
         let mut live = live();
-        let _ = fs::remove_dir_all(&self.tmp);
+        if !self.keep {
+            let _ = fs::remove_dir_all(&self.tmp);
+        }
         live.retain(|p| p != &self.tmp);
     }
 }

@@ -908,6 +908,7 @@ pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
         plots.push(path);
     }
     output::write_file_atomic(report, render_html(&results, &charts).as_bytes())?;
+    output::record_report(report, &plots)?;
     Ok(Written {
         report: report.to_path_buf(),
         plots,
@@ -950,6 +951,7 @@ pub fn plot(args: PlotArgs) -> Result<()> {
         }
     }
     for dir in &args.dirs {
+        let _lock = output::lock(args.out.as_deref().map_or(dir, output::parent_of))?;
         let (report, plots) = match &args.out {
             _ if is_sweep(dir) => {
                 let written = crate::sweep::plot_sweep(

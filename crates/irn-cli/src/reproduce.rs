@@ -196,7 +196,7 @@ fn run_window(
         None => vec![None],
         Some(n) => (1..=n).map(Some).collect(),
     };
-    let dir = engine.out.join(&exp.id).join(window.unwrap_or("incast"));
+    let dir = (engine.out.join(folder_name(&exp.id))).join(window.unwrap_or("incast"));
     for (label, point_overrides) in &exp.points {
         for &seed in &seeds {
             let mut overrides = engine.plan.overrides.to_vec();
@@ -220,6 +220,16 @@ fn run_window(
             }
         }
     }
+    // Points or variants whose names differ only in characters folder names replace.
+    let folders: Vec<(String, String)> = (jobs.iter())
+        .map(|(label, _, _, run, dest)| {
+            (format!("{label} {}", run.name), dest.display().to_string())
+        })
+        .collect();
+    crate::output::distinct(
+        &format!("{}: the point and variant", exp.file),
+        folders.iter().map(|(n, d)| (n.as_str(), d.as_str())),
+    )?;
     let outcome = |(label, seed, _, run, dest): &Job, summary: Summary, single| {
         Ok(RunOutcome {
             point: label.clone(),
@@ -771,6 +781,16 @@ fn run_all(
             exp.runs(plan.overrides)?;
         }
     }
+    let what = |e: &Experiment| format!("{}: [experiment] id", e.file);
+    let folders = (chosen.iter())
+        .map(|e| crate::output::sub_folder(&what(e), &e.id))
+        .collect::<Result<Vec<_>>>()?;
+    let ids = chosen.iter().map(|e| e.id.as_str());
+    crate::output::distinct(
+        "experiment ids",
+        ids.zip(folders.iter().map(String::as_str)),
+    )?;
+    let _lock = crate::output::lock(out)?;
     claim_folder(out, writer)?;
     let pool = crate::run::worker_pool(jobs)?;
     let bars = Bars::new(0);

@@ -428,6 +428,7 @@ pub fn plot_sweep(
     }
     let html = render_html(dir, &summary, &charts, &series, x.is_none());
     output::write_file_atomic(&report, html.as_bytes())?;
+    output::record_report(&report, &plots)?;
     Ok(Written { report, plots })
 }
 
