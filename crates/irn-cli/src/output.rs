@@ -205,7 +205,7 @@ pub fn scenario_inputs(file: Option<&Path>, resolved: &ScenarioFile) -> Vec<Path
             _ => {}
         }
     }
-    let base = file.map_or(Path::new("."), parent_of);
+    let base = file.and_then(Path::parent).unwrap_or(Path::new(""));
     let value = serde_json::to_value(resolved).unwrap_or_default();
     let mut names = Vec::new();
     strings(&value, &mut names);
@@ -697,7 +697,7 @@ impl Staging {
         let mut live = live();
         let existed = fs::symlink_metadata(dest).is_ok();
         let foreign = if existed {
-            keep::foreign(dest)
+            keep::foreign_into(dest, tmp)
         } else {
             Vec::new()
         };

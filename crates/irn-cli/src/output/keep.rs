@@ -53,7 +53,7 @@ fn owned(dir: &Path) -> BTreeSet<PathBuf> {
 
 /// The entries below `dir` irn did not write (see the module's doc), relative to `dir`, in name
 /// order; a folder irn did not write is one entry.
-pub fn foreign(dir: &Path) -> Vec<PathBuf> {
+fn foreign(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     walk(dir, Path::new(""), &owned(dir), &mut out);
     out
@@ -84,6 +84,29 @@ fn walk(root: &Path, rel: &Path, owned: &BTreeSet<PathBuf>, out: &mut Vec<PathBu
             walk(root, &path, &owned, out);
         }
     }
+}
+
+/// [`foreign`] entries of `dir` to move into `into`: a folder that `into` has too is looked
+/// into, so that its entries move one by one (a person's folder named as irn now names one).
+pub fn foreign_into(dir: &Path, into: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = foreign(dir);
+    todo.reverse();
+    while let Some(rel) = todo.pop() {
+        let both =
+            [dir, into].map(|d| fs::symlink_metadata(d.join(&rel)).is_ok_and(|m| m.is_dir()));
+        if both == [true, true] {
+            let mut names: Vec<_> = (fs::read_dir(dir.join(&rel)).into_iter().flatten().flatten())
+                .filter(|e| e.file_name() != MARKER)
+                .map(|e| rel.join(e.file_name()))
+                .collect();
+            names.sort();
+            todo.extend(names.into_iter().rev());
+        } else {
+            out.push(rel);
+        }
+    }
+    out
 }
 
 /// Every entry below `dir` (files and folders, markers left out), as a marker lists them.
@@ -146,7 +169,7 @@ pub fn move_entry(from: &Path, into: &Path, rel: &Path) -> std::io::Result<()> {
 /// Moves every entry of `from` irn did not write into `into` (see [`move_entry`]); returns
 /// those it could not move: something of the same name is in `into`, or the move failed.
 pub fn rescue(from: &Path, into: &Path) -> Vec<PathBuf> {
-    foreign(from)
+    foreign_into(from, into)
         .into_iter()
         .filter(|rel| in_the_way(into, rel) || move_entry(from, into, rel).is_err())
         .collect()

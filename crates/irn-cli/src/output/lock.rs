@@ -95,8 +95,8 @@ pub fn lock(dest: &Path) -> Result<Lock> {
     };
     let parent = parent_of(&path);
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let command: Vec<String> = std::env::args().collect();
-    let text = format!("{}\n{}\n", std::process::id(), command.join(" "));
+    let command: Vec<String> = std::env::args().skip(1).collect();
+    let text = format!("{}\nirn {}\n", std::process::id(), command.join(" "));
     // Written whole under another name, then linked into place: a link fails when the lock
     // exists, and a lock is never seen half-written.
     let draft = parent.join(format!(

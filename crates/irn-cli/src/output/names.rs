@@ -72,7 +72,7 @@ pub fn distinct<'a>(what: &str, names: impl IntoIterator<Item = (&'a str, &'a st
     for (name, folder) in names {
         if let Some((other, _)) = seen.iter().find(|(_, f)| *f == folder) {
             bail!(
-                "{what} {other:?} and {name:?} both make the folder `{folder}`, and one would \
+                "{what} `{other}` and `{name}` both make the folder `{folder}`, and one would \
                  overwrite the other; rename one"
             );
         }
@@ -94,6 +94,6 @@ mod tests {
         assert!(sub_folder("n", "plots").is_err());
         assert!(top_folder("n", "plots").is_ok());
         let err = distinct("names", [("a/b", "a_b"), ("c", "c"), ("a_b", "a_b")]).unwrap_err();
-        assert!(err.to_string().contains("\"a/b\" and \"a_b\""), "{err}");
+        assert!(err.to_string().contains("`a/b` and `a_b`"), "{err}");
     }
 }
