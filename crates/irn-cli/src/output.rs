@@ -150,10 +150,32 @@ pub fn record_report(report: &Path, plots: &[PathBuf]) -> Result<()> {
     record(dir, &[&report_name, "plots"])
 }
 
+/// Refuses, before anything is written, to overwrite an entry of the irn folder `dir` named
+/// in `names` that its marker does not list: irn writes `sweep.csv`, `report.html`, a chart…
+/// into such a folder only in place of its own. (A marker without a list, from an irn older
+/// than it, cannot tell: such a folder's entries count as irn's.)
+pub fn guard_own_entries(dir: &Path, names: &[&str]) -> Result<()> {
+    let listed = Marker::read(dir).and_then(|m| m.files);
+    let Some(listed) = listed else {
+        return Ok(());
+    };
+    let theirs: Vec<PathBuf> = (names.iter())
+        .filter(|n| fs::symlink_metadata(dir.join(n)).is_ok() && !listed.iter().any(|l| l == *n))
+        .map(|n| dir.join(n))
+        .collect();
+    if !theirs.is_empty() {
+        bail!(
+            "{}: irn did not write it, and would overwrite it; move it, or choose another --out",
+            join_paths(&theirs)
+        );
+    }
+    Ok(())
+}
+
 /// Adds `entries` (paths relative to `dir`) to what the marker of `dir` lists as irn's, so that
 /// replacing `dir` replaces them too. Does nothing in a folder without a marker, or with one that
 /// has no list.
-fn record(dir: &Path, entries: &[&str]) -> Result<()> {
+pub fn record(dir: &Path, entries: &[&str]) -> Result<()> {
     let Some(mut marker) = Marker::read(dir) else {
         return Ok(());
     };

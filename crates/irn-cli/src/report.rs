@@ -901,6 +901,11 @@ pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
     output::guard_file(report, "a report `irn plot` wrote", is_plot_report)?;
     let plots_dir = plots_dir(report);
     output::claim_folder(&plots_dir, output::Writer::Plot)?;
+    let names: Vec<String> = charts.iter().map(|c| format!("{}.svg", c.id)).collect();
+    output::guard_own_entries(
+        &plots_dir,
+        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
     let mut plots = Vec::new();
     for chart in &charts {
         let path = plots_dir.join(format!("{}.svg", chart.id));

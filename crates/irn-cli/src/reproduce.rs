@@ -792,6 +792,8 @@ fn run_all(
     )?;
     let _lock = crate::output::lock(out)?;
     claim_folder(out, writer)?;
+    let reports = ["reproduce.json", "report.html", "report.md"];
+    crate::output::guard_own_entries(out, &reports)?;
     let pool = crate::run::worker_pool(jobs)?;
     let bars = Bars::new(0);
     let engine = Engine {
@@ -831,13 +833,15 @@ fn run_all(
     // The bars draw their last before what follows on stdout.
     drop(bars);
     let json = serde_json::to_string_pretty(&results)? + "\n";
-    for (name, text) in [
-        ("reproduce.json", json),
-        ("report.html", html(&results, plan.quick)),
-        ("report.md", markdown(&results, command)),
-    ] {
+    let texts = [
+        json,
+        html(&results, plan.quick),
+        markdown(&results, command),
+    ];
+    for (name, text) in reports.iter().zip(texts) {
         write_file_atomic(&out.join(name), text.as_bytes())?;
     }
+    crate::output::record(out, &reports)?;
     println!(
         "total {:.0} s; report: {}",
         started.elapsed().as_secs_f64(),

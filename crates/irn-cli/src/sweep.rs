@@ -380,6 +380,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     };
     let _lock = output::lock(&out)?;
     guard_folder(&out, Use::WriteInto, &[])?;
+    output::guard_own_entries(&out, &table::TABLES)?;
     let (shard, shards) = a
         .shard
         .as_deref()
@@ -418,6 +419,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let marker = Marker {
         sweep: Some(serde_json::to_value(&identity)?),
+        files: Marker::read(&out)
+            .and_then(|m| m.files)
+            .or(Some(Vec::new())),
         ..Marker::new(Writer::Sweep)
     };
     marker.write(&out)?;
@@ -668,6 +672,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
     let out = a.out.clone().unwrap_or_else(|| a.dirs[0].clone());
     let _lock = output::lock(&out)?;
     claim_folder(&out, Writer::Report)?;
+    output::guard_own_entries(&out, &table::TABLES)?;
     let variants: Vec<&String> = identity.variants.keys().collect();
     let runs: Vec<Run> = (rows.iter())
         .map(|(&(point, _, v), (_, run))| Run {

@@ -141,6 +141,17 @@ fn a_rerun_replaces_irns_files_and_keeps_everything_else_where_it_is() {
         "{err}"
     );
     assert_eq!(read(&dir.join("r/IRN/trace.csv")), "mine");
+    // Files irn adds to a folder replace only its own of the same name.
+    write(
+        &dir.join("sweep.toml"),
+        "name = \"s\"\nscenario = \"tiny.toml\"\n[grid]\n\"workload.load\" = [0.3]\n",
+    );
+    ok(&irn(&["sweep", "sweep.toml", "--out", "s"], &dir));
+    write(&dir.join("r/sweep.csv"), "mine");
+    let err = refused(&irn(&["report", "s", "--out", "r"], &dir));
+    assert!(err.contains("r/sweep.csv: irn did not write it"), "{err}");
+    assert_eq!(read(&dir.join("r/sweep.csv")), "mine");
+    ok(&irn(&["report", "s", "--out", "s"], &dir));
     assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
 }
 
