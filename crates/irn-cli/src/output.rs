@@ -3,7 +3,8 @@
 //! irn from deleting or overwriting anything it did not write.
 //!
 //! Layout (one folder per run; `[[compare]]` scenarios get one subfolder per variant):
-//! - `.irn-results` ([`MARKER`]): which irn command wrote the folder, and its version;
+//! - `.irn-results` ([`MARKER`]): which irn command wrote the folder, its version, and what
+//!   irn wrote in it;
 //! - `summary.json`: the metrics, the run's wall-clock performance, the resolved scenario;
 //! - `flows.csv`: one row per flow;
 //! - `fct.txt`: the finished flows in the ns-3 RDMA simulators' FCT format;
@@ -244,7 +245,7 @@ pub fn scenario_inputs(file: Option<&Path>, resolved: &ScenarioFile) -> Vec<Path
 /// What a command does with a folder it writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Use {
-    /// Replaces it whole (a run's results folder).
+    /// Replaces what irn wrote in it, keeping the rest ([`keep`]): a run's results folder.
     Replace,
     /// Adds its own files and subfolders to it (a sweep's or reproduce's root, `report --out`,
     /// `plots/`), leaving anything else in place.
@@ -252,12 +253,13 @@ pub enum Use {
 }
 
 /// Refuses, with an error naming `dest` and saying how to proceed, a folder irn may not write:
-/// a file; a non-empty folder without [`MARKER`]; and for [`Use::Replace`] also the working
+/// a file; a symbolic link to nothing; a non-empty folder without [`MARKER`]; and for [`Use::Replace`] also the working
 /// folder or any folder holding it, and a folder holding one of `inputs` (the files the
 /// command reads). A missing or empty folder is always fine. Every writing command calls this
 /// before writing anything, so a refusal leaves everything as it was.
 pub fn guard_folder(dest: &Path, how: Use, inputs: &[&Path]) -> Result<()> {
     let proceed = "choose another --out, or remove it yourself if nothing in it is needed";
+    let dest = &resolve_link(dest)?;
     let Ok(meta) = fs::metadata(dest) else {
         return Ok(());
     };
@@ -519,10 +521,9 @@ pub fn remove_stale_temporaries(dest: &Path) {
     stale.sort();
     for (_, path) in stale {
         let was_moving = path.join(MARKER).is_file();
-        if was_moving && fs::symlink_metadata(dest).is_err() {
-            if fs::rename(&path, dest).is_ok() {
-                continue;
-            }
+        let finished = was_moving && fs::symlink_metadata(dest).is_err();
+        if finished && fs::rename(&path, dest).is_ok() {
+            continue;
         }
         if was_moving && !dest.is_dir() {
             // Nowhere to put back what irn did not write: leave it all as it is.

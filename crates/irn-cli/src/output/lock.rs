@@ -76,7 +76,7 @@ fn check_free(dest: &Path, dir: &Path, holds: bool) -> Result<()> {
     };
     bail!(
         "{}: {which} by irn process {pid} (`{command}`); wait for it to finish, or choose \
-         another --out (its lock is {})",
+         another --out (if no process {pid} runs, remove its lock {})",
         dest.display(),
         path.display()
     )
