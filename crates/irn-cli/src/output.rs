@@ -253,10 +253,10 @@ pub enum Use {
 }
 
 /// Refuses, with an error naming `dest` and saying how to proceed, a folder irn may not write:
-/// a file; a symbolic link to nothing; a non-empty folder without [`MARKER`]; and for [`Use::Replace`] also the working
-/// folder or any folder holding it, and a folder holding one of `inputs` (the files the
-/// command reads). A missing or empty folder is always fine. Every writing command calls this
-/// before writing anything, so a refusal leaves everything as it was.
+/// a file; a symbolic link to nothing; a non-empty folder without [`MARKER`]; and for
+/// [`Use::Replace`] also the working folder or any folder holding it, and a folder holding one
+/// of `inputs` (the files the command reads). A missing or empty folder is always fine. Every
+/// writing command calls this before writing anything, so a refusal leaves everything as it was.
 pub fn guard_folder(dest: &Path, how: Use, inputs: &[&Path]) -> Result<()> {
     let proceed = "choose another --out, or remove it yourself if nothing in it is needed";
     let dest = &resolve_link(dest)?;

@@ -121,8 +121,17 @@ pub fn lock(dest: &Path) -> Result<Lock> {
                 if taken.is_err() {
                     break;
                 }
-                // Stale: the process that took it is gone.
-                let _ = fs::remove_file(&path);
+                // Stale: the process that took it is gone. Taken away under a name of this
+                // process's own and read again, so that a lock another irn took in between
+                // (clearing the same stale one) is put back, not removed.
+                let away = draft.with_extension(format!("stale-{}", std::process::id()));
+                if fs::rename(&path, &away).is_ok() {
+                    let fresh = holder(&away).filter(|&(pid, _)| alive(pid));
+                    if fresh.is_some() {
+                        let _ = fs::hard_link(&away, &path);
+                    }
+                    let _ = fs::remove_file(&away);
+                }
             }
             Err(e) => {
                 taken = Err(e).with_context(|| format!("cannot create {}", path.display()));
