@@ -241,6 +241,9 @@ fn run_window(
             single,
         })
     };
+    // A user's experiment file, whose folder its data paths are relative to (the shipped
+    // ones' are relative to the working folder).
+    let file = exp.paper_key.is_empty().then(|| Path::new(&exp.file));
     // First the runs an earlier command finished, so that the overall progress counts only
     // those that run.
     let earlier: Vec<Option<(Summary, Vec<f64>)>> = engine.pool.install(|| {
@@ -259,7 +262,7 @@ fn run_window(
             .map(|(job, earlier)| match earlier {
                 Some((summary, single)) => outcome(job, summary, single),
                 None => {
-                    let (summary, single) = run_one(job, engine)?;
+                    let (summary, single) = run_one(job, file, engine)?;
                     outcome(job, summary, single)
                 }
             })
@@ -268,9 +271,16 @@ fn run_window(
 }
 
 /// Runs one job into its folder (with its series if it has a `[monitor]`): its summary and
-/// single-packet FCTs.
-fn run_one((_, _, name, run, dest): &Job, engine: &Engine) -> Result<(Summary, Vec<f64>)> {
-    let staging = Staging::new(dest, Writer::Reproduce, &[])?;
+/// single-packet FCTs. `file` is the experiment's file, if a user's: it and the files its
+/// scenario reads may not be in the folder.
+fn run_one(
+    (_, _, name, run, dest): &Job,
+    file: Option<&Path>,
+    engine: &Engine,
+) -> Result<(Summary, Vec<f64>)> {
+    let inputs = crate::output::scenario_inputs(file, &run.resolved);
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let staging = Staging::new(dest, Writer::Reproduce, &inputs)?;
     let started = Instant::now();
     let bar = dest.strip_prefix(engine.out).unwrap_or(dest).display();
     let mut report = engine.bars.reporter(&bar.to_string());
