@@ -79,18 +79,7 @@ pub fn run(args: RunArgs) -> Result<()> {
             .map_err(|e| anyhow!("--trace-flow: variant `{}`: {e}", r.name))?;
     }
     let compare = scenario.runs.len() > 1;
-    // Each variant's folder, checked before anything runs; the top level for a lone run.
-    let subs = (scenario.runs.iter())
-        .map(|r| match compare {
-            true => output::sub_folder(&format!("{file}: [[compare]] name"), &r.name),
-            false => Ok(String::new()),
-        })
-        .collect::<Result<Vec<String>>>()?;
-    let names = (scenario.runs.iter()).map(|r| r.name.as_str());
-    output::distinct(
-        "[[compare]] names",
-        names.zip(subs.iter().map(String::as_str)),
-    )?;
+    let subs = variant_folders(&file, &scenario)?;
     let mut inputs = Vec::new();
     for r in &scenario.runs {
         for input in output::scenario_inputs(args.scenario.as_deref(), &r.resolved) {
@@ -153,6 +142,24 @@ pub fn run(args: RunArgs) -> Result<()> {
     print!("{}", table::render(&finished));
     println!("results: {}", dir.display());
     Ok(())
+}
+
+/// Each variant's folder (empty for a lone run, which has the top level), checked before
+/// anything runs: refused when one has no folder of its own or two share one.
+fn variant_folders(file: &str, scenario: &Scenario) -> Result<Vec<String>> {
+    let compare = scenario.runs.len() > 1;
+    let subs = (scenario.runs.iter())
+        .map(|r| match compare {
+            true => output::sub_folder(&format!("{file}: [[compare]] name"), &r.name),
+            false => Ok(String::new()),
+        })
+        .collect::<Result<Vec<String>>>()?;
+    let names = (scenario.runs.iter()).map(|r| r.name.as_str());
+    output::distinct(
+        "[[compare]] names",
+        names.zip(subs.iter().map(String::as_str)),
+    )?;
+    Ok(subs)
 }
 
 /// `--set` overrides with `--monitor INTERVAL` (`irn run`, `irn sweep`, `irn check`) as
@@ -286,6 +293,7 @@ fn run_traced<'a>(
 
 pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     let scenario = load(Some(path), overrides)?;
+    variant_folders(&path.display().to_string(), &scenario)?;
     println!(
         "{}: scenario `{}` is valid, {} run(s)",
         path.display(),

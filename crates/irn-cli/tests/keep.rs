@@ -338,6 +338,11 @@ fn names_that_share_a_folder_are_refused_naming_both() {
         "{err}"
     );
     assert!(!dir.join("r").exists());
+    let err = refused(&irn(&["validate", "twins.toml"], &dir));
+    assert!(
+        err.contains("`a/b` and `a_b` both make the folder"),
+        "{err}"
+    );
     write(&dir.join("tiny.toml"), TINY);
     let sweep = |grid: &str| {
         let text = format!("name = \"s\"\nscenario = \"tiny.toml\"\n[grid]\n{grid}\n");
