@@ -595,6 +595,21 @@ pub fn write_file_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     result
 }
 
+/// The files (and `series/`) [`Staging::write_run`] and a run write into the run folder `sub`:
+/// `trace.csv` when `traced`, `series/` when `monitored`.
+pub fn run_files(sub: &Path, traced: bool, monitored: bool) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ["summary.json", "flows.csv", "fct.txt"]
+        .map(|f| sub.join(f))
+        .into();
+    if traced {
+        files.push(sub.join("trace.csv"));
+    }
+    if monitored {
+        files.push(sub.join("series"));
+    }
+    files
+}
+
 /// A results folder being written at a temporary path beside `dest`.
 pub struct Staging {
     tmp: PathBuf,
@@ -636,6 +651,31 @@ impl Staging {
             inputs: inputs.iter().map(|p| p.to_path_buf()).collect(),
             keep: false,
         })
+    }
+
+    /// Refuses, before anything runs, when `dest` holds an entry irn did not write at one of
+    /// the `planned` paths (relative to `dest`) or a file where one of their folders goes: irn
+    /// would have to write over it. [`Staging::commit`] asks again, for anything that appeared
+    /// meanwhile.
+    pub fn refuse_in_the_way(&self, planned: &[PathBuf]) -> Result<()> {
+        if !self.dest.is_dir() {
+            return Ok(());
+        }
+        let foreign = keep::foreign(&self.dest);
+        let in_way: Vec<PathBuf> = (planned.iter())
+            .filter(|p| foreign.iter().any(|f| p.starts_with(f)))
+            .filter(|p| keep::in_the_way(&self.dest, p))
+            .cloned()
+            .collect();
+        if !in_way.is_empty() {
+            bail!(
+                "{}: holds {}, which irn did not write and which irn would write now; move or \
+                 rename them and run again",
+                self.dest.display(),
+                join_paths(&in_way)
+            );
+        }
+        Ok(())
     }
 
     /// The folder of one run's files, `sub` (empty for the top level), created if it is not

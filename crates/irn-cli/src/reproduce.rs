@@ -281,6 +281,8 @@ fn run_one(
     let inputs = crate::output::scenario_inputs(file, &run.resolved);
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let staging = Staging::new(dest, Writer::Reproduce, &inputs)?;
+    let monitored = run.config.monitor.is_some();
+    staging.refuse_in_the_way(&crate::output::run_files(Path::new(""), false, monitored))?;
     let started = Instant::now();
     let bar = dest.strip_prefix(engine.out).unwrap_or(dest).display();
     let mut report = engine.bars.reporter(&bar.to_string());

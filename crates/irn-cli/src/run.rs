@@ -91,6 +91,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let _lock = output::lock(&out)?;
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
+    staging.refuse_in_the_way(&planned(&scenario, &subs, !args.trace_flows.is_empty()))?;
     for r in &scenario.runs {
         if let Some(note) = long_run_note(&r.config) {
             eprintln!("note: {}: {note}", r.name);
@@ -142,6 +143,19 @@ pub fn run(args: RunArgs) -> Result<()> {
     print!("{}", table::render(&finished));
     println!("results: {}", dir.display());
     Ok(())
+}
+
+/// The files and folders a run of `scenario` writes in its folder, `subs` its variants' folders.
+fn planned(scenario: &Scenario, subs: &[String], traced: bool) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for (r, sub) in scenario.runs.iter().zip(subs) {
+        let monitored = r.config.monitor.is_some();
+        paths.extend(output::run_files(Path::new(sub), traced, monitored));
+    }
+    if subs.len() > 1 {
+        paths.push(PathBuf::from("comparison.csv"));
+    }
+    paths
 }
 
 /// Each variant's folder (empty for a lone run, which has the top level), checked before

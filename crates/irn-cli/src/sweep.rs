@@ -512,6 +512,8 @@ fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[PathBuf], bars: &Bars) 
     inputs.extend(output::scenario_inputs(Some(base), &run.resolved));
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let staging = Staging::new(&run_dir(out, job), Writer::Sweep, &inputs)?;
+    let monitored = run.config.monitor.is_some();
+    staging.refuse_in_the_way(&output::run_files(Path::new(""), false, monitored))?;
     let started = Instant::now();
     let mut report = bars.reporter(&job.label());
     let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;

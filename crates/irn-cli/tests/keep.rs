@@ -132,12 +132,14 @@ fn a_rerun_replaces_irns_files_and_keeps_everything_else_where_it_is() {
     assert!(dir.join("r/comparison.csv").is_file());
     // A file of the user's where irn now writes one of its own: refused, nothing changed.
     write(&dir.join("r/IRN/trace.csv"), "mine");
-    let err = refused(&irn(
+    let out = irn(
         &["run", "tiny.toml", "--out", "r", "--trace-flow", "0"],
         &dir,
-    ));
+    );
+    let err = refused(&out);
+    assert!(out.stdout.is_empty(), "refused before running");
     assert!(
-        err.contains("r: holds IRN/trace.csv, which irn did not write and which irn now writes"),
+        err.contains("r: holds IRN/trace.csv, which irn did not write and which irn would write"),
         "{err}"
     );
     assert_eq!(read(&dir.join("r/IRN/trace.csv")), "mine");

@@ -53,7 +53,7 @@ fn owned(dir: &Path) -> BTreeSet<PathBuf> {
 
 /// The entries below `dir` irn did not write (see the module's doc), relative to `dir`, in name
 /// order; a folder irn did not write is one entry.
-fn foreign(dir: &Path) -> Vec<PathBuf> {
+pub fn foreign(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     walk(dir, Path::new(""), &owned(dir), &mut out);
     out
