@@ -104,7 +104,11 @@ pub fn lock(dest: &Path) -> Result<Lock> {
         path.file_name().unwrap_or_default().to_string_lossy(),
         std::process::id()
     ));
-    fs::write(&draft, &text).with_context(|| format!("cannot write {}", draft.display()))?;
+    {
+        let mut live = live();
+        fs::write(&draft, &text).with_context(|| format!("cannot write {}", draft.display()))?;
+        live.push(draft.clone());
+    }
     // Twice at most: once more after clearing a stale lock.
     let mut taken = Ok(false);
     for _ in 0..2 {
@@ -139,7 +143,11 @@ pub fn lock(dest: &Path) -> Result<Lock> {
             }
         }
     }
-    let _ = fs::remove_file(&draft);
+    {
+        let mut live = live();
+        let _ = fs::remove_file(&draft);
+        live.retain(|p| p != &draft);
+    }
     if taken? {
         return Ok(Lock { path });
     }
