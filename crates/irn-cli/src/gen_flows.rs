@@ -1,8 +1,8 @@
 //! `irn gen-flows`: write a Poisson flow trace in the ns-3 (ConWeave) flow-file format, so irn
 //! and an ns-3 RDMA simulator can be fed the very same flows.
 
-use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use irn_core::{Bandwidth, Duration};
@@ -41,14 +41,18 @@ pub struct GenFlowsArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Output file (written whole or not at all); standard output when omitted. An existing
-    /// file is replaced only if it is an ns-3 flow file.
+    /// file is replaced only if irn wrote it (`.FILE.irn` beside it says so) and it has not
+    /// changed since.
     #[arg(long, short, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Overwrite --out even if irn did not write it.
+    #[arg(long, requires = "out")]
+    force: bool,
 }
 
 pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
     if let Some(path) = &a.out {
-        output::guard_file(path, "an ns-3 flow file", is_flow_file)?;
+        output::guard_own_file(path, a.force)?;
     }
     if !(a.load > 0.0 && a.load <= 1.0) {
         bail!("--load {}: a fraction of line rate in (0, 1]", a.load);
@@ -92,28 +96,9 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
             .lock()
             .write_all(&text)
             .context("cannot print the flow file to standard output")?,
-        Some(path) => output::write_file_atomic(path, &text)?,
+        Some(path) => output::write_own_file(path, &text, "gen-flows")?,
     }
     Ok(())
-}
-
-/// Whether `path` starts as an ns-3 flow file does (a flow count, then flows of 5 or 6
-/// columns): only such a file, e.g. an earlier trace, may be replaced by a new trace.
-fn is_flow_file(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut lines = std::io::BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
-        .filter(|l| !l.trim().is_empty());
-    let count = lines
-        .next()
-        .is_some_and(|l| l.trim().parse::<u64>().is_ok());
-    let first = lines
-        .next()
-        .is_none_or(|l| matches!(l.split_whitespace().count(), 5 | 6));
-    count && first
 }
 
 /// The trace, refused before it is generated if it would be too large ([`too_many_flows`]),

@@ -3,7 +3,8 @@
 //! irn from deleting or overwriting anything it did not write.
 //!
 //! Layout (one folder per run; `[[compare]]` scenarios get one subfolder per variant):
-//! - `.irn-results` ([`MARKER`]): which irn command wrote the folder, and its version;
+//! - `.irn-results` ([`MARKER`]): which irn command wrote the folder, its version, and what
+//!   irn wrote in it;
 //! - `summary.json`: the metrics, the run's wall-clock performance, the resolved scenario;
 //! - `flows.csv`: one row per flow;
 //! - `fct.txt`: the finished flows in the ns-3 RDMA simulators' FCT format;
@@ -16,9 +17,20 @@
 //! Safety: every command that writes asks [`guard_folder`] or [`guard_file`] first, and writes
 //! nothing when refused. A folder is replaced only when it holds the marker, is empty or does
 //! not exist; never when it is the working folder or holds it, or holds a file the command
-//! reads. Temporaries are named `.NAME.tmp-PID` beside their destination; the ones this process
-//! has open are listed, so that a signal handler ([`clean_up_on_signal`]) removes them, and a
-//! later command removes those of a process that is gone ([`remove_stale_temporaries`]).
+//! reads ([`scenario_inputs`]). Replacing keeps what irn did not write ([`keep`]: the marker
+//! lists what irn wrote), and one command at a time writes a folder ([`lock()`]). A `--out` that
+//! is a symbolic link is written through ([`resolve_link`]). Temporaries are named
+//! `.NAME.tmp-PID` beside their destination; the ones this process has open are listed, so that
+//! a signal handler ([`clean_up_on_signal`]) removes them, and a later command removes those of
+//! a process that is gone, or finishes or undoes a replacement it was making
+//! ([`remove_stale_temporaries`]).
+
+mod keep;
+mod lock;
+mod names;
+
+pub use lock::lock;
+pub use names::{distinct, sub_folder, top_folder, NAME_MAX};
 
 use std::fs;
 use std::io::Write as _;
@@ -94,6 +106,10 @@ pub struct Marker {
     /// A sweep's root folder only: what makes two shards parts of one sweep (see `sweep.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<serde_json::Value>,
+    /// What irn wrote in the folder, `/`-separated paths at any depth: replacing the folder
+    /// keeps everything else ([`keep`]). `None` in a marker of an irn older than the list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
 }
 
 impl Marker {
@@ -102,6 +118,7 @@ impl Marker {
             written_by,
             irn_version: env!("CARGO_PKG_VERSION").to_string(),
             sweep: None,
+            files: Some(Vec::new()),
         }
     }
 
@@ -117,10 +134,118 @@ impl Marker {
     }
 }
 
+/// Records `irn plot`'s `report` and `plots` (the charts it wrote in `plots/` beside it) as
+/// irn's, in the markers of the report's folder and of `plots/`.
+pub fn record_report(report: &Path, plots: &[PathBuf]) -> Result<()> {
+    let dir = parent_of(report);
+    let names: Vec<String> = (plots.iter())
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if let Some(plots_dir) = plots.first().map(|p| parent_of(p)) {
+        record(
+            plots_dir,
+            &names.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?;
+    }
+    let report_name = report.file_name().unwrap_or_default().to_string_lossy();
+    record(dir, &[&report_name, "plots"])
+}
+
+/// Refuses, before anything is written, to overwrite an entry of the irn folder `dir` named
+/// in `names` that its marker does not list: irn writes `sweep.csv`, `report.html`, a chart…
+/// into such a folder only in place of its own. (A marker without a list, from an irn older
+/// than it, cannot tell: such a folder's entries count as irn's.)
+pub fn guard_own_entries(dir: &Path, names: &[&str]) -> Result<()> {
+    let listed = Marker::read(dir).and_then(|m| m.files);
+    let Some(listed) = listed else {
+        return Ok(());
+    };
+    let theirs: Vec<PathBuf> = (names.iter())
+        .filter(|n| fs::symlink_metadata(dir.join(n)).is_ok() && !listed.iter().any(|l| l == *n))
+        .map(|n| dir.join(n))
+        .collect();
+    if !theirs.is_empty() {
+        bail!(
+            "{}: irn did not write it, and would overwrite it; move it, or choose another --out",
+            join_paths(&theirs)
+        );
+    }
+    Ok(())
+}
+
+/// Adds `entries` (paths relative to `dir`) to what the marker of `dir` lists as irn's, so that
+/// replacing `dir` replaces them too. Does nothing in a folder without a marker, or with one that
+/// has no list.
+pub fn record(dir: &Path, entries: &[&str]) -> Result<()> {
+    let Some(mut marker) = Marker::read(dir) else {
+        return Ok(());
+    };
+    let Some(files) = marker.files.as_mut() else {
+        return Ok(());
+    };
+    let before = files.len();
+    for entry in entries {
+        if !files.iter().any(|f| f == entry) {
+            files.push(entry.to_string());
+        }
+    }
+    if files.len() == before {
+        return Ok(());
+    }
+    files.sort();
+    marker.write(dir)
+}
+
+/// The folder `dest` names: itself, or where it points when it is a symbolic link, so that a
+/// link given as `--out` stays a link and its target's contents are what irn replaces. A link to
+/// nothing is refused.
+pub fn resolve_link(dest: &Path) -> Result<PathBuf> {
+    let is_link = fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(dest.to_path_buf());
+    }
+    dest.canonicalize().with_context(|| {
+        format!(
+            "{}: is a symbolic link to {}, which does not exist; create it or choose another \
+             --out",
+            dest.display(),
+            fs::read_link(dest).unwrap_or_default().display()
+        )
+    })
+}
+
+/// The files a run of `resolved` reads: `file` (the scenario, when given) and every existing
+/// file a string of the resolved scenario names, relative to the scenario's folder as the
+/// scenario's own paths are (the topology file, flow files, size CDFs, traces, …). A string
+/// that only happens to name a file counts too: it is protected for nothing, never the other
+/// way round.
+pub fn scenario_inputs(file: Option<&Path>, resolved: &ScenarioFile) -> Vec<PathBuf> {
+    fn strings<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s),
+            serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let base = file.and_then(Path::parent).unwrap_or(Path::new(""));
+    let value = serde_json::to_value(resolved).unwrap_or_default();
+    let mut names = Vec::new();
+    strings(&value, &mut names);
+    let mut inputs: Vec<PathBuf> = file.map(Path::to_path_buf).into_iter().collect();
+    for name in names.into_iter().filter(|n| !n.is_empty()) {
+        let path = base.join(name);
+        if path.is_file() && !inputs.contains(&path) {
+            inputs.push(path);
+        }
+    }
+    inputs
+}
+
 /// What a command does with a folder it writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Use {
-    /// Replaces it whole (a run's results folder).
+    /// Replaces what irn wrote in it, keeping the rest ([`keep`]): a run's results folder.
     Replace,
     /// Adds its own files and subfolders to it (a sweep's or reproduce's root, `report --out`,
     /// `plots/`), leaving anything else in place.
@@ -128,12 +253,13 @@ pub enum Use {
 }
 
 /// Refuses, with an error naming `dest` and saying how to proceed, a folder irn may not write:
-/// a file; a non-empty folder without [`MARKER`]; and for [`Use::Replace`] also the working
-/// folder or any folder holding it, and a folder holding one of `inputs` (the files the
-/// command reads). A missing or empty folder is always fine. Every writing command calls this
-/// before writing anything, so a refusal leaves everything as it was.
+/// a file; a symbolic link to nothing; a non-empty folder without [`MARKER`]; and for
+/// [`Use::Replace`] also the working folder or any folder holding it, and a folder holding one
+/// of `inputs` (the files the command reads). A missing or empty folder is always fine. Every
+/// writing command calls this before writing anything, so a refusal leaves everything as it was.
 pub fn guard_folder(dest: &Path, how: Use, inputs: &[&Path]) -> Result<()> {
     let proceed = "choose another --out, or remove it yourself if nothing in it is needed";
+    let dest = &resolve_link(dest)?;
     let Ok(meta) = fs::metadata(dest) else {
         return Ok(());
     };
@@ -202,7 +328,7 @@ pub fn claim_folder(dir: &Path, writer: Writer) -> Result<()> {
 }
 
 /// Refuses to overwrite an existing `path` unless `irns` recognises it as a file irn wrote
-/// (an `irn plot` report, an ns-3 flow file): `what` names such a file in the error.
+/// (a report `irn plot` wrote): `what` names such a file in the error.
 pub fn guard_file(path: &Path, what: &str, irns: impl Fn(&Path) -> bool) -> Result<()> {
     let Ok(meta) = fs::metadata(path) else {
         return Ok(());
@@ -218,6 +344,71 @@ pub fn guard_file(path: &Path, what: &str, irns: impl Fn(&Path) -> bool) -> Resu
             "{}: exists and is not {what}, so irn will not overwrite it; choose another \
              --out, or remove it yourself if it is not needed",
             path.display()
+        );
+    }
+    Ok(())
+}
+
+/// `.NAME.irn` beside a file irn wrote outside a results folder (`gen-flows -o`, `topology -o`):
+/// which command wrote it and a checksum of what it wrote. ns-3's readers take no comment line,
+/// so the file itself carries no mark.
+fn sidecar(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    parent_of(path).join(format!(".{name}.irn"))
+}
+
+/// FNV-1a, 64 bits: tells a file irn wrote from one changed since, not an adversary's.
+fn checksum(bytes: &[u8]) -> String {
+    let hash = (bytes.iter()).fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+/// Writes `contents` to `path` as [`write_file_atomic`] does, and its sidecar (see [`sidecar`])
+/// saying `command` wrote it, so a later command may replace it ([`guard_own_file`]).
+pub fn write_own_file(path: &Path, contents: &[u8], command: &str) -> Result<()> {
+    let path = resolve_link(path)?;
+    write_file_atomic(&path, contents)?;
+    let mark = serde_json::json!({
+        "written_by": command,
+        "irn_version": env!("CARGO_PKG_VERSION"),
+        "fnv1a64": checksum(contents),
+    });
+    let text = serde_json::to_string_pretty(&mark)? + "\n";
+    write_file_atomic(&sidecar(&path), text.as_bytes())
+}
+
+/// Whether irn wrote `path` ([`write_own_file`]) and it has not changed since.
+fn is_own_file(path: &Path) -> bool {
+    let Ok(path) = resolve_link(path) else {
+        return false;
+    };
+    let mark: Option<serde_json::Value> =
+        (fs::read_to_string(sidecar(&path)).ok()).and_then(|t| serde_json::from_str(&t).ok());
+    let recorded = mark.as_ref().and_then(|m| m["fnv1a64"].as_str());
+    recorded.is_some_and(|r| fs::read(&path).is_ok_and(|b| checksum(&b) == r))
+}
+
+/// Refuses to overwrite an existing `path` that irn did not write ([`write_own_file`]), or
+/// that was changed since, unless `force`.
+pub fn guard_own_file(path: &Path, force: bool) -> Result<()> {
+    let Ok(meta) = fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        bail!(
+            "{}: is a folder; give a file name to write to",
+            path.display()
+        );
+    }
+    if !force && !is_own_file(path) {
+        bail!(
+            "{}: exists and irn did not write it, or it was changed since (irn marks a file it \
+             writes with {} beside it), so irn will not overwrite it; choose another --out, \
+             remove it yourself if it is not needed, or give --force to overwrite it",
+            path.display(),
+            sidecar(path).display()
         );
     }
     Ok(())
@@ -273,7 +464,8 @@ fn temporary_path_of(dest: &Path, pid: u32) -> PathBuf {
     parent_of(dest).join(format!(".{name}.tmp-{pid}"))
 }
 
-fn parent_of(path: &Path) -> &Path {
+/// The folder holding `path` (`.` for a bare name).
+pub fn parent_of(path: &Path) -> &Path {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
@@ -285,38 +477,93 @@ fn alive(pid: u32) -> bool {
     !cfg!(target_os = "linux") || Path::new("/proc").join(pid.to_string()).exists()
 }
 
-/// Removes the temporaries of `dest` (`.NAME.tmp-PID`, exactly that name and a number) left by
-/// processes that are gone, e.g. killed by SIGKILL or a power cut. Those of running processes
-/// are kept: another irn may be writing `dest` now. The check is per machine: shards on
-/// several machines write to folders of their own.
+/// `.NAME.old-PID` beside `dest`: where a replacement puts the old folder for the instant
+/// between moving it away and moving the new one in.
+fn aside_path(dest: &Path) -> PathBuf {
+    let tmp = temporary_path(dest);
+    let name = tmp.file_name().unwrap_or_default().to_string_lossy();
+    tmp.with_file_name(name.replacen(".tmp-", ".old-", 1))
+}
+
+/// Cleans up after processes that are gone (killed by SIGKILL, a power cut) and wrote `dest`:
+/// their temporaries `.NAME.tmp-PID` and old folders `.NAME.old-PID` (exactly those names and a
+/// number). A temporary folder holding a marker was being moved into place (see
+/// [`Staging::commit`]): it is finished (moved into place) when `dest` is gone, and undone
+/// otherwise (the entries irn did not write go back to `dest`). An old folder goes back to
+/// `dest` when `dest` is gone, and is removed otherwise, after the same rescue. Anything irn
+/// did not write that cannot go back (a name now taken) stays where it is, with a note. Those of
+/// running processes are kept: another irn may be writing `dest` now. The check is per machine:
+/// shards on several machines write to folders of their own.
 pub fn remove_stale_temporaries(dest: &Path) {
     let Some(name) = dest.file_name() else {
         return;
     };
-    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let name = name.to_string_lossy();
     let Ok(entries) = fs::read_dir(parent_of(dest)) else {
         return;
     };
+    let mut stale = Vec::new();
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(pid) = file_name
-            .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
+        let Some(file_name) = file_name.to_str() else {
             continue;
         };
-        if pid != std::process::id() && !alive(pid) {
-            remove_path(&entry.path());
+        for (order, kind) in [(0, "tmp"), (1, "old")] {
+            let pid = (file_name.strip_prefix(&format!(".{name}.{kind}-")))
+                .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|pid| pid != std::process::id() && !alive(pid)) {
+                stale.push((order, entry.path()));
+            }
+        }
+    }
+    // The temporaries first: one may become `dest` before its old folder is looked at.
+    stale.sort();
+    for (_, path) in stale {
+        let was_moving = path.join(MARKER).is_file();
+        let finished = was_moving && fs::symlink_metadata(dest).is_err();
+        if finished && fs::rename(&path, dest).is_ok() {
+            continue;
+        }
+        if was_moving && !dest.is_dir() {
+            // Nowhere to put back what irn did not write: leave it all as it is.
+            errln!(
+                "note: {} holds what an irn that was stopped was writing to {}; look at it \
+                 and remove it yourself",
+                path.display(),
+                dest.display()
+            );
+            continue;
+        }
+        let left = if was_moving {
+            keep::rescue(&path, dest)
+        } else {
+            Vec::new()
+        };
+        if left.is_empty() {
+            remove_path(&path);
+        } else {
+            errln!(
+                "note: {} was kept: it holds files irn did not write ({}) that could not go \
+                 back into {}; move them yourself",
+                path.display(),
+                join_paths(&left),
+                dest.display()
+            );
         }
     }
 }
 
+fn join_paths(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(", ")
+}
+
 /// Writes `contents` to `path` through `.NAME.tmp-PID` beside it and a rename, so readers never
-/// see a half-written file and a signal leaves nothing behind. The caller has checked that
-/// `path` may be overwritten.
+/// see a half-written file and a signal leaves nothing behind; a symbolic link is written
+/// through and stays a link. The caller has checked that `path` may be overwritten.
 pub fn write_file_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let path = &resolve_link(path)?;
     let dir = parent_of(path);
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     remove_stale_temporaries(path);
@@ -348,17 +595,50 @@ pub fn write_file_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     result
 }
 
+/// The files (and `series/`) [`Staging::write_run`] and a run write into the run folder `sub`:
+/// `trace.csv` when `traced`, `series/` when `monitored`.
+pub fn run_files(sub: &Path, traced: bool, monitored: bool) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ["summary.json", "flows.csv", "fct.txt"]
+        .map(|f| sub.join(f))
+        .into();
+    if traced {
+        files.push(sub.join("trace.csv"));
+    }
+    if monitored {
+        files.push(sub.join("series"));
+    }
+    files
+}
+
+/// Writes the CSV file `path` with `rows`, flushed: a full disk is an error here, not lost in a
+/// buffer dropped unflushed. The caller names `path` in the error.
+fn write_csv(
+    path: &Path,
+    rows: impl FnOnce(&mut csv::Writer<fs::File>) -> csv::Result<()>,
+) -> Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    rows(&mut w)?;
+    w.flush()?;
+    Ok(())
+}
+
 /// A results folder being written at a temporary path beside `dest`.
 pub struct Staging {
     tmp: PathBuf,
     dest: PathBuf,
+    writer: Writer,
     inputs: Vec<PathBuf>,
+    /// The temporary folder holds files irn did not write (a replacement that failed and could
+    /// not be undone): it is left in place.
+    keep: bool,
 }
 
 impl Staging {
     /// Checks, before anything runs, that `dest` may be replaced ([`guard_folder`]; `inputs`
-    /// are the files the command reads), and starts its temporary folder, marked as `writer`'s.
+    /// are the files the command reads), and starts its temporary folder. A `dest` that is a
+    /// symbolic link stands for the folder it points to.
     pub fn new(dest: &Path, writer: Writer, inputs: &[&Path]) -> Result<Self> {
+        let dest = &resolve_link(dest)?;
         guard_folder(dest, Use::Replace, inputs)?;
         let parent = parent_of(dest);
         fs::create_dir_all(parent)
@@ -374,16 +654,40 @@ impl Staging {
             fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
             live.push(tmp.clone());
         }
-        // Built before anything else can fail, so that `Drop` removes the folder on an error.
-        let staging = Staging {
+        // The marker comes last, in `commit`: a temporary folder holding one was being moved
+        // into place, which tells a later command to finish or undo that, not just remove it.
+        Ok(Staging {
             tmp,
             dest: dest.to_path_buf(),
+            writer,
             inputs: inputs.iter().map(|p| p.to_path_buf()).collect(),
-        };
-        let json = serde_json::to_string_pretty(&Marker::new(writer))? + "\n";
-        fs::write(staging.tmp.join(MARKER), json)
-            .with_context(|| format!("cannot write {}", staging.tmp.display()))?;
-        Ok(staging)
+            keep: false,
+        })
+    }
+
+    /// Refuses, before anything runs, when `dest` holds an entry irn did not write at one of
+    /// the `planned` paths (relative to `dest`) or a file where one of their folders goes: irn
+    /// would have to write over it. [`Staging::commit`] asks again, for anything that appeared
+    /// meanwhile.
+    pub fn refuse_in_the_way(&self, planned: &[PathBuf]) -> Result<()> {
+        if !self.dest.is_dir() {
+            return Ok(());
+        }
+        let foreign = keep::foreign(&self.dest);
+        let in_way: Vec<PathBuf> = (planned.iter())
+            .filter(|p| foreign.iter().any(|f| p.starts_with(f)))
+            .filter(|p| keep::in_the_way(&self.dest, p))
+            .cloned()
+            .collect();
+        if !in_way.is_empty() {
+            bail!(
+                "{}: holds {}, which irn did not write and which irn would write now; move or \
+                 rename them and run again",
+                self.dest.display(),
+                join_paths(&in_way)
+            );
+        }
+        Ok(())
     }
 
     /// The folder of one run's files, `sub` (empty for the top level), created if it is not
@@ -405,13 +709,22 @@ impl Staging {
     /// Writes one run's files into `sub` (empty for the top level).
     pub fn write_run(&self, sub: &str, scenario: &str, seed: u64, run: &Finished) -> Result<()> {
         let dir = self.run_dir(sub)?;
-        let mut w = csv::Writer::from_path(dir.join("flows.csv"))?;
-        for row in &run.result.flows {
-            w.serialize(row)?;
-        }
-        w.flush()?;
-        let fct = std::io::BufWriter::new(fs::File::create(dir.join("fct.txt"))?);
-        irn_sim::workload::ns3::write_fct(fct, &run.result.fct)?;
+        let path = dir.join("flows.csv");
+        let cannot = |path: &Path| format!("cannot write {}", path.display());
+        write_csv(&path, |w| {
+            run.result.flows.iter().try_for_each(|row| w.serialize(row))
+        })
+        .with_context(|| cannot(&path))?;
+        let path = dir.join("fct.txt");
+        fs::File::create(&path)
+            .map_err(anyhow::Error::from)
+            .and_then(|f| {
+                let mut fct = std::io::BufWriter::new(f);
+                irn_sim::workload::ns3::write_fct(&mut fct, &run.result.fct)?;
+                fct.flush()?;
+                Ok(())
+            })
+            .with_context(|| cannot(&path))?;
         let summary = SummaryFile {
             irn_version: env!("CARGO_PKG_VERSION"),
             scenario,
@@ -422,13 +735,12 @@ impl Staging {
             resolved_scenario: run.resolved,
         };
         let json = serde_json::to_string_pretty(&summary)?;
-        fs::write(dir.join("summary.json"), json + "\n")?;
-        Ok(())
+        let path = dir.join("summary.json");
+        fs::write(&path, json + "\n").with_context(|| cannot(&path))
     }
 
     /// Writes `comparison.csv`: one row per variant, the `summary.json` metrics as columns.
     pub fn write_comparison(&self, runs: &[Finished]) -> Result<()> {
-        let mut w = csv::Writer::from_path(self.tmp.join("comparison.csv"))?;
         let metrics = runs
             .iter()
             .map(|r| match serde_json::to_value(&r.result.summary)? {
@@ -437,44 +749,139 @@ impl Staging {
             })
             .collect::<Result<Vec<_>, serde_json::Error>>()?;
         let columns = metric_columns(&metrics);
-        if !runs.is_empty() {
-            w.write_record(std::iter::once("variant").chain(columns.iter().copied()))?;
-        }
-        for (r, metrics) in runs.iter().zip(&metrics) {
-            let values = metric_cells(metrics, &columns);
-            w.write_record(std::iter::once(r.name.to_string()).chain(values))?;
-        }
-        w.flush()?;
-        Ok(())
+        let path = self.tmp.join("comparison.csv");
+        write_csv(&path, |w| {
+            if !runs.is_empty() {
+                w.write_record(std::iter::once("variant").chain(columns.iter().copied()))?;
+            }
+            for (r, metrics) in runs.iter().zip(&metrics) {
+                let values = metric_cells(metrics, &columns);
+                w.write_record(std::iter::once(r.name.to_string()).chain(values))?;
+            }
+            Ok(())
+        })
+        .with_context(|| format!("cannot write {}", path.display()))
     }
 
-    /// Moves the finished folder into place, replacing an older one. The guard is asked again:
-    /// the folder may have been created or filled by someone else while the runs ran.
-    pub fn commit(self) -> Result<PathBuf> {
+    /// Moves the finished folder into place, replacing irn's entries of an older one and
+    /// keeping everything else where it is ([`keep`]). The guard is asked again: the folder may
+    /// have been created or filled by someone else while the runs ran.
+    ///
+    /// All while the signal handler waits: (1) refuse, changing nothing, when an entry irn did
+    /// not write has the name of one it writes now; (2) write the marker, listing what irn
+    /// wrote, into the temporary folder; (3) move the entries irn did not write from `dest`
+    /// into it; (4) move `dest` aside to `.NAME.old-PID`; (5) move the temporary folder to
+    /// `dest`; (6) remove the old folder, once anything irn did not write that appeared in it
+    /// meanwhile has moved too. `dest` is the old folder whole until (4) and the new one whole
+    /// from (5). A failure undoes (3) and (4); a process killed midway leaves its temporary
+    /// folder with a marker, which the next command writing `dest` finishes or undoes
+    /// ([`remove_stale_temporaries`]).
+    pub fn commit(mut self) -> Result<PathBuf> {
         let inputs: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
         guard_folder(&self.dest, Use::Replace, &inputs)?;
+        let (tmp, dest) = (&self.tmp, &self.dest);
         let mut live = live();
-        if self.dest.exists() {
-            fs::remove_dir_all(&self.dest)
-                .with_context(|| format!("cannot replace {}", self.dest.display()))?;
+        let existed = fs::symlink_metadata(dest).is_ok();
+        let foreign = if existed {
+            keep::foreign_into(dest, tmp)
+        } else {
+            Vec::new()
+        };
+        let in_way: Vec<PathBuf> = (foreign.iter())
+            .filter(|rel| keep::in_the_way(tmp, rel))
+            .cloned()
+            .collect();
+        if !in_way.is_empty() {
+            bail!(
+                "{}: holds {}, which irn did not write and which irn now writes; nothing was \
+                 changed: move or rename them and run again",
+                dest.display(),
+                join_paths(&in_way)
+            );
         }
-        fs::rename(&self.tmp, &self.dest).with_context(|| {
-            format!(
-                "cannot move results from {} to {}",
-                self.tmp.display(),
-                self.dest.display()
-            )
-        })?;
-        live.retain(|p| p != &self.tmp);
-        Ok(self.dest.clone())
+        let marker = Marker {
+            files: Some(keep::listing(tmp)),
+            ..Marker::new(self.writer)
+        };
+        // Whole or not at all: a marker in the temporary folder says it is complete.
+        let draft = tmp.join(format!("{MARKER}.part"));
+        fs::write(&draft, serde_json::to_string_pretty(&marker)? + "\n")
+            .and_then(|()| fs::rename(&draft, tmp.join(MARKER)))
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut moved = Vec::new();
+        let mut result = Ok(());
+        for rel in &foreign {
+            result = keep::move_entry(dest, tmp, rel).with_context(|| {
+                format!("cannot move {} out of the way", dest.join(rel).display())
+            });
+            if result.is_err() {
+                break;
+            }
+            moved.push(rel);
+        }
+        let aside = aside_path(dest);
+        if result.is_ok() && existed {
+            result = fs::rename(dest, &aside)
+                .with_context(|| format!("cannot move {} aside", dest.display()));
+        }
+        let aside_taken = result.is_ok() && existed;
+        if result.is_ok() {
+            result = fs::rename(tmp, dest).with_context(|| {
+                format!(
+                    "cannot move results from {} to {}",
+                    tmp.display(),
+                    dest.display()
+                )
+            });
+            if result.is_err() && aside_taken {
+                let _ = fs::rename(&aside, dest);
+            }
+        }
+        if let Err(e) = result {
+            let stuck: Vec<PathBuf> = (moved.into_iter())
+                .filter(|rel| keep::move_entry(tmp, dest, rel).is_err())
+                .cloned()
+                .collect();
+            if stuck.is_empty() {
+                let _ = fs::remove_file(tmp.join(MARKER));
+                return Err(e);
+            }
+            self.keep = true;
+            live.retain(|p| p != tmp);
+            return Err(e.context(format!(
+                "{} could not go back into {}: they are in {}",
+                join_paths(&stuck),
+                dest.display(),
+                tmp.display()
+            )));
+        }
+        live.retain(|p| p != tmp);
+        if aside_taken {
+            let left = keep::rescue(&aside, dest);
+            if left.is_empty() {
+                remove_path(&aside);
+            } else {
+                errln!(
+                    "note: {} holds {}, which irn did not write and which appeared while it \
+                     replaced {}; move them yourself",
+                    aside.display(),
+                    join_paths(&left),
+                    dest.display()
+                );
+            }
+        }
+        Ok(dest.clone())
     }
 }
 
 impl Drop for Staging {
-    /// An abandoned staging folder (an error before `commit`) is removed.
+    /// An abandoned staging folder (an error before `commit`) is removed, unless it holds
+    /// files irn did not write.
     fn drop(&mut self) {
         let mut live = live();
-        let _ = fs::remove_dir_all(&self.tmp);
+        if !self.keep {
+            let _ = fs::remove_dir_all(&self.tmp);
+        }
         live.retain(|p| p != &self.tmp);
     }
 }
@@ -533,4 +940,25 @@ pub fn folder_name(name: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk shows only when the buffered rows are flushed: `write_csv` flushes, so the
+    /// error reaches the caller, which names the file.
+    #[test]
+    fn a_full_disk_is_an_error_naming_the_file() {
+        let path = Path::new("/dev/full");
+        if !path.exists() {
+            return; // not Linux
+        }
+        let err = write_csv(path, |w| w.write_record(["a", "b"]))
+            .with_context(|| format!("cannot write {}", path.display()))
+            .unwrap_err();
+        let said = format!("{err:#}");
+        assert!(said.starts_with("cannot write /dev/full: "), "{said}");
+        assert!(said.contains("No space left on device"), "{said}");
+    }
 }

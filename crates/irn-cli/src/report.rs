@@ -913,6 +913,11 @@ pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
     output::guard_file(report, "a report `irn plot` wrote", is_plot_report)?;
     let plots_dir = plots_dir(report);
     output::claim_folder(&plots_dir, output::Writer::Plot)?;
+    let names: Vec<String> = charts.iter().map(|c| format!("{}.svg", c.id)).collect();
+    output::guard_own_entries(
+        &plots_dir,
+        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
     let mut plots = Vec::new();
     for chart in &charts {
         let path = plots_dir.join(format!("{}.svg", chart.id));
@@ -920,6 +925,7 @@ pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
         plots.push(path);
     }
     output::write_file_atomic(report, render_html(&results, &charts).as_bytes())?;
+    output::record_report(report, &plots)?;
     Ok(Written {
         report: report.to_path_buf(),
         plots,
@@ -962,6 +968,7 @@ pub fn plot(args: PlotArgs) -> Result<()> {
         }
     }
     for dir in &args.dirs {
+        let _lock = output::lock(args.out.as_deref().map_or(dir, output::parent_of))?;
         let (report, plots) = match &args.out {
             _ if is_sweep(dir) => {
                 let written = crate::sweep::plot_sweep(

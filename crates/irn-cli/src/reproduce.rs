@@ -196,7 +196,7 @@ fn run_window(
         None => vec![None],
         Some(n) => (1..=n).map(Some).collect(),
     };
-    let dir = engine.out.join(&exp.id).join(window.unwrap_or("incast"));
+    let dir = (engine.out.join(folder_name(&exp.id))).join(window.unwrap_or("incast"));
     for (label, point_overrides) in &exp.points {
         for &seed in &seeds {
             let mut overrides = engine.plan.overrides.to_vec();
@@ -220,6 +220,16 @@ fn run_window(
             }
         }
     }
+    // Points or variants whose names differ only in characters folder names replace.
+    let folders: Vec<(String, String)> = (jobs.iter())
+        .map(|(label, _, _, run, dest)| {
+            (format!("{label} {}", run.name), dest.display().to_string())
+        })
+        .collect();
+    crate::output::distinct(
+        &format!("{}: the point and variant", exp.file),
+        folders.iter().map(|(n, d)| (n.as_str(), d.as_str())),
+    )?;
     let outcome = |(label, seed, _, run, dest): &Job, summary: Summary, single| {
         Ok(RunOutcome {
             point: label.clone(),
@@ -231,6 +241,9 @@ fn run_window(
             single,
         })
     };
+    // A user's experiment file, whose folder its data paths are relative to (the shipped
+    // ones' are relative to the working folder).
+    let file = exp.paper_key.is_empty().then(|| Path::new(&exp.file));
     // First the runs an earlier command finished, so that the overall progress counts only
     // those that run.
     let earlier: Vec<Option<(Summary, Vec<f64>)>> = engine.pool.install(|| {
@@ -249,7 +262,7 @@ fn run_window(
             .map(|(job, earlier)| match earlier {
                 Some((summary, single)) => outcome(job, summary, single),
                 None => {
-                    let (summary, single) = run_one(job, engine)?;
+                    let (summary, single) = run_one(job, file, engine)?;
                     outcome(job, summary, single)
                 }
             })
@@ -258,9 +271,18 @@ fn run_window(
 }
 
 /// Runs one job into its folder (with its series if it has a `[monitor]`): its summary and
-/// single-packet FCTs.
-fn run_one((_, _, name, run, dest): &Job, engine: &Engine) -> Result<(Summary, Vec<f64>)> {
-    let staging = Staging::new(dest, Writer::Reproduce, &[])?;
+/// single-packet FCTs. `file` is the experiment's file, if a user's: it and the files its
+/// scenario reads may not be in the folder.
+fn run_one(
+    (_, _, name, run, dest): &Job,
+    file: Option<&Path>,
+    engine: &Engine,
+) -> Result<(Summary, Vec<f64>)> {
+    let inputs = crate::output::scenario_inputs(file, &run.resolved);
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let staging = Staging::new(dest, Writer::Reproduce, &inputs)?;
+    let monitored = run.config.monitor.is_some();
+    staging.refuse_in_the_way(&crate::output::run_files(Path::new(""), false, monitored))?;
     let started = Instant::now();
     let bar = dest.strip_prefix(engine.out).unwrap_or(dest).display();
     let mut report = engine.bars.reporter(&bar.to_string());
@@ -771,7 +793,19 @@ fn run_all(
             exp.runs(plan.overrides)?;
         }
     }
+    let what = |e: &Experiment| format!("{}: [experiment] id", e.file);
+    let folders = (chosen.iter())
+        .map(|e| crate::output::sub_folder(&what(e), &e.id))
+        .collect::<Result<Vec<_>>>()?;
+    let ids = chosen.iter().map(|e| e.id.as_str());
+    crate::output::distinct(
+        "experiment ids",
+        ids.zip(folders.iter().map(String::as_str)),
+    )?;
+    let _lock = crate::output::lock(out)?;
     claim_folder(out, writer)?;
+    let reports = ["reproduce.json", "report.html", "report.md"];
+    crate::output::guard_own_entries(out, &reports)?;
     let pool = crate::run::worker_pool(jobs)?;
     let bars = Bars::new(0);
     let engine = Engine {
@@ -813,13 +847,15 @@ fn run_all(
     // The bars draw their last before what follows on stdout.
     drop(bars);
     let json = serde_json::to_string_pretty(&results)? + "\n";
-    for (name, text) in [
-        ("reproduce.json", json),
-        ("report.html", html(&results, plan.quick)),
-        ("report.md", markdown(&results, command)),
-    ] {
+    let texts = [
+        json,
+        html(&results, plan.quick),
+        markdown(&results, command),
+    ];
+    for (name, text) in reports.iter().zip(texts) {
         write_file_atomic(&out.join(name), text.as_bytes())?;
     }
+    crate::output::record(out, &reports)?;
     outln!(
         "total {:.0} s; report: {}",
         started.elapsed().as_secs_f64(),

@@ -12,7 +12,7 @@ use irn_sim::scenario::{self, Run, Scenario};
 use irn_sim::sim::trace;
 use rayon::prelude::*;
 
-use crate::output::{folder_name, Finished, Performance, Staging, Writer};
+use crate::output::{self, Finished, Performance, Staging, Writer};
 use crate::progress::Bars;
 use crate::series::{self, SeriesFiles};
 use crate::table;
@@ -63,15 +63,35 @@ fn load(path: Option<&Path>, overrides: &[String]) -> Result<Scenario> {
 pub fn run(args: RunArgs) -> Result<()> {
     let overrides = with_monitor(&args.overrides, args.monitor.as_deref());
     let scenario = load(args.scenario.as_deref(), &overrides)?;
-    let out = args
-        .out
-        .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&scenario.name)));
+    let file = args.scenario.as_ref().map_or_else(
+        || "scenarios/default.toml (embedded)".to_string(),
+        |p| p.display().to_string(),
+    );
+    let out = match args.out {
+        Some(out) => out,
+        None => {
+            let name = output::top_folder(&format!("{file}: name"), &scenario.name)?;
+            PathBuf::from("results").join(name)
+        }
+    };
     for r in &scenario.runs {
         trace::check_flows(&args.trace_flows, r.config.flows.len())
             .map_err(|e| anyhow!("--trace-flow: variant `{}`: {e}", r.name))?;
     }
-    let inputs: Vec<&Path> = args.scenario.as_deref().into_iter().collect();
+    let compare = scenario.runs.len() > 1;
+    let subs = variant_folders(&file, &scenario)?;
+    let mut inputs = Vec::new();
+    for r in &scenario.runs {
+        for input in output::scenario_inputs(args.scenario.as_deref(), &r.resolved) {
+            if !inputs.contains(&input) {
+                inputs.push(input);
+            }
+        }
+    }
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let _lock = output::lock(&out)?;
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
+    staging.refuse_in_the_way(&planned(&scenario, &subs, !args.trace_flows.is_empty()))?;
     for r in &scenario.runs {
         if let Some(note) = long_run_note(&r.config) {
             errln!("note: {}: {note}", r.name);
@@ -80,22 +100,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let pool = worker_pool(args.jobs)?;
     let bars = Bars::new(scenario.runs.len());
-    let compare = scenario.runs.len() > 1;
-    let sub = |run: &Run| {
-        if compare {
-            folder_name(&run.name)
-        } else {
-            String::new()
-        }
-    };
     let finished: Vec<Finished> = pool.install(|| {
-        scenario
-            .runs
-            .par_iter()
-            .map(|r| {
+        (scenario.runs.par_iter().zip(&subs))
+            .map(|(r, sub)| {
                 let started = Instant::now();
                 let mut report = bars.reporter(&r.name);
-                let dir = staging.run_dir(&sub(r))?;
+                let dir = staging.run_dir(sub)?;
                 let result = if args.trace_flows.is_empty() {
                     series::run(&r.config, &dir, &mut report)?
                 } else {
@@ -122,8 +132,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     })?;
     // The bars draw their last before the table.
     drop(bars);
-    for (run, f) in scenario.runs.iter().zip(&finished) {
-        staging.write_run(&sub(run), &scenario.name, run.config.seed, f)?;
+    for ((run, f), sub) in scenario.runs.iter().zip(&finished).zip(&subs) {
+        staging.write_run(sub, &scenario.name, run.config.seed, f)?;
     }
     if compare {
         staging.write_comparison(&finished)?;
@@ -133,6 +143,37 @@ pub fn run(args: RunArgs) -> Result<()> {
     outp!("{}", table::render(&finished));
     outln!("results: {}", dir.display());
     Ok(())
+}
+
+/// The files and folders a run of `scenario` writes in its folder, `subs` its variants' folders.
+fn planned(scenario: &Scenario, subs: &[String], traced: bool) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for (r, sub) in scenario.runs.iter().zip(subs) {
+        let monitored = r.config.monitor.is_some();
+        paths.extend(output::run_files(Path::new(sub), traced, monitored));
+    }
+    if subs.len() > 1 {
+        paths.push(PathBuf::from("comparison.csv"));
+    }
+    paths
+}
+
+/// Each variant's folder (empty for a lone run, which has the top level), checked before
+/// anything runs: refused when one has no folder of its own or two share one.
+fn variant_folders(file: &str, scenario: &Scenario) -> Result<Vec<String>> {
+    let compare = scenario.runs.len() > 1;
+    let subs = (scenario.runs.iter())
+        .map(|r| match compare {
+            true => output::sub_folder(&format!("{file}: [[compare]] name"), &r.name),
+            false => Ok(String::new()),
+        })
+        .collect::<Result<Vec<String>>>()?;
+    let names = (scenario.runs.iter()).map(|r| r.name.as_str());
+    output::distinct(
+        "[[compare]] names",
+        names.zip(subs.iter().map(String::as_str)),
+    )?;
+    Ok(subs)
 }
 
 /// `--set` overrides with `--monitor INTERVAL` (`irn run`, `irn sweep`, `irn check`) as
@@ -266,6 +307,7 @@ fn run_traced<'a>(
 
 pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     let scenario = load(Some(path), overrides)?;
+    variant_folders(&path.display().to_string(), &scenario)?;
     outln!(
         "{}: scenario `{}` is valid, {} run(s)",
         path.display(),

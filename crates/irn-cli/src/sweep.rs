@@ -41,8 +41,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::output::{
-    claim_folder, finished_run, folder_name, guard_folder, Finished, Marker, Performance, Staging,
-    Use, Writer, MARKER,
+    self, claim_folder, finished_run, folder_name, guard_folder, Finished, Marker, Performance,
+    Staging, Use, Writer, MARKER,
 };
 use crate::progress::Bars;
 use crate::series::{self, Monitored};
@@ -239,6 +239,44 @@ fn parse_shard(s: &str) -> Result<(usize, usize)> {
     Ok((i, n))
 }
 
+/// Refuses, before anything runs, a value given twice for one grid key (the same runs twice)
+/// and grid points whose folders clash or are too long (values that differ only in characters
+/// folder names replace, `a/b` and `a_b`).
+fn check_folders(file: &Path, sweep: &SweepFile, grid: &Grid) -> Result<()> {
+    for (key, values) in &sweep.grid {
+        let values = values.as_array().map_or(&[][..], Vec::as_slice);
+        for (i, value) in values.iter().enumerate() {
+            if values[..i].contains(value) {
+                bail!(
+                    "{}: [grid] {key:?} = {}: {value} is there twice; give each value once",
+                    file.display(),
+                    toml::Value::Array(values.to_vec())
+                );
+            }
+        }
+    }
+    let shown: Vec<String> = (grid.points.iter())
+        .map(|p| {
+            let values: Vec<String> = p.values.iter().map(|(k, v)| assignment(k, v)).collect();
+            values.join(",")
+        })
+        .collect();
+    for (point, shown) in grid.points.iter().zip(&shown) {
+        if point.name.len() > output::NAME_MAX {
+            bail!(
+                "{}: the [grid] point {shown} makes a folder name of {} bytes, and a folder \
+                 name has at most {}; shorten its values",
+                file.display(),
+                point.name.len(),
+                output::NAME_MAX
+            );
+        }
+    }
+    let what = format!("{}: the [grid] points", file.display());
+    let folders = grid.points.iter().map(|p| p.name.as_str());
+    output::distinct(&what, shown.iter().map(String::as_str).zip(folders))
+}
+
 /// Every run of the sweep, in a fixed order: grid points in lexicographic key order (keys
 /// sorted, values in file order), then `seeds`, then the scenario's variants; `set` are the
 /// `--set` overrides. Also the grid and the sweep's [`Identity`].
@@ -267,6 +305,7 @@ fn jobs(
             file.display()
         );
     }
+    check_folders(file, sweep, &grid)?;
     for o in set {
         let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
         if sweep.grid.contains_key(key) {
@@ -301,6 +340,17 @@ fn jobs(
             let sc = scenario::load(&base, &overrides)
                 .with_context(|| format!("grid point {}", p.name))?;
             let first = identity.variants.is_empty();
+            if first {
+                let what = format!("{}: [[compare]] name", base.display());
+                let folders = (sc.runs.iter())
+                    .map(|r| output::sub_folder(&what, &r.name))
+                    .collect::<Result<Vec<_>>>()?;
+                let names = sc.runs.iter().map(|r| r.name.as_str());
+                output::distinct(
+                    "[[compare]] names",
+                    names.zip(folders.iter().map(|f| f.as_str())),
+                )?;
+            }
             for run in sc.runs {
                 if seed.is_none() || seed == seeds[0] {
                     for w in &run.warnings {
@@ -334,10 +384,16 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     let overrides = crate::run::with_monitor(&a.overrides, a.monitor.as_deref());
     let seeds = seeds(&a.sweep, &sweep, a.seeds, &overrides)?;
     let (base, all, grid, identity) = jobs(&a.sweep, &sweep, &overrides, &seeds)?;
-    let out = a
-        .out
-        .unwrap_or_else(|| PathBuf::from("results").join(folder_name(&sweep.name)));
+    let out = match a.out {
+        Some(out) => out,
+        None => {
+            let what = format!("{}: name", a.sweep.display());
+            PathBuf::from("results").join(output::top_folder(&what, &sweep.name)?)
+        }
+    };
+    let _lock = output::lock(&out)?;
     guard_folder(&out, Use::WriteInto, &[])?;
+    output::guard_own_entries(&out, &table::TABLES)?;
     let (shard, shards) = a
         .shard
         .as_deref()
@@ -376,10 +432,13 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let marker = Marker {
         sweep: Some(serde_json::to_value(&identity)?),
+        files: Marker::read(&out)
+            .and_then(|m| m.files)
+            .or(Some(Vec::new())),
         ..Marker::new(Writer::Sweep)
     };
     marker.write(&out)?;
-    let inputs = [a.sweep.as_path(), base.as_path()];
+    let inputs = [a.sweep.clone(), base.clone()];
     let pool = crate::run::worker_pool(a.jobs)?;
     let done = AtomicUsize::new(0);
     let bars = Bars::new(todo.len());
@@ -455,14 +514,19 @@ fn run_dir(out: &Path, job: &Job) -> PathBuf {
 }
 
 /// Runs `job` into its folder below `out`, with its series if the scenario has a `[monitor]`.
-fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[&Path], bars: &Bars) -> Result<()> {
+fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[PathBuf], bars: &Bars) -> Result<()> {
     let sc = scenario::load(base, &job.overrides)?;
     let run = sc
         .runs
         .iter()
         .find(|r| r.name == job.variant)
         .context("variant vanished from the scenario")?;
-    let staging = Staging::new(&run_dir(out, job), Writer::Sweep, inputs)?;
+    let mut inputs = inputs.to_vec();
+    inputs.extend(output::scenario_inputs(Some(base), &run.resolved));
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let staging = Staging::new(&run_dir(out, job), Writer::Sweep, &inputs)?;
+    let monitored = run.config.monitor.is_some();
+    staging.refuse_in_the_way(&output::run_files(Path::new(""), false, monitored))?;
     let started = Instant::now();
     let mut report = bars.reporter(&job.label());
     let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;
@@ -632,7 +696,9 @@ pub fn report(a: ReportArgs) -> Result<()> {
         bail!("irn report takes at least one sweep folder");
     };
     let out = a.out.clone().unwrap_or_else(|| a.dirs[0].clone());
+    let _lock = output::lock(&out)?;
     claim_folder(&out, Writer::Report)?;
+    output::guard_own_entries(&out, &table::TABLES)?;
     let variants: Vec<&String> = identity.variants.keys().collect();
     let runs: Vec<Run> = (rows.iter())
         .map(|(&(point, _, v), (_, run))| Run {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use irn_sim::scenario;
-use irn_sim::topology::ns3::{read_topology, write_topology};
+use irn_sim::topology::ns3::write_topology;
 
 use crate::output;
 
@@ -15,9 +15,13 @@ pub struct TopologyArgs {
     /// The scenario file.
     scenario: PathBuf,
     /// Output file (written whole or not at all); standard output when omitted. An existing
-    /// file is replaced only if it is an ns-3 topology file.
+    /// file is replaced only if irn wrote it (`.FILE.irn` beside it says so) and it has not
+    /// changed since.
     #[arg(long, short, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Overwrite --out even if irn did not write it.
+    #[arg(long, requires = "out")]
+    force: bool,
     /// Override a key, e.g. `--set seed=2` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
@@ -25,7 +29,7 @@ pub struct TopologyArgs {
 
 pub fn topology(a: TopologyArgs) -> Result<()> {
     if let Some(path) = &a.out {
-        output::guard_file(path, "an ns-3 topology file", |p| read_topology(p).is_ok())?;
+        output::guard_own_file(path, a.force)?;
     }
     let s = scenario::load(&a.scenario, &a.overrides)?;
     let first = &s.runs[0].config.topology;
@@ -46,7 +50,7 @@ pub fn topology(a: TopologyArgs) -> Result<()> {
     match &a.out {
         None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)
             .context("cannot print the topology file to standard output")?,
-        Some(path) => output::write_file_atomic(path, &text)?,
+        Some(path) => output::write_own_file(path, &text, "topology")?,
     }
     Ok(())
 }

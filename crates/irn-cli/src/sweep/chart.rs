@@ -420,14 +420,21 @@ pub fn plot_sweep(
     output::guard_file(&report, "a report `irn plot` wrote", report::is_plot_report)?;
     let plots_dir = report::plots_dir(&report);
     output::claim_folder(&plots_dir, output::Writer::Plot)?;
+    let all = || charts.iter().chain(series.iter().flat_map(|(_, c)| c));
+    let names: Vec<String> = all().map(|c| format!("{}.svg", c.id)).collect();
+    output::guard_own_entries(
+        &plots_dir,
+        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
     let mut plots = Vec::new();
-    for chart in charts.iter().chain(series.iter().flat_map(|(_, c)| c)) {
+    for chart in all() {
         let path = plots_dir.join(format!("{}.svg", chart.id));
         output::write_file_atomic(&path, chart.svg.as_bytes())?;
         plots.push(path);
     }
     let html = render_html(dir, &summary, &charts, &series, x.is_none());
     output::write_file_atomic(&report, html.as_bytes())?;
+    output::record_report(&report, &plots)?;
     Ok(Written { report, plots })
 }
 

@@ -14,7 +14,7 @@ use irn_core::time::{Bandwidth, Duration};
 use irn_sim::units::Bytes;
 use serde_json::{Map, Value};
 
-use crate::output::{folder_name, write_file_atomic};
+use crate::output::{self, folder_name, write_file_atomic};
 
 /// How a grid key's values are written in the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,14 +211,16 @@ fn metric_columns(runs: &[Run]) -> Vec<String> {
     columns
 }
 
-/// Writes `sweep.csv` and `sweep_summary.csv` into `out`; `runs` are in grid order.
+/// The tables a sweep's folder holds: irn overwrites only its own ([`output::guard_own_entries`]).
+pub(super) const TABLES: [&str; 2] = ["sweep.csv", "sweep_summary.csv"];
+
+/// Writes `sweep.csv` and `sweep_summary.csv` into `out`, recorded in its marker as irn's;
+/// `runs` are in grid order.
 pub(super) fn write_tables(out: &Path, grid: &Grid, runs: &[Run]) -> Result<()> {
     let columns = metric_columns(runs);
-    write_file_atomic(&out.join("sweep.csv"), &runs_csv(grid, runs, &columns)?)?;
-    write_file_atomic(
-        &out.join("sweep_summary.csv"),
-        &summary_csv(grid, runs, &columns)?,
-    )
+    write_file_atomic(&out.join(TABLES[0]), &runs_csv(grid, runs, &columns)?)?;
+    write_file_atomic(&out.join(TABLES[1]), &summary_csv(grid, runs, &columns)?)?;
+    output::record(out, &TABLES)
 }
 
 /// `sweep.csv`: `point`, `variant`, `seed`, the grid columns, then the metrics; a metric a run

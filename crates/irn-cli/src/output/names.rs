@@ -1,0 +1,99 @@
+//! Folder names made from names in scenario and sweep files (a scenario's `name`, `[[compare]]`
+//! names, grid values, experiment ids), checked before anything runs: a name that gives no
+//! usable folder, or the folder another name gives, would send two results to one place or
+//! results where they do not belong (`name = ""` is `results/` itself).
+
+use anyhow::{bail, Result};
+
+use super::{folder_name, MARKER};
+
+/// The longest file name ext4, XFS, btrfs, APFS and NTFS take, in bytes.
+pub const NAME_MAX: usize = 255;
+
+/// What irn writes beside the folders of variants, grid points and experiments: such a folder
+/// may not take one of these names.
+const OWN_NAMES: [&str; 13] = [
+    MARKER,
+    "summary.json",
+    "flows.csv",
+    "fct.txt",
+    "comparison.csv",
+    "trace.csv",
+    "series",
+    "plots",
+    "report.html",
+    "report.md",
+    "reproduce.json",
+    "sweep.csv",
+    "sweep_summary.csv",
+];
+
+/// The folder [`folder_name`] makes of `name`, refused when it is empty, starts with `.` (`.`,
+/// `..`, irn's marker and temporaries), or is longer than a file system takes. `what` names
+/// where the name comes from in the error, e.g. `s.toml: name`.
+pub fn top_folder(what: &str, name: &str) -> Result<String> {
+    let folder = folder_name(name);
+    let why = if folder.is_empty() {
+        "is empty".to_string()
+    } else if folder.starts_with('.') {
+        format!("`{folder}` starts with `.`, as irn's own hidden files do")
+    } else if folder.len() > NAME_MAX {
+        format!(
+            "is {} bytes long, and a folder name has at most {NAME_MAX}",
+            folder.len()
+        )
+    } else {
+        return Ok(folder);
+    };
+    bail!(
+        "{what} = {name:?}: its folder name {why}; give a name with letters or digits (they, \
+         `-`, `_`, `+` and `.` are kept, any other character becomes `_`)"
+    )
+}
+
+/// [`top_folder`] for a folder inside an irn results folder, also refused when it is the name
+/// of a file irn writes there (`summary.json`, `plots`, …).
+pub fn sub_folder(what: &str, name: &str) -> Result<String> {
+    let folder = top_folder(what, name)?;
+    if OWN_NAMES.contains(&folder.as_str()) {
+        bail!(
+            "{what} = {name:?}: its folder `{folder}` would take the name of a file irn writes \
+             beside it; choose another name"
+        );
+    }
+    Ok(folder)
+}
+
+/// Refuses two names that make the same folder (`a/b` and `a_b`), naming both: the second
+/// would overwrite the first. `names` are (name, folder); `what` says what they name, e.g.
+/// `[[compare]] names`.
+pub fn distinct<'a>(what: &str, names: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<()> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for (name, folder) in names {
+        if let Some((other, _)) = seen.iter().find(|(_, f)| *f == folder) {
+            bail!(
+                "{what} `{other}` and `{name}` both make the folder `{folder}`, and one would \
+                 overwrite the other; rename one"
+            );
+        }
+        seen.push((name, folder));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_give_no_folder_of_their_own_are_refused() {
+        for bad in ["", ".", "..", ".irn-results", &"x".repeat(256)] {
+            assert!(top_folder("s.toml: name", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(top_folder("n", "a/b").unwrap(), "a_b");
+        assert!(sub_folder("n", "plots").is_err());
+        assert!(top_folder("n", "plots").is_ok());
+        let err = distinct("names", [("a/b", "a_b"), ("c", "c"), ("a_b", "a_b")]).unwrap_err();
+        assert!(err.to_string().contains("`a/b` and `a_b`"), "{err}");
+    }
+}
