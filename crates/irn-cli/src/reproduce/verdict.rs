@@ -176,21 +176,19 @@ impl Tally {
     }
 
     /// One line: `direction holds 169 of 196; magnitude: 20 in range, 31 near, 60 off, 85
-    /// qualitative; converged 40 of 196`.
+    /// qualitative; converged 40 of 196` (the last part only where convergence was checked).
     pub fn line(&self) -> String {
-        let converged = if self.convergence_checked == 0 {
-            "convergence not checked".to_string()
-        } else {
-            format!(
-                "converged {} of {}",
-                self.converged, self.convergence_checked
-            )
-        };
-        format!(
-            "direction holds {} of {}; magnitude: {} in range, {} near, {} off, {} qualitative; \
-             {converged}",
+        let mut line = format!(
+            "direction holds {} of {}; magnitude: {} in range, {} near, {} off, {} qualitative",
             self.holds, self.checks, self.in_range, self.near, self.off, self.qualitative
-        )
+        );
+        if self.convergence_checked > 0 {
+            line += &format!(
+                "; converged {} of {}",
+                self.converged, self.convergence_checked
+            );
+        }
+        line
     }
 }
 
