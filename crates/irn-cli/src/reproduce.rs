@@ -459,9 +459,7 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
             .and_then(|r| r.resolved.workload.duration.as_deref().map(str::parse))
             .transpose()?
             .unwrap_or(irn_core::Duration::from_ms(20));
-        let max_window = plan
-            .max_window
-            .unwrap_or_else(|| exp.default_max_window());
+        let max_window = plan.max_window.unwrap_or_else(|| exp.default_max_window());
         let mut window = base;
         let mut runs = run_window(Some(&window.to_string()))?;
         let mut outcomes = outcomes(exp, &runs, &window.to_string())?;

@@ -135,9 +135,15 @@ fn reports_are_the_same_bytes_fresh_or_read_back() {
     }
     // With the convergence check too: each check says whether it settled, and by how much
     // it moved when the window doubled.
-    ok(&irn(&["check", "exp.toml", "--out", "w", "--max-window", "400us"], &dir));
+    ok(&irn(
+        &["check", "exp.toml", "--out", "w", "--max-window", "400us"],
+        &dir,
+    ));
     let fresh = read("w");
-    let again = ok(&irn(&["check", "exp.toml", "--out", "w", "--max-window", "400us"], &dir));
+    let again = ok(&irn(
+        &["check", "exp.toml", "--out", "w", "--max-window", "400us"],
+        &dir,
+    ));
     assert!(again.contains("(8 runs reused)"), "{again}");
     assert!(fresh.iter().zip(read("w")).all(|(a, b)| *a == b));
     let md = String::from_utf8(fresh[1].clone()).unwrap();
@@ -145,10 +151,21 @@ fn reports_are_the_same_bytes_fresh_or_read_back() {
     let json: serde_json::Value = serde_json::from_slice(&fresh[0]).unwrap();
     for o in json[0]["outcomes"].as_array().unwrap() {
         assert_eq!(o["window"], "400us");
-        assert!(o["converged"].is_boolean() && o["last_move"].is_number(), "{o}");
+        assert!(
+            o["converged"].is_boolean() && o["last_move"].is_number(),
+            "{o}"
+        );
         let moved = o["last_move"].as_f64().unwrap();
-        assert_eq!(o["converged"].as_bool().unwrap(), moved.abs() <= 0.05, "{o}");
-        let words = if moved.abs() <= 0.05 { "converged at 400us" } else { "still moving at 400us" };
+        assert_eq!(
+            o["converged"].as_bool().unwrap(),
+            moved.abs() <= 0.05,
+            "{o}"
+        );
+        let words = if moved.abs() <= 0.05 {
+            "converged at 400us"
+        } else {
+            "still moving at 400us"
+        };
         assert!(md.contains(words), "{words}\n{md}");
     }
 }

@@ -272,13 +272,7 @@ pub fn markdown(results: &[FigureResult], command: &str) -> String {
         let _ = writeln!(m, "- {}", heading(paper));
         for r in figures {
             let t = r.tally();
-            let _ = writeln!(
-                m,
-                "  - [{}](#{}): {}",
-                r.title,
-                anchor(r),
-                short_tally(&t)
-            );
+            let _ = writeln!(m, "  - [{}](#{}): {}", r.title, anchor(r), short_tally(&t));
         }
     }
     m.push('\n');
@@ -590,4 +584,140 @@ pub fn against_paper(r: &FigureResult) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `reproduce.json` written by hand: every verdict class, two papers, each kind of
+    /// convergence, a ratio with no value (`null`).
+    const RESULTS: &str = r#"[
+  {
+    "figure": "fig01",
+    "title": "Fig. 1: IRN vs RoCE",
+    "paper": "IRN (SIGCOMM 2018)",
+    "window": "80ms",
+    "converged": false,
+    "outcomes": [
+      { "figure": "fig01", "point": "", "ratio": "RoCE+PFC / IRN", "metric": "avg slowdown",
+        "paper": [2.8, 3.7], "ours": 3.1, "expect": "above", "holds": true,
+        "magnitude": "in_range", "factor": 1.0, "window": "80ms", "converged": true,
+        "last_move": 0.012 },
+      { "figure": "fig01", "point": "", "ratio": "RoCE+PFC / IRN", "metric": "avg FCT",
+        "paper": [2.8, 3.7], "ours": 2.2, "expect": "above", "holds": true,
+        "magnitude": "near", "factor": 1.27, "window": "80ms", "converged": true,
+        "last_move": -0.03 },
+      { "figure": "fig01", "point": "", "ratio": "RoCE+PFC / IRN", "metric": "p99 FCT",
+        "paper": [2.8, 3.7], "claim": "IRN better (§4.2.1)", "ours": 1.28, "expect": "above",
+        "holds": true, "magnitude": "off", "factor": 2.19, "window": "80ms",
+        "converged": false, "last_move": 0.072 },
+      { "figure": "fig01", "point": "", "ratio": "RoCE / RoCE+PFC", "metric": "avg FCT",
+        "paper": 6.1, "ours": 14.6, "expect": "above", "holds": true,
+        "magnitude": "off", "factor": 2.39, "why": "docs/reproduce.md#fig-3",
+        "window": "80ms", "converged": true, "last_move": 0.01 }
+    ]
+  },
+  {
+    "figure": "eunomia-fig04",
+    "title": "Fig. 4: reordering",
+    "paper": "Eunomia",
+    "window": "",
+    "repetitions": 3,
+    "converged": null,
+    "outcomes": [
+      { "figure": "eunomia-fig04", "point": "load=0.8", "ratio": "DRILL / ECMP",
+        "metric": "ooo", "claim": "more reordering (Fig. 4a)", "ours": 4.6, "expect": "above",
+        "holds": true, "magnitude": "qualitative", "window": "", "converged": null },
+      { "figure": "eunomia-fig04", "point": "load=0.8", "ratio": "A / B", "metric": "m",
+        "ours": 0.5, "expect": "above", "holds": false, "magnitude": "not_stated",
+        "window": "", "converged": null },
+      { "figure": "eunomia-fig04", "point": "load=0.8", "ratio": "C / D", "metric": "m",
+        "paper": 2.0, "ours": null, "expect": "above", "holds": false,
+        "magnitude": "no_value", "window": "", "converged": null }
+    ]
+  }
+]"#;
+
+    fn results() -> Vec<FigureResult> {
+        serde_json::from_str(RESULTS).unwrap()
+    }
+
+    #[test]
+    fn a_report_from_a_hand_written_reproduce_json() {
+        let mut results = results();
+        let md = markdown(&results, "irn reproduce");
+        for want in [
+            "| IRN (SIGCOMM 2018) | 4 | 4 | 1 | 1 | 2 | 0 | 3 of 4 |",
+            "| Eunomia | 3 | 1 | 0 | 0 | 1 | 2 | not checked |",
+            "| all | 7 | 5 | 1 | 1 | 3 | 2 | 3 of 4 |",
+            "- [Fig. 1: IRN vs RoCE](#fig-fig01): 4 of 4 directions hold; 1 in range, 1 near, 2 off",
+            "| RoCE+PFC / IRN | avg slowdown | 2.8–3.7× | 3.10× | holds | in range | converged at 80ms (+1.2 %) |",
+            "| RoCE+PFC / IRN | avg FCT | 2.8–3.7× | 2.20× | holds | near ×1.27 | converged at 80ms (−3.0 %) |",
+            "| RoCE+PFC / IRN | p99 FCT | 2.8–3.7× (IRN better (§4.2.1)) | 1.28× | holds | **off ×2.19** (not yet explained) | still moving at 80ms (+7.2 %) |",
+            "| 6.1× | 14.60× | holds | **off ×2.39** ([why](docs/reproduce.md#fig-3)) |",
+            "| load=0.8 | DRILL / ECMP | ooo | more reordering (Fig. 4a) | 4.60× | holds | qualitative | one event (no window) |",
+            "| load=0.8 | A / B | m | — | 0.50× | **differs** | not stated |",
+            "| load=0.8 | C / D | m | 2× | — | **differs** | no value |",
+            "one event, no window; averaged over 3 seeds",
+        ] {
+            assert!(md.contains(want), "{want}\n{md}");
+        }
+        // The tally leads, before the contents and the figures.
+        let tally = md.find("| all |").unwrap();
+        assert!(tally < md.find("- [Fig. 1").unwrap() && tally < md.find("### Fig. 1").unwrap());
+
+        let html = html(&results, false, "irn reproduce");
+        assert!(html.find("class=\"tally\"").unwrap() < html.find("<h2>Contents</h2>").unwrap());
+        assert!(html.contains("<a href=\"#fig-fig01\">Fig. 1: IRN vs RoCE</a>"));
+        // An off magnitude is never a green "holds": its direction cell is plain and says so.
+        let rows: Vec<&str> = html.split("<tr>").collect();
+        let mut offs = 0;
+        for row in &rows {
+            if row.contains("<td class=\"no\">off ×") {
+                offs += 1;
+                assert!(!row.contains("class=\"ok\""), "{row}");
+                assert!(
+                    row.contains("<td class=\"dir\">direction only</td>"),
+                    "{row}"
+                );
+            }
+            if row.contains("<td class=\"near\">near ×") {
+                assert!(!row.contains("class=\"ok\""), "{row}");
+            }
+        }
+        assert_eq!(offs, 2);
+        assert!(rows.iter().any(|r| r.contains("3.100×")
+            && r.contains("<td class=\"ok\">holds</td><td class=\"ok\">in range</td>")));
+        assert!(rows.iter().any(|r| r.contains("4.600×")
+            && r.contains("<td class=\"ok\">holds</td><td class=\"dir\">qualitative</td>")));
+        assert!(html.contains("(<a href=\"docs/reproduce.md#fig-3\">why</a>)"));
+        // The paper's values on the chart: a band per check with a number (the range, or
+        // ±15 % around a single value with a marker at it), irn's ratio as a dot.
+        let svg = against_paper(&results[0]);
+        assert_eq!(svg.matches("class=\"paper-band\"").count(), 4, "{svg}");
+        assert_eq!(svg.matches("class=\"paper-value\"").count(), 1, "{svg}");
+        assert_eq!(svg.matches("class=\"ours\"").count(), 4, "{svg}");
+        assert!(svg.contains("<title>paper 2.8–3.7×</title>"), "{svg}");
+        assert!(html.contains(&svg));
+        // The band spans the paper's range on the log axis: 2.8 to 3.7, left of irn's 14.6.
+        let band = svg.split("class=\"paper-band\" x=\"").nth(1).unwrap();
+        let x: f64 = band.split('"').next().unwrap().parse().unwrap();
+        let dot = svg.split("class=\"ours\" cx=\"").nth(4).unwrap();
+        let cx: f64 = dot.split('"').next().unwrap().parse().unwrap();
+        assert!(x > LABEL_WIDTH && x < cx && cx <= PLOT_RIGHT, "{x} {cx}");
+        // A figure whose checks are all words has no such chart.
+        let mut words = results.remove(1);
+        words.outcomes.pop();
+        assert!(against_paper(&words).is_empty());
+    }
+
+    #[test]
+    fn the_json_reads_back_to_the_same_bytes() {
+        let results = results();
+        let json = serde_json::to_string_pretty(&results).unwrap();
+        let again: Vec<FigureResult> = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&again).unwrap(), json);
+        assert!(again[1].outcomes[2].ours.is_nan());
+    }
 }

@@ -365,7 +365,9 @@ fn validate_paper(file: &str, key: &str, c: &CheckSection) -> Result<(), Scenari
     let allowed = "a positive number (the paper's value) or a range [low, high] with \
                    0 < low <= high; the paper's words go in `claim`";
     match &c.paper {
-        Some(PaperValue::Value(v)) if !positive(*v) => Err(invalid(file, key, &v.to_string(), allowed)),
+        Some(PaperValue::Value(v)) if !positive(*v) => {
+            Err(invalid(file, key, &v.to_string(), allowed))
+        }
         Some(PaperValue::Range([lo, hi])) if !(positive(*lo) && positive(*hi) && lo <= hi) => {
             Err(invalid(file, key, &format!("[{lo}, {hi}]"), allowed))
         }
