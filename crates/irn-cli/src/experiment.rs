@@ -83,8 +83,11 @@ pub struct Check {
     pub num: Term,
     /// `None`: the check bounds `num`'s own value.
     pub den: Option<Term>,
-    /// The paper's number; `None`: only words (a qualitative check) or nothing stated.
+    /// The paper's number; `None`: only words (a qualitative check), nothing stated, or
+    /// numbers per point (`paper_at`).
     pub paper: Option<Paper>,
+    /// The paper's number at some grid points only.
+    pub paper_at: Vec<(String, Paper)>,
     /// The paper's words (`claim`, or an older file's `paper = "…"`).
     pub claim: Option<String>,
     /// Where a miss is explained.
@@ -103,6 +106,15 @@ impl Check {
             Some(den) => format!("{} / {}", side(&self.num), side(den)),
             None => side(&self.num),
         }
+    }
+
+    /// The paper's number at `point` (the check's own point when it names one).
+    pub fn paper_at(&self, point: &str) -> Option<Paper> {
+        let point = self.num.point.as_deref().unwrap_or(point);
+        (self.paper_at.iter())
+            .find(|(p, _)| p == point)
+            .map(|(_, v)| *v)
+            .or(self.paper)
     }
 
     /// The metric in words: one label, or `a over b` when the sides differ.
@@ -154,11 +166,19 @@ impl Experiment {
         let metric = |m: &str| Metric::parse(m).map_err(anyhow::Error::msg);
         let mut checks = Vec::new();
         for c in &sc.checks {
-            let (paper, words) = match &c.paper {
-                Some(PaperValue::Value(v)) => (Some(Paper::Value(*v)), None),
-                Some(PaperValue::Range(r)) => (Some(Paper::Range(*r)), None),
-                Some(PaperValue::Words(w)) => (None, Some(w.clone())),
-                None => (None, None),
+            let number = |p: &PaperValue| match p {
+                PaperValue::Value(v) => Some(Paper::Value(*v)),
+                PaperValue::Range(r) => Some(Paper::Range(*r)),
+                PaperValue::Words(_) | PaperValue::ByPoint(_) => None,
+            };
+            let (paper, words, paper_at) = match &c.paper {
+                Some(PaperValue::Words(w)) => (None, Some(w.clone()), Vec::new()),
+                Some(PaperValue::ByPoint(at)) => {
+                    let at = at.iter().filter_map(|(k, v)| Some((k.clone(), number(v)?)));
+                    (None, None, at.collect())
+                }
+                Some(p) => (number(p), None, Vec::new()),
+                None => (None, None, Vec::new()),
             };
             let claim = c.claim.clone().or(words);
             let list = c.metric_list();
@@ -181,6 +201,7 @@ impl Experiment {
                     num: term(&c.num)?,
                     den: c.den.as_ref().map(term).transpose()?,
                     paper,
+                    paper_at: paper_at.clone(),
                     claim: claim.clone(),
                     why: c.why.clone(),
                     expect: c.expect,
@@ -294,6 +315,36 @@ mod tests {
             assert!(!e.checks.is_empty(), "{}", e.id);
             assert!(ids.insert(e.id.clone()), "duplicate id {}", e.id);
             assert!(PAPERS.contains(&e.paper_key), "{}", e.id);
+        }
+    }
+
+    /// Every check of the papers states the paper's number or its words (`claim`), none the
+    /// older free text in `paper`; the numbers per point name points the grid has.
+    #[test]
+    fn every_shipped_check_states_a_number_or_the_papers_words() {
+        for e in Experiment::shipped().unwrap() {
+            for c in &e.checks {
+                assert!(
+                    c.paper.is_some() || !c.paper_at.is_empty() || c.claim.is_some(),
+                    "{}: {} states nothing",
+                    e.id,
+                    c.ratio()
+                );
+            }
+        }
+        for (_, file, text) in SHIPPED {
+            let doc: toml::Table = text.parse().unwrap();
+            for check in doc
+                .get("check")
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+            {
+                assert!(
+                    !check.get("paper").is_some_and(toml::Value::is_str),
+                    "{file}: {check}"
+                );
+            }
         }
     }
 

@@ -275,13 +275,14 @@ fn outcomes(exp: &Experiment, runs: &Runs, window: &str) -> Result<Vec<Outcome>>
         };
         for point in points {
             let ours = ratio(exp, runs, point, c)?;
-            let (magnitude, factor) = Magnitude::of(ours, c.paper, c.claim.is_some());
+            let paper = c.paper_at(point);
+            let (magnitude, factor) = Magnitude::of(ours, paper, c.claim.is_some());
             out.push(Outcome {
                 figure: exp.id.clone(),
                 point: point.to_string(),
                 ratio: c.ratio(),
                 metric: c.metric(),
-                paper: c.paper,
+                paper,
                 claim: c.claim.clone(),
                 ours,
                 expect: c.expect,

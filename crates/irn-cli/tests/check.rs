@@ -215,8 +215,12 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
             "check[0].paper = 0: a positive number",
         ),
         (
+            ("paper = [2, 3]", "paper = { heavy = 2, medium = 3 }"),
+            "check[0].paper.medium = medium: a point of [[experiment.point]]: light, heavy",
+        ),
+        (
             ("paper = [2, 3]", "paper = true"),
-            "paper = true: a number (9.5), a range of two ([2.8, 3.7]) or the paper's words",
+            "paper = true: a number (9.5), a range of two ([2.8, 3.7]), one of those per grid point",
         ),
         (
             ("paper = [2, 3]", "paper = \"2-3x\""),

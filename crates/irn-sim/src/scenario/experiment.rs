@@ -24,7 +24,8 @@
 //! num = "RoCE+PFC"                  # a variant, or { variant, point, metric }
 //! den = "IRN"                      # leave out to bound num's own value (at_most/at_least)
 //! metrics = ["avg_slowdown", "avg_fct_us", "p99_fct_us"]   # or metric = "…"
-//! paper = [2.8, 3.7]                # the paper's value: a number (9.5) or a range [low, high]
+//! paper = [2.8, 3.7]                # the paper's value: a number (9.5) or a range [low, high],
+//!                                   # or per point: { "80%" = 6.7 } (other points: words only)
 //! claim = "IRN better by 2.8–3.7× (§4.2.1)"   # the paper's words; alone: a qualitative check
 //! why = "docs/reproduce.md#fig-1"   # where the report links a miss to its explanation
 //! expect = "above"                  # num/den > 1; "below": < 1; { near = 0.05 }: within 5 %;
@@ -134,6 +135,9 @@ pub enum PaperValue {
     Range([f64; 2]),
     /// Words, the form of files written before the value was data: the same as `claim`.
     Words(String),
+    /// A value or range per grid point (`paper = { "80%" = 6.7, "50%" = [2, 3] }`), where the
+    /// paper gives a number at some points only; the others are qualitative.
+    ByPoint(Vec<(String, PaperValue)>),
 }
 
 /// A check's numerator or denominator: a variant, or a variant at a grid point (default: every
@@ -343,40 +347,71 @@ impl<'de> Deserialize<'de> for PaperValue {
     /// only say that nothing matched).
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = toml::Value::deserialize(d)?;
+        PaperValue::from_toml(&v, true).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "paper = {v}: a number (9.5), a range of two ([2.8, 3.7]), one of those per \
+                 grid point ({{ \"80%\" = 6.7 }}) or the paper's words (then better in `claim`)"
+            ))
+        })
+    }
+}
+
+impl PaperValue {
+    /// `v` as a paper value; `top`: not inside a per-point table (which holds numbers only).
+    fn from_toml(v: &toml::Value, top: bool) -> Option<PaperValue> {
         let number = |v: &toml::Value| v.as_float().or(v.as_integer().map(|i| i as f64));
         let pair = v.as_array().filter(|a| a.len() == 2);
-        match (&v, pair.map(|a| (number(&a[0]), number(&a[1])))) {
-            (toml::Value::String(s), _) => Ok(PaperValue::Words(s.clone())),
-            (_, Some((Some(lo), Some(hi)))) => Ok(PaperValue::Range([lo, hi])),
-            _ => number(&v).map(PaperValue::Value).ok_or_else(|| {
-                serde::de::Error::custom(format!(
-                    "paper = {v}: a number (9.5), a range of two ([2.8, 3.7]) or the paper's \
-                     words (then better in `claim`)"
-                ))
-            }),
+        match (v, pair.map(|a| (number(&a[0]), number(&a[1])))) {
+            (toml::Value::String(s), _) if top => Some(PaperValue::Words(s.clone())),
+            (toml::Value::Table(t), _) if top => t
+                .iter()
+                .map(|(k, v)| Some((k.clone(), PaperValue::from_toml(v, false)?)))
+                .collect::<Option<_>>()
+                .map(PaperValue::ByPoint),
+            (_, Some((Some(lo), Some(hi)))) => Some(PaperValue::Range([lo, hi])),
+            _ => number(v).map(PaperValue::Value),
         }
     }
 }
 
-/// A check's `paper`: a positive number, or a range of two with 0 < low ≤ high; words only once
-/// (`claim`, or the older `paper = "…"`, not both).
-fn validate_paper(file: &str, key: &str, c: &CheckSection) -> Result<(), ScenarioError> {
+/// A check's `paper`: a positive number, or a range of two with 0 < low ≤ high, for the check
+/// or per grid point (points of [[experiment.point]]); words only once (`claim`, or the older
+/// `paper = "…"`, not both).
+fn validate_paper(
+    file: &str,
+    key: &str,
+    paper: &PaperValue,
+    claim: bool,
+    points: &[&str],
+) -> Result<(), ScenarioError> {
     let positive = |v: f64| v.is_finite() && v > 0.0;
     let allowed = "a positive number (the paper's value) or a range [low, high] with \
                    0 < low <= high; the paper's words go in `claim`";
-    match &c.paper {
-        Some(PaperValue::Value(v)) if !positive(*v) => {
-            Err(invalid(file, key, &v.to_string(), allowed))
-        }
-        Some(PaperValue::Range([lo, hi])) if !(positive(*lo) && positive(*hi) && lo <= hi) => {
+    match paper {
+        PaperValue::Value(v) if !positive(*v) => Err(invalid(file, key, &v.to_string(), allowed)),
+        PaperValue::Range([lo, hi]) if !(positive(*lo) && positive(*hi) && lo <= hi) => {
             Err(invalid(file, key, &format!("[{lo}, {hi}]"), allowed))
         }
-        Some(PaperValue::Words(w)) if c.claim.is_some() => Err(invalid(
+        PaperValue::Words(w) if claim => Err(invalid(
             file,
             key,
             &format!("{w:?}"),
             "a number or a range when `claim` gives the paper's words",
         )),
+        PaperValue::ByPoint(at) => {
+            for (point, value) in at {
+                if !points.contains(&point.as_str()) {
+                    return Err(invalid(
+                        file,
+                        &format!("{key}.{point}"),
+                        point,
+                        &format!("a point of [[experiment.point]]: {}", points.join(", ")),
+                    ));
+                }
+                validate_paper(file, &format!("{key}.\"{point}\""), value, claim, points)?;
+            }
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -415,7 +450,9 @@ pub(super) fn validate(
     }
     for (i, c) in checks.iter().enumerate() {
         let at = |side: &str| format!("check[{i}].{side}");
-        validate_paper(file, &at("paper"), c)?;
+        if let Some(paper) = &c.paper {
+            validate_paper(file, &at("paper"), paper, c.claim.is_some(), &points)?;
+        }
         let sides = [("num", Some(&c.num)), ("den", c.den.as_ref())];
         for (side, s) in sides.into_iter().filter_map(|(n, s)| Some((n, s?))) {
             if !names.contains(&s.variant()) {
