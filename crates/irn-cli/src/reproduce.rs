@@ -1,23 +1,35 @@
-//! `irn reproduce [FIGURE|all] [--quick]`: rerun the IRN paper's experiments and report ours
-//! next to the paper's, figure by figure.
+//! `irn reproduce [FIGURE|PAPER|all] [--quick]`: rerun the papers' experiments and report ours
+//! next to the papers', figure by figure; `irn check FILE…` runs a user's experiments the same
+//! way.
 //!
-//! Each experiment is a shipped scenario (`scenarios/paper/`, embedded in the binary) and a list
-//! of checks: a ratio of one variant's metric to another's, the paper's figure for it, and the
-//! direction the paper found. A full run checks convergence (MODEL.md §4): it runs the window the
-//! scenario names, then twice that, and keeps doubling (up to `--max-window`, 80 ms) until no
-//! reported ratio moves by more than 5 %; the report states the window used and whether it
-//! converged. `--quick` runs one short window and says so.
+//! Each experiment is a scenario (the papers' are in `scenarios/paper/`, embedded in the
+//! binary) and a list of checks: a ratio of one variant's metric to another's, the direction
+//! the paper found (`expect`) and the paper's number for it (`paper`: a value, a range, or one
+//! per grid point) or its words (`claim`). Each check gets two verdicts ([`verdict`]): the
+//! *direction* (does `expect` hold?) and the *magnitude*: in range (inside the paper's range,
+//! or within ±15 % of its single value: [`verdict::IN_RANGE`]), near (within a factor 1.5:
+//! [`verdict::NEAR`]), off ×k, or qualitative (only words). Those constants are the only
+//! tolerances; the reports and `reproduce.json` use them through [`verdict::Magnitude`].
+//!
+//! A full run checks convergence (MODEL.md §4): it runs the window the scenario names, then
+//! twice that, and keeps doubling until no ratio moves by more than 5 %
+//! ([`verdict::CONVERGED`]) or the maximum window is reached: `--max-window`, by default the
+//! paper's own ([`Experiment::default_max_window`]: 80 ms for IRN, 10 ms for Eunomia, 20 ms for
+//! ConWeave; each documented with its one-core time). Each check says whether it converged at
+//! the last window or by how much it still moved. `--quick` runs one short window and says so.
 //!
 //! Output: `results/reproduce/<figure>/<window>/<variant>/…` (the files of `irn run`),
-//! `reproduce.json` (every check), `report.md` (every check in one Markdown table) and
-//! `report.html` (a section per figure: the chart, our numbers, the paper's, and whether each
-//! direction holds; and for a scenario with `[monitor]`, its runs' time series, per point, in a
-//! collapsed section). Each run's folder has its `series/*.csv` when monitored.
+//! `reproduce.json` (every check with both verdicts, the paper's value and its convergence),
+//! `report.md` and `report.html` ([`pages`]: the tally per paper and overall first, then the
+//! contents, then per figure the ratios against the paper's bands, the figure's own chart, the
+//! monitored runs' time series and the table). The command ends by printing the tally.
 //!
 //! Every run is written atomically into its own folder, so a rerun into the same results folder
 //! reads back each run whose folder holds the same resolved scenario instead of running it
 //! again: an interrupted reproduce resumes where it stopped (`--fresh` reruns everything, e.g.
-//! after changing irn itself). `--set` changes the scenarios every figure starts from.
+//! after changing irn itself). A run just computed is read back from its files too, so the
+//! reports are the same bytes either way. `--set` changes the scenarios every figure starts
+//! from.
 
 use std::fmt::Write as _;
 use std::num::NonZeroUsize;
