@@ -171,6 +171,7 @@ pub fn tally<'a>(figures: impl IntoIterator<Item = &'a FigureResult>) -> Tally {
 /// How a figure's window was chosen, in words.
 fn window_note(r: &FigureResult) -> String {
     match (r.window.is_empty(), r.converged) {
+        (true, _) if r.repetitions == 1 => "one event, no window; one run per variant".to_string(),
         (true, _) => format!("one event, no window; averaged over {} seeds", r.repetitions),
         (false, Some(true)) => format!("window {}: doubling it moved no ratio by more than 5 %", r.window),
         (false, Some(false)) => format!("window {}: not converged (a ratio still moved by more than 5 % when the window doubled)", r.window),
@@ -450,7 +451,7 @@ fn magnitude_cell(o: &Outcome) -> String {
 }
 
 /// Chart geometry: the label column, the plot's extent and a row's height (pixels).
-const CHART_WIDTH: f64 = 880.0;
+const CHART_WIDTH: f64 = 920.0;
 const LABEL_WIDTH: f64 = 400.0;
 const PLOT_RIGHT: f64 = 800.0;
 const ROW: f64 = 18.0;
@@ -490,10 +491,15 @@ pub fn against_paper(r: &FigureResult) -> String {
         escape(&r.title)
     );
     let bottom = TOP + rows * ROW;
-    // Ticks: 1, 2 and 5 times the powers of ten in the range.
+    // Ticks: 1, 2 and 5 times the powers of ten in the range, more within two decades.
+    let mantissas: &[f64] = if lhi - llo < 2.0 {
+        &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
     let mut ticks = Vec::new();
     for e in (llo.floor() as i32)..=(lhi.ceil() as i32) {
-        for m in [1.0, 2.0, 5.0] {
+        for &m in mantissas {
             let t = m * 10f64.powi(e);
             if t >= lo && t <= hi {
                 ticks.push(t);
