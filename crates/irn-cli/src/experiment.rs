@@ -348,6 +348,20 @@ mod tests {
         }
     }
 
+    /// Each paper's figures double to its own window by default; a user's run once.
+    #[test]
+    fn each_paper_has_its_default_window() {
+        let all = Experiment::shipped().unwrap();
+        let window = |key: &str| {
+            let e = all.iter().find(|e| e.paper_key == key).unwrap();
+            e.default_max_window().to_string()
+        };
+        assert_eq!(window("irn"), "80ms");
+        assert_eq!(window("eunomia"), "10ms");
+        assert_eq!(window("conweave"), "20ms");
+        assert_eq!(window("wan"), "0ps");
+    }
+
     /// A figure's scenario added to `scenarios/paper/` but not to [`SHIPPED`] would never run.
     #[test]
     fn every_papers_scenario_is_shipped() {
