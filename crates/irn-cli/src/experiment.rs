@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use irn_sim::scenario::{self, Chart, Expect, Metric};
+use irn_sim::scenario::{self, Chart, Expect, Metric, PaperValue};
+
+use crate::reproduce::verdict::Paper;
 
 macro_rules! shipped {
     ($paper:literal, $f:literal) => {
@@ -55,6 +57,17 @@ const SHIPPED: &[(&str, &str, &str)] = &[
 /// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
 pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "wan"];
 
+/// Each paper's default `--max-window`: the window its figures need to settle (or as close as
+/// the cost allows), with what a full run costs on one core, from the README's timings:
+/// - `irn`: 80 ms (20 ms windows doubled twice; about 3.5 h on one core, 97 min on two);
+/// - `eunomia`: 10 ms (5 ms doubled once; about 1.5 h on one core: the Clos figures 45 min,
+///   the Jellyfish, link failures, SRPT and deflection as much again);
+/// - `conweave`: 20 ms (5 ms doubled twice; about 25 min on one core: 3.3 min at 5 ms);
+/// - `wan`: none (one event per run, no window; 30 s on one core).
+///
+/// A user's experiment (`irn check`) has none: its window runs once unless `--max-window`.
+const MAX_WINDOWS: &[(&str, u64)] = &[("irn", 80), ("eunomia", 10), ("conweave", 20)];
+
 /// One side of a ratio: a variant's metric, at one grid point or at each.
 #[derive(Debug, Clone)]
 pub struct Term {
@@ -63,13 +76,22 @@ pub struct Term {
     pub metric: Metric,
 }
 
-/// One check, one metric: num / den (or num alone) and the direction the paper found.
+/// One check, one metric: num / den (or num alone), the paper's number or words, and the
+/// direction the paper found.
 #[derive(Debug, Clone)]
 pub struct Check {
     pub num: Term,
     /// `None`: the check bounds `num`'s own value.
     pub den: Option<Term>,
-    pub paper: String,
+    /// The paper's number; `None`: only words (a qualitative check), nothing stated, or
+    /// numbers per point (`paper_at`).
+    pub paper: Option<Paper>,
+    /// The paper's number at some grid points only.
+    pub paper_at: Vec<(String, Paper)>,
+    /// The paper's words (`claim`, or an older file's `paper = "…"`).
+    pub claim: Option<String>,
+    /// Where a miss is explained.
+    pub why: Option<String>,
     pub expect: Expect,
 }
 
@@ -84,6 +106,15 @@ impl Check {
             Some(den) => format!("{} / {}", side(&self.num), side(den)),
             None => side(&self.num),
         }
+    }
+
+    /// The paper's number at `point` (the check's own point when it names one).
+    pub fn paper_at(&self, point: &str) -> Option<Paper> {
+        let point = self.num.point.as_deref().unwrap_or(point);
+        (self.paper_at.iter())
+            .find(|(p, _)| p == point)
+            .map(|(_, v)| *v)
+            .or(self.paper)
     }
 
     /// The metric in words: one label, or `a over b` when the sides differ.
@@ -135,6 +166,21 @@ impl Experiment {
         let metric = |m: &str| Metric::parse(m).map_err(anyhow::Error::msg);
         let mut checks = Vec::new();
         for c in &sc.checks {
+            let number = |p: &PaperValue| match p {
+                PaperValue::Value(v) => Some(Paper::Value(*v)),
+                PaperValue::Range(r) => Some(Paper::Range(*r)),
+                PaperValue::Words(_) | PaperValue::ByPoint(_) => None,
+            };
+            let (paper, words, paper_at) = match &c.paper {
+                Some(PaperValue::Words(w)) => (None, Some(w.clone()), Vec::new()),
+                Some(PaperValue::ByPoint(at)) => {
+                    let at = at.iter().filter_map(|(k, v)| Some((k.clone(), number(v)?)));
+                    (None, None, at.collect())
+                }
+                Some(p) => (number(p), None, Vec::new()),
+                None => (None, None, Vec::new()),
+            };
+            let claim = c.claim.clone().or(words);
             let list = c.metric_list();
             // Each side's own metric, else the check's (one check per listed metric).
             let metrics: Vec<Option<&str>> = if list.is_empty() {
@@ -154,7 +200,10 @@ impl Experiment {
                 checks.push(Check {
                     num: term(&c.num)?,
                     den: c.den.as_ref().map(term).transpose()?,
-                    paper: c.paper.clone(),
+                    paper,
+                    paper_at: paper_at.clone(),
+                    claim: claim.clone(),
+                    why: c.why.clone(),
                     expect: c.expect,
                 });
             }
@@ -209,8 +258,8 @@ impl Experiment {
         if e.checks.is_empty() {
             bail!(
                 "{}: no [[check]]: an experiment says what it should show, e.g.\n\n[[check]]\n\
-                 num = \"A\"\nden = \"B\"\nmetric = \"avg_fct_us\"\npaper = \"A slower\"\n\
-                 expect = \"above\"",
+                 num = \"A\"\nden = \"B\"\nmetric = \"avg_fct_us\"\npaper = 2.5\n\
+                 claim = \"A is 2.5x slower\"\nexpect = \"above\"",
                 path.display()
             );
         }
@@ -238,6 +287,16 @@ impl Experiment {
         )?)
     }
 
+    /// The longest window a full run doubles to when `--max-window` is not given: its
+    /// paper's ([`MAX_WINDOWS`]); 0 (the first window, once) for a user's experiment.
+    pub fn default_max_window(&self) -> irn_core::Duration {
+        (MAX_WINDOWS.iter())
+            .find(|(key, _)| *key == self.paper_key)
+            .map_or(irn_core::Duration::ZERO, |&(_, ms)| {
+                irn_core::Duration::from_ms(ms)
+            })
+    }
+
     /// Whether the workload has a window to converge (not a repeated one-off event).
     pub fn windowed(&self) -> bool {
         self.repetitions.is_none()
@@ -257,6 +316,50 @@ mod tests {
             assert!(ids.insert(e.id.clone()), "duplicate id {}", e.id);
             assert!(PAPERS.contains(&e.paper_key), "{}", e.id);
         }
+    }
+
+    /// Every check of the papers states the paper's number or its words (`claim`), none the
+    /// older free text in `paper`; the numbers per point name points the grid has.
+    #[test]
+    fn every_shipped_check_states_a_number_or_the_papers_words() {
+        for e in Experiment::shipped().unwrap() {
+            for c in &e.checks {
+                assert!(
+                    c.paper.is_some() || !c.paper_at.is_empty() || c.claim.is_some(),
+                    "{}: {} states nothing",
+                    e.id,
+                    c.ratio()
+                );
+            }
+        }
+        for (_, file, text) in SHIPPED {
+            let doc: toml::Table = text.parse().unwrap();
+            for check in doc
+                .get("check")
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+            {
+                assert!(
+                    !check.get("paper").is_some_and(toml::Value::is_str),
+                    "{file}: {check}"
+                );
+            }
+        }
+    }
+
+    /// Each paper's figures double to its own window by default; a user's run once.
+    #[test]
+    fn each_paper_has_its_default_window() {
+        let all = Experiment::shipped().unwrap();
+        let window = |key: &str| {
+            let e = all.iter().find(|e| e.paper_key == key).unwrap();
+            e.default_max_window().to_string()
+        };
+        assert_eq!(window("irn"), "80ms");
+        assert_eq!(window("eunomia"), "10ms");
+        assert_eq!(window("conweave"), "20ms");
+        assert_eq!(window("wan"), "0ps");
     }
 
     /// A figure's scenario added to `scenarios/paper/` but not to [`SHIPPED`] would never run.

@@ -1,23 +1,35 @@
-//! `irn reproduce [FIGURE|all] [--quick]`: rerun the IRN paper's experiments and report ours
-//! next to the paper's, figure by figure.
+//! `irn reproduce [FIGURE|PAPER|all] [--quick]`: rerun the papers' experiments and report ours
+//! next to the papers', figure by figure; `irn check FILE…` runs a user's experiments the same
+//! way.
 //!
-//! Each experiment is a shipped scenario (`scenarios/paper/`, embedded in the binary) and a list
-//! of checks: a ratio of one variant's metric to another's, the paper's figure for it, and the
-//! direction the paper found. A full run checks convergence (MODEL.md §4): it runs the window the
-//! scenario names, then twice that, and keeps doubling (up to `--max-window`, 80 ms) until no
-//! reported ratio moves by more than 5 %; the report states the window used and whether it
-//! converged. `--quick` runs one short window and says so.
+//! Each experiment is a scenario (the papers' are in `scenarios/paper/`, embedded in the
+//! binary) and a list of checks: a ratio of one variant's metric to another's, the direction
+//! the paper found (`expect`) and the paper's number for it (`paper`: a value, a range, or one
+//! per grid point) or its words (`claim`). Each check gets two verdicts ([`verdict`]): the
+//! *direction* (does `expect` hold?) and the *magnitude*: in range (inside the paper's range,
+//! or within ±15 % of its single value: [`verdict::IN_RANGE`]), near (within a factor 1.5:
+//! [`verdict::NEAR`]), off ×k, or qualitative (only words). Those constants are the only
+//! tolerances; the reports and `reproduce.json` use them through [`verdict::Magnitude`].
+//!
+//! A full run checks convergence (MODEL.md §4): it runs the window the scenario names, then
+//! twice that, and keeps doubling until no ratio moves by more than 5 %
+//! ([`verdict::CONVERGED`]) or the maximum window is reached: `--max-window`, by default the
+//! paper's own ([`Experiment::default_max_window`]: 80 ms for IRN, 10 ms for Eunomia, 20 ms for
+//! ConWeave; each documented with its one-core time). Each check says whether it converged at
+//! the last window or by how much it still moved. `--quick` runs one short window and says so.
 //!
 //! Output: `results/reproduce/<figure>/<window>/<variant>/…` (the files of `irn run`),
-//! `reproduce.json` (every check), `report.md` (every check in one Markdown table) and
-//! `report.html` (a section per figure: the chart, our numbers, the paper's, and whether each
-//! direction holds; and for a scenario with `[monitor]`, its runs' time series, per point, in a
-//! collapsed section). Each run's folder has its `series/*.csv` when monitored.
+//! `reproduce.json` (every check with both verdicts, the paper's value and its convergence),
+//! `report.md` and `report.html` ([`pages`]: the tally per paper and overall first, then the
+//! contents, then per figure the ratios against the paper's bands, the figure's own chart, the
+//! monitored runs' time series and the table). The command ends by printing the tally.
 //!
 //! Every run is written atomically into its own folder, so a rerun into the same results folder
 //! reads back each run whose folder holds the same resolved scenario instead of running it
 //! again: an interrupted reproduce resumes where it stopped (`--fresh` reruns everything, e.g.
-//! after changing irn itself). `--set` changes the scenarios every figure starts from.
+//! after changing irn itself). A run just computed is read back from its files too, so the
+//! reports are the same bytes either way. `--set` changes the scenarios every figure starts
+//! from.
 
 use std::fmt::Write as _;
 use std::num::NonZeroUsize;
@@ -27,9 +39,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use irn_sim::metrics::Summary;
-use irn_sim::scenario::{self, Chart, Expect, Metric};
+use irn_sim::scenario::{self, Chart, Metric};
 use rayon::prelude::*;
-use serde::Serialize;
 
 use crate::experiment::{Check, Experiment, Term, PAPERS};
 use crate::output::{
@@ -40,8 +51,11 @@ use crate::progress::Bars;
 use crate::report::escape;
 use crate::series::{self, Monitored};
 
-/// Ratios that move less than this between a window and its double count as converged.
-const CONVERGED: f64 = 0.05;
+mod pages;
+pub mod verdict;
+
+use pages::{FigureResult, Outcome};
+use verdict::Magnitude;
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
@@ -59,11 +73,12 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// The longest window a full run doubles up to while looking for convergence (each
-    /// doubling costs as much as everything before it). At or below a figure's first window
-    /// (20 ms for most), that window runs once, without the convergence check; `--quick` is
-    /// the short run.
-    #[arg(long, value_name = "DURATION", default_value = "80ms")]
-    max_window: irn_core::Duration,
+    /// doubling costs as much as everything before it). Default: each paper's own (irn 80ms,
+    /// eunomia 10ms, conweave 20ms). At or below a figure's first window (20 ms for IRN, 5 ms
+    /// for Eunomia and ConWeave), that window runs once, without the convergence check;
+    /// `--quick` is the short run.
+    #[arg(long, value_name = "DURATION")]
+    max_window: Option<irn_core::Duration>,
     /// Rerun everything. By default a run whose folder already holds its results (same resolved
     /// scenario) is read back instead of rerun, so an interrupted reproduce resumes.
     #[arg(long)]
@@ -78,62 +93,6 @@ pub struct ReproduceArgs {
 
 /// Keys `reproduce` sets in every run itself: the window (and its warm-up) and incast seeds.
 const OWN_KEYS: [&str; 3] = ["workload.duration", "run.warmup", "seed"];
-
-/// One check's outcome at one grid point.
-#[derive(Serialize)]
-struct Outcome {
-    figure: String,
-    point: String,
-    ratio: String,
-    metric: String,
-    paper: String,
-    ours: f64,
-    expect: Expect,
-    holds: bool,
-    /// `ours` is one value (a check without `den`), not a ratio.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    value: bool,
-}
-
-impl Outcome {
-    /// `ours` as the tables print it: a ratio with `×`, a lone value as it is.
-    fn shown(&self, decimals: usize) -> String {
-        if self.value {
-            format!("{:.*}", decimals, self.ours)
-        } else {
-            format!("{:.*}×", decimals, self.ours)
-        }
-    }
-}
-
-/// One figure's outcome.
-#[derive(Serialize)]
-struct FigureResult {
-    figure: String,
-    title: String,
-    /// The paper whose claims the checks are (empty for a user's experiment).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    paper: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
-    /// The arrival window used (empty for a repeated one-off workload, which has none).
-    window: String,
-    /// Seeds each run was repeated with (a one-off workload such as an incast); 0 otherwise.
-    #[serde(skip)]
-    repetitions: u64,
-    /// Whether doubling the window moved no ratio by more than 5 %; `None` when not checked.
-    converged: Option<bool>,
-    outcomes: Vec<Outcome>,
-    /// Wall time of this invocation's runs (runs read back from an earlier one cost nothing).
-    wall_time_s: f64,
-    /// Runs read back from an earlier, interrupted or finished, reproduce.
-    reused_runs: usize,
-    #[serde(skip)]
-    chart: String,
-    /// The monitored runs' time series, as HTML (empty without any).
-    #[serde(skip)]
-    series: String,
-}
 
 /// One finished run.
 struct RunOutcome {
@@ -270,9 +229,12 @@ fn run_window(
     })
 }
 
-/// Runs one job into its folder (with its series if it has a `[monitor]`): its summary and
-/// single-packet FCTs. `file` is the experiment's file, if a user's: it and the files its
-/// scenario reads may not be in the folder.
+/// Runs one job into its folder (with its series if it has a `[monitor]`), then reads its
+/// summary and single-packet FCTs back from the files it wrote, as a resumed run reads them:
+/// what the checks see is what the files say, to the last digit, however the run came about
+/// (serde_json's float parsing is not exact, so a value parsed back can differ from the one
+/// that was written in its last bit). `file` is the experiment's file, if a user's: it and the
+/// files its scenario reads may not be in the folder.
 fn run_one(
     (_, _, name, run, dest): &Job,
     file: Option<&Path>,
@@ -287,10 +249,7 @@ fn run_one(
     let bar = dest.strip_prefix(engine.out).unwrap_or(dest).display();
     let mut report = engine.bars.reporter(&bar.to_string());
     let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;
-    let summary = result.summary.clone();
-    let flows = (result.flows.iter()).map(|f| (f.measured, f.size_bytes, f.fct_us));
-    let single = single_packet_fcts(flows, u64::from(run.config.transport.mtu));
-    let performance = Performance::new(&summary, started.elapsed());
+    let performance = Performance::new(&result.summary, started.elapsed());
     let finished = Finished {
         name: &run.name,
         resolved: &run.resolved,
@@ -299,7 +258,8 @@ fn run_one(
     };
     staging.write_run("", name, run.config.seed, &finished)?;
     staging.commit()?;
-    Ok((summary, single))
+    finished_run(dest, &run.resolved)
+        .with_context(|| format!("{}: cannot read back the run just written", dest.display()))
 }
 
 /// A tenth of the window, the warm-up every shipped scenario uses.
@@ -337,7 +297,8 @@ fn ratio(exp: &Experiment, runs: &Runs, point: &str, c: &Check) -> Result<f64> {
     Ok(if n == 0.0 && d == 0.0 { 1.0 } else { n / d })
 }
 
-fn outcomes(exp: &Experiment, runs: &Runs) -> Result<Vec<Outcome>> {
+/// Every check's outcome over `runs`, measured at `window` (convergence not yet known).
+fn outcomes(exp: &Experiment, runs: &Runs, window: &str) -> Result<Vec<Outcome>> {
     let mut out = Vec::new();
     for c in &exp.checks {
         // A check between two named points is one outcome; otherwise one per point.
@@ -348,15 +309,24 @@ fn outcomes(exp: &Experiment, runs: &Runs) -> Result<Vec<Outcome>> {
         };
         for point in points {
             let ours = ratio(exp, runs, point, c)?;
+            let paper = c.paper_at(point);
+            let (magnitude, factor) = Magnitude::of(ours, paper, c.claim.is_some());
             out.push(Outcome {
                 figure: exp.id.clone(),
                 point: point.to_string(),
                 ratio: c.ratio(),
                 metric: c.metric(),
-                paper: c.paper.clone(),
+                paper,
+                claim: c.claim.clone(),
                 ours,
                 expect: c.expect,
                 holds: c.expect.holds(ours),
+                magnitude,
+                factor,
+                why: c.why.clone(),
+                window: window.to_string(),
+                converged: None,
+                last_move: None,
                 value: c.den.is_none(),
             });
         }
@@ -494,9 +464,10 @@ fn labelled(m: &Metric) -> String {
 /// How the engine runs: the options `irn reproduce` and `irn check` share.
 struct Plan<'a> {
     quick: bool,
-    /// The longest window convergence doubles up to; at or below an experiment's window, that
-    /// window runs once.
-    max_window: irn_core::Duration,
+    /// The longest window convergence doubles up to (at or below an experiment's window, that
+    /// window runs once); `None`: each experiment's paper's default
+    /// ([`Experiment::default_max_window`]).
+    max_window: Option<irn_core::Duration>,
     resume: bool,
     overrides: &'a [String],
 }
@@ -506,12 +477,15 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
     let reused = AtomicUsize::new(0);
     let plan = engine.plan;
     let run_window = |window: Option<&str>| run_window(exp, window, engine, &reused);
-    let (window, converged, runs) = if !exp.windowed() {
-        (String::new(), None, run_window(None)?)
+    let (window, converged, runs, outcomes) = if !exp.windowed() {
+        let runs = run_window(None)?;
+        let outcomes = outcomes(exp, &runs, "")?;
+        (String::new(), None, runs, outcomes)
     } else if plan.quick {
         let w = exp.quick_window.clone();
         let runs = run_window(Some(&w))?;
-        (w, None, runs)
+        let outcomes = outcomes(exp, &runs, &w)?;
+        (w, None, runs, outcomes)
     } else {
         let base: irn_core::Duration = exp
             .runs(&[])?
@@ -520,23 +494,27 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
             .and_then(|r| r.resolved.workload.duration.as_deref().map(str::parse))
             .transpose()?
             .unwrap_or(irn_core::Duration::from_ms(20));
+        let max_window = plan.max_window.unwrap_or_else(|| exp.default_max_window());
         let mut window = base;
         let mut runs = run_window(Some(&window.to_string()))?;
+        let mut outcomes = outcomes(exp, &runs, &window.to_string())?;
         // `None` when the maximum leaves no room to double even once.
         let mut converged = None;
-        while window * 2 <= plan.max_window && converged != Some(true) {
+        while window * 2 <= max_window && converged != Some(true) {
             let doubled = window * 2;
             let next = run_window(Some(&doubled.to_string()))?;
-            let (a, b) = (outcomes(exp, &runs)?, outcomes(exp, &next)?);
-            converged = Some(
-                a.iter()
-                    .zip(&b)
-                    .all(|(x, y)| (y.ours / x.ours - 1.0).abs() <= CONVERGED),
-            );
+            let mut after = self::outcomes(exp, &next, &doubled.to_string())?;
+            for (a, b) in outcomes.iter().zip(&mut after) {
+                let moved = verdict::movement(a.ours, b.ours);
+                b.last_move = Some(moved);
+                b.converged = Some(verdict::settled(moved));
+            }
+            converged = Some(after.iter().all(|o| o.converged == Some(true)));
             window = doubled;
             runs = next;
+            outcomes = after;
         }
-        (window.to_string(), converged, runs)
+        (window.to_string(), converged, runs, outcomes)
     };
     Ok(FigureResult {
         figure: exp.id.clone(),
@@ -546,7 +524,7 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
         window,
         repetitions: exp.repetitions.unwrap_or(0),
         converged,
-        outcomes: outcomes(exp, &runs)?,
+        outcomes,
         wall_time_s: started.elapsed().as_secs_f64(),
         reused_runs: reused.into_inner(),
         chart: chart(exp, &runs)?,
@@ -647,123 +625,6 @@ fn series_html(exp: &Experiment, runs: &Runs, out: &Path) -> Result<String> {
     Ok(h)
 }
 
-/// How a figure's window was chosen, in words.
-fn window_note(r: &FigureResult) -> String {
-    match (r.window.is_empty(), r.converged) {
-        (true, _) => format!("incast: one event, no window; averaged over {} seeds", r.repetitions),
-        (false, Some(true)) => format!("window {}: doubling it moved no ratio by more than 5 %", r.window),
-        (false, Some(false)) => format!("window {}: not converged (a ratio still moved by more than 5 % when the window doubled)", r.window),
-        (false, None) => format!("window {} (convergence not checked)", r.window),
-    }
-}
-
-/// The report's heading for the figures of one paper (or a user's experiments).
-fn heading(paper: &str) -> String {
-    if paper.is_empty() {
-        "Checked experiments: the expected directions against irn's".to_string()
-    } else {
-        format!("{paper}: the paper's results against irn's")
-    }
-}
-
-/// The results grouped by paper, in order of first appearance.
-fn by_paper(results: &[FigureResult]) -> Vec<(&str, Vec<&FigureResult>)> {
-    let mut groups: Vec<(&str, Vec<&FigureResult>)> = Vec::new();
-    for r in results {
-        match groups.iter_mut().find(|(p, _)| *p == r.paper) {
-            Some((_, g)) => g.push(r),
-            None => groups.push((&r.paper, vec![r])),
-        }
-    }
-    groups
-}
-
-/// `report.md`: every check in one Markdown table per figure, for a README or an appendix.
-fn markdown(results: &[FigureResult], command: &str) -> String {
-    let mut m = String::new();
-    for (paper, figures) in by_paper(results) {
-        let _ = writeln!(m, "# {}\n", heading(paper));
-        let (held, all) = figures
-            .iter()
-            .flat_map(|r| &r.outcomes)
-            .fold((0, 0), |(h, a), o| (h + usize::from(o.holds), a + 1));
-        let _ = writeln!(m, "`{command}`: {held} of {all} directions hold.\n");
-        for r in figures {
-            let _ = writeln!(m, "**{}** — {}.\n", r.title, window_note(r));
-            if let Some(note) = &r.note {
-                let _ = writeln!(m, "{note}\n");
-            }
-            // A point column only for experiments with several grid points.
-            let points = r.outcomes.iter().any(|o| !o.point.is_empty());
-            if points {
-                m.push_str("| point ");
-            }
-            m.push_str("| ratio | metric | paper | irn | direction |\n");
-            if points {
-                m.push_str("| --- ");
-            }
-            m.push_str("| --- | --- | --- | --- | --- |\n");
-            for o in &r.outcomes {
-                if points {
-                    let _ = write!(m, "| {} ", o.point);
-                }
-                let _ = writeln!(
-                    m,
-                    "| {} | {} | {} | {} | {} |",
-                    o.ratio,
-                    o.metric,
-                    o.paper,
-                    o.shown(2),
-                    if o.holds { "holds" } else { "**differs**" }
-                );
-            }
-            m.push('\n');
-        }
-    }
-    m
-}
-
-fn html(results: &[FigureResult], quick: bool) -> String {
-    let mut h = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>irn reproduce</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.ok{color:#070}.no{color:#b00}</style></head><body>");
-    if quick {
-        h.push_str("<p><b>Quick run</b>: short windows, convergence not checked; ratios far from steady state.</p>");
-    }
-    for (paper, figures) in by_paper(results) {
-        let _ = write!(h, "<h1>{}</h1>", escape(&heading(paper)));
-        for r in figures {
-            let _ = write!(h, "<h2>{}</h2>", escape(&r.title));
-            let _ = write!(
-                h,
-                "<p>{}; {:.0} s.</p>",
-                escape(&window_note(r)),
-                r.wall_time_s
-            );
-            if let Some(note) = &r.note {
-                let _ = write!(h, "<p><i>{}</i></p>", escape(note));
-            }
-            h.push_str(&r.chart);
-            h.push_str(&r.series);
-            h.push_str("<table><tr><th>point</th><th>ratio</th><th>metric</th><th>paper</th><th>irn</th><th>direction</th></tr>");
-            for o in &r.outcomes {
-                let _ = write!(
-                    h,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
-                    escape(&o.point),
-                    escape(&o.ratio),
-                    escape(&o.metric),
-                    escape(&o.paper),
-                    o.shown(3),
-                    if o.holds { "ok" } else { "no" },
-                    if o.holds { "holds" } else { "differs" }
-                );
-            }
-            h.push_str("</table>");
-        }
-    }
-    h.push_str("</body></html>\n");
-    h
-}
-
 /// Refuses `--set` of the keys the engine sets itself.
 fn check_overrides(overrides: &[String], command: &str) -> Result<()> {
     for o in overrides {
@@ -817,24 +678,31 @@ fn run_all(
     let started = Instant::now();
     let mut results = Vec::new();
     outln!(
-        "{:<16} {:>15}  {:>8}  window",
+        "{:<20} {:>9} {:>8} {:>5} {:>4} {:>5}  {:>7}  window",
         "figure",
-        "directions hold",
+        "direction",
+        "in range",
+        "near",
+        "off",
+        "qual.",
         "wall"
     );
     for exp in chosen {
         let r = run_experiment(exp, &engine)?;
-        let held = r.outcomes.iter().filter(|o| o.holds).count();
+        let t = r.tally();
         let reused = match r.reused_runs {
             0 => String::new(),
             1 => "  (1 run reused)".to_string(),
             n => format!("  ({n} runs reused)"),
         };
         bars.println(&format!(
-            "{:<16} {:>11}/{:<3}  {:>6.0} s  {}{reused}",
+            "{:<20} {:>9} {:>8} {:>5} {:>4} {:>5}  {:>5.0} s  {}{reused}",
             r.figure,
-            held,
-            r.outcomes.len(),
+            format!("{}/{}", t.holds, t.checks),
+            t.in_range,
+            t.near,
+            t.off,
+            t.qualitative,
             r.wall_time_s,
             if r.window.is_empty() {
                 "(no window)"
@@ -847,21 +715,41 @@ fn run_all(
     // The bars draw their last before what follows on stdout.
     drop(bars);
     let json = serde_json::to_string_pretty(&results)? + "\n";
-    let texts = [
-        json,
-        html(&results, plan.quick),
-        markdown(&results, command),
-    ];
-    for (name, text) in reports.iter().zip(texts) {
+    for (name, text) in [
+        ("reproduce.json", json),
+        ("report.html", pages::html(&results, plan.quick, command)),
+        ("report.md", pages::markdown(&results, command)),
+    ] {
         write_file_atomic(&out.join(name), text.as_bytes())?;
     }
     crate::output::record(out, &reports)?;
+    outln!("\n{}", tally_text(&results));
     outln!(
         "total {:.0} s; report: {}",
         started.elapsed().as_secs_f64(),
         out.join("report.html").display()
     );
     Ok(results.iter().flat_map(|r| &r.outcomes).all(|o| o.holds))
+}
+
+/// The tally the command ends with: one line per paper, and all of them when several.
+fn tally_text(results: &[FigureResult]) -> String {
+    let mut papers: Vec<&str> = Vec::new();
+    for r in results {
+        if !papers.contains(&r.paper.as_str()) {
+            papers.push(&r.paper);
+        }
+    }
+    let mut text = String::from("tally (magnitude: in range ±15 %, near within ×1.5, else off)");
+    for paper in &papers {
+        let t = pages::tally(results.iter().filter(|r| r.paper == *paper));
+        let name = if paper.is_empty() { "checks" } else { paper };
+        let _ = write!(text, "\n  {name}: {}", t.line());
+    }
+    if papers.len() > 1 {
+        let _ = write!(text, "\n  all: {}", pages::tally(results).line());
+    }
+    text
 }
 
 pub fn reproduce(a: ReproduceArgs) -> Result<()> {
@@ -952,7 +840,7 @@ pub fn check(a: CheckArgs) -> Result<bool> {
     }
     let plan = Plan {
         quick: a.quick,
-        max_window: a.max_window.unwrap_or(irn_core::Duration::ZERO),
+        max_window: Some(a.max_window.unwrap_or(irn_core::Duration::ZERO)),
         resume: !a.fresh,
         overrides: &overrides,
     };

@@ -44,9 +44,11 @@ set = { "workload.load" = 0.5 }
 num = "slow"
 den = "fast"
 metrics = ["avg_fct_us", "fct_by_size.0.avg_fct_us"]
-paper = "slower"
+paper = [2, 3]
+claim = "slower"
 expect = "above"
 
+# The form of files written before the paper's value was data: words in `paper`.
 [[check]]
 num = { variant = "fast", point = "heavy" }
 den = { variant = "fast", point = "light" }
@@ -61,17 +63,39 @@ fn a_checked_experiment_runs_every_point_and_reports_each_check() {
     std::fs::write(dir.join("exp.toml"), EXPERIMENT).unwrap();
     let out = ok(&irn(&["check", "exp.toml", "--out", "c", "-j", "2"], &dir));
     assert!(out.contains("slow-core") && out.contains("5/5"), "{out}");
+    // The tally ends what the command prints.
+    let tally = "checks: direction holds 5 of 5; magnitude: 2 in range, 0 near, 2 off, 1 \
+                 qualitative\ntotal";
+    assert!(out.contains(tally), "{out}");
     let md = std::fs::read_to_string(dir.join("c/report.md")).unwrap();
     for want in [
-        "`irn check`: 5 of 5 directions hold.",
-        "**A slower network has longer flows** — window 200us (convergence not checked).",
+        "# `irn check`",
+        "| Checked experiments | 5 | 5 | 2 | 0 | 2 | 1 | not checked |",
+        "- [A slower network has longer flows](#fig-slow-core): 5 of 5 directions hold",
+        "### A slower network has longer flows\n\nwindow 200us (convergence not checked); \
+         direction holds 5 of 5; magnitude: 2 in range, 0 near, 2 off, 1 qualitative.",
         "Hand-made: every link 20x longer.",
-        "| light | slow / fast | avg FCT | slower |",
-        "| heavy | slow / fast | fct_by_size.0.avg_fct_us | slower |",
-        "|  | fast (heavy) / fast (light) | data_packets_sent | more load, more packets |",
+        "| light | slow / fast | avg FCT | 2–3× (slower) | 2.31× | holds | in range | not checked \
+         (200us) |",
+        "| heavy | slow / fast | fct_by_size.0.avg_fct_us | 2–3× (slower) | 8.56× | holds | \
+         **off ×2.85** (not yet explained) | not checked (200us) |",
+        "|  | fast (heavy) / fast (light) | data_packets_sent | more load, more packets | 2.78× | \
+         holds | qualitative |",
     ] {
         assert!(md.contains(want), "{want}\n{md}");
     }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("c/reproduce.json")).unwrap())
+            .unwrap();
+    let first = &json[0]["outcomes"][0];
+    assert_eq!(first["paper"], serde_json::json!([2.0, 3.0]));
+    assert_eq!(first["claim"], "slower");
+    assert_eq!(first["magnitude"], "in_range");
+    assert_eq!(first["holds"], true);
+    assert_eq!(first["window"], "200us");
+    assert_eq!(first["converged"], serde_json::Value::Null);
+    assert_eq!(json[0]["outcomes"][1]["magnitude"], "off");
+    assert_eq!(json[0]["outcomes"][4]["magnitude"], "qualitative");
     for point in ["light", "heavy"] {
         for variant in ["fast", "slow"] {
             let run = dir.join("c/slow-core/200us").join(point).join(variant);
@@ -90,6 +114,60 @@ fn a_checked_experiment_runs_every_point_and_reports_each_check() {
         md.contains("0 of 5 directions hold") && md.contains("**differs**"),
         "{md}"
     );
+}
+
+/// The same runs give the same bytes, whether computed now or read back from their
+/// `summary.json` (once 11 of 102 ratios differed in their last digits: serde_json's float
+/// parsing is not exact, and only the read-back runs went through it), and the files hold no
+/// wall time.
+#[test]
+fn reports_are_the_same_bytes_fresh_or_read_back() {
+    let dir = scratch("check-bytes");
+    std::fs::write(dir.join("exp.toml"), EXPERIMENT).unwrap();
+    let files = ["reproduce.json", "report.md", "report.html"];
+    let read = |out: &str| files.map(|f| std::fs::read(dir.join(out).join(f)).unwrap());
+    ok(&irn(&["check", "exp.toml", "--out", "c"], &dir));
+    let fresh = read("c");
+    let again = ok(&irn(&["check", "exp.toml", "--out", "c"], &dir));
+    assert!(again.contains("(4 runs reused)"), "{again}");
+    for (f, (a, b)) in files.iter().zip(fresh.iter().zip(read("c"))) {
+        assert!(*a == b, "{f} differs between a fresh and a read-back run");
+    }
+    // With the convergence check too: each check says whether it settled, and by how much
+    // it moved when the window doubled.
+    ok(&irn(
+        &["check", "exp.toml", "--out", "w", "--max-window", "400us"],
+        &dir,
+    ));
+    let fresh = read("w");
+    let again = ok(&irn(
+        &["check", "exp.toml", "--out", "w", "--max-window", "400us"],
+        &dir,
+    ));
+    assert!(again.contains("(8 runs reused)"), "{again}");
+    assert!(fresh.iter().zip(read("w")).all(|(a, b)| *a == b));
+    let md = String::from_utf8(fresh[1].clone()).unwrap();
+    assert!(md.contains("at 400us ("), "{md}");
+    let json: serde_json::Value = serde_json::from_slice(&fresh[0]).unwrap();
+    for o in json[0]["outcomes"].as_array().unwrap() {
+        assert_eq!(o["window"], "400us");
+        assert!(
+            o["converged"].is_boolean() && o["last_move"].is_number(),
+            "{o}"
+        );
+        let moved = o["last_move"].as_f64().unwrap();
+        assert_eq!(
+            o["converged"].as_bool().unwrap(),
+            moved.abs() <= 0.05,
+            "{o}"
+        );
+        let words = if moved.abs() <= 0.05 {
+            "converged at 400us"
+        } else {
+            "still moving at 400us"
+        };
+        assert!(md.contains(words), "{words}\n{md}");
+    }
 }
 
 #[test]
@@ -122,10 +200,31 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         ),
         (
             (
-                "paper = \"slower\"\nexpect = \"above\"",
-                "paper = \"slower\"\nexpect = \"higher\"",
+                "claim = \"slower\"\nexpect = \"above\"",
+                "claim = \"slower\"\nexpect = \"higher\"",
             ),
             "unknown variant `higher`",
+        ),
+        (
+            ("paper = [2, 3]", "paper = [3, 2]"),
+            "check[0].paper = [3, 2]: a positive number (the paper's value) or a range [low, \
+             high] with 0 < low <= high",
+        ),
+        (
+            ("paper = [2, 3]", "paper = 0"),
+            "check[0].paper = 0: a positive number",
+        ),
+        (
+            ("paper = [2, 3]", "paper = { heavy = 2, medium = 3 }"),
+            "check[0].paper.medium = medium: a point of [[experiment.point]]: light, heavy",
+        ),
+        (
+            ("paper = [2, 3]", "paper = true"),
+            "paper = true: a number (9.5), a range of two ([2.8, 3.7]), one of those per grid point",
+        ),
+        (
+            ("paper = [2, 3]", "paper = \"2-3x\""),
+            "check[0].paper = \"2-3x\": a number or a range when `claim` gives the paper's words",
         ),
     ] {
         let text = EXPERIMENT.replacen(edit.0, edit.1, 1);
@@ -178,7 +277,7 @@ fn a_grid_gets_a_chart_per_dimension() {
     std::fs::write(dir.join("grid.toml"), grid).unwrap();
     let out = ok(&irn(&["check", "grid.toml", "--out", "g"], &dir));
     assert!(
-        out.contains("figure") && out.contains("directions hold"),
+        out.contains("figure") && out.contains("direction") && out.contains("in range"),
         "{out}"
     );
     let html = std::fs::read_to_string(dir.join("g/report.html")).unwrap();

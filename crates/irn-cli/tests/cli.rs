@@ -348,22 +348,23 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
-        stdout.contains("fig02") && stdout.contains("directions hold"),
+        stdout.contains("fig02") && stdout.contains("direction") && stdout.contains("tally"),
         "{stdout}"
     );
     let html = std::fs::read_to_string(dir.join("rq/report.html")).unwrap();
     assert!(
         html.contains("<svg")
             && html.contains("Fig. 2: PFC makes IRN worse")
-            && html.contains("1.5–2×"),
+            && html.contains("1.5–2× (PFC raises each metric by about 1.5–2× (§4.2.2))")
+            && html.contains("class=\"paper-band\""),
         "{html}"
     );
     assert!(html.contains("Quick run"));
     let md = std::fs::read_to_string(dir.join("rq/report.md")).unwrap();
     assert!(
-        md.contains("`irn reproduce --quick`: ")
-            && md.contains("| ratio | metric | paper | irn | direction |")
-            && md.contains("| IRN+PFC / IRN | avg slowdown | 1.5–2× |"),
+        md.contains("# `irn reproduce --quick`")
+            && md.contains("| ratio | metric | paper | irn | direction | magnitude | window |")
+            && md.contains("| IRN+PFC / IRN | avg slowdown | 1.5–2× (PFC raises"),
         "{md}"
     );
     let json: serde_json::Value =

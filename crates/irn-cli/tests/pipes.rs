@@ -111,6 +111,39 @@ fn a_closed_pipe_ends_printing_quietly_and_the_results_are_written() {
     }
 }
 
+/// [`TINY`] with one check: `irn check` writes its reports whatever happens to the terminal.
+fn checked() -> String {
+    format!(
+        "{TINY}\n[experiment]\ntitle = \"PFC\"\n\n[[check]]\nnum = \"RoCE+PFC\"\nden = \"IRN\"\n\
+         metric = \"avg_fct_us\"\npaper = 1.0\nexpect = \"above\"\n"
+    )
+}
+
+#[test]
+fn a_closed_pipe_never_costs_a_checks_reports() {
+    let dir = scratch("pipe-check");
+    std::fs::write(dir.join("exp.toml"), checked()).unwrap();
+    let check = irn_into(
+        &["check", "exp.toml", "--out", "c"],
+        &dir,
+        Sink::Closed,
+        Sink::Kept,
+    );
+    no_panic(&check);
+    assert!(
+        matches!(check.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&check)
+    );
+    for file in ["reproduce.json", "report.html", "report.md"] {
+        assert!(
+            dir.join("c").join(file).is_file(),
+            "{file}: {}",
+            stderr(&check)
+        );
+    }
+}
+
 #[test]
 fn a_full_stdout_is_reported_once_and_the_results_are_written() {
     let dir = scratch("pipe-full");

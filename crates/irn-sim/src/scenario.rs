@@ -39,7 +39,7 @@ mod workload;
 
 pub use error::ScenarioError;
 pub use experiment::{
-    Chart, CheckSection, Expect, ExperimentSection, Metric, PointSection, Side, SideAt,
+    Chart, CheckSection, Expect, ExperimentSection, Metric, PaperValue, PointSection, Side, SideAt,
 };
 pub use failures::{FailuresSection, LinkFailureSection};
 pub use load_balancing::{BalancerKind, LoadBalancingSection};

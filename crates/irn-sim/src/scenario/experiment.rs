@@ -24,10 +24,18 @@
 //! num = "RoCE+PFC"                  # a variant, or { variant, point, metric }
 //! den = "IRN"                      # leave out to bound num's own value (at_most/at_least)
 //! metrics = ["avg_slowdown", "avg_fct_us", "p99_fct_us"]   # or metric = "…"
-//! paper = "2.8–3.7×"
+//! paper = [2.8, 3.7]                # the paper's value: a number (9.5) or a range [low, high],
+//!                                   # or per point: { "80%" = 6.7 } (other points: words only)
+//! claim = "IRN better by 2.8–3.7× (§4.2.1)"   # the paper's words; alone: a qualitative check
+//! why = "docs/reproduce.md#fig-1"   # where the report links a miss to its explanation
 //! expect = "above"                  # num/den > 1; "below": < 1; { near = 0.05 }: within 5 %;
 //!                                   # { at_most = 1.1 }, { at_least = 2 }: bounds
 //! ```
+//!
+//! `expect` is the direction; `paper` is what the ratio's magnitude is held to (`irn reproduce`
+//! says whether it is in the paper's range, near it or off). A check with only words (`claim`,
+//! or `paper` as a string, as files written before the paper's value was data have it) is
+//! qualitative: its direction alone is checked.
 //!
 //! A metric is a key of `summary.json` (`avg_fct_us`), an element of a list in it
 //! (`fct_by_size.3.p99_fct_us`), or the quotient of two (`out_of_order_packets /
@@ -103,9 +111,33 @@ pub struct CheckSection {
     /// …several, one check each.
     #[serde(default)]
     pub metrics: Vec<String>,
-    /// The paper's figure for this ratio, as the report quotes it.
-    pub paper: String,
+    /// The paper's value for this ratio: a number, a range, or (files written before it was a
+    /// number) its words.
+    #[serde(default)]
+    pub paper: Option<PaperValue>,
+    /// The paper's words for the claim, with where it says so (section, figure).
+    #[serde(default)]
+    pub claim: Option<String>,
+    /// A link (URL or relative path with `#anchor`) to the paragraph that explains why the
+    /// ratio misses the paper's number; the report links it from the verdict.
+    #[serde(default)]
+    pub why: Option<String>,
     pub expect: Expect,
+}
+
+/// `[[check]] paper`: the paper's number, its range, or a sentence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum PaperValue {
+    /// One value (`paper = 9.5`).
+    Value(f64),
+    /// A range (`paper = [2.8, 3.7]`).
+    Range([f64; 2]),
+    /// Words, the form of files written before the value was data: the same as `claim`.
+    Words(String),
+    /// A value or range per grid point (`paper = { "80%" = 6.7, "50%" = [2, 3] }`), where the
+    /// paper gives a number at some points only; the others are qualitative.
+    ByPoint(Vec<(String, PaperValue)>),
 }
 
 /// A check's numerator or denominator: a variant, or a variant at a grid point (default: every
@@ -310,6 +342,80 @@ impl CheckSection {
     }
 }
 
+impl<'de> Deserialize<'de> for PaperValue {
+    /// By hand, so that a value of another type says what is allowed (serde's untagged enums
+    /// only say that nothing matched).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = toml::Value::deserialize(d)?;
+        PaperValue::from_toml(&v, true).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "paper = {v}: a number (9.5), a range of two ([2.8, 3.7]), one of those per \
+                 grid point ({{ \"80%\" = 6.7 }}) or the paper's words (then better in `claim`)"
+            ))
+        })
+    }
+}
+
+impl PaperValue {
+    /// `v` as a paper value; `top`: not inside a per-point table (which holds numbers only).
+    fn from_toml(v: &toml::Value, top: bool) -> Option<PaperValue> {
+        let number = |v: &toml::Value| v.as_float().or(v.as_integer().map(|i| i as f64));
+        let pair = v.as_array().filter(|a| a.len() == 2);
+        match (v, pair.map(|a| (number(&a[0]), number(&a[1])))) {
+            (toml::Value::String(s), _) if top => Some(PaperValue::Words(s.clone())),
+            (toml::Value::Table(t), _) if top => t
+                .iter()
+                .map(|(k, v)| Some((k.clone(), PaperValue::from_toml(v, false)?)))
+                .collect::<Option<_>>()
+                .map(PaperValue::ByPoint),
+            (_, Some((Some(lo), Some(hi)))) => Some(PaperValue::Range([lo, hi])),
+            _ => number(v).map(PaperValue::Value),
+        }
+    }
+}
+
+/// A check's `paper`: a positive number, or a range of two with 0 < low ≤ high, for the check
+/// or per grid point (points of [[experiment.point]]); words only once (`claim`, or the older
+/// `paper = "…"`, not both).
+fn validate_paper(
+    file: &str,
+    key: &str,
+    paper: &PaperValue,
+    claim: bool,
+    points: &[&str],
+) -> Result<(), ScenarioError> {
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    let allowed = "a positive number (the paper's value) or a range [low, high] with \
+                   0 < low <= high; the paper's words go in `claim`";
+    match paper {
+        PaperValue::Value(v) if !positive(*v) => Err(invalid(file, key, &v.to_string(), allowed)),
+        PaperValue::Range([lo, hi]) if !(positive(*lo) && positive(*hi) && lo <= hi) => {
+            Err(invalid(file, key, &format!("[{lo}, {hi}]"), allowed))
+        }
+        PaperValue::Words(w) if claim => Err(invalid(
+            file,
+            key,
+            &format!("{w:?}"),
+            "a number or a range when `claim` gives the paper's words",
+        )),
+        PaperValue::ByPoint(at) => {
+            for (point, value) in at {
+                if !points.contains(&point.as_str()) {
+                    return Err(invalid(
+                        file,
+                        &format!("{key}.{point}"),
+                        point,
+                        &format!("a point of [[experiment.point]]: {}", points.join(", ")),
+                    ));
+                }
+                validate_paper(file, &format!("{key}.\"{point}\""), value, claim, points)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks `[experiment]` and `[[check]]` against the scenario's variants.
 pub(super) fn validate(
     file: &str,
@@ -344,6 +450,9 @@ pub(super) fn validate(
     }
     for (i, c) in checks.iter().enumerate() {
         let at = |side: &str| format!("check[{i}].{side}");
+        if let Some(paper) = &c.paper {
+            validate_paper(file, &at("paper"), paper, c.claim.is_some(), &points)?;
+        }
         let sides = [("num", Some(&c.num)), ("den", c.den.as_ref())];
         for (side, s) in sides.into_iter().filter_map(|(n, s)| Some((n, s?))) {
             if !names.contains(&s.variant()) {
