@@ -46,13 +46,16 @@ pub use load_balancing::{BalancerKind, LoadBalancingSection};
 pub use monitor::{node_tiers, MonitorSection, PortSelection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
 pub use pause::{Level, PauseControlSection, PausesSection, RuleKind, Span, LONGEST_PAUSE_BYTES};
-pub use run::RunSection;
+pub use run::{RunSection, MAX_DRAIN_LIMIT};
 pub use switch::{SwitchModelKind, SwitchSection};
 pub use topology::{LossyLinkSection, Routing, TopologyKind, TopologySection, WanSection};
 pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 
-use error::{auto_or_positive, check_keys, invalid, parse_key, require};
+use error::{
+    auto_or_at_least, check_keys, duration_in, invalid, link_rate, min_frame_floor, parse_key,
+    rate_in, real, require, shown,
+};
 use overrides::{parse_override, set_dotted};
 
 /// A scenario as written, every key defaulted. Serialized back into `summary.json` as the
@@ -386,7 +389,7 @@ fn validate(
         extra_header_bytes,
         verbs.is_some() && verbs_irn_headers,
     );
-    let credits = credits::build(s, file, buffer.bytes, max_frame)?;
+    let credits = credits::build(s, file, &topology, buffer.bytes, max_frame)?;
     if credits.is_some() && !link_loss.is_none() {
         // A lost packet would leave its credit counted upstream and never at the input.
         let (key, value) = match s.topology.loss_rate {

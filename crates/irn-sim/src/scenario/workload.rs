@@ -233,6 +233,11 @@ pub enum SizesSection {
 /// Largest flow: the RDMA message limit (2 GiB).
 const MAX_FLOW_BYTES: u64 = 1 << 31;
 
+/// The limit [`MAX_FLOW_BYTES`] is, for errors.
+fn flow_limit() -> String {
+    format!("flow-size limit ({MAX_FLOW_BYTES} B, the RDMA message limit)")
+}
+
 /// The run's flows, each a verb when `verbs` is set.
 pub(super) fn build(
     s: &ScenarioFile,
@@ -290,7 +295,7 @@ pub(super) fn build(
             file,
             "workload",
             &format!("a flow of {} bytes", big.size_bytes),
-            "flows are at most 2 GiB (the RDMA message limit)",
+            &format!("at most 2GiB, the {}", flow_limit()),
         ));
     }
     let mut flows = flows;
@@ -391,7 +396,8 @@ fn query_flows(
             "workload.senders",
             &senders.to_string(),
             &format!(
-                "between 1 and {} senders per query: the topology has {hosts} hosts and a                  query's receiver is not one of its senders",
+                "between 1 and {} senders per query: the topology has {hosts} hosts and a \
+                 query's receiver is not one of its senders",
                 hosts.saturating_sub(1)
             ),
         ));
@@ -457,7 +463,7 @@ fn line_rate_fraction(file: &str, key: &str, load: f64, of: &str) -> Result<(), 
     Err(invalid(
         file,
         key,
-        &load.to_string(),
+        &super::real(load),
         &format!("a fraction of {of} in (0, 1]"),
     ))
 }
@@ -560,36 +566,51 @@ fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, 
         SizesSection::Alistorage => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::Alistorage)),
         SizesSection::FbHadoop => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::FbHadoop)),
         SizesSection::Cdf(p) => {
-            SizeDist::Cdf(Cdf::from_file(&resolve(base_dir, p)).map_err(|e| {
-                invalid(
-                    file,
-                    "workload.sizes.cdf",
-                    &format!("{p:?}"),
-                    &e.to_string(),
-                )
-            })?)
+            let key = "workload.sizes.cdf";
+            let cdf = Cdf::from_file(&resolve(base_dir, p))
+                .map_err(|e| invalid(file, key, &format!("{p:?}"), &e.to_string()))?;
+            // Said of the file, not of the duration a workload of no flows would blame.
+            let largest = cdf
+                .points()
+                .iter()
+                .map(|&(size, _)| size)
+                .fold(0.0, f64::max);
+            let why = if cdf.mean() <= 0.0 {
+                Some("every size in it is 0 B: a flow carries at least one byte".to_string())
+            } else if largest > MAX_FLOW_BYTES as f64 {
+                Some(format!(
+                    "its largest size, {largest} B, is above the {}",
+                    flow_limit()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(invalid(file, key, &format!("{p:?}"), &why));
+            }
+            SizeDist::Cdf(cdf)
         }
         SizesSection::Uniform([lo, hi]) => {
             let lo_b = parse_key::<Bytes>(file, "workload.sizes.uniform", lo)?.0;
             let hi_b = parse_key::<Bytes>(file, "workload.sizes.uniform", hi)?.0;
-            if lo_b == 0 || hi_b < lo_b {
+            if lo_b == 0 || hi_b < lo_b || hi_b > MAX_FLOW_BYTES {
                 return Err(invalid(
                     file,
                     "workload.sizes.uniform",
-                    &format!("[{lo}, {hi}]"),
-                    "two sizes, 0 < low <= high",
+                    &format!("[{lo:?}, {hi:?}]"),
+                    &format!("two sizes, 0 < low <= high <= 2GiB (the {})", flow_limit()),
                 ));
             }
             SizeDist::Uniform { lo: lo_b, hi: hi_b }
         }
         SizesSection::Fixed(v) => {
             let b = parse_key::<Bytes>(file, "workload.sizes.fixed", v)?.0;
-            if b == 0 {
+            if b == 0 || b > MAX_FLOW_BYTES {
                 return Err(invalid(
                     file,
                     "workload.sizes.fixed",
                     &format!("{v:?}"),
-                    "greater than zero",
+                    &format!("between 1B and 2GiB (the {})", flow_limit()),
                 ));
             }
             SizeDist::Fixed(b)

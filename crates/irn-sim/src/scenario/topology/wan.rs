@@ -26,11 +26,11 @@
 
 use std::path::Path;
 
-use irn_core::{Bandwidth, Duration};
+use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{network, TopologyKind, TopologySection};
-use crate::scenario::{invalid, parse_key, ScenarioError};
+use crate::scenario::{invalid, link_rate, parse_key, ScenarioError};
 use crate::topology::{Border, Site, Topology, TopologyError, WanLinks, WanSite};
 use crate::units::Bytes;
 
@@ -162,7 +162,7 @@ fn links(w: &WanSection, file: &str) -> Result<WanLinks, ScenarioError> {
         ));
     }
     let rate_text = w.rate.as_deref().unwrap_or(DEFAULT_RATE);
-    let rate = parse_key::<Bandwidth>(file, "topology.wan.rate", rate_text)?;
+    let rate = link_rate(file, "topology.wan.rate", rate_text)?;
     let delay_text = w.delay.as_deref().unwrap_or(DEFAULT_DELAY);
     let delay = parse_key::<Duration>(file, "topology.wan.delay", delay_text)?;
     if delay == Duration::ZERO || delay > MAX_DELAY {
