@@ -692,6 +692,42 @@ mod tests {
         );
     }
 
+    /// A size distribution that cannot give a flow says what is wrong with it, not "lengthen
+    /// workload.duration", which could never help.
+    #[test]
+    fn a_size_distribution_without_a_valid_flow_says_why() {
+        let dir = std::env::temp_dir().join(format!("irn-bad-cdf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("zero.txt"), "0 0\n0 100\n").unwrap();
+        std::fs::write(dir.join("huge.txt"), "3000000000 0\n4000000000 100\n").unwrap();
+        let cases = [
+            (
+                "{ cdf = \"zero.txt\" }",
+                "workload.sizes.cdf = \"zero.txt\": every size in it is 0 B: a flow carries at \
+                 least one byte",
+            ),
+            (
+                "{ cdf = \"huge.txt\" }",
+                "workload.sizes.cdf = \"huge.txt\": its largest size, 4000000000 B, is above the \
+                 flow-size limit (2147483648 B, the RDMA message limit)",
+            ),
+            (
+                "{ fixed = \"3GB\" }",
+                "workload.sizes.fixed = \"3GB\": between 1B and 2GiB (the flow-size limit",
+            ),
+            (
+                "{ uniform = [\"1KB\", \"3GB\"] }",
+                "workload.sizes.uniform = [\"1KB\", \"3GB\"]: two sizes, 0 < low <= high <= 2GiB",
+            ),
+        ];
+        for (sizes, want) in cases {
+            let text = format!("[workload]\nsizes = {sizes}\n");
+            let err = parse(&text, "t.toml", &dir, &[]).unwrap_err().to_string();
+            assert!(err.contains(want), "{sizes}: {err}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_workload_without_flows_is_an_error() {
         let err = parse(
