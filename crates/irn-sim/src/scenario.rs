@@ -210,7 +210,12 @@ pub fn parse(
         if key == "name" {
             written.name = value
                 .as_str()
-                .ok_or_else(|| syntax(format!("--set name: expected a string, got {value}")))?
+                .ok_or_else(|| {
+                    syntax(format!(
+                        "--set name: expected a string, got {}",
+                        error::written(value)
+                    ))
+                })?
                 .to_string();
         }
     }

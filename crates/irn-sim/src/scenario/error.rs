@@ -163,6 +163,14 @@ pub(super) fn real(v: f64) -> String {
     }
 }
 
+/// A TOML value as the scenario writes it, floats by [`real`].
+pub(super) fn written(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(f) => real(*f),
+        other => other.to_string(),
+    }
+}
+
 /// A duration key (written `text`) that must be at least `floor` and, if there is one, at most
 /// `ceiling`, each with its reason.
 pub(super) fn duration_in(
@@ -228,7 +236,20 @@ pub(super) fn parse_key<T: std::str::FromStr>(
 where
     T::Err: std::fmt::Display,
 {
-    value
-        .parse()
-        .map_err(|e: T::Err| invalid(file, key, &format!("{value:?}"), &e.to_string()))
+    value.parse().map_err(|e: T::Err| {
+        let mut allowed = e.to_string();
+        // Durations' and rates' errors list the units; show the form too.
+        let name = std::any::type_name::<T>();
+        let example = if name.ends_with("::Duration") {
+            Some("\"10us\"")
+        } else if name.ends_with("::Bandwidth") {
+            Some("\"100Gbps\"")
+        } else {
+            None
+        };
+        if let Some(example) = example.filter(|_| !allowed.contains("e.g.")) {
+            allowed = format!("{allowed} (write e.g. {example})");
+        }
+        invalid(file, key, &format!("{value:?}"), &allowed)
+    })
 }

@@ -318,10 +318,24 @@ pub(super) struct Buffer<'a> {
     pub(super) model: SwitchModel,
 }
 
+/// The largest switch buffer a scenario may give (per input or per switch): 16 GB.
+pub(super) const MAX_BUFFER_BYTES: u64 = 16_000_000_000;
+
 /// `switch.buffer` and the model that shares it.
 pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, ScenarioError> {
     let buffer_text = s.switch.buffer.as_deref().unwrap_or("240KB");
     let buffer = parse_key::<Bytes>(file, "switch.buffer", buffer_text)?.0;
+    if buffer > MAX_BUFFER_BYTES {
+        return Err(invalid(
+            file,
+            "switch.buffer",
+            &format!("{buffer_text:?}"),
+            &format!(
+                "at most {} (twice the 8 GB of a deep-buffer router's HBM)",
+                Bytes(MAX_BUFFER_BYTES)
+            ),
+        ));
+    }
     let model = match s.switch.model {
         SwitchModelKind::InputQueued => SwitchModel::InputQueued,
         SwitchModelKind::SharedBuffer => {
@@ -878,6 +892,23 @@ mod tests {
             err.contains("switch.egress_alpha = 1: the shared-buffer switch drops packets"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_buffer_is_at_most_16_gb() {
+        assert!(one("[switch]\nbuffer = \"16GB\"\n").is_ok());
+        for v in ["16000000001B", "18446744073709551615B"] {
+            let err = one(&format!("[switch]\nbuffer = \"{v}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!(
+                    "t.toml: switch.buffer = \"{v}\": at most 16GB (twice the 8 GB of a \
+                     deep-buffer router's HBM)"
+                )),
+                "{err}"
+            );
+        }
     }
 
     #[test]

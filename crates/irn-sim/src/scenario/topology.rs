@@ -662,6 +662,55 @@ mod tests {
         }
     }
 
+    /// Link rates lie in [1 Mb/s, 10 Tb/s] and a uniform link's delay is at most 1 s, so no
+    /// derived value (a BDP cap, a timeout) is blamed for an absurd link.
+    #[test]
+    fn link_rates_and_delays_have_a_range() {
+        let rates = "between 1Mbps and 10Tbps (1 Mb/s is slower than any RDMA network";
+        for (keys, want) in [
+            (
+                "link_rate = \"999999Tbps\"",
+                format!("topology.link_rate = \"999999Tbps\": {rates}"),
+            ),
+            (
+                "link_rate = \"1bps\"",
+                format!("topology.link_rate = \"1bps\": {rates}"),
+            ),
+            (
+                "kind = \"dumbbell\"\nleft = 2\nright = 2\nbottleneck_rate = \"11Tbps\"",
+                format!("topology.bottleneck_rate = \"11Tbps\": {rates}"),
+            ),
+            (
+                "kind = \"leaf-spine\"\nspine_link_rate = \"999kbps\"",
+                format!("topology.spine_link_rate = \"999kbps\": {rates}"),
+            ),
+            (
+                "link_delay = \"1.000001s\"",
+                "topology.link_delay = \"1.000001s\": between 0ps (a link of no length) and 1s (a \
+                 long-haul link's; use kind = \"wan\" for one)"
+                    .to_string(),
+            ),
+        ] {
+            let err = one(&format!("[topology]\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(&want), "{keys}: {err}");
+        }
+        assert!(one("[topology]\nlink_rate = \"10Tbps\"\n").is_ok());
+        // A link within its range whose path holds too many packets is blamed on the
+        // network, not on a derived key.
+        let err = one("[topology]\nlink_delay = \"1s\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "t.toml: topology = 40Gbps × 12s round trip: the longest path holds 55248618 \
+                 full frames in flight, more than the 4194304 a transport tracks"
+            ),
+            "{err}"
+        );
+    }
+
     #[test]
     fn leaf_spine_keys_defaults_and_errors() {
         let t = one("[topology]\nkind = \"leaf-spine\"\nlink_rate = \"100Gbps\"\n")

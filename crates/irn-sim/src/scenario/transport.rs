@@ -23,6 +23,7 @@ mod go_back_n;
 
 pub use go_back_n::TxWindow;
 
+use super::error::written;
 use super::{
     duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind, ScenarioError,
     ScenarioFile,
@@ -243,6 +244,22 @@ pub(super) fn build(
         t.mtu,
         extra_header_bytes,
     );
+    if base.bdp_cap.is_some() && t.bdp_cap.is_none() && auto_cap > TransportConfig::MAX_WINDOW {
+        let (rate, rtt) = (
+            topology.min_host_rate(),
+            topology.max_path_propagation() * 2,
+        );
+        return Err(invalid(
+            file,
+            "topology",
+            &format!("{rate} × {rtt} round trip"),
+            &format!(
+                "the longest path holds {auto_cap} full frames in flight, more than the {} a \
+                 transport tracks: shorten its links or slow them, or set transport.bdp_cap",
+                TransportConfig::MAX_WINDOW
+            ),
+        ));
+    }
     let bdp_cap = bdp_cap(t, file, auto_cap, &base)?;
     let cc = cc_config(t, file, topology.min_host_rate())?;
     let transport = TransportConfig {
@@ -663,8 +680,7 @@ fn apply_params(
         };
         let text = match value {
             toml::Value::String(v) => v.clone(),
-            toml::Value::Float(v) => real(*v),
-            other => other.to_string(),
+            other => written(other),
         };
         let number = value
             .as_float()
@@ -700,11 +716,11 @@ fn apply_params(
             },
             Param::Flag(b) => match value.as_bool() {
                 Some(v) => **b = v,
-                None => return Err(invalid(file, &full, &value.to_string(), "true or false")),
+                None => return Err(invalid(file, &full, &written(value), "true or false")),
             },
             Param::Choice(set, names) => {
                 if !value.as_str().is_some_and(set) {
-                    return Err(invalid(file, &full, &value.to_string(), names));
+                    return Err(invalid(file, &full, &written(value), names));
                 }
             }
             Param::Applied => {}
@@ -759,7 +775,7 @@ fn cc_config(
                     invalid(
                         file,
                         "transport.dcqcn.preset",
-                        &v.to_string(),
+                        &written(v),
                         &names.join(" or "),
                     )
                 })?,

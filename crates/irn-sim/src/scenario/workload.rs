@@ -351,6 +351,21 @@ fn incast_flows(
     let total = w.total.as_deref().unwrap_or("150MB");
     let receiver = w.receiver.unwrap_or(0);
     let total_bytes = parse_key::<Bytes>(file, "workload.total", total)?.0;
+    // Each sender's share is one flow: at least a byte, at most the flow-size limit.
+    let most = u64::from(senders.max(1)).saturating_mul(MAX_FLOW_BYTES);
+    if total_bytes < u64::from(senders) || total_bytes > most {
+        return Err(invalid(
+            file,
+            "workload.total",
+            &format!("{total:?}"),
+            &format!(
+                "between {senders}B and {} ({senders} senders, each one flow of at least a byte \
+                 and at most 2GiB, the {})",
+                Bytes(most),
+                flow_limit()
+            ),
+        ));
+    }
     if receiver >= hosts {
         return Err(invalid(
             file,
@@ -404,12 +419,12 @@ fn query_flows(
     }
     let size_text = w.size.as_deref().unwrap_or("40KB");
     let size_bytes = parse_key::<Bytes>(file, "workload.size", size_text)?.0;
-    if size_bytes == 0 {
+    if size_bytes == 0 || size_bytes > MAX_FLOW_BYTES {
         return Err(invalid(
             file,
             "workload.size",
             &format!("{size_text:?}"),
-            "greater than zero",
+            &format!("between 1B and 2GiB (the {})", flow_limit()),
         ));
     }
     let duration_text = w.duration.as_deref().unwrap_or("5ms");
@@ -514,8 +529,27 @@ pub(super) fn verbs_mix(
     let key = "workload.verbs";
     let shown = format!(
         "{{ write = {}, write_imm = {}, read = {}, send = {}, atomic = {} }}",
-        m.write, m.write_imm, m.read, m.send, m.atomic
+        super::real(m.write),
+        super::real(m.write_imm),
+        super::real(m.read),
+        super::real(m.send),
+        super::real(m.atomic)
     );
+    let weights = [
+        ("write", m.write),
+        ("write_imm", m.write_imm),
+        ("read", m.read),
+        ("send", m.send),
+        ("atomic", m.atomic),
+    ];
+    if let Some((verb, w)) = weights.iter().find(|(_, w)| !(0.0..=1e9).contains(w)) {
+        return Err(invalid(
+            file,
+            &format!("{key}.{verb}"),
+            &super::real(*w),
+            "a relative weight between 0 and 1e9 (NaN and infinities are no weights)",
+        ));
+    }
     let mix = VerbMix::new([m.write, m.write_imm, m.read, m.send, m.atomic])
         .map_err(|e| invalid(file, key, &shown, &e.to_string()))?;
     if t.kind == TransportKind::Tcp {
@@ -622,6 +656,39 @@ fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, 
 mod tests {
     use super::*;
     use crate::scenario::parse;
+
+    /// An incast's total is one flow per sender, each in the flow-size limit; a verb's weight is
+    /// a finite number (a NaN or infinite weight would leave the draw meaningless).
+    #[test]
+    fn incast_totals_and_verb_weights_have_a_range() {
+        let incast =
+            "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"incast\"\nsenders = 2\n";
+        let cases = [
+            (
+                format!("{incast}total = \"1B\"\n"),
+                "workload.total = \"1B\": between 2B and 4294967296B (2 senders, each one flow of \
+                 at least a byte and at most 2GiB",
+            ),
+            (
+                format!("{incast}total = \"18446744073709551615B\"\n"),
+                "workload.total = \"18446744073709551615B\": between 2B and",
+            ),
+            (
+                "[workload]\nverbs = { write = nan }\n".to_string(),
+                "workload.verbs.write = nan: a relative weight between 0 and 1e9",
+            ),
+            (
+                "[workload]\nverbs = { read = 1, atomic = 1e308 }\n".to_string(),
+                "workload.verbs.atomic = 1e308: a relative weight",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse(&text, "t.toml", Path::new("."), &[])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
 
     #[test]
     fn incast_with_cross_traffic() {

@@ -121,7 +121,7 @@ fn slow_restart(
         let set = [
             (
                 "slow_restart_factor",
-                t.slow_restart_factor.map(|f| f.to_string()),
+                t.slow_restart_factor.map(crate::scenario::real),
             ),
             (
                 "slow_restart_growth",
@@ -164,7 +164,7 @@ fn slow_restart(
         return Err(invalid(
             file,
             "transport.slow_restart_factor",
-            &factor.to_string(),
+            &crate::scenario::real(factor),
             "a fraction above 0 and below 1 (the window after a loss is that much of it)",
         ));
     }
