@@ -637,8 +637,8 @@ fn timely_order(
             "transport.timely.hai_multiplier",
             &p.hai_multiplier.to_string(),
             &format!(
-                "at most {}: a hyper-active step (hai_multiplier × additive_step, {}) above the \
-                 line rate ({line_rate})",
+                "between 1 and {}: one hyper-active step, hai_multiplier × additive_step ({}), \
+                 is at most the line rate ({line_rate})",
                 line_rate.as_bps() / p.additive_step.as_bps(),
                 p.additive_step
             ),
@@ -741,6 +741,8 @@ fn cc_config(
 ) -> Result<CcConfig, ScenarioError> {
     let (floor, why) = min_frame_floor(line_rate, "the hosts' line rate");
     let floor = || (floor, why.clone());
+    // A minimum gap rather than a timer (0: none), or a threshold: any duration.
+    let any = || (Duration::ZERO, String::new());
     let window = TransportConfig::MAX_WINDOW;
     let tables = [
         ("dcqcn", &t.dcqcn, CcKind::Dcqcn),
@@ -781,10 +783,7 @@ fn cc_config(
                 })?,
             };
             let params = vec![
-                (
-                    "cnp_interval",
-                    Param::Time(&mut p.cnp_interval, (Duration::ZERO, "0: no pacing".into())),
-                ),
+                ("cnp_interval", Param::Time(&mut p.cnp_interval, any())),
                 ("g", Param::Real(&mut p.g, Reals::GAIN)),
                 (
                     "alpha_update_period",
@@ -824,10 +823,7 @@ fn cc_config(
             let params = vec![
                 ("ewma_alpha", Param::Real(&mut p.ewma_alpha, Reals::GAIN)),
                 ("beta", Param::Real(&mut p.beta, Reals::GAIN)),
-                (
-                    "t_low",
-                    Param::Time(&mut p.t_low, (Duration::ZERO, String::new())),
-                ),
+                ("t_low", Param::Time(&mut p.t_low, any())),
                 ("t_high", Param::Time(&mut p.t_high, floor())),
                 ("min_rtt", Param::Time(&mut p.min_rtt, floor())),
                 ("additive_step", Param::Rate(&mut p.additive_step)),
@@ -1299,7 +1295,7 @@ mod tests {
             (
                 "timely",
                 "hai_multiplier = 4001",
-                "transport.timely.hai_multiplier = 4001: at most 4000",
+                "transport.timely.hai_multiplier = 4001: between 1 and 4000: one hyper-active step",
             ),
             (
                 "dctcp",
