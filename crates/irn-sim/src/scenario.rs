@@ -352,7 +352,7 @@ fn form_of(key: &str) -> &'static str {
          { cdf = \"file\" }, { uniform = [\"500KB\", \"5MB\"] })"
     } else if DURATION_KEYS.contains(&name) {
         "; write a duration as a string with its unit, e.g. \"10us\" (ps, ns, us, ms, s)"
-    } else if RATE_KEYS.contains(&name) {
+    } else if RATE_KEYS.contains(&name) && !key.contains("lossy_link") {
         "; write a rate as a string with its unit, e.g. \"100Gbps\" (bps, Kbps, Mbps, Gbps, Tbps)"
     } else if SIZE_KEYS.contains(&name) {
         "; write a size as a string with its unit, e.g. \"240KB\" (B, KB, MB, GB, KiB, MiB, GiB)"
@@ -392,7 +392,7 @@ const DURATION_KEYS: &[&str] = &[
     "at",
     "for",
 ];
-/// The keys whose value is a rate string.
+/// The keys whose value is a rate string (a lossy link's `rate` is a probability).
 const RATE_KEYS: &[&str] = &["link_rate", "bottleneck_rate", "spine_link_rate", "rate"];
 /// The keys whose value is a size string.
 const SIZE_KEYS: &[&str] = &[
@@ -825,6 +825,12 @@ mod tests {
         for (err, want) in cases {
             assert!(err.contains(want), "{err}\nwanted: {want}");
         }
+        // A lossy link's `rate` is a probability, not a link rate.
+        let err = file("[topology]\nlossy_link = [{ nodes = [0, 1], rate = \"1%\" }]\n");
+        assert!(
+            err.ends_with("invalid type: string \"1%\", expected f64"),
+            "{err}"
+        );
     }
 
     #[test]
