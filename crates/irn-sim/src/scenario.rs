@@ -46,13 +46,16 @@ pub use load_balancing::{BalancerKind, LoadBalancingSection};
 pub use monitor::{node_tiers, MonitorSection, PortSelection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
 pub use pause::{Level, PauseControlSection, PausesSection, RuleKind, Span, LONGEST_PAUSE_BYTES};
-pub use run::RunSection;
+pub use run::{RunSection, MAX_DRAIN_LIMIT};
 pub use switch::{SwitchModelKind, SwitchSection};
 pub use topology::{LossyLinkSection, Routing, TopologyKind, TopologySection, WanSection};
 pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 
-use error::{auto_or_positive, check_keys, invalid, parse_key, require};
+use error::{
+    auto_or_at_least, check_keys, duration_in, invalid, link_rate, min_frame_floor, parse_key,
+    rate_in, real, require, shown,
+};
 use overrides::{parse_override, set_dotted};
 
 /// A scenario as written, every key defaulted. Serialized back into `summary.json` as the
@@ -174,7 +177,13 @@ pub fn parse(
         message,
     };
     // First pass on the text as written, so misspelled keys are reported at their line.
-    let mut written: ScenarioFile = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
+    let mut written: ScenarioFile = serde_path_to_error::deserialize(toml::Deserializer::new(text))
+        .map_err(|e| {
+            let at = e.path().to_string();
+            let e = e.into_inner();
+            let message = out_of_range(&e.to_string(), text, e.span());
+            syntax(format!("{}{}", explain(message.trim_end()), form_of(&at)))
+        })?;
     let mut table: toml::Table = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
     for own in ["compare", "experiment", "check"] {
         table.remove(own);
@@ -201,7 +210,12 @@ pub fn parse(
         if key == "name" {
             written.name = value
                 .as_str()
-                .ok_or_else(|| syntax(format!("--set name: expected a string, got {value}")))?
+                .ok_or_else(|| {
+                    syntax(format!(
+                        "--set name: expected a string, got {}",
+                        error::written(value)
+                    ))
+                })?
                 .to_string();
         }
     }
@@ -233,7 +247,7 @@ pub fn parse(
         let mut resolved: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(t))
             .map_err(|e| {
                 let at = e.path().to_string();
-                let message = e.into_inner().message().to_string();
+                let message = explain(e.into_inner().message());
                 syntax(blame(&at, &message, &overrides, compare.then_some(name)))
             })?;
         resolved.topology.normalize(file)?;
@@ -324,18 +338,132 @@ fn blame(
     }
 }
 
-/// For a key inside `workload.sizes`, which is a name or a table of exactly one key, the form
-/// a distribution is written in: the dotted key `workload.sizes.fixed` reads as a second key
-/// beside the file's, or as a key of a name, and serde's words for that ("wanted exactly 1
-/// element", "unit variant") do not say what to write.
+/// The form a key's value is written in, for an error about its type: for a size, rate or
+/// duration key, an example with the units (serde says only "expected a string"); for a key
+/// inside `workload.sizes`, which is a name or a table of exactly one key, how to write a
+/// distribution whole: the dotted key `workload.sizes.fixed` reads as a second key beside the
+/// file's, or as a key of a name, and serde's words for that ("wanted exactly 1 element",
+/// "unit variant") do not say what to write.
 fn form_of(key: &str) -> &'static str {
+    let name = key.rsplit('.').next().unwrap_or(key);
     if key == "workload.sizes" || key.starts_with("workload.sizes.") {
         "; `sizes` is \"irn-default\", \"alistorage\", \"fb-hadoop\" or a table of one key: \
          write a distribution whole: --set 'workload.sizes={ fixed = \"1MB\" }' (or \
          { cdf = \"file\" }, { uniform = [\"500KB\", \"5MB\"] })"
+    } else if DURATION_KEYS.contains(&name) {
+        "; write a duration as a string with its unit, e.g. \"10us\" (ps, ns, us, ms, s)"
+    } else if RATE_KEYS.contains(&name) && !key.contains("lossy_link") {
+        "; write a rate as a string with its unit, e.g. \"100Gbps\" (bps, Kbps, Mbps, Gbps, Tbps)"
+    } else if SIZE_KEYS.contains(&name) {
+        "; write a size as a string with its unit, e.g. \"240KB\" (B, KB, MB, GB, KiB, MiB, GiB)"
+    } else if name == "gap" || name == "length" {
+        "; write a duration, e.g. \"5ms\", or a [low, high] pair of them, e.g. [\"0ms\", \"20ms\"]"
     } else {
         ""
     }
+}
+
+/// The keys (last part) whose value is a duration string; `tests/extreme_values.rs` checks
+/// that every such key of the scenario format is listed, and [`RATE_KEYS`], [`SIZE_KEYS`] too.
+const DURATION_KEYS: &[&str] = &[
+    "link_delay",
+    "delay",
+    "rto_low",
+    "rto_high",
+    "retransmit_delay",
+    "nack_interval",
+    "duration",
+    "background_duration",
+    "warmup",
+    "drain_limit",
+    "interval",
+    "flowlet_gap",
+    "reply_extra",
+    "path_busy",
+    "inactive",
+    "flush_slack",
+    "default_wait",
+    "sample_interval",
+    "write_last_delay",
+    "credit_interval",
+    "pfc_refresh",
+    "start",
+    "reconvergence",
+    "at",
+    "for",
+];
+/// The keys whose value is a rate string (a lossy link's `rate` is a probability).
+const RATE_KEYS: &[&str] = &["link_rate", "bottleneck_rate", "spine_link_rate", "rate"];
+/// The keys whose value is a size string.
+const SIZE_KEYS: &[&str] = &[
+    "buffer",
+    "header_overhead",
+    "total",
+    "size",
+    "pfc_threshold",
+    "pfc_resume_gap",
+    "ecn_kmin",
+    "ecn_kmax",
+    "fct_size_buckets",
+];
+
+/// serde's names for integer types said as ranges: "expected u32" reads "expected a whole
+/// number from 0 to 4294967295".
+fn explain(message: &str) -> String {
+    let mut out = message.to_string();
+    for (ty, range) in [
+        ("u8", "0 to 255"),
+        ("u16", "0 to 65535"),
+        ("u32", "0 to 4294967295"),
+        ("u64", "0 to 9223372036854775807 (the largest TOML integer)"),
+        ("i64", "-9223372036854775808 to 9223372036854775807"),
+    ] {
+        let from = format!("expected {ty}");
+        if let Some(at) = out.find(&from) {
+            let end = at + from.len();
+            if !out[end..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                out.replace_range(at..end, &format!("expected a whole number from {range}"));
+            }
+        }
+    }
+    // A float's 309 digits (`1e308` as serde prints it), as TOML writes it.
+    const FLOAT: &str = "floating point `";
+    if let Some(at) = out.find(FLOAT) {
+        let start = at + FLOAT.len();
+        if let Some(len) = out[start..].find('`') {
+            if let Ok(v) = out[start..start + len].parse::<f64>() {
+                out.replace_range(start..start + len, &real(v));
+            }
+        }
+    }
+    out
+}
+
+/// The TOML parser's "number too large to fit in target type", said as what it is: the
+/// key (read from the line at `span` in `text`) holds an integer beyond TOML's range.
+fn out_of_range(message: &str, text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    const TOO_LARGE: &str = "number too large to fit in target type";
+    if !message.contains(TOO_LARGE) {
+        return message.to_string();
+    }
+    let line_start = span.map_or(0, |s| {
+        text[..s.start.min(text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1)
+    });
+    let key = text[line_start..]
+        .split(['=', '\n'])
+        .next()
+        .unwrap_or("")
+        .trim();
+    message.replace(
+        TOO_LARGE,
+        &format!(
+            "{key}: out of range: an integer in a scenario lies between -9223372036854775808 \
+             and 9223372036854775807 (TOML's range; a key's own range is in \
+             scenarios/example.toml)"
+        ),
+    )
 }
 
 /// `topology` routed over every shortest path by name, under ConWeave (its source ToRs pick
@@ -386,7 +514,7 @@ fn validate(
         extra_header_bytes,
         verbs.is_some() && verbs_irn_headers,
     );
-    let credits = credits::build(s, file, buffer.bytes, max_frame)?;
+    let credits = credits::build(s, file, &topology, buffer.bytes, max_frame)?;
     if credits.is_some() && !link_loss.is_none() {
         // A lost packet would leave its credit counted upstream and never at the input.
         let (key, value) = match s.topology.loss_rate {
@@ -631,6 +759,76 @@ mod tests {
         let err = set("[[compare]]\nname = \"a\"\nset = { foo = 1 }\n", "seed=2");
         assert!(
             err.starts_with("t.toml: variant `a`: foo: unknown field `foo`"),
+            "{err}"
+        );
+    }
+
+    /// A value of the wrong type or beyond TOML's integers is answered with its range or an
+    /// example of the form, in the file and from `--set` alike.
+    #[test]
+    fn type_errors_give_the_range_or_the_form() {
+        let file = |text: &str| {
+            parse(text, "t.toml", Path::new("."), &[])
+                .unwrap_err()
+                .to_string()
+        };
+        let set = |o: &str| {
+            parse("", "t.toml", Path::new("."), &[o.to_string()])
+                .unwrap_err()
+                .to_string()
+        };
+        let cases = [
+            (
+                file("seed = 18446744073709551615\n"),
+                "seed: out of range: an integer in a scenario lies between -9223372036854775808 \
+                 and 9223372036854775807",
+            ),
+            (
+                set("seed=18446744073709551615"),
+                "--set seed=18446744073709551615: 18446744073709551615 is out of range: an \
+                 integer lies between",
+            ),
+            (
+                file("seed = -1\n"),
+                "invalid value: integer `-1`, expected a whole number from 0 to \
+                 9223372036854775807",
+            ),
+            (
+                set("transport.mtu=99999999999"),
+                "--set transport.mtu: invalid value: integer `99999999999`, expected a whole \
+                 number from 0 to 4294967295",
+            ),
+            (
+                file("[topology]\nlink_rate = 100\n"),
+                "invalid type: integer `100`, expected a string; write a rate as a string with \
+                 its unit, e.g. \"100Gbps\"",
+            ),
+            (
+                set("topology.link_rate=100"),
+                "--set topology.link_rate: invalid type: integer `100`, expected a string; write \
+                 a rate as a string with its unit, e.g. \"100Gbps\"",
+            ),
+            (
+                file("[workload]\nduration = 1e308\n"),
+                "invalid type: floating point `1e308`, expected a string; write a duration as a \
+                 string with its unit, e.g. \"10us\"",
+            ),
+            (
+                file("[switch]\nbuffer = 5\n"),
+                "expected a string; write a size as a string with its unit, e.g. \"240KB\"",
+            ),
+            (
+                file("[topology]\nlink_rate = \"999999Tbps\"\n"),
+                "t.toml: topology.link_rate = \"999999Tbps\": between 1Mbps and 10Tbps",
+            ),
+        ];
+        for (err, want) in cases {
+            assert!(err.contains(want), "{err}\nwanted: {want}");
+        }
+        // A lossy link's `rate` is a probability, not a link rate.
+        let err = file("[topology]\nlossy_link = [{ nodes = [0, 1], rate = \"1%\" }]\n");
+        assert!(
+            err.ends_with("invalid type: string \"1%\", expected f64"),
             "{err}"
         );
     }

@@ -155,7 +155,7 @@ fn malformed_queries_are_refused_naming_file_key_and_value() {
         ),
         (
             "load = 0.1\nsenders = 2\nsize = \"0B\"\n",
-            "q.toml: workload.size = \"0B\": greater than zero",
+            "q.toml: workload.size = \"0B\": between 1B and 2GiB",
         ),
         (
             "load = 0.1\nsenders = 2\ntotal = \"1MB\"\n",

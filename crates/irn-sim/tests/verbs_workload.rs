@@ -175,7 +175,7 @@ fn verbs_mixes_that_cannot_work_are_rejected_by_name() {
         ),
         (
             "verbs = { write = -1 }",
-            "weights are finite and not negative",
+            "workload.verbs.write = -1: a relative weight between 0 and 1e9",
         ),
         ("verbs = { writes = 1 }", "unknown field"),
         (

@@ -9,17 +9,22 @@
 //! credit_update_blocks = 64    # an input's update as soon as this much more credit is free
 //! ```
 
-use super::{auto_or_positive, invalid, ScenarioError, ScenarioFile, SwitchModelKind};
+use super::{
+    auto_or_at_least, invalid, min_frame_floor, ScenarioError, ScenarioFile, SwitchModelKind,
+};
 use crate::credits::{
     blocks, free_blocks, Counters, CreditConfig, BLOCK_BYTES, MAX_COUNTER_BITS,
     STANDARD_COUNTER_BITS,
 };
 
 /// `[switch] credits`, checked against the switch model, PFC and pause control, the buffer and
-/// the largest frame; `None` without credits.
+/// the largest frame; `None` without credits. An interval is at least a minimum frame's time at
+/// the slowest link: a port sending its flow-control packets more often than it can serialize
+/// them would queue them without end (a "1ps" interval filled 6.7 GB in 25 s).
 pub(super) fn build(
     s: &ScenarioFile,
     file: &str,
+    topology: &crate::topology::Topology,
     buffer: u64,
     max_frame: u64,
 ) -> Result<Option<CreditConfig>, ScenarioError> {
@@ -84,10 +89,14 @@ pub(super) fn build(
             "at least 1 block",
         ));
     }
-    let interval = auto_or_positive(
+    let slowest = topology.ports().iter().map(|p| p.rate).min();
+    let floor = slowest.map(|rate| min_frame_floor(rate, "the slowest link"));
+    let floor = floor.unwrap_or_default();
+    let interval = auto_or_at_least(
         file,
         "switch.credit_interval",
         sw.credit_interval.as_deref(),
+        (floor.0, &floor.1),
     )?;
     Ok(Some(CreditConfig {
         window_blocks,
@@ -200,7 +209,8 @@ mod tests {
             ("credits = true\ncredit_window_blocks = 16", "between 17"),
             ("credits = true\nbuffer = \"1086B\"", "switch.buffer = 1086B: with credits, at least 1088B"),
             ("credits = true\ncredit_update_blocks = 0", "switch.credit_update_blocks = 0: at least 1 block"),
-            ("credits = true\ncredit_interval = \"0us\"", "\"auto\" or a duration above 0"),
+            ("credits = true\ncredit_interval = \"0us\"", "switch.credit_interval = \"0us\": \"auto\" or at least 16800ps (16.8ns) (one minimum frame, 64 B + 20 B of preamble and gap, at 40Gbps, the slowest link"),
+            ("credits = true\ncredit_interval = \"1ps\"", "switch.credit_interval = \"1ps\": \"auto\" or at least 16800ps"),
         ];
         for (switch, want) in cases {
             let got = error(&format!("[switch]\n{switch}\n"));

@@ -1,6 +1,8 @@
 //! Scenario errors, and the helpers every section uses to report one: each names the file,
 //! the key, the value and what is allowed.
 
+use irn_core::{Bandwidth, Duration};
+
 /// A scenario that could not be loaded. Each message is whole, cause included, so no variant
 /// also reports it as a `source()` (an error chain would print it twice).
 #[derive(Debug, thiserror::Error)]
@@ -90,24 +92,139 @@ pub(super) fn invalid(file: &str, key: &str, value: &str, allowed: &str) -> Scen
     }
 }
 
-/// A duration key that is `"auto"` (absent too: `None`) or a duration above 0.
-pub(super) fn auto_or_positive(
+/// A duration key that is `"auto"` (absent too: `None`) or a duration of at least `floor`
+/// (with its reason).
+pub(super) fn auto_or_at_least(
     file: &str,
     key: &str,
     value: Option<&str>,
-) -> Result<Option<irn_core::Duration>, ScenarioError> {
+    floor: (Duration, &str),
+) -> Result<Option<Duration>, ScenarioError> {
     match value.unwrap_or("auto") {
         "auto" => Ok(None),
-        v => match parse_key::<irn_core::Duration>(file, key, v)? {
-            irn_core::Duration::ZERO => Err(invalid(
+        v => match parse_key::<Duration>(file, key, v)? {
+            d if d < floor.0 => Err(invalid(
                 file,
                 key,
                 &format!("{v:?}"),
-                "\"auto\" or a duration above 0",
+                &format!("\"auto\" or at least {} ({})", shown(floor.0), floor.1),
             )),
             d => Ok(Some(d)),
         },
     }
+}
+
+/// The shortest frame a link carries, 64 B, with the 8 B preamble and 12 B inter-frame gap it
+/// takes on the wire: no port can send anything more often than once per this many bytes' time.
+pub(super) const MIN_WIRE_FRAME_BYTES: u64 = 84;
+
+/// The slowest and fastest link rate a scenario may give: 1 Mb/s, below any network RDMA runs
+/// over, and 10 Tb/s, six times the fastest port shipping (1.6 Tb/s) while a byte still takes
+/// a whole picosecond or more.
+pub(super) const LINK_RATES: (Bandwidth, Bandwidth) = (
+    Bandwidth::from_bps(1_000_000),
+    Bandwidth::from_bps(10_000_000_000_000),
+);
+
+/// The floor of a periodic key whose events leave (or are sampled at) links of `rate`: one
+/// minimum frame's time there, with `which` saying which link that is ("the slowest link").
+pub(super) fn min_frame_floor(rate: Bandwidth, which: &str) -> (Duration, String) {
+    (
+        rate.serialization(MIN_WIRE_FRAME_BYTES),
+        format!(
+            "one minimum frame, 64 B + 20 B of preamble and gap, at {rate}, {which}: nothing \
+             on a link happens more often"
+        ),
+    )
+}
+
+/// A duration as the user may write it back, with nanoseconds beside an odd picosecond count:
+/// `16800ps (16.8ns)`.
+pub(super) fn shown(d: Duration) -> String {
+    let exact = d.to_string();
+    if exact.ends_with("ps") && d.as_ps() >= 1_000 {
+        format!("{exact} ({:.1}ns)", d.as_ns_f64())
+    } else {
+        exact
+    }
+}
+
+/// A real number as TOML writes it: `0.5`, `1e308` (not its 309 digits), `nan`, `-inf`.
+pub(super) fn real(v: f64) -> String {
+    let a = v.abs();
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.into()
+    } else if a != 0.0 && !(1e-6..1e9).contains(&a) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// A TOML value as the scenario writes it, floats by [`real`].
+pub(super) fn written(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(f) => real(*f),
+        other => other.to_string(),
+    }
+}
+
+/// A duration key (written `text`) that must be at least `floor` and, if there is one, at most
+/// `ceiling`, each with its reason.
+pub(super) fn duration_in(
+    file: &str,
+    key: &str,
+    text: &str,
+    (floor, why_floor): (Duration, &str),
+    ceiling: Option<(Duration, &str)>,
+) -> Result<Duration, ScenarioError> {
+    let d = parse_key::<Duration>(file, key, text)?;
+    let above = ceiling.filter(|&(c, _)| d > c);
+    if d < floor || above.is_some() {
+        let allowed = match ceiling {
+            Some((c, why)) => format!(
+                "between {} ({why_floor}) and {} ({why})",
+                shown(floor),
+                shown(c)
+            ),
+            None => format!("at least {} ({why_floor})", shown(floor)),
+        };
+        return Err(invalid(file, key, &format!("{text:?}"), &allowed));
+    }
+    Ok(d)
+}
+
+/// A rate key (written `text`) that must lie in `[lo, hi]`, `what` saying why.
+pub(super) fn rate_in(
+    file: &str,
+    key: &str,
+    text: &str,
+    (lo, hi): (Bandwidth, Bandwidth),
+    what: &str,
+) -> Result<Bandwidth, ScenarioError> {
+    let r = parse_key::<Bandwidth>(file, key, text)?;
+    if r < lo || r > hi {
+        return Err(invalid(
+            file,
+            key,
+            &format!("{text:?}"),
+            &format!("between {lo} and {hi} ({what})"),
+        ));
+    }
+    Ok(r)
+}
+
+/// A link's rate key: within [`LINK_RATES`].
+pub(super) fn link_rate(file: &str, key: &str, text: &str) -> Result<Bandwidth, ScenarioError> {
+    rate_in(
+        file,
+        key,
+        text,
+        LINK_RATES,
+        "1 Mb/s is slower than any RDMA network; 10 Tb/s is six times today's fastest ports",
+    )
 }
 
 /// Parses a unit-bearing value, naming the key on failure.
@@ -119,7 +236,20 @@ pub(super) fn parse_key<T: std::str::FromStr>(
 where
     T::Err: std::fmt::Display,
 {
-    value
-        .parse()
-        .map_err(|e: T::Err| invalid(file, key, &format!("{value:?}"), &e.to_string()))
+    value.parse().map_err(|e: T::Err| {
+        let mut allowed = e.to_string();
+        // Durations' and rates' errors list the units; show the form too.
+        let name = std::any::type_name::<T>();
+        let example = if name.ends_with("::Duration") {
+            Some("\"10us\"")
+        } else if name.ends_with("::Bandwidth") {
+            Some("\"100Gbps\"")
+        } else {
+            None
+        };
+        if let Some(example) = example.filter(|_| !allowed.contains("e.g.")) {
+            allowed = format!("{allowed} (write e.g. {example})");
+        }
+        invalid(file, key, &format!("{value:?}"), &allowed)
+    })
 }

@@ -116,7 +116,7 @@ pub(super) fn build(
                 return Err(invalid(
                     file,
                     "failures.fraction",
-                    &fraction.to_string(),
+                    &super::real(fraction),
                     "a share of the switch-to-switch links in (0, 1]",
                 ));
             }
@@ -134,7 +134,7 @@ pub(super) fn build(
                 return Err(invalid(
                     file,
                     "failures.fraction",
-                    &fraction.to_string(),
+                    &super::real(fraction),
                     "the topology has no link between two switches to fail",
                 ));
             }

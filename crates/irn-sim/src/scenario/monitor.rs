@@ -26,10 +26,9 @@
 //! spines or aggregation 2, cores 3); an uplink leads to a higher tier, a downlink to a lower
 //! one. Defined on the graph, so it means the same on every topology kind.
 
-use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
-use super::{invalid, parse_key, ScenarioError};
+use super::{duration_in, invalid, min_frame_floor, ScenarioError};
 use crate::config::Monitor;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::topology::Topology;
@@ -86,15 +85,12 @@ pub(super) fn build(
             "a duration such as \"10us\": how often to sample",
         ));
     };
-    let interval = parse_key::<Duration>(file, "monitor.interval", text)?;
-    if interval.as_ps() == 0 {
-        return Err(invalid(
-            file,
-            "monitor.interval",
-            &format!("{text:?}"),
-            "a duration above 0, such as \"10us\"",
-        ));
-    }
+    // No queue or counter changes between two samples closer than a minimum frame at the
+    // fastest link: a shorter interval only repeats rows (a "1ps" one wrote 130 MB/s).
+    let fastest = topology.ports().iter().map(|p| p.rate).max();
+    let floor = fastest.map(|rate| min_frame_floor(rate, "the fastest link"));
+    let floor = floor.unwrap_or_default();
+    let interval = duration_in(file, "monitor.interval", text, (floor.0, &floor.1), None)?;
     let selectors: &[String] = match &m.ports {
         PortSelection::One(s) => std::slice::from_ref(s),
         PortSelection::Many(v) => v,
@@ -286,7 +282,12 @@ mod tests {
             ),
             (
                 "interval = \"0us\"",
-                "monitor.interval = \"0us\": a duration above 0",
+                "monitor.interval = \"0us\": at least 16800ps (16.8ns) (one minimum frame, 64 B + \
+                 20 B of preamble and gap, at 40Gbps, the fastest link",
+            ),
+            (
+                "interval = \"16799ps\"",
+                "monitor.interval = \"16799ps\": at least 16800ps",
             ),
             (
                 "interval = \"fast\"",

@@ -12,9 +12,20 @@ pub(super) fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
     let value = value.trim();
     let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
         .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(value.to_string()));
-    Ok((key.to_string(), parsed))
+        .and_then(|mut t| t.remove("v"));
+    let number = value.strip_prefix(['-', '+']).unwrap_or(value);
+    match parsed {
+        Some(v) => Ok((key.to_string(), v)),
+        // A number TOML cannot hold is not meant as a string.
+        None if !number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '_') => {
+            Err(format!(
+                "{value} is out of range: an integer lies between -9223372036854775808 and \
+                 9223372036854775807 (TOML's range; a key's own range is in \
+                 scenarios/example.toml)"
+            ))
+        }
+        None => Ok((key.to_string(), toml::Value::String(value.to_string()))),
+    }
 }
 
 /// Sets `a.b.c` in `table`, creating the tables on the way.

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::monitor::{select, PortSelection};
 use super::switch::PfcFramesKind;
-use super::{invalid, parse_key, ScenarioError, ScenarioFile};
+use super::{duration_in, invalid, min_frame_floor, parse_key, shown, ScenarioError, ScenarioFile};
 use crate::config::SwitchModel;
 use crate::ids::HostIdx;
 use crate::pause::{
@@ -103,6 +103,16 @@ pub struct PausesSection {
 pub enum Span {
     Fixed(String),
     Uniform(Vec<String>),
+}
+
+impl Span {
+    /// As the scenario writes it: `"5ms"` or `["0ms", "20ms"]`.
+    fn written(&self) -> String {
+        match self {
+            Span::Fixed(d) => format!("{d:?}"),
+            Span::Uniform(r) => format!("{r:?}"),
+        }
+    }
 }
 
 /// `[[pause_control]]` resolved.
@@ -183,7 +193,11 @@ pub(super) fn controls(
             let rule = rule(s, c, file, &key, buffer, max_frame)?;
             let interval = match c.interval.as_deref().unwrap_or("auto") {
                 "auto" => quanta_time(link.rate, MAX_QUANTA),
-                v => positive(file, &key("interval"), v)?,
+                // Each interval may send a PAUSE frame: no shorter than sending the smallest.
+                v => {
+                    let floor = min_frame_floor(link.rate, "the port's link");
+                    duration_in(file, &key("interval"), v, (floor.0, &floor.1), None)?
+                }
             };
             let threshold = match rule {
                 PauseRule::Off => None,
@@ -363,19 +377,11 @@ fn bytes(file: &str, key: &str, l: &Level) -> Result<u64, ScenarioError> {
         Level::Pauses(n) => Err(invalid(
             file,
             key,
-            &n.to_string(),
+            &super::real(*n),
             "a size such as \"20MB\" or a number of longest pauses (≥ 0)",
         )),
         Level::Size(v) => Ok(parse_key::<Bytes>(file, key, v)?.0),
     }
-}
-
-fn positive(file: &str, key: &str, v: &str) -> Result<Duration, ScenarioError> {
-    let d = parse_key::<Duration>(file, key, v)?;
-    if d == Duration::ZERO {
-        return Err(invalid(file, key, &format!("{v:?}"), "a duration above 0"));
-    }
-    Ok(d)
 }
 
 /// `[pauses]`, resolved: one source per host.
@@ -426,12 +432,22 @@ pub(super) fn sources(
     };
     let gap = span("gap", &p.gap)?;
     let length = span("length", &p.length)?;
-    if gap.1 == Duration::ZERO && length.1 == Duration::ZERO {
+    // Each pause is a PAUSE frame and each cycle two events: a cycle shorter on average than
+    // sending the smallest frame would do nothing but pause and resume ("0s" and "1ps" never
+    // ended).
+    let (floor, why) = min_frame_floor(topology.min_host_rate(), "the slowest host link");
+    let mean = |(lo, hi): (Duration, Duration)| (lo + hi).as_ps() / 2;
+    if mean(gap) + mean(length) < floor.as_ps() {
         return Err(invalid(
             file,
-            "pauses.gap",
-            "0",
-            "a gap or a length above 0 (a host cannot pause forever in no time)",
+            "pauses.length",
+            &p.length.written(),
+            &format!(
+                "a pause and the gap after it (pauses.gap = {}) of at least {} together on \
+                 average ({why})",
+                p.gap.written(),
+                shown(floor)
+            ),
         ));
     }
     let start = match &p.start {
@@ -530,7 +546,12 @@ mod tests {
             ),
             (
                 "ports = \"switch:0\"\nrule = \"on-off\"\nthreshold = 1\ninterval = \"0s\"",
-                "pause_control[0].interval = \"0s\": a duration above 0",
+                "pause_control[0].interval = \"0s\": at least 6720ps (6.7ns) (one minimum frame, \
+                 64 B + 20 B of preamble and gap, at 100Gbps, the port's link",
+            ),
+            (
+                "ports = \"switch:0\"\nrule = \"on-off\"\nthreshold = 1\ninterval = \"1ps\"",
+                "pause_control[0].interval = \"1ps\": at least 6720ps",
             ),
             (
                 "ports = \"switch:9\"\nrule = \"on-off\"\nthreshold = 1",
@@ -620,7 +641,17 @@ mod tests {
             ),
             (
                 "hosts = [0]\ngap = \"0s\"\nlength = \"0s\"",
-                "cannot pause forever",
+                "pauses.length = \"0s\": a pause and the gap after it (pauses.gap = \"0s\") of at \
+                 least 6720ps (6.7ns) together on average (one minimum frame",
+            ),
+            (
+                "hosts = [0]\ngap = \"0s\"\nlength = \"1ps\"",
+                "pauses.length = \"1ps\": a pause and the gap after it",
+            ),
+            (
+                "hosts = [0]\ngap = [\"0s\", \"10ps\"]\nlength = [\"0s\", \"12ns\"]",
+                "pauses.length = [\"0s\", \"12ns\"]: a pause and the gap after it (pauses.gap = \
+                 [\"0s\", \"10ps\"])",
             ),
         ] {
             let err = one(&format!("{STAR}[pauses]\n{keys}\n"))

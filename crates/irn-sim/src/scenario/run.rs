@@ -10,7 +10,7 @@
 use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
-use super::{invalid, parse_key, ScenarioError};
+use super::{duration_in, invalid, parse_key, ScenarioError};
 use crate::config::DEFAULT_FCT_SIZE_BUCKETS;
 use crate::units::Bytes;
 
@@ -40,13 +40,28 @@ impl Default for RunSection {
     }
 }
 
+/// The longest `drain_limit`: a minute of simulated time, thirty round trips of the longest
+/// link a scenario may have (a wan link of 1 s). A flow not done by then is stuck, and a
+/// packet-level run that went on for hours of simulated time would take days; the progress
+/// estimate covers only the arrivals, so a longer limit would run on past any estimate.
+pub const MAX_DRAIN_LIMIT: Duration = Duration::from_ms(60_000);
+
 /// The warmup, the drain limit and the FCT buckets' upper edges in bytes.
 pub(super) fn build(
     r: &RunSection,
     file: &str,
 ) -> Result<(Duration, Duration, Vec<u64>), ScenarioError> {
     let warmup = parse_key::<Duration>(file, "run.warmup", &r.warmup)?;
-    let drain_limit = parse_key::<Duration>(file, "run.drain_limit", &r.drain_limit)?;
+    let drain_limit = duration_in(
+        file,
+        "run.drain_limit",
+        &r.drain_limit,
+        (Duration::ZERO, "stop at the last arrival"),
+        Some((
+            MAX_DRAIN_LIMIT,
+            "a minute: thirty round trips of the longest wan link",
+        )),
+    )?;
     let fct_size_buckets = fct_size_buckets(file, r.fct_size_buckets.as_deref())?;
     Ok((warmup, drain_limit, fct_size_buckets))
 }
@@ -77,6 +92,27 @@ fn fct_size_buckets(file: &str, edges: Option<&[String]>) -> Result<Vec<u64>, Sc
 mod tests {
     use super::*;
     use crate::scenario::tests::one;
+
+    #[test]
+    fn the_drain_limit_is_at_most_a_minute() {
+        let drain = |v: &str| {
+            one(&format!("[run]\ndrain_limit = \"{v}\"\n"))
+                .map(|r| r.config.drain_limit)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(drain("60s"), Ok(MAX_DRAIN_LIMIT));
+        assert_eq!(drain("0s"), Ok(Duration::ZERO));
+        for v in ["60.000000000001s", "18446744s"] {
+            let err = drain(v).unwrap_err();
+            assert!(
+                err.contains(&format!(
+                    "t.toml: run.drain_limit = \"{v}\": between 0ps (stop at the last arrival) \
+                     and 60s (a minute: thirty round trips of the longest wan link)"
+                )),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn fct_size_buckets_are_increasing_sizes() {

@@ -23,7 +23,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{auto_or_positive, check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
+use super::{
+    auto_or_at_least, check_keys, invalid, min_frame_floor, parse_key, ScenarioError, ScenarioFile,
+};
 use crate::config::{
     pfc_headroom_bytes, Deflection, PfcConfig, PfcThreshold, Scheduling, SwitchModel,
 };
@@ -316,10 +318,24 @@ pub(super) struct Buffer<'a> {
     pub(super) model: SwitchModel,
 }
 
+/// The largest switch buffer a scenario may give (per input or per switch): 16 GB.
+pub(super) const MAX_BUFFER_BYTES: u64 = 16_000_000_000;
+
 /// `switch.buffer` and the model that shares it.
 pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, ScenarioError> {
     let buffer_text = s.switch.buffer.as_deref().unwrap_or("240KB");
     let buffer = parse_key::<Bytes>(file, "switch.buffer", buffer_text)?.0;
+    if buffer > MAX_BUFFER_BYTES {
+        return Err(invalid(
+            file,
+            "switch.buffer",
+            &format!("{buffer_text:?}"),
+            &format!(
+                "at most {} (twice the 8 GB of a deep-buffer router's HBM)",
+                Bytes(MAX_BUFFER_BYTES)
+            ),
+        ));
+    }
     let model = match s.switch.model {
         SwitchModelKind::InputQueued => SwitchModel::InputQueued,
         SwitchModelKind::SharedBuffer => {
@@ -332,7 +348,7 @@ pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, 
                     Err(invalid(
                         file,
                         &format!("switch.{key}"),
-                        &alpha.to_string(),
+                        &super::real(alpha),
                         "a number between 1/65536 and 65536",
                     ))
                 }
@@ -424,12 +440,13 @@ pub(super) fn pfc(
                 shared_reserved = shared_headroom(file, topology, buf, max_frame)?;
                 pfc_drops = egress_alpha.map(|a| {
                     format!(
-                        "switch.egress_alpha = {a}: the shared-buffer switch drops packets above                          the egress threshold, PFC or not"
+                        "switch.egress_alpha = {a}: the shared-buffer switch drops packets above \
+                         the egress threshold, PFC or not"
                     )
                 });
             }
         }
-        let frames = pause_frames(s, file)?;
+        let frames = pause_frames(s, file, topology)?;
         if let Some(lapse) = lapsing_pause(frames, topology) {
             pfc_drops.get_or_insert(lapse);
         }
@@ -445,8 +462,14 @@ pub(super) fn pfc(
     Ok((pfc, pfc_drops))
 }
 
-/// `switch.pfc_frames` and its timed keys.
-fn pause_frames(s: &ScenarioFile, file: &str) -> Result<PauseFrames, ScenarioError> {
+/// `switch.pfc_frames` and its timed keys. A refresh is at least a minimum frame's time at the
+/// slowest link: a paused input resending its XOFF more often than it can serialize one would
+/// queue them without end (a "1ps" refresh filled 3.7 GB).
+fn pause_frames(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &Topology,
+) -> Result<PauseFrames, ScenarioError> {
     if s.switch.pfc_frames == PfcFramesKind::XoffXon {
         return Ok(PauseFrames::XoffXon);
     }
@@ -462,7 +485,15 @@ fn pause_frames(s: &ScenarioFile, file: &str) -> Result<PauseFrames, ScenarioErr
                 "between 1 and 65535 (a 16-bit count of 512-bit-time quanta)",
             )
         })?;
-    let refresh = auto_or_positive(file, "switch.pfc_refresh", s.switch.pfc_refresh.as_deref())?;
+    let slowest = topology.ports().iter().map(|p| p.rate).min();
+    let floor = slowest.map(|rate| min_frame_floor(rate, "the slowest link"));
+    let floor = floor.unwrap_or_default();
+    let refresh = auto_or_at_least(
+        file,
+        "switch.pfc_refresh",
+        s.switch.pfc_refresh.as_deref(),
+        (floor.0, &floor.1),
+    )?;
     Ok(PauseFrames::Timed { quanta, refresh })
 }
 
@@ -652,7 +683,7 @@ fn shared_pool(
             return Err(invalid(
                 file,
                 &key,
-                &alpha.to_string(),
+                &super::real(alpha),
                 &format!(
                     "alpha × {what} is {threshold}B, less than a full frame ({max_frame}B): \
                      {outcome}; use an alpha of at least {least} or a larger buffer"
@@ -706,7 +737,12 @@ mod tests {
             ),
             (
                 "pfc_frames = \"timed\"\npfc_refresh = \"0s\"",
-                "switch.pfc_refresh = \"0s\": \"auto\" or a duration above 0",
+                "switch.pfc_refresh = \"0s\": \"auto\" or at least 16800ps (16.8ns) (one minimum \
+                 frame, 64 B + 20 B of preamble and gap, at 40Gbps, the slowest link",
+            ),
+            (
+                "pfc_frames = \"timed\"\npfc_refresh = \"1ps\"",
+                "switch.pfc_refresh = \"1ps\": \"auto\" or at least 16800ps",
             ),
             ("pfc_frames = \"sometimes\"", "sometimes"),
         ] {
@@ -856,6 +892,23 @@ mod tests {
             err.contains("switch.egress_alpha = 1: the shared-buffer switch drops packets"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_buffer_is_at_most_16_gb() {
+        assert!(one("[switch]\nbuffer = \"16GB\"\n").is_ok());
+        for v in ["16000000001B", "18446744073709551615B"] {
+            let err = one(&format!("[switch]\nbuffer = \"{v}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!(
+                    "t.toml: switch.buffer = \"{v}\": at most 16GB (twice the 8 GB of a \
+                     deep-buffer router's HBM)"
+                )),
+                "{err}"
+            );
+        }
     }
 
     #[test]

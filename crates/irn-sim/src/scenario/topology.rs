@@ -32,7 +32,7 @@ use std::path::Path;
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 
-use super::{check_keys, invalid, parse_key, require, resolve, ScenarioError};
+use super::{check_keys, duration_in, invalid, link_rate, require, resolve, ScenarioError};
 use crate::loss::LinkLoss;
 use crate::topology::{Topology, TopologyError, MAX_PATHS};
 
@@ -293,6 +293,22 @@ impl TopologySection {
                 self.routing == Some(Routing::KShortest),
             ),
         ];
+        // `paths` depends on the routing, not the kind: say so whatever the kind is.
+        if self.paths.is_some()
+            && self.routing != Some(Routing::KShortest)
+            && !wan
+            && at == "topology"
+        {
+            return Err(invalid(
+                file,
+                &format!("{at}.paths"),
+                "(set)",
+                &format!(
+                    "applies only with {at}.routing = \"k-shortest\" (paths per pair of edge \
+                     switches); routing is \"shortest\""
+                ),
+            ));
+        }
         check_keys(file, (at, "kind"), kind, &keys)?;
         if uniform {
             self.link_rate.get_or_insert_with(default_rate);
@@ -354,7 +370,7 @@ pub(super) fn build(
         return Err(invalid(
             file,
             "topology.loss_rate",
-            &rate.to_string(),
+            &super::real(rate),
             "a probability in [0, 1): the share of packets each link loses on the wire",
         ));
     }
@@ -376,7 +392,7 @@ fn lossy_links(
             return Err(invalid(
                 file,
                 &key("rate"),
-                &l.rate.to_string(),
+                &super::real(l.rate),
                 "a probability in [0, 1): the share of packets the link loses on the wire",
             ));
         }
@@ -421,6 +437,10 @@ fn routed(tp: &TopologySection, file: &str, topology: Topology) -> Result<Topolo
         .map_err(|e| invalid(file, "topology.routing", "\"k-shortest\"", &e.to_string()))
 }
 
+/// The longest a uniform link's propagation may be: 1 s, as a wan's long-haul link (light
+/// crosses 200 000 km of fibre in it).
+const MAX_LINK_DELAY: Duration = Duration::from_ms(1000);
+
 /// The network of the table at `at` (`topology`, or a wan's `topology.site`).
 fn network(
     tp: &TopologySection,
@@ -435,8 +455,17 @@ fn network(
         let rate = tp.link_rate.as_deref().unwrap_or("40Gbps");
         let delay = tp.link_delay.as_deref().unwrap_or("2us");
         Ok((
-            parse_key::<Bandwidth>(file, &key("link_rate"), rate)?,
-            parse_key::<Duration>(file, &key("link_delay"), delay)?,
+            link_rate(file, &key("link_rate"), rate)?,
+            duration_in(
+                file,
+                &key("link_delay"),
+                delay,
+                (Duration::ZERO, "a link of no length"),
+                Some((
+                    MAX_LINK_DELAY,
+                    "a long-haul link's; use kind = \"wan\" for one",
+                )),
+            )?,
         ))
     };
     Ok(match tp.kind.unwrap_or_default() {
@@ -472,7 +501,7 @@ fn network(
         TopologyKind::Dumbbell => {
             let (rate, delay) = uniform()?;
             let bottleneck = match &tp.bottleneck_rate {
-                Some(b) => parse_key::<Bandwidth>(file, &key("bottleneck_rate"), b)?,
+                Some(b) => link_rate(file, &key("bottleneck_rate"), b)?,
                 None => rate,
             };
             let (left, right) = (tp.left.unwrap_or(0), tp.right.unwrap_or(0));
@@ -573,7 +602,7 @@ fn leaf_spine(
 ) -> Result<Topology, ScenarioError> {
     let key = |name: &str| format!("{at}.{name}");
     let spine_rate = match &tp.spine_link_rate {
-        Some(r) => parse_key::<Bandwidth>(file, &key("spine_link_rate"), r)?,
+        Some(r) => link_rate(file, &key("spine_link_rate"), r)?,
         None => rate,
     };
     let leaves = tp.leaves.unwrap_or(8);
@@ -631,6 +660,55 @@ mod tests {
                 .to_string();
             assert!(err.contains(want), "{keys}: {err}");
         }
+    }
+
+    /// Link rates lie in [1 Mb/s, 10 Tb/s] and a uniform link's delay is at most 1 s, so no
+    /// derived value (a BDP cap, a timeout) is blamed for an absurd link.
+    #[test]
+    fn link_rates_and_delays_have_a_range() {
+        let rates = "between 1Mbps and 10Tbps (1 Mb/s is slower than any RDMA network";
+        for (keys, want) in [
+            (
+                "link_rate = \"999999Tbps\"",
+                format!("topology.link_rate = \"999999Tbps\": {rates}"),
+            ),
+            (
+                "link_rate = \"1bps\"",
+                format!("topology.link_rate = \"1bps\": {rates}"),
+            ),
+            (
+                "kind = \"dumbbell\"\nleft = 2\nright = 2\nbottleneck_rate = \"11Tbps\"",
+                format!("topology.bottleneck_rate = \"11Tbps\": {rates}"),
+            ),
+            (
+                "kind = \"leaf-spine\"\nspine_link_rate = \"999kbps\"",
+                format!("topology.spine_link_rate = \"999kbps\": {rates}"),
+            ),
+            (
+                "link_delay = \"1.000001s\"",
+                "topology.link_delay = \"1.000001s\": between 0ps (a link of no length) and 1s (a \
+                 long-haul link's; use kind = \"wan\" for one)"
+                    .to_string(),
+            ),
+        ] {
+            let err = one(&format!("[topology]\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(&want), "{keys}: {err}");
+        }
+        assert!(one("[topology]\nlink_rate = \"10Tbps\"\n").is_ok());
+        // A link within its range whose path holds too many packets is blamed on the
+        // network, not on a derived key.
+        let err = one("[topology]\nlink_delay = \"1s\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "t.toml: topology = 40Gbps × 12s round trip: the longest path holds 55248618 \
+                 full frames in flight, more than the 4194304 a transport tracks"
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -803,7 +881,10 @@ mod tests {
                 "routing = \"k-shortest\"\npaths = 65",
                 "topology.paths = 65: between 1 and 64 paths",
             ),
-            ("paths = 4", "topology.paths = (set): does not apply"),
+            (
+                "paths = 4",
+                "topology.paths = (set): applies only with topology.routing = \"k-shortest\"",
+            ),
             (
                 "routing = \"shortest-ish\"",
                 "unknown variant `shortest-ish`",

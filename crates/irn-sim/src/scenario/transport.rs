@@ -23,7 +23,11 @@ mod go_back_n;
 
 pub use go_back_n::TxWindow;
 
-use super::{invalid, parse_key, OrderingKind, ScenarioError, ScenarioFile};
+use super::error::written;
+use super::{
+    duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind, ScenarioError,
+    ScenarioFile,
+};
 use crate::config::{bdp_cap_packets, BdpCapScope, EcnConfig};
 use crate::topology::Topology;
 use crate::units::Bytes;
@@ -240,8 +244,24 @@ pub(super) fn build(
         t.mtu,
         extra_header_bytes,
     );
+    if base.bdp_cap.is_some() && t.bdp_cap.is_none() && auto_cap > TransportConfig::MAX_WINDOW {
+        let (rate, rtt) = (
+            topology.min_host_rate(),
+            topology.max_path_propagation() * 2,
+        );
+        return Err(invalid(
+            file,
+            "topology",
+            &format!("{rate} × {rtt} round trip"),
+            &format!(
+                "the longest path holds {auto_cap} full frames in flight, more than the {} a \
+                 transport tracks: shorten its links or slow them, or set transport.bdp_cap",
+                TransportConfig::MAX_WINDOW
+            ),
+        ));
+    }
     let bdp_cap = bdp_cap(t, file, auto_cap, &base)?;
-    let cc = cc_config(t, file)?;
+    let cc = cc_config(t, file, topology.min_host_rate())?;
     let transport = TransportConfig {
         bdp_cap,
         rto,
@@ -505,12 +525,17 @@ fn bdp_cap(
     })
 }
 
-/// A parameter a `[transport.<cc>]` table may set, and where its value goes.
+/// A parameter a `[transport.<cc>]` table may set, where its value goes, and its physical
+/// range: every value outside it is refused, naming the range.
 enum Param<'a> {
-    Time(&'a mut Duration),
+    /// A duration at least `.1` (with its reason).
+    Time(&'a mut Duration, (Duration, String)),
+    /// A rate above 0 and at most the hosts' line rate: a controller cannot send faster.
     Rate(&'a mut Bandwidth),
-    Real(&'a mut f64),
-    Count(&'a mut u32),
+    /// A finite number in the range `.1`.
+    Real(&'a mut f64, Reals),
+    /// A whole number of at least 1 and at most `.1`.
+    Count(&'a mut u32, u32),
     Size(&'a mut u64),
     Flag(&'a mut bool),
     /// One of a fixed set of names (listed, quoted, in the `String`); the function stores the
@@ -518,6 +543,108 @@ enum Param<'a> {
     Choice(Box<dyn FnMut(&str) -> bool + 'a>, String),
     /// Read before the others (a preset the others override); listed so it is allowed.
     Applied,
+}
+
+/// The range of a real parameter: each end a bound and whether it is included.
+#[derive(Debug, Clone, Copy)]
+struct Reals {
+    low: (f64, bool),
+    high: (f64, bool),
+    /// What the number is, for the error: "a gain", "a factor".
+    what: &'static str,
+}
+
+impl Reals {
+    /// A gain or weight of a moving average: (0, 1].
+    const GAIN: Reals = Reals {
+        low: (0.0, false),
+        high: (1.0, true),
+        what: "a gain",
+    };
+    /// A probability-like fraction: [0, 1].
+    const FRACTION: Reals = Reals {
+        low: (0.0, true),
+        high: (1.0, true),
+        what: "a fraction",
+    };
+    /// What a cut multiplies by: (0, 1).
+    const CUT: Reals = Reals {
+        low: (0.0, false),
+        high: (1.0, false),
+        what: "a factor below 1",
+    };
+
+    fn contains(&self, v: f64) -> bool {
+        let above = if self.low.1 {
+            v >= self.low.0
+        } else {
+            v > self.low.0
+        };
+        let below = if self.high.1 {
+            v <= self.high.0
+        } else {
+            v < self.high.0
+        };
+        v.is_finite() && above && below
+    }
+
+    fn allowed(&self) -> String {
+        format!(
+            "{} in {}{}, {}{}",
+            self.what,
+            if self.low.1 { '[' } else { '(' },
+            self.low.0,
+            self.high.0,
+            if self.high.1 { ']' } else { ')' }
+        )
+    }
+}
+
+/// AIMD's additive increase: packets per window of ACKs, above 0 and at most the largest window.
+const PER_WINDOW: Reals = Reals {
+    low: (0.0, false),
+    high: (TransportConfig::MAX_WINDOW as f64, true),
+    what: "packets per window",
+};
+
+/// Timely's thresholds in order: below T_low the rate only grows, above T_high it is cut, so
+/// T_low must be below T_high (equal, or both 0, leaves no band for the gradient to act in).
+fn timely_order(
+    file: &str,
+    table: &toml::Table,
+    p: &irn_core::cc::TimelyParams,
+    line_rate: Bandwidth,
+) -> Result<(), ScenarioError> {
+    if p.t_low >= p.t_high {
+        let (key, value, allowed) = if table.contains_key("t_high") {
+            let t_low = p.t_low;
+            ("t_high", p.t_high, format!("above t_low ({t_low})"))
+        } else {
+            let t_high = p.t_high;
+            ("t_low", p.t_low, format!("below t_high ({t_high})"))
+        };
+        return Err(invalid(
+            file,
+            &format!("transport.timely.{key}"),
+            &format!("\"{value}\""),
+            &format!("{allowed}: the rate grows below t_low and is cut above t_high"),
+        ));
+    }
+    let hyper = u128::from(p.additive_step.as_bps()) * u128::from(p.hai_multiplier);
+    if hyper > u128::from(line_rate.as_bps()) {
+        return Err(invalid(
+            file,
+            "transport.timely.hai_multiplier",
+            &p.hai_multiplier.to_string(),
+            &format!(
+                "between 1 and {}: one hyper-active step, hai_multiplier × additive_step ({}), \
+                 is at most the line rate ({line_rate})",
+                line_rate.as_bps() / p.additive_step.as_bps(),
+                p.additive_step
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A [`Param::Choice`] for the enum field `field`, whose values are named by
@@ -534,6 +661,7 @@ fn choice<T: irn_core::cc::Named>(field: &mut T) -> Param<'_> {
 /// of the wrong kind.
 fn apply_params(
     file: &str,
+    line_rate: Bandwidth,
     section: &str,
     table: &toml::Table,
     mut params: Vec<(&str, Param)>,
@@ -552,37 +680,47 @@ fn apply_params(
         };
         let text = match value {
             toml::Value::String(v) => v.clone(),
-            other => other.to_string(),
+            other => written(other),
         };
         let number = value
             .as_float()
             .or_else(|| value.as_integer().map(|i| i as f64));
         match param {
-            Param::Time(d) => **d = parse_key::<Duration>(file, &full, &text)?,
-            Param::Rate(r) => **r = parse_key::<Bandwidth>(file, &full, &text)?,
+            Param::Time(d, (floor, why)) => {
+                **d = duration_in(file, &full, &text, (*floor, why.as_str()), None)?;
+            }
+            Param::Rate(r) => {
+                **r = rate_in(
+                    file,
+                    &full,
+                    &text,
+                    (Bandwidth::from_bps(1), line_rate),
+                    "the hosts' line rate: no sender goes faster",
+                )?;
+            }
             Param::Size(b) => **b = parse_key::<Bytes>(file, &full, &text)?.0,
-            Param::Real(x) => match number {
-                Some(v) if v.is_finite() && v >= 0.0 => **x = v,
-                _ => return Err(invalid(file, &full, &text, "a number, zero or more")),
+            Param::Real(x, range) => match number {
+                Some(v) if range.contains(v) => **x = v,
+                _ => return Err(invalid(file, &full, &text, &range.allowed())),
             },
-            Param::Count(n) => match value.as_integer().and_then(|i| u32::try_from(i).ok()) {
-                Some(v) if v > 0 => **n = v,
+            Param::Count(n, max) => match value.as_integer().and_then(|i| u32::try_from(i).ok()) {
+                Some(v) if v > 0 && v <= *max => **n = v,
                 _ => {
                     return Err(invalid(
                         file,
                         &full,
                         &text,
-                        "a whole number greater than zero",
+                        &format!("a whole number between 1 and {max}"),
                     ))
                 }
             },
             Param::Flag(b) => match value.as_bool() {
                 Some(v) => **b = v,
-                None => return Err(invalid(file, &full, &value.to_string(), "true or false")),
+                None => return Err(invalid(file, &full, &written(value), "true or false")),
             },
             Param::Choice(set, names) => {
                 if !value.as_str().is_some_and(set) {
-                    return Err(invalid(file, &full, &value.to_string(), names));
+                    return Err(invalid(file, &full, &written(value), names));
                 }
             }
             Param::Applied => {}
@@ -592,8 +730,20 @@ fn apply_params(
 }
 
 /// The congestion controller with its parameters: the papers' defaults (see `irn_core::cc`),
-/// then the scenario's `[transport.<cc>]` overrides.
-fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError> {
+/// then the scenario's `[transport.<cc>]` overrides, each in its range: gains in (0, 1], cuts
+/// in (0, 1), rates up to `line_rate` (the hosts'), windows up to the largest a transport
+/// tracks, and timers no shorter than a minimum frame at the line rate (a "0s" or "1ps" timer
+/// fires without end and the run never finishes).
+fn cc_config(
+    t: &TransportSection,
+    file: &str,
+    line_rate: Bandwidth,
+) -> Result<CcConfig, ScenarioError> {
+    let (floor, why) = min_frame_floor(line_rate, "the hosts' line rate");
+    let floor = || (floor, why.clone());
+    // A minimum gap rather than a timer (0: none), or a threshold: any duration.
+    let any = || (Duration::ZERO, String::new());
+    let window = TransportConfig::MAX_WINDOW;
     let tables = [
         ("dcqcn", &t.dcqcn, CcKind::Dcqcn),
         ("timely", &t.timely, CcKind::Timely),
@@ -627,30 +777,30 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
                     invalid(
                         file,
                         "transport.dcqcn.preset",
-                        &v.to_string(),
+                        &written(v),
                         &names.join(" or "),
                     )
                 })?,
             };
             let params = vec![
-                ("cnp_interval", Param::Time(&mut p.cnp_interval)),
-                ("g", Param::Real(&mut p.g)),
+                ("cnp_interval", Param::Time(&mut p.cnp_interval, any())),
+                ("g", Param::Real(&mut p.g, Reals::GAIN)),
                 (
                     "alpha_update_period",
-                    Param::Time(&mut p.alpha_update_period),
+                    Param::Time(&mut p.alpha_update_period, floor()),
                 ),
                 (
                     "rate_decrease_period",
-                    Param::Time(&mut p.rate_decrease_period),
+                    Param::Time(&mut p.rate_decrease_period, floor()),
                 ),
                 (
                     "rate_increase_period",
-                    Param::Time(&mut p.rate_increase_period),
+                    Param::Time(&mut p.rate_increase_period, floor()),
                 ),
                 ("byte_counter", Param::Size(&mut p.byte_counter)),
                 (
                     "fast_recovery_steps",
-                    Param::Count(&mut p.fast_recovery_steps),
+                    Param::Count(&mut p.fast_recovery_steps, u32::MAX),
                 ),
                 ("additive_increase", Param::Rate(&mut p.additive_increase)),
                 ("hyper_increase", Param::Rate(&mut p.hyper_increase)),
@@ -662,7 +812,7 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
                 ("cnp_on_nack", Param::Flag(&mut p.cnp_on_nack)),
                 ("preset", Param::Applied),
             ];
-            apply_params(file, "transport.dcqcn", table, params)?;
+            apply_params(file, line_rate, "transport.dcqcn", table, params)?;
             CcConfig::Dcqcn(p)
         }
         CcKind::Timely => {
@@ -671,19 +821,26 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
             let table = t.timely.as_ref().unwrap_or(&empty);
             let mut segment = TimelyUpdate::PAPER_SEGMENT_BYTES;
             let params = vec![
-                ("ewma_alpha", Param::Real(&mut p.ewma_alpha)),
-                ("beta", Param::Real(&mut p.beta)),
-                ("t_low", Param::Time(&mut p.t_low)),
-                ("t_high", Param::Time(&mut p.t_high)),
-                ("min_rtt", Param::Time(&mut p.min_rtt)),
+                ("ewma_alpha", Param::Real(&mut p.ewma_alpha, Reals::GAIN)),
+                ("beta", Param::Real(&mut p.beta, Reals::GAIN)),
+                ("t_low", Param::Time(&mut p.t_low, any())),
+                ("t_high", Param::Time(&mut p.t_high, floor())),
+                ("min_rtt", Param::Time(&mut p.min_rtt, floor())),
                 ("additive_step", Param::Rate(&mut p.additive_step)),
-                ("hai_threshold", Param::Count(&mut p.hai_threshold)),
-                ("hai_multiplier", Param::Count(&mut p.hai_multiplier)),
+                (
+                    "hai_threshold",
+                    Param::Count(&mut p.hai_threshold, u32::MAX),
+                ),
+                (
+                    "hai_multiplier",
+                    Param::Count(&mut p.hai_multiplier, u32::MAX),
+                ),
                 ("min_rate", Param::Rate(&mut p.min_rate)),
                 ("update", choice(&mut p.update)),
                 ("segment", Param::Size(&mut segment)),
             ];
-            apply_params(file, "transport.timely", table, params)?;
+            apply_params(file, line_rate, "transport.timely", table, params)?;
+            timely_order(file, table, &p, line_rate)?;
             match &mut p.update {
                 TimelyUpdate::PerSegment { bytes } if segment > 0 => *bytes = segment,
                 TimelyUpdate::PerSegment { .. } => {
@@ -709,12 +866,16 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
         CcKind::Dctcp => {
             let mut p = irn_core::cc::DctcpParams::default();
             let params = vec![
-                ("g", Param::Real(&mut p.g)),
-                ("min_window", Param::Count(&mut p.min_window)),
-                ("initial_alpha", Param::Real(&mut p.initial_alpha)),
+                ("g", Param::Real(&mut p.g, Reals::GAIN)),
+                ("min_window", Param::Count(&mut p.min_window, window)),
+                (
+                    "initial_alpha",
+                    Param::Real(&mut p.initial_alpha, Reals::FRACTION),
+                ),
             ];
             apply_params(
                 file,
+                line_rate,
                 "transport.dctcp",
                 t.dctcp.as_ref().unwrap_or(&empty),
                 params,
@@ -724,12 +885,19 @@ fn cc_config(t: &TransportSection, file: &str) -> Result<CcConfig, ScenarioError
         CcKind::Aimd => {
             let mut p = irn_core::cc::AimdParams::default();
             let params = vec![
-                ("additive_increase", Param::Real(&mut p.additive_increase)),
-                ("decrease_factor", Param::Real(&mut p.decrease_factor)),
-                ("min_window", Param::Count(&mut p.min_window)),
+                (
+                    "additive_increase",
+                    Param::Real(&mut p.additive_increase, PER_WINDOW),
+                ),
+                (
+                    "decrease_factor",
+                    Param::Real(&mut p.decrease_factor, Reals::CUT),
+                ),
+                ("min_window", Param::Count(&mut p.min_window, window)),
             ];
             apply_params(
                 file,
+                line_rate,
                 "transport.aimd",
                 t.aimd.as_ref().unwrap_or(&empty),
                 params,
@@ -784,7 +952,7 @@ fn ecn_config(
             return Err(invalid(
                 file,
                 "switch.ecn_pmax",
-                &p.to_string(),
+                &real(p),
                 "a probability in (0, 1]",
             ));
         }
@@ -1063,6 +1231,102 @@ mod tests {
         );
     }
 
+    /// Every `[transport.<cc>]` parameter has its physical range (the default link is 40 Gb/s,
+    /// whose minimum frame takes 16.8 ns); NaN and infinities are refused like any number out
+    /// of it.
+    #[test]
+    fn congestion_control_parameters_have_physical_ranges() {
+        let floor = "at least 16800ps (16.8ns) (one minimum frame, 64 B + 20 B of preamble and \
+                     gap, at 40Gbps, the hosts' line rate";
+        let line = "between 1bps and 40Gbps (the hosts' line rate: no sender goes faster)";
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "dcqcn",
+                "g = 1e308",
+                "transport.dcqcn.g = 1e308: a gain in (0, 1]",
+            ),
+            ("dcqcn", "g = 0", "transport.dcqcn.g = 0: a gain in (0, 1]"),
+            (
+                "dcqcn",
+                "g = nan",
+                "transport.dcqcn.g = nan: a gain in (0, 1]",
+            ),
+            ("dcqcn", "alpha_update_period = \"0s\"", floor),
+            ("dcqcn", "alpha_update_period = \"1ps\"", floor),
+            ("dcqcn", "rate_increase_period = \"16799ps\"", floor),
+            ("dcqcn", "rate_decrease_period = \"0s\"", floor),
+            ("dcqcn", "min_rate = \"41Gbps\"", line),
+            ("dcqcn", "additive_increase = \"1Tbps\"", line),
+            ("dcqcn", "hyper_increase = \"999999Tbps\"", line),
+            (
+                "dcqcn",
+                "fast_recovery_steps = -1",
+                "a whole number between 1 and 4294967295",
+            ),
+            (
+                "timely",
+                "ewma_alpha = inf",
+                "transport.timely.ewma_alpha = inf: a gain in (0, 1]",
+            ),
+            (
+                "timely",
+                "beta = 1.5",
+                "transport.timely.beta = 1.5: a gain in (0, 1]",
+            ),
+            ("timely", "min_rtt = \"0s\"", floor),
+            ("timely", "t_high = \"0s\"", floor),
+            (
+                "timely",
+                "t_low = \"0s\"\nt_high = \"20ns\"\nmin_rtt = \"20ns\"",
+                "",
+            ),
+            (
+                "timely",
+                "t_low = \"50us\"\nt_high = \"50us\"",
+                "transport.timely.t_high = \"50us\": above t_low (50us): the rate grows below \
+                 t_low and is cut above t_high",
+            ),
+            (
+                "timely",
+                "t_low = \"600us\"",
+                "transport.timely.t_low = \"600us\": below t_high (500us)",
+            ),
+            ("timely", "additive_step = \"50Gbps\"", line),
+            (
+                "timely",
+                "hai_multiplier = 4001",
+                "transport.timely.hai_multiplier = 4001: between 1 and 4000: one hyper-active step",
+            ),
+            (
+                "dctcp",
+                "initial_alpha = 1.5",
+                "transport.dctcp.initial_alpha = 1.5: a fraction in [0, 1]",
+            ),
+            ("dctcp", "min_window = 4194305", "between 1 and 4194304"),
+            (
+                "aimd",
+                "decrease_factor = 1e308",
+                "transport.aimd.decrease_factor = 1e308: a factor below 1 in (0, 1)",
+            ),
+            ("aimd", "decrease_factor = 1", "a factor below 1 in (0, 1)"),
+            (
+                "aimd",
+                "additive_increase = -inf",
+                "transport.aimd.additive_increase = -inf: packets per window in (0, 4194304]",
+            ),
+        ];
+        for &(cc, keys, want) in cases {
+            let text = format!("[transport]\ncc = \"{cc}\"\n[transport.{cc}]\n{keys}\n");
+            match one(&text) {
+                Ok(_) => assert!(want.is_empty(), "{keys}: accepted"),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(!want.is_empty() && e.contains(want), "{keys}: {e}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn congestion_control_parameters_are_checked() {
         let cases = [
@@ -1092,11 +1356,11 @@ mod tests {
             ),
             (
                 "[transport]\ncc = \"aimd\"\n[transport.aimd]\nmin_window = 0\n",
-                "transport.aimd.min_window = 0: a whole number greater than zero",
+                "transport.aimd.min_window = 0: a whole number between 1 and 4194304",
             ),
             (
                 "[transport]\ncc = \"dctcp\"\n[transport.dctcp]\ng = -1\n",
-                "transport.dctcp.g = -1: a number, zero or more",
+                "transport.dctcp.g = -1: a gain in (0, 1]",
             ),
             (
                 "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\npreset = \"ns-3\"\n",

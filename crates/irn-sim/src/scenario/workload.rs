@@ -233,6 +233,11 @@ pub enum SizesSection {
 /// Largest flow: the RDMA message limit (2 GiB).
 const MAX_FLOW_BYTES: u64 = 1 << 31;
 
+/// The limit [`MAX_FLOW_BYTES`] is, for errors.
+fn flow_limit() -> String {
+    format!("flow-size limit ({MAX_FLOW_BYTES} B, the RDMA message limit)")
+}
+
 /// The run's flows, each a verb when `verbs` is set.
 pub(super) fn build(
     s: &ScenarioFile,
@@ -290,7 +295,7 @@ pub(super) fn build(
             file,
             "workload",
             &format!("a flow of {} bytes", big.size_bytes),
-            "flows are at most 2 GiB (the RDMA message limit)",
+            &format!("at most 2GiB, the {}", flow_limit()),
         ));
     }
     let mut flows = flows;
@@ -346,6 +351,21 @@ fn incast_flows(
     let total = w.total.as_deref().unwrap_or("150MB");
     let receiver = w.receiver.unwrap_or(0);
     let total_bytes = parse_key::<Bytes>(file, "workload.total", total)?.0;
+    // Each sender's share is one flow: at least a byte, at most the flow-size limit.
+    let most = u64::from(senders.max(1)).saturating_mul(MAX_FLOW_BYTES);
+    if total_bytes < u64::from(senders) || total_bytes > most {
+        return Err(invalid(
+            file,
+            "workload.total",
+            &format!("{total:?}"),
+            &format!(
+                "between {senders}B and {} ({senders} senders, each one flow of at least a byte \
+                 and at most 2GiB, the {})",
+                Bytes(most),
+                flow_limit()
+            ),
+        ));
+    }
     if receiver >= hosts {
         return Err(invalid(
             file,
@@ -391,19 +411,20 @@ fn query_flows(
             "workload.senders",
             &senders.to_string(),
             &format!(
-                "between 1 and {} senders per query: the topology has {hosts} hosts and a                  query's receiver is not one of its senders",
+                "between 1 and {} senders per query: the topology has {hosts} hosts and a \
+                 query's receiver is not one of its senders",
                 hosts.saturating_sub(1)
             ),
         ));
     }
     let size_text = w.size.as_deref().unwrap_or("40KB");
     let size_bytes = parse_key::<Bytes>(file, "workload.size", size_text)?.0;
-    if size_bytes == 0 {
+    if size_bytes == 0 || size_bytes > MAX_FLOW_BYTES {
         return Err(invalid(
             file,
             "workload.size",
             &format!("{size_text:?}"),
-            "greater than zero",
+            &format!("between 1B and 2GiB (the {})", flow_limit()),
         ));
     }
     let duration_text = w.duration.as_deref().unwrap_or("5ms");
@@ -457,7 +478,7 @@ fn line_rate_fraction(file: &str, key: &str, load: f64, of: &str) -> Result<(), 
     Err(invalid(
         file,
         key,
-        &load.to_string(),
+        &super::real(load),
         &format!("a fraction of {of} in (0, 1]"),
     ))
 }
@@ -508,8 +529,27 @@ pub(super) fn verbs_mix(
     let key = "workload.verbs";
     let shown = format!(
         "{{ write = {}, write_imm = {}, read = {}, send = {}, atomic = {} }}",
-        m.write, m.write_imm, m.read, m.send, m.atomic
+        super::real(m.write),
+        super::real(m.write_imm),
+        super::real(m.read),
+        super::real(m.send),
+        super::real(m.atomic)
     );
+    let weights = [
+        ("write", m.write),
+        ("write_imm", m.write_imm),
+        ("read", m.read),
+        ("send", m.send),
+        ("atomic", m.atomic),
+    ];
+    if let Some((verb, w)) = weights.iter().find(|(_, w)| !(0.0..=1e9).contains(w)) {
+        return Err(invalid(
+            file,
+            &format!("{key}.{verb}"),
+            &super::real(*w),
+            "a relative weight between 0 and 1e9 (NaN and infinities are no weights)",
+        ));
+    }
     let mix = VerbMix::new([m.write, m.write_imm, m.read, m.send, m.atomic])
         .map_err(|e| invalid(file, key, &shown, &e.to_string()))?;
     if t.kind == TransportKind::Tcp {
@@ -560,36 +600,51 @@ fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, 
         SizesSection::Alistorage => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::Alistorage)),
         SizesSection::FbHadoop => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::FbHadoop)),
         SizesSection::Cdf(p) => {
-            SizeDist::Cdf(Cdf::from_file(&resolve(base_dir, p)).map_err(|e| {
-                invalid(
-                    file,
-                    "workload.sizes.cdf",
-                    &format!("{p:?}"),
-                    &e.to_string(),
-                )
-            })?)
+            let key = "workload.sizes.cdf";
+            let cdf = Cdf::from_file(&resolve(base_dir, p))
+                .map_err(|e| invalid(file, key, &format!("{p:?}"), &e.to_string()))?;
+            // Said of the file, not of the duration a workload of no flows would blame.
+            let largest = cdf
+                .points()
+                .iter()
+                .map(|&(size, _)| size)
+                .fold(0.0, f64::max);
+            let why = if cdf.mean() <= 0.0 {
+                Some("every size in it is 0 B: a flow carries at least one byte".to_string())
+            } else if largest > MAX_FLOW_BYTES as f64 {
+                Some(format!(
+                    "its largest size, {largest} B, is above the {}",
+                    flow_limit()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(invalid(file, key, &format!("{p:?}"), &why));
+            }
+            SizeDist::Cdf(cdf)
         }
         SizesSection::Uniform([lo, hi]) => {
             let lo_b = parse_key::<Bytes>(file, "workload.sizes.uniform", lo)?.0;
             let hi_b = parse_key::<Bytes>(file, "workload.sizes.uniform", hi)?.0;
-            if lo_b == 0 || hi_b < lo_b {
+            if lo_b == 0 || hi_b < lo_b || hi_b > MAX_FLOW_BYTES {
                 return Err(invalid(
                     file,
                     "workload.sizes.uniform",
-                    &format!("[{lo}, {hi}]"),
-                    "two sizes, 0 < low <= high",
+                    &format!("[{lo:?}, {hi:?}]"),
+                    &format!("two sizes, 0 < low <= high <= 2GiB (the {})", flow_limit()),
                 ));
             }
             SizeDist::Uniform { lo: lo_b, hi: hi_b }
         }
         SizesSection::Fixed(v) => {
             let b = parse_key::<Bytes>(file, "workload.sizes.fixed", v)?.0;
-            if b == 0 {
+            if b == 0 || b > MAX_FLOW_BYTES {
                 return Err(invalid(
                     file,
                     "workload.sizes.fixed",
                     &format!("{v:?}"),
-                    "greater than zero",
+                    &format!("between 1B and 2GiB (the {})", flow_limit()),
                 ));
             }
             SizeDist::Fixed(b)
@@ -601,6 +656,39 @@ fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, 
 mod tests {
     use super::*;
     use crate::scenario::parse;
+
+    /// An incast's total is one flow per sender, each in the flow-size limit; a verb's weight is
+    /// a finite number (a NaN or infinite weight would leave the draw meaningless).
+    #[test]
+    fn incast_totals_and_verb_weights_have_a_range() {
+        let incast =
+            "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"incast\"\nsenders = 2\n";
+        let cases = [
+            (
+                format!("{incast}total = \"1B\"\n"),
+                "workload.total = \"1B\": between 2B and 4294967296B (2 senders, each one flow of \
+                 at least a byte and at most 2GiB",
+            ),
+            (
+                format!("{incast}total = \"18446744073709551615B\"\n"),
+                "workload.total = \"18446744073709551615B\": between 2B and",
+            ),
+            (
+                "[workload]\nverbs = { write = nan }\n".to_string(),
+                "workload.verbs.write = nan: a relative weight between 0 and 1e9",
+            ),
+            (
+                "[workload]\nverbs = { read = 1, atomic = 1e308 }\n".to_string(),
+                "workload.verbs.atomic = 1e308: a relative weight",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse(&text, "t.toml", Path::new("."), &[])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
 
     #[test]
     fn incast_with_cross_traffic() {
@@ -669,6 +757,42 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    /// A size distribution that cannot give a flow says what is wrong with it, not "lengthen
+    /// workload.duration", which could never help.
+    #[test]
+    fn a_size_distribution_without_a_valid_flow_says_why() {
+        let dir = std::env::temp_dir().join(format!("irn-bad-cdf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("zero.txt"), "0 0\n0 100\n").unwrap();
+        std::fs::write(dir.join("huge.txt"), "3000000000 0\n4000000000 100\n").unwrap();
+        let cases = [
+            (
+                "{ cdf = \"zero.txt\" }",
+                "workload.sizes.cdf = \"zero.txt\": every size in it is 0 B: a flow carries at \
+                 least one byte",
+            ),
+            (
+                "{ cdf = \"huge.txt\" }",
+                "workload.sizes.cdf = \"huge.txt\": its largest size, 4000000000 B, is above the \
+                 flow-size limit (2147483648 B, the RDMA message limit)",
+            ),
+            (
+                "{ fixed = \"3GB\" }",
+                "workload.sizes.fixed = \"3GB\": between 1B and 2GiB (the flow-size limit",
+            ),
+            (
+                "{ uniform = [\"1KB\", \"3GB\"] }",
+                "workload.sizes.uniform = [\"1KB\", \"3GB\"]: two sizes, 0 < low <= high <= 2GiB",
+            ),
+        ];
+        for (sizes, want) in cases {
+            let text = format!("[workload]\nsizes = {sizes}\n");
+            let err = parse(&text, "t.toml", &dir, &[]).unwrap_err().to_string();
+            assert!(err.contains(want), "{sizes}: {err}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -26,11 +26,11 @@
 
 use std::path::Path;
 
-use irn_core::{Bandwidth, Duration};
+use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{network, TopologyKind, TopologySection};
-use crate::scenario::{invalid, parse_key, ScenarioError};
+use crate::scenario::{invalid, link_rate, parse_key, ScenarioError};
 use crate::topology::{Border, Site, Topology, TopologyError, WanLinks, WanSite};
 use crate::units::Bytes;
 
@@ -84,6 +84,16 @@ pub(super) fn normalize(tp: &mut TopologySection, file: &str) -> Result<(), Scen
 }
 
 fn normalize_site(site: &mut TopologySection, file: &str, at: &str) -> Result<(), ScenarioError> {
+    // A file makes a kindless site an ns-3 one: name the file, the key that was written.
+    if let (None, Some(name)) = (site.kind, &site.file) {
+        return Err(invalid(
+            file,
+            &format!("{at}.file"),
+            &format!("{name:?}"),
+            "a wan site is one generated datacenter (\"fat-tree\", \"star\", \"dumbbell\" or \
+             \"leaf-spine\"), not an ns-3 topology file",
+        ));
+    }
     let kind = site.resolved_kind();
     if matches!(
         kind,
@@ -162,7 +172,7 @@ fn links(w: &WanSection, file: &str) -> Result<WanLinks, ScenarioError> {
         ));
     }
     let rate_text = w.rate.as_deref().unwrap_or(DEFAULT_RATE);
-    let rate = parse_key::<Bandwidth>(file, "topology.wan.rate", rate_text)?;
+    let rate = link_rate(file, "topology.wan.rate", rate_text)?;
     let delay_text = w.delay.as_deref().unwrap_or(DEFAULT_DELAY);
     let delay = parse_key::<Duration>(file, "topology.wan.delay", delay_text)?;
     if delay == Duration::ZERO || delay > MAX_DELAY {
@@ -176,12 +186,18 @@ fn links(w: &WanSection, file: &str) -> Result<WanLinks, ScenarioError> {
     let buffer_bytes = match &w.buffer {
         Some(text) => {
             let b = parse_key::<Bytes>(file, "topology.wan.buffer", text)?.0;
-            if b == 0 {
+            // Twice the round trip of the fastest, longest long-haul link: 10 Tb/s × 2 s × 2.
+            const MAX: u64 = 5_000_000_000_000;
+            if b == 0 || b > MAX {
                 return Err(invalid(
                     file,
                     "topology.wan.buffer",
                     &format!("{text:?}"),
-                    "greater than 0",
+                    &format!(
+                        "between 1B and {} (twice the round trip of the fastest, longest \
+                         long-haul link: 10Tbps × 2s)",
+                        Bytes(MAX)
+                    ),
                 ));
             }
             b
@@ -313,7 +329,7 @@ mod tests {
             ),
             (
                 "[topology]\nkind = \"wan\"\n[topology.site]\nfile = \"x.txt\"\n".into(),
-                "topology.site.kind = \"ns3\": a wan site",
+                "topology.site.file = \"x.txt\": a wan site is one generated datacenter (\"fat-tree\", \"star\", \"dumbbell\" or \"leaf-spine\"), not an ns-3 topology file",
             ),
             (
                 "[topology]\nkind = \"wan\"\n[topology.site]\nkind = \"wan\"\n".into(),
@@ -384,7 +400,7 @@ mod tests {
             ),
             (
                 format!("{star}[topology.wan]\nbuffer = \"0B\"\n"),
-                "topology.wan.buffer = \"0B\": greater than 0",
+                "topology.wan.buffer = \"0B\": between 1B and 5000GB (twice the round trip of the fastest, longest long-haul link: 10Tbps × 2s)",
             ),
             (
                 format!("{star}[topology.wan]\nlength = 1\n"),

@@ -8,7 +8,9 @@ use irn_core::transport::{Acks, Growth, LossRecovery, RtoPolicy, SlowRestart, Tr
 use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
-use super::super::{invalid, parse_key, OrderingKind, ScenarioError, ScenarioFile};
+use super::super::{
+    invalid, min_frame_floor, parse_key, OrderingKind, ScenarioError, ScenarioFile,
+};
 
 /// `transport.tx_window`: a packet count, or `"off"` / `"auto"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,17 +75,21 @@ pub(super) fn build(
     let nack_interval = match t.nack_interval.as_deref() {
         None | Some("off") => None,
         Some(v) if !go_back_n => return Err(only_go_back_n("nack_interval", &format!("{v:?}"))),
-        Some(v) => match parse_key::<Duration>(file, "transport.nack_interval", v)? {
-            Duration::ZERO => {
-                return Err(invalid(
-                    file,
-                    "transport.nack_interval",
-                    &format!("{v:?}"),
-                    "\"off\" or a duration above 0",
-                ))
+        // A receiver NACKs at most once per interval: no more often than a frame can leave.
+        Some(v) => {
+            let (floor, why) = min_frame_floor(transport.line_rate, "the hosts' line rate");
+            match parse_key::<Duration>(file, "transport.nack_interval", v)? {
+                d if d < floor => {
+                    return Err(invalid(
+                        file,
+                        "transport.nack_interval",
+                        &format!("{v:?}"),
+                        &format!("\"off\" or at least {} ({why})", super::super::shown(floor)),
+                    ))
+                }
+                d => Some(d),
             }
-            d => Some(d),
-        },
+        }
     };
     let acks = match t.acks.as_deref() {
         None | Some("every-packet") => Acks::EveryPacket,
@@ -121,7 +127,7 @@ fn slow_restart(
         let set = [
             (
                 "slow_restart_factor",
-                t.slow_restart_factor.map(|f| f.to_string()),
+                t.slow_restart_factor.map(crate::scenario::real),
             ),
             (
                 "slow_restart_growth",
@@ -164,7 +170,7 @@ fn slow_restart(
         return Err(invalid(
             file,
             "transport.slow_restart_factor",
-            &factor.to_string(),
+            &crate::scenario::real(factor),
             "a fraction above 0 and below 1 (the window after a loss is that much of it)",
         ));
     }
@@ -298,7 +304,8 @@ mod tests {
             ("", "slow_restart_factor = 0.5\n", "transport.slow_restart_factor = 0.5: applies only with transport.slow_restart = true"),
             ("", "tx_window = 8\nslow_restart = true\nslow_restart_factor = 1.0\n", "transport.slow_restart_factor = 1: a fraction above 0 and below 1"),
             ("", "tx_window = 8\nslow_restart = true\nslow_restart_growth = \"cubic\"\n", "transport.slow_restart_growth = \"cubic\": \"additive\""),
-            ("", "nack_interval = \"0us\"\n", "transport.nack_interval = \"0us\": \"off\" or a duration above 0"),
+            ("", "nack_interval = \"0us\"\n", "transport.nack_interval = \"0us\": \"off\" or at least 16800ps (16.8ns) (one minimum frame, 64 B + 20 B of preamble and gap, at 40Gbps, the hosts' line rate"),
+            ("", "nack_interval = \"1ps\"\n", "transport.nack_interval = \"1ps\": \"off\" or at least 16800ps"),
             ("", "kind = \"tcp\"\nnack_interval = \"4us\"\n", "transport.nack_interval = \"4us\": a go-back-N option"),
             ("", "acks = \"some\"\n", "transport.acks = \"some\": \"every-packet\" or \"none\""),
             ("", "acks = \"none\"\n", "transport.acks = \"none\": a network without PFC (or credits) loses packets"),
