@@ -69,6 +69,9 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
     } else {
         Cdf::from_file(std::path::Path::new(&a.cdf))?
     };
+    if let Some(why) = cdf.unusable() {
+        bail!("--cdf {}: {why}", a.cdf);
+    }
     let sizes = SizeDist::Cdf(cdf);
     let mut text = Vec::new();
     match (&a.topology, a.hosts) {

@@ -87,3 +87,32 @@ fn a_plot_refuses_a_flows_file_cut_short() {
         assert!(!dir.join("results/tiny/report.html").exists());
     }
 }
+
+#[test]
+fn gen_flows_says_what_is_wrong_with_an_unusable_cdf() {
+    let dir = scratch("hostile-cdf");
+    for (cdf, says) in [
+        ("0 0\n0 100\n", "--cdf c.txt: every size in it is 0 B"),
+        (
+            "1000 0\n4000000000 100\n",
+            "--cdf c.txt: its largest size, 4000000000 B, is above the flow-size limit",
+        ),
+    ] {
+        std::fs::write(dir.join("c.txt"), cdf).unwrap();
+        let args = [
+            "gen-flows",
+            "--cdf",
+            "c.txt",
+            "--hosts",
+            "4",
+            "--load",
+            "0.5",
+        ];
+        let said = refused(&irn(&[&args[..], &["--duration", "1ms"]].concat(), &dir));
+        assert!(said.contains(says), "{said}");
+        assert!(
+            !said.contains("lengthen"),
+            "a longer trace cannot help: {said}"
+        );
+    }
+}

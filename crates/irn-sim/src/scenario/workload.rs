@@ -230,8 +230,7 @@ pub enum SizesSection {
     Fixed(String),
 }
 
-/// Largest flow: the RDMA message limit (2 GiB).
-const MAX_FLOW_BYTES: u64 = 1 << 31;
+use crate::workload::cdf::MAX_FLOW_BYTES;
 
 /// The limit [`MAX_FLOW_BYTES`] is, for errors.
 fn flow_limit() -> String {
@@ -603,23 +602,7 @@ fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, 
             let key = "workload.sizes.cdf";
             let cdf = Cdf::from_file(&resolve(base_dir, p))
                 .map_err(|e| invalid(file, key, &format!("{p:?}"), &e.to_string()))?;
-            // Said of the file, not of the duration a workload of no flows would blame.
-            let largest = cdf
-                .points()
-                .iter()
-                .map(|&(size, _)| size)
-                .fold(0.0, f64::max);
-            let why = if cdf.mean() <= 0.0 {
-                Some("every size in it is 0 B: a flow carries at least one byte".to_string())
-            } else if largest > MAX_FLOW_BYTES as f64 {
-                Some(format!(
-                    "its largest size, {largest} B, is above the {}",
-                    flow_limit()
-                ))
-            } else {
-                None
-            };
-            if let Some(why) = why {
+            if let Some(why) = cdf.unusable() {
                 return Err(invalid(file, key, &format!("{p:?}"), &why));
             }
             SizeDist::Cdf(cdf)

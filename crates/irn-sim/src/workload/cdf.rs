@@ -52,6 +52,9 @@ pub enum BuiltinCdf {
     FbHadoop,
 }
 
+/// Largest flow: the RDMA message limit (2 GiB).
+pub const MAX_FLOW_BYTES: u64 = 1 << 31;
+
 impl Cdf {
     /// Parse a CDF file; auto-detects format P (percent, last value 100) and F (fraction, last
     /// value 1). Errors name the file, the 1-based line number and what is wrong.
@@ -181,6 +184,27 @@ impl Cdf {
     }
 
     /// The points as `(size in bytes, cumulative percent)`, starting at percent 0, ending at 100.
+    /// Why no workload can be drawn from this CDF, said of the CDF itself (a workload of no
+    /// flows would otherwise be blamed on its duration): every size 0 B, or a size above
+    /// [`MAX_FLOW_BYTES`]. `None` when it is usable.
+    pub fn unusable(&self) -> Option<String> {
+        let largest = self
+            .points
+            .iter()
+            .map(|&(size, _)| size)
+            .fold(0.0, f64::max);
+        if self.mean() <= 0.0 {
+            Some("every size in it is 0 B: a flow carries at least one byte".to_string())
+        } else if largest > MAX_FLOW_BYTES as f64 {
+            Some(format!(
+                "its largest size, {largest} B, is above the flow-size limit ({MAX_FLOW_BYTES} B, \
+                 the RDMA message limit)"
+            ))
+        } else {
+            None
+        }
+    }
+
     pub fn points(&self) -> &[(f64, f64)] {
         &self.points
     }
