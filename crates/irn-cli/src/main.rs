@@ -69,6 +69,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    progress::show_setup();
     if let Err(e) = output::clean_up_on_signal() {
         eprintln!("error: {e:#}");
         return ExitCode::FAILURE;

@@ -18,6 +18,53 @@ pub struct Bars {
     overall: Mutex<Top>,
 }
 
+/// Shows setup work that takes more than a second (the k shortest paths of a large network)
+/// as a line on stderr, "computing k shortest paths: 1200/65280 pairs", if stderr is a
+/// terminal; otherwise registers nothing, and setup counts nothing.
+pub fn show_setup() {
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    let line: Mutex<SetupLine> = Mutex::default();
+    irn_sim::progress::set_setup_observer(Box::new(move |p| {
+        // A panic elsewhere while the line was held leaves it usable: it is only a display.
+        line.lock().unwrap_or_else(PoisonError::into_inner).show(p);
+    }));
+}
+
+/// The setup line: when the work started and, once it has taken a second, its bar.
+#[derive(Default)]
+struct SetupLine {
+    started: Option<Instant>,
+    bar: Option<ProgressBar>,
+}
+
+impl SetupLine {
+    fn show(&mut self, p: irn_sim::progress::SetupProgress) {
+        if p.done == 0 {
+            self.started = Some(Instant::now());
+        }
+        if p.done >= p.total {
+            if let Some(bar) = self.bar.take() {
+                bar.finish_and_clear();
+            }
+            return;
+        }
+        let elapsed = self.started.map_or(Duration::ZERO, |t| t.elapsed());
+        if self.bar.is_none() && elapsed >= Duration::from_secs(1) {
+            let bar = ProgressBar::with_draw_target(Some(p.total), ProgressDrawTarget::stderr())
+                .with_elapsed(elapsed);
+            let template = format!("{}: {{pos}}/{{len}} {} ({{elapsed}})", p.what, p.unit);
+            bar.set_style(ProgressStyle::with_template(&template).expect("valid template"));
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_length(p.total);
+            bar.set_position(p.done);
+        }
+    }
+}
+
 /// The overall line: the count it shows and, once drawn, the bar.
 #[derive(Default)]
 struct Top {

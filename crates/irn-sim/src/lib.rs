@@ -21,6 +21,7 @@
 //! | [`metrics`] | FCT, slowdown and network counters; the `flows.csv` and `summary.json` rows |
 //! | [`scenario`] | TOML scenario files, validation, `[[compare]]` variants |
 //! | [`config`] | the resolved [`SimConfig`] a run takes |
+//! | [`progress`] | how far long setup work has come, for a terminal line |
 //! | [`units`], [`rng`], [`ids`] | byte sizes, seeded random streams, typed indices |
 
 pub mod config;
@@ -36,6 +37,7 @@ pub mod packets;
 pub mod pause;
 pub mod port;
 pub mod prefetch;
+pub mod progress;
 pub mod rng;
 pub mod scenario;
 pub mod series;
