@@ -97,7 +97,8 @@ pub fn gen_flows(a: GenFlowsArgs) -> Result<()> {
 /// Whether `path` starts as an ns-3 flow file does (a flow count, then flows of 5 or 6
 /// columns): only such a file, e.g. an earlier trace, may be replaced by a new trace.
 fn is_flow_file(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
+    // Not a FIFO or device: opening one would block or read forever.
+    let Ok(file) = irn_sim::input::open(path, irn_sim::input::FLOWS) else {
         return false;
     };
     let mut lines = std::io::BufReader::new(file)

@@ -22,6 +22,7 @@
 //! | [`scenario`] | TOML scenario files, validation, `[[compare]]` variants |
 //! | [`config`] | the resolved [`SimConfig`] a run takes |
 //! | [`progress`] | how far long setup work has come, for a terminal line |
+//! | [`input`] | reading user-named files: regular files only, a size limit per kind |
 //! | [`units`], [`rng`], [`ids`] | byte sizes, seeded random streams, typed indices |
 
 pub mod config;
@@ -30,6 +31,7 @@ pub mod engine;
 pub mod failures;
 pub mod forwarding;
 pub mod ids;
+pub mod input;
 pub mod loss;
 pub mod metrics;
 pub mod packet;
