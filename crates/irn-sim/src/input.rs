@@ -137,7 +137,7 @@ fn too_large(input: Input) -> io::Error {
 
 /// `bytes` in MiB when whole, else in bytes.
 fn size(bytes: u64) -> String {
-    if bytes % MIB == 0 {
+    if bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else {
         format!("{bytes} bytes")
