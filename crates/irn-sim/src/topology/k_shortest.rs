@@ -310,10 +310,12 @@ impl Column {
 /// from below, so a search walks from the spur node only to neighbours that can still arrive
 /// in the hops left (iterative deepening from the bound, with the (node, hops left) pairs that
 /// failed remembered). On a Jellyfish that visits a few nodes per hop where a breadth-first
-/// search visits the whole graph. The path found is the one breadth-first search with
-/// neighbours in ascending order finds (`pathfinding`'s `bfs`, which this replaced, and the
-/// fallback when the removals lengthen the path by more than [`SLACK`] hops): among the
-/// shortest, the least node sequence.
+/// search visits the whole graph. The path found is the one a breadth-first search with
+/// neighbours in ascending order finds (`pathfinding`'s `bfs`, which this replaced and which
+/// the tests compare it with; [`Search::breadth_first`], the fallback when the removals
+/// lengthen the path by more than [`SLACK`] hops): among the shortest, the least node
+/// sequence. Candidates longer than any Yen could still choose are not looked for
+/// (`max_hops`), which spares most searches that would fail.
 struct Search<'a> {
     adjacency: &'a [Vec<u32>],
     to: u32,
