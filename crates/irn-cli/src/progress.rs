@@ -125,9 +125,17 @@ impl Bars {
             b
         });
         let fraction = top.runs.fraction();
-        let eta = match Overall::eta(elapsed, fraction) {
-            Some(eta) => format!("eta {:#}", HumanDuration(eta)),
-            None => "eta -".to_string(),
+        // A drain counts as nothing, so while runs drain the estimate is a lower bound, and
+        // once only drains are left it would read "eta 0s" for as long as they take.
+        let eta = match (Overall::eta(elapsed, fraction), top.runs.draining()) {
+            (_, draining) if draining > 0 && fraction >= 1.0 => {
+                format!("{draining} draining, eta unknown")
+            }
+            (Some(eta), 0) => format!("eta {:#}", HumanDuration(eta)),
+            (Some(eta), draining) => {
+                format!("eta over {:#}, {draining} draining", HumanDuration(eta))
+            }
+            (None, _) => "eta -".to_string(),
         };
         bar.set_position((fraction * 1000.0).round() as u64);
         bar.set_message(format!(
@@ -200,7 +208,8 @@ impl Bars {
 /// is the time so far scaled by what is left, `elapsed × (1 − f) / f`: it assumes the rest goes
 /// at the pace so far (runs in parallel included, since they advance `f` together). It is rough
 /// when runs differ in length (a reproduce's doubled windows), and low while runs drain, since
-/// a drain counts as nothing (see [`run_fraction`]). Runs read back from an earlier command
+/// a drain counts as nothing (see [`run_fraction`]): the line says how many runs drain, and
+/// that the time left is unknown once only drains are left. Runs read back from an earlier command
 /// are not counted at all: they cost no time.
 #[derive(Debug, Default)]
 struct Overall {
@@ -247,6 +256,11 @@ impl Overall {
         }
         let running: f64 = self.running.iter().map(|(_, f)| f).sum();
         ((self.done as f64 + running) / self.total as f64).min(1.0)
+    }
+
+    /// Runs in progress past their arrivals: draining, for a time nobody knows in advance.
+    fn draining(&self) -> usize {
+        self.running.iter().filter(|(_, f)| *f >= 1.0).count()
     }
 
     /// The time left when `fraction` of the work took `elapsed`; `None` before any progress.
@@ -354,6 +368,21 @@ mod tests {
         ] {
             assert_eq!(run_fraction(&p), want, "{p:?}");
         }
+    }
+
+    /// A run past its arrivals is draining until it finishes.
+    #[test]
+    fn runs_past_their_arrivals_are_counted_as_draining() {
+        let mut o = Overall::default();
+        o.add(2);
+        let (a, b) = (o.start(), o.start());
+        o.update(a, 0.5);
+        o.update(b, 1.0);
+        assert_eq!(o.draining(), 1);
+        o.update(a, 1.0);
+        assert_eq!((o.draining(), o.fraction()), (2, 1.0));
+        o.finish(b);
+        assert_eq!(o.draining(), 1);
     }
 
     /// The overall fraction and estimate, by hand: 4 runs, 1 done, two in progress at a
