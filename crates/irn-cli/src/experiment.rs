@@ -251,7 +251,7 @@ impl Experiment {
 
     /// A user's experiment file; it must hold at least one `[[check]]`.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
+        let text = irn_sim::input::read_text(path, irn_sim::input::SCENARIO)
             .with_context(|| format!("{}: cannot read", path.display()))?;
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let e = Experiment::parse(text, &path.display().to_string(), &base_dir, "")?;

@@ -74,6 +74,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    progress::show_setup();
     if let Err(e) = output::clean_up_on_signal() {
         errln!("error: {e:#}");
         return ExitCode::FAILURE;

@@ -124,7 +124,7 @@ impl Marker {
 
     /// The marker of `dir`; `None` when it has none (or one irn cannot read).
     pub fn read(dir: &Path) -> Option<Marker> {
-        let text = fs::read_to_string(dir.join(MARKER)).ok()?;
+        let text = irn_sim::input::read_text(&dir.join(MARKER), irn_sim::input::RESULT).ok()?;
         serde_json::from_str(&text).ok()
     }
 
@@ -385,9 +385,15 @@ fn is_own_file(path: &Path) -> bool {
         return false;
     };
     let mark: Option<serde_json::Value> =
-        (fs::read_to_string(sidecar(&path)).ok()).and_then(|t| serde_json::from_str(&t).ok());
+        (irn_sim::input::read_text(&sidecar(&path), irn_sim::input::RESULT).ok())
+            .and_then(|t| serde_json::from_str(&t).ok());
     let recorded = mark.as_ref().and_then(|m| m["fnv1a64"].as_str());
-    recorded.is_some_and(|r| fs::read(&path).is_ok_and(|b| checksum(&b) == r))
+    // Through `input`: a FIFO or device put in the file's place is not irn's and never read.
+    let bytes = irn_sim::input::open(&path, irn_sim::input::FLOWS).and_then(|mut file| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).map(|_| bytes)
+    });
+    recorded.is_some_and(|r| bytes.is_ok_and(|b| checksum(&b) == r))
 }
 
 /// Refuses to overwrite an existing `path` that irn did not write ([`write_own_file`]), or
@@ -895,7 +901,7 @@ pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
         metrics: Summary,
         resolved_scenario: serde_json::Value,
     }
-    let text = fs::read_to_string(dir.join("summary.json")).ok()?;
+    let text = irn_sim::input::read_text(&dir.join("summary.json"), irn_sim::input::RESULT).ok()?;
     let file: SummaryFile = serde_json::from_str(&text).ok()?;
     (file.resolved_scenario == serde_json::to_value(resolved).ok()?).then_some(file.metrics)
 }

@@ -18,6 +18,53 @@ pub struct Bars {
     overall: Mutex<Top>,
 }
 
+/// Shows setup work that takes more than a second (the k shortest paths of a large network)
+/// as a line on stderr, "computing k shortest paths: 1200/65280 pairs", if stderr is a
+/// terminal; otherwise registers nothing, and setup counts nothing.
+pub fn show_setup() {
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    let line: Mutex<SetupLine> = Mutex::default();
+    irn_sim::progress::set_setup_observer(Box::new(move |p| {
+        // A panic elsewhere while the line was held leaves it usable: it is only a display.
+        line.lock().unwrap_or_else(PoisonError::into_inner).show(p);
+    }));
+}
+
+/// The setup line: when the work started and, once it has taken a second, its bar.
+#[derive(Default)]
+struct SetupLine {
+    started: Option<Instant>,
+    bar: Option<ProgressBar>,
+}
+
+impl SetupLine {
+    fn show(&mut self, p: irn_sim::progress::SetupProgress) {
+        if p.done == 0 {
+            self.started = Some(Instant::now());
+        }
+        if p.done >= p.total {
+            if let Some(bar) = self.bar.take() {
+                bar.finish_and_clear();
+            }
+            return;
+        }
+        let elapsed = self.started.map_or(Duration::ZERO, |t| t.elapsed());
+        if self.bar.is_none() && elapsed >= Duration::from_secs(1) {
+            let bar = ProgressBar::with_draw_target(Some(p.total), ProgressDrawTarget::stderr())
+                .with_elapsed(elapsed);
+            let template = format!("{}: {{pos}}/{{len}} {} ({{elapsed}})", p.what, p.unit);
+            bar.set_style(ProgressStyle::with_template(&template).expect("valid template"));
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_length(p.total);
+            bar.set_position(p.done);
+        }
+    }
+}
+
 /// The overall line: the count it shows and, once drawn, the bar.
 #[derive(Default)]
 struct Top {
@@ -78,9 +125,17 @@ impl Bars {
             b
         });
         let fraction = top.runs.fraction();
-        let eta = match Overall::eta(elapsed, fraction) {
-            Some(eta) => format!("eta {:#}", HumanDuration(eta)),
-            None => "eta -".to_string(),
+        // A drain counts as nothing, so while runs drain the estimate is a lower bound, and
+        // once only drains are left it would read "eta 0s" for as long as they take.
+        let eta = match (Overall::eta(elapsed, fraction), top.runs.draining()) {
+            (_, draining) if draining > 0 && fraction >= 1.0 => {
+                format!("{draining} draining, eta unknown")
+            }
+            (Some(eta), 0) => format!("eta {:#}", HumanDuration(eta)),
+            (Some(eta), draining) => {
+                format!("eta over {:#}, {draining} draining", HumanDuration(eta))
+            }
+            (None, _) => "eta -".to_string(),
         };
         bar.set_position((fraction * 1000.0).round() as u64);
         bar.set_message(format!(
@@ -153,7 +208,8 @@ impl Bars {
 /// is the time so far scaled by what is left, `elapsed × (1 − f) / f`: it assumes the rest goes
 /// at the pace so far (runs in parallel included, since they advance `f` together). It is rough
 /// when runs differ in length (a reproduce's doubled windows), and low while runs drain, since
-/// a drain counts as nothing (see [`run_fraction`]). Runs read back from an earlier command
+/// a drain counts as nothing (see [`run_fraction`]): the line says how many runs drain, and
+/// that the time left is unknown once only drains are left. Runs read back from an earlier command
 /// are not counted at all: they cost no time.
 #[derive(Debug, Default)]
 struct Overall {
@@ -200,6 +256,11 @@ impl Overall {
         }
         let running: f64 = self.running.iter().map(|(_, f)| f).sum();
         ((self.done as f64 + running) / self.total as f64).min(1.0)
+    }
+
+    /// Runs in progress past their arrivals: draining, for a time nobody knows in advance.
+    fn draining(&self) -> usize {
+        self.running.iter().filter(|(_, f)| *f >= 1.0).count()
     }
 
     /// The time left when `fraction` of the work took `elapsed`; `None` before any progress.
@@ -307,6 +368,21 @@ mod tests {
         ] {
             assert_eq!(run_fraction(&p), want, "{p:?}");
         }
+    }
+
+    /// A run past its arrivals is draining until it finishes.
+    #[test]
+    fn runs_past_their_arrivals_are_counted_as_draining() {
+        let mut o = Overall::default();
+        o.add(2);
+        let (a, b) = (o.start(), o.start());
+        o.update(a, 0.5);
+        o.update(b, 1.0);
+        assert_eq!(o.draining(), 1);
+        o.update(a, 1.0);
+        assert_eq!((o.draining(), o.fraction()), (2, 1.0));
+        o.finish(b);
+        assert_eq!(o.draining(), 1);
     }
 
     /// The overall fraction and estimate, by hand: 4 runs, 1 done, two in progress at a

@@ -100,16 +100,17 @@ struct SummaryFile {
 
 fn read_summary(dir: &Path) -> Result<SummaryFile> {
     let path = dir.join("summary.json");
-    let text =
-        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = irn_sim::input::read_text(&path, irn_sim::input::RESULT)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     serde_json::from_str(&text)
         .with_context(|| format!("{}: not an irn summary.json", path.display()))
 }
 
 pub(crate) fn read_flows(dir: &Path) -> Result<Vec<Flow>> {
     let path = dir.join("flows.csv");
-    let mut reader =
-        csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file = irn_sim::input::open(&path, irn_sim::input::RESULT_TABLE)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut reader = csv::Reader::from_reader(file);
     // Rows are checked as they are read; the header is checked here, so that a file with no
     // rows is not taken for a run without flows.
     let headers = reader
@@ -187,8 +188,9 @@ pub fn load(dir: &Path) -> Result<Results> {
 }
 
 fn load_comparison(dir: &Path, csv_path: &Path) -> Result<Results> {
-    let mut reader = csv::Reader::from_path(csv_path)
+    let file = irn_sim::input::open(csv_path, irn_sim::input::RESULT)
         .with_context(|| format!("cannot read {}", csv_path.display()))?;
+    let mut reader = csv::Reader::from_reader(file);
     let headers = reader
         .headers()
         .with_context(|| format!("cannot read {}", csv_path.display()))?;
@@ -871,7 +873,9 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
 
 /// Whether `path` is a report `irn plot` wrote (its footer says so), which a new one may replace.
 pub(crate) fn is_plot_report(path: &Path) -> bool {
-    fs::read_to_string(path).is_ok_and(|t| t.contains("<footer>Written by <code>irn plot</code>"))
+    // Not a FIFO or device: opening one would block or read forever.
+    irn_sim::input::read_text(path, irn_sim::input::RESULT)
+        .is_ok_and(|t| t.contains("<footer>Written by <code>irn plot</code>"))
 }
 
 /// What `write_report` wrote.

@@ -443,8 +443,9 @@ struct Tier {
 
 /// `ports.csv`'s rows, one at a time.
 fn rows(path: &Path) -> Result<impl Iterator<Item = Result<PortRow>> + '_> {
-    let reader =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file = irn_sim::input::open(path, irn_sim::input::RESULT_TABLE)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let reader = csv::Reader::from_reader(file);
     Ok(reader.into_deserialize().map(move |r| {
         r.with_context(|| format!("{}: not an irn series/ports.csv", path.display()))
     }))

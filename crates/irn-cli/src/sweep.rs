@@ -377,7 +377,7 @@ fn jobs(
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.sweep)
+    let text = irn_sim::input::read_text(&a.sweep, irn_sim::input::SCENARIO)
         .with_context(|| format!("{}: cannot read", a.sweep.display()))?;
     let sweep: SweepFile =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", a.sweep.display()))?;
@@ -555,7 +555,7 @@ struct RunRecord {
 /// The run in `dir`; `None` when it has not finished (no `summary.json`).
 fn read_run(dir: &Path) -> Result<Option<RunRecord>> {
     let path = dir.join("summary.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Ok(text) = irn_sim::input::read_text(&path, irn_sim::input::RESULT) else {
         return Ok(None);
     };
     let run: RunRecord = serde_json::from_str(&text)

@@ -233,6 +233,62 @@ fn query_rows(runs: &[Finished], label_w: usize, col_w: usize) -> String {
     out
 }
 
+/// Why ports of run `r` were still paused when it ended with flows unfinished, if any were: a
+/// deadlock only when the summary found paused ports waiting on each other in a cycle;
+/// otherwise who paused them, none of which would have held for good.
+fn paused_note(r: &Finished) -> Option<String> {
+    let s = &r.result.summary;
+    let ports = s.ports_paused_at_end?;
+    if let Some(cycle) = &s.pause_cycle {
+        let by = s.ports_paused_at_end_by.unwrap_or_default();
+        let (kind, cure) = if by.credit > 0 {
+            ("credit", "routes without a cycle")
+        } else {
+            (
+                "PFC",
+                "PFC off (a lossy transport) or routes without a cycle",
+            )
+        };
+        let first = cycle.first().map_or("", String::as_str);
+        return Some(format!(
+            "{}: a {kind} deadlock: ports {} → {first} are paused in a cycle, each waiting on \
+             the next, so flows stay unfinished however long the run drains; run with {cure}",
+            r.name,
+            cycle.join(" → ")
+        ));
+    }
+    let mut why = Vec::new();
+    if let Some(by) = s.ports_paused_at_end_by {
+        if by.hosts > 0 {
+            why.push(format!(
+                "{} by the hosts' configured pauses ([pauses])",
+                by.hosts
+            ));
+        }
+        if by.credit > 0 {
+            why.push(format!("{} waiting for credit", by.credit));
+        }
+        if by.switches > 0 {
+            why.push(format!("{} by PFC, with no cycle among them", by.switches));
+        }
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join(", "))
+    };
+    let ports = match ports {
+        1 => "1 port was".to_string(),
+        n => format!("{n} ports were"),
+    };
+    Some(format!(
+        "{}: {ports} still paused when the run ended with flows unfinished{why}; \
+         no deadlock (no paused ports wait on each other in a cycle): the flows were still \
+         draining, lengthen run.drain_limit to let them finish",
+        r.name
+    ))
+}
+
 pub fn render(runs: &[Finished]) -> String {
     let label_w = 22;
     let col_w = runs.iter().map(|r| r.name.len()).max().unwrap_or(0).max(12);
@@ -346,22 +402,10 @@ pub fn render(runs: &[Finished]) -> String {
             with.join(", ")
         );
     }
-    let stuck: Vec<String> = (runs.iter())
-        .filter_map(|r| {
-            Some(format!(
-                "{} in {}",
-                r.result.summary.ports_paused_at_end?, r.name
-            ))
-        })
-        .collect();
-    if !stuck.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nports were still paused when the run ended with flows unfinished ({}): a PFC \
-             deadlock (pauses waiting on each other in a cycle, e.g. on a topology without \
-             up-down routing) is likely; run without PFC, or look at ports.csv's paused column",
-            stuck.join(", ")
-        );
+    for r in runs {
+        if let Some(note) = paused_note(r) {
+            let _ = writeln!(out, "\n{note}");
+        }
     }
     let rct_unknown: Vec<String> = runs
         .iter()

@@ -116,3 +116,18 @@ fn gen_flows_says_what_is_wrong_with_an_unusable_cdf() {
         );
     }
 }
+
+#[test]
+fn a_sweep_file_that_is_a_fifo_or_a_device_is_refused_not_read() {
+    let dir = scratch("hostile-fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("sweep.toml"))
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    let said = refused(&irn(&["sweep", "sweep.toml"], &dir));
+    assert!(said.contains("sweep.toml: cannot read: a FIFO"), "{said}");
+    let said = refused(&irn(&["sweep", "/dev/zero"], &dir));
+    assert!(said.contains("/dev/zero: cannot read: a device"), "{said}");
+}

@@ -21,6 +21,8 @@
 //! | [`metrics`] | FCT, slowdown and network counters; the `flows.csv` and `summary.json` rows |
 //! | [`scenario`] | TOML scenario files, validation, `[[compare]]` variants |
 //! | [`config`] | the resolved [`SimConfig`] a run takes |
+//! | [`progress`] | how far long setup work has come, for a terminal line |
+//! | [`input`] | reading user-named files: regular files only, a size limit per kind |
 //! | [`units`], [`rng`], [`ids`] | byte sizes, seeded random streams, typed indices |
 
 pub mod config;
@@ -29,6 +31,7 @@ pub mod engine;
 pub mod failures;
 pub mod forwarding;
 pub mod ids;
+pub mod input;
 pub mod loss;
 pub mod metrics;
 pub mod packet;
@@ -36,6 +39,7 @@ pub mod packets;
 pub mod pause;
 pub mod port;
 pub mod prefetch;
+pub mod progress;
 pub mod rng;
 pub mod scenario;
 pub mod series;

@@ -72,6 +72,8 @@ pub struct NetworkCounters {
     pub conweave: Option<ConWeaveSummary>,
     /// Ports still paused by PFC when a run ended with flows unfinished; `None` otherwise.
     pub paused_at_end: Option<u64>,
+    /// Those ports by who paused them.
+    pub paused_at_end_by: Option<PausedAtEnd>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control.
@@ -227,6 +229,17 @@ pub struct QuerySummary {
     pub qct_p99_us: Option<f64>,
 }
 
+/// The ports still paused at the end of a run with flows unfinished, by who paused them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PausedAtEnd {
+    /// Paused by a switch's PFC (the peer's input buffer over its threshold).
+    pub switches: u64,
+    /// Paused by a host (`[pauses]`): such a pause runs out by itself.
+    pub hosts: u64,
+    /// Waiting for credit from the peer's input (`[switch] credits`).
+    pub credit: u64,
+}
+
 /// `summary.json`'s metrics. Field names carry their unit last.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
@@ -291,6 +304,13 @@ pub struct Summary {
     /// pauses waiting on each other in a cycle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ports_paused_at_end: Option<u64>,
+    /// Those ports by who paused them; present with `ports_paused_at_end`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports_paused_at_end_by: Option<PausedAtEnd>,
+    /// Ports paused in a cycle at the end, each waiting on the next and the last on the first
+    /// (`"switch:4 port 2"`, as `ports.csv` names nodes): a deadlock. Absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_cycle: Option<Vec<String>>,
     pub pause_frames: u64,
     pub resume_frames: u64,
     /// Flow-control packets sent under credit flow control (`[switch] credits`; 0 without).
@@ -882,6 +902,8 @@ impl RunResult {
                 .map(|counts| FailureSummary::new(counts, &records, &rows)),
             conweave: c.conweave,
             ports_paused_at_end: c.paused_at_end,
+            ports_paused_at_end_by: c.paused_at_end_by,
+            pause_cycle: None,
             pause_frames: c.pause_frames,
             resume_frames: c.resume_frames,
             credit_frames: c.credit_frames,

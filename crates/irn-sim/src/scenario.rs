@@ -157,9 +157,11 @@ pub struct Scenario {
 /// Loads a scenario file, applying `overrides` (`key=value`) to every run, after (and so
 /// over) each variant's own settings.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Read {
-        file: path.display().to_string(),
-        error,
+    let text = crate::input::read_text(path, crate::input::SCENARIO).map_err(|error| {
+        ScenarioError::Read {
+            file: path.display().to_string(),
+            error,
+        }
     })?;
     let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse(&text, &path.display().to_string(), &base_dir, overrides)

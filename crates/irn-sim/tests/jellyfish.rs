@@ -90,6 +90,13 @@ fn a_pfc_deadlock_on_a_jellyfish_is_reported() {
         "{:?}",
         stuck.ports_paused_at_end
     );
+    // The deadlock itself: paused ports around a cycle, each waiting on the next.
+    let cycle = stuck.pause_cycle.as_ref().expect("a cycle of paused ports");
+    assert!(cycle.len() >= 2, "{cycle:?}");
+    assert!(cycle.iter().all(|p| p.starts_with("switch:")), "{cycle:?}");
+    let by = stuck.ports_paused_at_end_by.expect("paused ports by cause");
+    assert_eq!((by.hosts, by.credit), (0, 0));
     let lossy = run("irn", false);
     assert_eq!(lossy.ports_paused_at_end, None);
+    assert_eq!(lossy.pause_cycle, None);
 }

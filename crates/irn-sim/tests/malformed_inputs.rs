@@ -293,3 +293,43 @@ fn the_undamaged_files_parse() {
     assert!(Cdf::parse(CDF, "c.txt").is_ok());
     assert_eq!(parse_fct(FCT, "fct.txt").unwrap().len(), 2);
 }
+
+/// A FIFO, a device or a file past its kind's limit, named as any input: refused at once with
+/// the file's name and the reason, never read until blocked or out of memory.
+#[test]
+fn fifos_devices_and_huge_files_are_refused() {
+    let dir = std::env::temp_dir().join(format!("irn-special-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("scenario.toml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let e = scenario::load(&fifo, &[]).unwrap_err().to_string();
+        let want = "a FIFO, not a regular file: a scenario must be a regular file";
+        assert_eq!(e, format!("{}: cannot read: {want}", fifo.display()));
+    }
+    let zero = Path::new("/dev/zero");
+    let e = scenario::load(zero, &[]).unwrap_err().to_string();
+    let want = "a device or socket, not a regular file: a scenario must be a regular file";
+    assert_eq!(e, format!("/dev/zero: cannot read: {want}"));
+    let e = Cdf::from_file(zero).unwrap_err().to_string();
+    assert!(e.starts_with("/dev/zero: cannot read: a device"), "{e}");
+    let e = irn_sim::topology::ns3::read_topology(zero)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("/dev/zero: cannot read: a device"), "{e}");
+    let e = irn_sim::workload::trace_csv(zero, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("/dev/zero: cannot read: a device"), "{e}");
+
+    // Sparse: past the limit without a block written.
+    let big = dir.join("big.toml");
+    let file = std::fs::File::create(&big).unwrap();
+    file.set_len(64 << 20 | 1).unwrap();
+    let e = scenario::load(&big, &[]).unwrap_err().to_string();
+    let want = "larger than a scenario may be (64 MiB)";
+    assert_eq!(e, format!("{}: cannot read: {want}", big.display()));
+    let e = Cdf::from_file(&big).unwrap_err().to_string();
+    assert!(e.ends_with("larger than a CDF file may be (16 MiB)"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -48,8 +48,9 @@ impl Summary {
                 dir.display()
             );
         }
-        let mut reader = csv::Reader::from_path(&path)
+        let file = irn_sim::input::open(&path, irn_sim::input::RESULT)
             .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut reader = csv::Reader::from_reader(file);
         let headers: Vec<String> = reader
             .headers()
             .with_context(|| format!("cannot read {}", path.display()))?

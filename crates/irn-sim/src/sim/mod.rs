@@ -53,6 +53,7 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 
 mod conweaving;
 mod crediting;
+mod deadlock;
 mod failing;
 mod hosts;
 mod links;
@@ -521,6 +522,12 @@ impl<'a, T: Trace> Simulation<'a, T> {
         let paused = self.ports.iter().filter(|p| p.paused).count() as u64;
         let unfinished = self.flows_finished < self.flows.len();
         self.counters.paused_at_end = (unfinished && paused > 0).then_some(paused);
+        let mut pause_cycle = None;
+        if unfinished && paused > 0 {
+            let (by, cycle) = self.paused_at_end();
+            self.counters.paused_at_end_by = Some(by);
+            pause_cycle = cycle;
+        }
         self.counters.failures = self
             .failures
             .as_deref()
@@ -569,7 +576,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 verb: spec.verb,
             })
             .collect();
-        RunResult::new(self.cfg, records, self.counters)
+        let mut result = RunResult::new(self.cfg, records, self.counters);
+        result.summary.pause_cycle = pause_cycle;
+        result
     }
 }
 

@@ -132,7 +132,8 @@ pub fn read_topology(path: &Path) -> Result<Topology, Ns3Error> {
 /// [`Topology::links`].
 pub fn read_topology_with_loss(path: &Path) -> Result<(Topology, Vec<f64>), Ns3Error> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Ns3Error::read(&name, e))?;
+    let text = crate::input::read_text(path, crate::input::TOPOLOGY)
+        .map_err(|e| Ns3Error::read(&name, e))?;
     parse_topology_with_loss(&text, &name)
 }
 

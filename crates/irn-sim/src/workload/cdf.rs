@@ -60,9 +60,11 @@ impl Cdf {
     /// value 1). Errors name the file, the 1-based line number and what is wrong.
     pub fn from_file(path: &Path) -> Result<Cdf, WorkloadError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| WorkloadError::Io {
-            file: file.clone(),
-            error,
+        let text = crate::input::read_text(path, crate::input::CDF).map_err(|error| {
+            WorkloadError::Io {
+                file: file.clone(),
+                error,
+            }
         })?;
         Cdf::parse(&text, &file)
     }

@@ -62,7 +62,8 @@ const FORMS: &str = "expected 6 columns (src dst pg dport size start_s, HPCC) or
 /// Read an ns-3 flow file (HPCC or ConWeave form; see the [module docs](self)) for `topo`.
 pub fn read_flows(path: &Path, topo: &Topology) -> Result<Vec<FlowSpec>, Ns3Error> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Ns3Error::read(&name, e))?;
+    let text =
+        crate::input::read_text(path, crate::input::FLOWS).map_err(|e| Ns3Error::read(&name, e))?;
     parse_flows(&text, &name, topo)
 }
 

@@ -28,10 +28,11 @@ const COLUMNS: [&str; 4] = ["src", "dst", "size_bytes", "start_ns"];
 /// start together keep their order in the file.
 pub fn trace_csv(path: &Path, hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| WorkloadError::Io {
-        file: file.clone(),
-        error,
-    })?;
+    let text =
+        crate::input::read_text(path, crate::input::FLOWS).map_err(|error| WorkloadError::Io {
+            file: file.clone(),
+            error,
+        })?;
     trace_text(&text, &file, hosts)
 }
 
