@@ -29,19 +29,9 @@ fn read(path: &Path) -> String {
 
 /// Names in `dir` that look like irn's temporaries or locks.
 fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp-") || n.contains(".old-") || n.ends_with(".irn-lock"))
-        .collect()
-}
-
-/// A process id that is surely not running: a child that has exited and been waited for.
-fn dead_pid() -> u32 {
-    let mut child = Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
+    names_in(dir, |n| {
+        n.contains(".tmp-") || n.contains(".old-") || n.ends_with(".irn-lock")
+    })
 }
 
 #[test]

@@ -66,3 +66,20 @@ set = { "transport.kind" = "irn" }
 name = "RoCE+PFC"
 set = { "transport.kind" = "roce", "switch.pfc" = true }
 "#;
+
+/// A process id that is surely not running: a child that has exited and been waited for.
+pub fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// The names in `dir` that `keep` picks (irn's temporaries, locks…).
+pub fn names_in(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| keep(n))
+        .collect()
+}
