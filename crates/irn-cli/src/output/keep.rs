@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use super::{Marker, MARKER};
 
 /// What a run writes, counted as irn's in a folder whose marker has no list.
-const RUN_FILES: [&str; 6] = [
+pub(super) const RUN_FILES: [&str; 6] = [
     "summary.json",
     "flows.csv",
     "fct.txt",

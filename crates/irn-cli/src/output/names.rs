@@ -5,21 +5,15 @@
 
 use anyhow::{bail, Result};
 
-use super::{folder_name, MARKER};
+use super::{folder_name, keep, MARKER};
 
 /// The longest file name ext4, XFS, btrfs, APFS and NTFS take, in bytes.
 pub const NAME_MAX: usize = 255;
 
-/// What irn writes beside the folders of variants, grid points and experiments: such a folder
-/// may not take one of these names.
-const OWN_NAMES: [&str; 13] = [
-    MARKER,
-    "summary.json",
-    "flows.csv",
-    "fct.txt",
-    "comparison.csv",
-    "trace.csv",
-    "series",
+/// What irn writes beside the folders of variants, grid points and experiments, besides its
+/// marker and a run's files ([`keep::RUN_FILES`]): such a folder may not take one of these
+/// names.
+const OTHER_OWN_NAMES: [&str; 6] = [
     "plots",
     "report.html",
     "report.md",
@@ -27,6 +21,11 @@ const OWN_NAMES: [&str; 13] = [
     "sweep.csv",
     "sweep_summary.csv",
 ];
+
+/// Whether `name` is that of a file or folder irn writes beside a variant's folder.
+fn is_own_name(name: &str) -> bool {
+    name == MARKER || keep::RUN_FILES.contains(&name) || OTHER_OWN_NAMES.contains(&name)
+}
 
 /// The folder [`folder_name`] makes of `name`, refused when it is empty, starts with `.` (`.`,
 /// `..`, irn's marker and temporaries), or is longer than a file system takes. `what` names
@@ -55,7 +54,7 @@ pub fn top_folder(what: &str, name: &str) -> Result<String> {
 /// of a file irn writes there (`summary.json`, `plots`, …).
 pub fn sub_folder(what: &str, name: &str) -> Result<String> {
     let folder = top_folder(what, name)?;
-    if OWN_NAMES.contains(&folder.as_str()) {
+    if is_own_name(&folder) {
         bail!(
             "{what} = {name:?}: its folder `{folder}` would take the name of a file irn writes \
              beside it; choose another name"
