@@ -58,7 +58,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
 pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "wan"];
 
 /// Each paper's default `--max-window`: the window its figures need to settle (or as close as
-/// the cost allows), with what a full run costs on one core, from the README's timings:
+/// the cost allows), with what a full run costs on one core, from docs/reproduce.md's timings:
 /// - `irn`: 80 ms (20 ms windows doubled twice; about 3.5 h on one core, 97 min on two);
 /// - `eunomia`: 10 ms (5 ms doubled once; about 1.5 h on one core: the Clos figures 45 min,
 ///   the Jellyfish, link failures, SRPT and deflection as much again);

@@ -453,7 +453,7 @@ mod tests {
     }
 
     /// `irn run` with no file and an empty file differ exactly where `scenarios/default.toml`'s
-    /// header says (its "only in:" line), so the README's "every key defaults to the paper's
+    /// header says (its "only in:" line), so docs/scenarios.md's "every key defaults to the paper's
     /// default case" stays true of everything else.
     #[test]
     fn the_default_scenario_differs_from_an_empty_file_where_it_says() {

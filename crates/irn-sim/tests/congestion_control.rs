@@ -4,11 +4,11 @@
 //! - Fig. 5: with Timely or DCQCN, enabling PFC changes IRN only a little;
 //! - Fig. 6: with Timely or DCQCN, RoCE still needs PFC;
 //! - Fig. 10: IRN without congestion control beats Resilient RoCE (RoCE + DCQCN, no PFC) on
-//!   FCTs (see the README for its average slowdown);
+//!   FCTs (see docs/reproduce-irn.md for its average slowdown);
 //! - Fig. 11: IRN's FCTs are comparable to TCP's (iWARP); IRN + AIMD beats TCP.
 //!
 //! Two of the paper's directions do not hold for irn's average slowdown, IRN (no CC) against
-//! Resilient RoCE and against TCP; the README shows and discusses them. They are not asserted.
+//! Resilient RoCE and against TCP; docs/reproduce-irn.md shows and discusses them. They are not asserted.
 //!
 //! Variants shared between figures (e.g. IRN+Timely in Figs. 4 and 5) run once.
 

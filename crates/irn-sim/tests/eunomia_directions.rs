@@ -1,7 +1,7 @@
 //! Eunomia's first finding (its Fig. 1, and Fig. 12's pauses) on the shipped `eunomia.toml`,
 //! shortened: on a 2:1 Clos with PFC and DCQCN, per-packet load balancing without an ordering
 //! layer is far worse than ECMP (reordering read as loss), and with Eunomia's layer it is far
-//! better, with fewer PFC pauses. The README gives the full numbers beside the paper's.
+//! better, with fewer PFC pauses. docs/reproduce-eunomia.md gives the full numbers beside the paper's.
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! 2. IRN does not need PFC: enabling it makes IRN worse;
 //! 3. RoCE needs PFC: disabling it makes RoCE worse.
 //!
-//! The run is a few milliseconds of arrivals, far from steady state (MODEL §4); the README shows
+//! The run is a few milliseconds of arrivals, far from steady state (MODEL §4); docs/reproduce-irn.md shows
 //! the ratios from a longer run next to the paper's. On a window this short the 99th-percentile
 //! FCT of takeaway 2 is dominated by a handful of the largest flows and flips with the seed, so
 //! for takeaway 2 this test asserts the two averages and leaves the tail to the longer run.

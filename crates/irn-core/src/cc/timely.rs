@@ -64,7 +64,7 @@ pub enum TimelyUpdate {
 /// milliseconds where per-ACK updates take one per packet: Fig. 9's Timely incast (10–50
 /// senders, 150 MB) took 49–91 ms instead of 33–37 ms, and one of its 30 runs left a flow
 /// unfinished at the 100 ms drain limit; Fig. 4's average FCT grew 4×. Per-RTT updates (ns-3's)
-/// finish everything (Fig. 9: 35–47 ms) but change every Timely result the README reports.
+/// finish everything (Fig. 9: 35–47 ms) but change every Timely result docs/reproduce-irn.md reports.
 pub const DEFAULT_UPDATE: TimelyUpdate = TimelyUpdate::PerAck;
 
 const DEFAULT_SEGMENT: TimelyUpdate = TimelyUpdate::PerSegment {
