@@ -366,7 +366,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
     charts.push(Chart {
         id: CHART_IDS[1].to_string(),
         svg: svg_with_label(
-            plot::tail_cdf(&title, "FCT (µs)", &cdf, 90.0, 99.9)?,
+            plot::tail_cdf(&title, "FCT", &cdf, (90.0, 99.9), plot::fmt_us)?,
             &title,
         ),
         title,

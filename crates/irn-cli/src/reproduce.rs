@@ -353,7 +353,13 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                 .iter()
                 .map(|r| (r.variant.as_str(), r.single.clone()))
                 .collect();
-            plot::tail_cdf(&exp.title, "single-packet FCT (us)", &series, 90.0, 99.9)
+            plot::tail_cdf(
+                &exp.title,
+                "single-packet FCT",
+                &series,
+                (90.0, 99.9),
+                plot::fmt_us,
+            )
         }
         Chart::Lines(key) => {
             // Linear axes: the grid key's values as they are, the ratios around 1.

@@ -446,7 +446,18 @@ fn a_monitored_run_draws_its_series_and_renders_in_headless_chromium() {
     }
     // Variant names are escaped in the series' legends and bands too (plotters writes `'` as
     // `&apos;`).
-    assert!(html.contains("&lt;&quot;go-back-N&quot;&gt; &amp; &apos;co&apos; switch:"));
+    let odd = "&lt;&quot;go-back-N&quot;&gt; &amp; &apos;co&apos; ";
+    assert!(
+        ["edge ", "agg ", "core "]
+            .iter()
+            .any(|tier| html.contains(&format!("{odd}{tier}"))),
+        "a port named by its tier"
+    );
+    // The fat-tree's link tiers by name, and the heat map's colour bar.
+    for band in ["IRN edge → agg", "IRN agg → core", "IRN core → agg"] {
+        assert!(html.contains(band), "{band}");
+    }
+    assert!(html.contains(">\nutilization\n</text>") && html.contains(">\n100 %\n</text>"));
     assert!(!html.contains(ODD_NAME));
     let Some(chromium) = chromium() else {
         println!("skipped the browser: chromium not installed");
