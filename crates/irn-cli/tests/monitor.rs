@@ -183,6 +183,12 @@ fn irn_check_writes_the_series_of_every_run_and_draws_them_per_point() {
         assert!(html.contains(&summary), "{summary}");
         let id = format!("tiny_utilization_by_tier_{point}");
         assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+        // The contents link to each point's time series, under the figure.
+        let link = format!("<li><a href=\"#tiny_series_{point}\">Time series at {point}</a></li>");
+        assert!(html.contains(&link), "{link}");
+        assert!(html.contains(&format!(
+            "<details class=\"series\" id=\"tiny_series_{point}\">"
+        )));
     }
     assert!(html.contains("id=\"tiny_queue_over_time_busy\""));
     assert_eq!(html.matches("<details").count(), 2);
