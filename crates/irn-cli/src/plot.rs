@@ -392,9 +392,10 @@ pub fn slowdown_bucket_bars(
 /// bar, `None` for none), in increasing x.
 pub type ErrorBarLine = (String, Vec<(f64, f64, Option<f64>)>);
 
-/// Lines with markers and vertical error bars on linear axes: a metric against a swept
-/// parameter, one line per variant. The y axis starts at 0 for non-negative data, so the
-/// lines' gaps read as proportions.
+/// Lines with markers and vertical error bars: a metric against a swept parameter, one line
+/// per variant. The y axis starts at 0 for non-negative data, so the lines' gaps read as
+/// proportions; where the values span more than [`LOG_SPAN`]× (a p99 FCT that explodes at high
+/// load), it is logarithmic instead, so the low values stay readable.
 pub fn error_bar_lines(
     title: &str,
     x_desc: &str,
@@ -423,8 +424,13 @@ pub fn error_bar_lines(
         x0.abs().max(1.0) * 0.1
     };
     let (x0, x1) = (x0 - pad, x1 + pad);
-    let y0 = if y0 >= 0.0 { 0.0 } else { y0 * 1.1 };
-    let y1 = if y1 > y0 { y1 * 1.1 } else { y0 + 1.0 };
+    // The log axis spans the points themselves: an error bar reaching 0 or below is cut at
+    // the axis.
+    let ys = || pts().map(|p| p.1);
+    let (low, high) = (
+        ys().fold(f64::INFINITY, f64::min),
+        ys().fold(f64::NEG_INFINITY, f64::max),
+    );
 
     let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
     let mut svg = String::new();
@@ -433,18 +439,60 @@ pub fn error_bar_lines(
         root.fill(&WHITE)?;
         let area = root.titled(title, (FONT, TITLE_SIZE))?;
         let area = legend(&area, &names, Marker::Line)?;
-        let mut chart = ChartBuilder::on(&area)
+        let lines = ErrorBars {
+            area: &area,
+            x: x0..x1,
+            x_desc,
+            series,
+        };
+        if !empty && low > 0.0 && high / low > LOG_SPAN {
+            let (y0, y1) = (low / 1.3, y1.max(high) * 1.3);
+            let (bold, light) = log_ticks(y0, y1);
+            let y = (y0..y1)
+                .log_scale()
+                .with_key_points(bold)
+                .with_light_points(light);
+            lines.draw(y, &format!("{y_desc} (log scale)"), y0, None)?;
+        } else {
+            let y0 = if y0 >= 0.0 { 0.0 } else { y0 * 1.1 };
+            let y1 = if y1 > y0 { y1 * 1.1 } else { y0 + 1.0 };
+            let no_data_at = empty.then_some((y0 + y1) / 2.0);
+            lines.draw(y0..y1, y_desc, f64::NEG_INFINITY, no_data_at)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// What [`error_bar_lines`] draws on its axes, whichever scale its y axis has.
+struct ErrorBars<'a, 'b> {
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    x: std::ops::Range<f64>,
+    x_desc: &'a str,
+    series: &'a [ErrorBarLine],
+}
+
+impl ErrorBars<'_, '_> {
+    /// The axes with y over `y`, described by `y_desc`, and the lines; error bars are cut at
+    /// `floor`; "no data" at `no_data_at` (a y) for an empty chart.
+    fn draw<Y>(&self, y: Y, y_desc: &str, floor: f64, no_data_at: Option<f64>) -> Result<()>
+    where
+        Y: AsRangedCoord<Value = f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let (x0, x1) = (self.x.start, self.x.end);
+        let mut chart = ChartBuilder::on(self.area)
             .margin_left(10)
             .margin_right(30)
             .margin_bottom(10)
             .x_label_area_size(56)
             .y_label_area_size(Y_LABEL_AREA)
-            .build_cartesian_2d(x0..x1, y0..y1)?;
+            .build_cartesian_2d(self.x.clone(), y)?;
         let xf = |x: &f64| fmt_sig(*x, 4);
         let yf = |y: &f64| fmt_sig(*y, 3);
         chart
             .configure_mesh()
-            .x_desc(x_desc)
+            .x_desc(self.x_desc)
             .y_desc(y_desc)
             .x_label_formatter(&xf)
             .y_label_formatter(&yf)
@@ -454,7 +502,7 @@ pub fn error_bar_lines(
             .bold_line_style(BLACK.mix(0.12))
             .draw()?;
         let cap = (x1 - x0) * 0.006;
-        for (i, (_, line)) in series.iter().enumerate() {
+        for (i, (_, line)) in self.series.iter().enumerate() {
             let c = color(i);
             chart.draw_series(LineSeries::new(
                 line.iter().map(|&(x, y, _)| (x, y)),
@@ -470,20 +518,20 @@ pub fn error_bar_lines(
                 let Some(e) = e.filter(|e| e.is_finite() && *e > 0.0) else {
                     continue;
                 };
+                let (lo, hi) = ((y - e).max(floor), y + e);
                 let style = c.stroke_width(1);
                 chart.draw_series([
-                    PathElement::new(vec![(x, y - e), (x, y + e)], style),
-                    PathElement::new(vec![(x - cap, y - e), (x + cap, y - e)], style),
-                    PathElement::new(vec![(x - cap, y + e), (x + cap, y + e)], style),
+                    PathElement::new(vec![(x, lo), (x, hi)], style),
+                    PathElement::new(vec![(x - cap, lo), (x + cap, lo)], style),
+                    PathElement::new(vec![(x - cap, hi), (x + cap, hi)], style),
                 ])?;
             }
         }
-        if empty {
-            no_data(&chart, (x0 + x1) / 2.0, (y0 + y1) / 2.0)?;
+        if let Some(y) = no_data_at {
+            no_data(&chart, (x0 + x1) / 2.0, y)?;
         }
-        root.present()?;
+        Ok(())
     }
-    Ok(svg)
 }
 
 /// The upper tail of a distribution as a CDF: x = value, y = percentile (nearest rank), from
@@ -1140,6 +1188,18 @@ mod tests {
         }
         let linear = tail_cdf("t", "FCT", &[("a", fast)], (90.0, 99.9), fmt_us).unwrap();
         assert!(linear.contains("\nFCT\n") && !linear.contains("log scale"));
+    }
+
+    #[test]
+    fn a_metric_spanning_orders_of_magnitude_gets_a_log_axis() {
+        let line = |ys: [f64; 3]| -> ErrorBarLine {
+            let pts = [0.3, 0.6, 0.9].into_iter().zip(ys);
+            ("a".into(), pts.map(|(x, y)| (x, y, Some(y))).collect())
+        };
+        let log = error_bar_lines("t", "load", "p99 FCT", &[line([20.0, 90.0, 4000.0])]).unwrap();
+        assert!(log.contains("p99 FCT (log scale)"), "{log}");
+        let linear = error_bar_lines("t", "load", "p99 FCT", &[line([20.0, 90.0, 150.0])]).unwrap();
+        assert!(!linear.contains("log scale"));
     }
 
     #[test]
