@@ -592,6 +592,30 @@ mod tests {
         assert_eq!(tier(None).name(), "tier 1 → tier 2");
     }
 
+    /// `series/ports.csv` of irn versions before `node_label` and `peer_label`: its ports are
+    /// named by their ids, its bands by hop distance.
+    #[test]
+    fn files_without_labels_name_ports_by_id() {
+        let dir = std::env::temp_dir().join(format!("irn-series-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let ports = dir.join("ports.csv");
+        let header = "time_us,port,node,local,peer,tier,peer_tier,queue_bytes,buffer_bytes,\
+                      paused,paused_us,pause_sent,pause_received,bytes_sent,utilization,\
+                      ecn_marks,drops,link_losses";
+        let rows = ["1.0,3,switch:0,1,host:1,1,0,2000,,0,0.0,0,0,10,0.5,0,0,0"; 2];
+        fs::write(&ports, format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+        let run = Monitored {
+            label: String::new(),
+            ports,
+            interval_us: 1.0,
+        };
+        let charts = charts(&[run], CHART_IDS).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        let svg = |id: &str| &charts.iter().find(|c| c.id == id).unwrap().svg;
+        assert!(svg("queue_over_time").contains("switch:0 → host:1"));
+        assert!(svg("utilization_by_tier").contains("tier 1 → host"));
+    }
+
     #[test]
     fn long_lines_merge_samples_into_peaks_or_means() {
         // (samples, peak?, the points)
