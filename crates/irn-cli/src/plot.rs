@@ -6,6 +6,7 @@
 //! same colour in every chart.
 
 use anyhow::Result;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -197,7 +198,7 @@ fn bucket_axes<'a, 'b>(
         .disable_x_mesh()
         .x_labels(0)
         .y_label_formatter(&fmt)
-        .y_desc(y_desc)
+        .y_desc(format!("{y_desc} (log scale)"))
         .label_style((FONT, LABEL_SIZE))
         .axis_desc_style((FONT, LABEL_SIZE))
         .light_line_style(BLACK.mix(0.04))
@@ -391,9 +392,10 @@ pub fn slowdown_bucket_bars(
 /// bar, `None` for none), in increasing x.
 pub type ErrorBarLine = (String, Vec<(f64, f64, Option<f64>)>);
 
-/// Lines with markers and vertical error bars on linear axes: a metric against a swept
-/// parameter, one line per variant. The y axis starts at 0 for non-negative data, so the
-/// lines' gaps read as proportions.
+/// Lines with markers and vertical error bars: a metric against a swept parameter, one line
+/// per variant. The y axis starts at 0 for non-negative data, so the lines' gaps read as
+/// proportions; where the values span more than [`LOG_SPAN`]× (a p99 FCT that explodes at high
+/// load), it is logarithmic instead, so the low values stay readable.
 pub fn error_bar_lines(
     title: &str,
     x_desc: &str,
@@ -422,8 +424,13 @@ pub fn error_bar_lines(
         x0.abs().max(1.0) * 0.1
     };
     let (x0, x1) = (x0 - pad, x1 + pad);
-    let y0 = if y0 >= 0.0 { 0.0 } else { y0 * 1.1 };
-    let y1 = if y1 > y0 { y1 * 1.1 } else { y0 + 1.0 };
+    // The log axis spans the points themselves: an error bar reaching 0 or below is cut at
+    // the axis.
+    let ys = || pts().map(|p| p.1);
+    let (low, high) = (
+        ys().fold(f64::INFINITY, f64::min),
+        ys().fold(f64::NEG_INFINITY, f64::max),
+    );
 
     let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
     let mut svg = String::new();
@@ -432,18 +439,60 @@ pub fn error_bar_lines(
         root.fill(&WHITE)?;
         let area = root.titled(title, (FONT, TITLE_SIZE))?;
         let area = legend(&area, &names, Marker::Line)?;
-        let mut chart = ChartBuilder::on(&area)
+        let lines = ErrorBars {
+            area: &area,
+            x: x0..x1,
+            x_desc,
+            series,
+        };
+        if !empty && low > 0.0 && high / low > LOG_SPAN {
+            let (y0, y1) = (low / 1.3, y1.max(high) * 1.3);
+            let (bold, light) = log_ticks(y0, y1);
+            let y = (y0..y1)
+                .log_scale()
+                .with_key_points(bold)
+                .with_light_points(light);
+            lines.draw(y, &format!("{y_desc} (log scale)"), y0, None)?;
+        } else {
+            let y0 = if y0 >= 0.0 { 0.0 } else { y0 * 1.1 };
+            let y1 = if y1 > y0 { y1 * 1.1 } else { y0 + 1.0 };
+            let no_data_at = empty.then_some((y0 + y1) / 2.0);
+            lines.draw(y0..y1, y_desc, f64::NEG_INFINITY, no_data_at)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// What [`error_bar_lines`] draws on its axes, whichever scale its y axis has.
+struct ErrorBars<'a, 'b> {
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    x: std::ops::Range<f64>,
+    x_desc: &'a str,
+    series: &'a [ErrorBarLine],
+}
+
+impl ErrorBars<'_, '_> {
+    /// The axes with y over `y`, described by `y_desc`, and the lines; error bars are cut at
+    /// `floor`; "no data" at `no_data_at` (a y) for an empty chart.
+    fn draw<Y>(&self, y: Y, y_desc: &str, floor: f64, no_data_at: Option<f64>) -> Result<()>
+    where
+        Y: AsRangedCoord<Value = f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let (x0, x1) = (self.x.start, self.x.end);
+        let mut chart = ChartBuilder::on(self.area)
             .margin_left(10)
             .margin_right(30)
             .margin_bottom(10)
             .x_label_area_size(56)
             .y_label_area_size(Y_LABEL_AREA)
-            .build_cartesian_2d(x0..x1, y0..y1)?;
+            .build_cartesian_2d(self.x.clone(), y)?;
         let xf = |x: &f64| fmt_sig(*x, 4);
         let yf = |y: &f64| fmt_sig(*y, 3);
         chart
             .configure_mesh()
-            .x_desc(x_desc)
+            .x_desc(self.x_desc)
             .y_desc(y_desc)
             .x_label_formatter(&xf)
             .y_label_formatter(&yf)
@@ -453,7 +502,7 @@ pub fn error_bar_lines(
             .bold_line_style(BLACK.mix(0.12))
             .draw()?;
         let cap = (x1 - x0) * 0.006;
-        for (i, (_, line)) in series.iter().enumerate() {
+        for (i, (_, line)) in self.series.iter().enumerate() {
             let c = color(i);
             chart.draw_series(LineSeries::new(
                 line.iter().map(|&(x, y, _)| (x, y)),
@@ -469,47 +518,42 @@ pub fn error_bar_lines(
                 let Some(e) = e.filter(|e| e.is_finite() && *e > 0.0) else {
                     continue;
                 };
+                let (lo, hi) = ((y - e).max(floor), y + e);
                 let style = c.stroke_width(1);
                 chart.draw_series([
-                    PathElement::new(vec![(x, y - e), (x, y + e)], style),
-                    PathElement::new(vec![(x - cap, y - e), (x + cap, y - e)], style),
-                    PathElement::new(vec![(x - cap, y + e), (x + cap, y + e)], style),
+                    PathElement::new(vec![(x, lo), (x, hi)], style),
+                    PathElement::new(vec![(x - cap, lo), (x + cap, lo)], style),
+                    PathElement::new(vec![(x - cap, hi), (x + cap, hi)], style),
                 ])?;
             }
         }
-        if empty {
-            no_data(&chart, (x0 + x1) / 2.0, (y0 + y1) / 2.0)?;
+        if let Some(y) = no_data_at {
+            no_data(&chart, (x0 + x1) / 2.0, y)?;
         }
-        root.present()?;
+        Ok(())
     }
-    Ok(svg)
 }
 
 /// The upper tail of a distribution as a CDF: x = value, y = percentile (nearest rank), from
-/// percentile `lo` to `hi`, one line per series (the IRN paper's Fig. 8 form).
+/// percentile `lo` to `hi`, one line per series (the IRN paper's Fig. 8 form). Where the values
+/// span more than [`LOG_SPAN`]× (one variant's tail far beyond the others'), the x axis is
+/// logarithmic, so the others are not crushed against its start; `x_fmt` formats its labels.
 pub fn tail_cdf(
     title: &str,
     x_desc: &str,
     series: &[(&str, Vec<f64>)],
-    lo: f64,
-    hi: f64,
+    (lo, hi): (f64, f64),
+    x_fmt: fn(f64) -> String,
 ) -> Result<String> {
     let lines: Vec<Vec<(f64, f64)>> = series
         .iter()
         .map(|(_, values)| tail_points(values, lo, hi))
         .collect();
     let xs = || lines.iter().flatten().map(|p| p.0);
-    let (mut x0, mut x1) = (
+    let (x0, x1) = (
         xs().fold(f64::INFINITY, f64::min),
         xs().fold(f64::NEG_INFINITY, f64::max),
     );
-    let empty = !x0.is_finite();
-    if empty {
-        (x0, x1) = (0.0, 1.0);
-    }
-    let pad = ((x1 - x0) * 0.05).max(x1.abs() * 0.01).max(0.5);
-    let (x0, x1) = ((x0 - pad).max(0.0), x1 + pad);
-
     let names: Vec<&str> = series.iter().map(|s| s.0).collect();
     let mut svg = String::new();
     {
@@ -517,15 +561,60 @@ pub fn tail_cdf(
         root.fill(&WHITE)?;
         let area = root.titled(title, (FONT, TITLE_SIZE))?;
         let area = legend(&area, &names, Marker::Line)?;
-        let mut chart = ChartBuilder::on(&area)
+        let axes = TailAxes {
+            area: &area,
+            x_fmt,
+            lo,
+            lines: &lines,
+        };
+        if !x0.is_finite() {
+            axes.draw(0.0..1.0, x_desc, Some(0.5))?;
+        } else if x0 > 0.0 && x1 / x0 > LOG_SPAN {
+            let (x0, x1) = (x0 / 1.2, x1 * 1.2);
+            let (bold, light) = log_ticks(x0, x1);
+            let x = (x0..x1)
+                .log_scale()
+                .with_key_points(bold)
+                .with_light_points(light);
+            axes.draw(x, &format!("{x_desc} (log scale)"), None)?;
+        } else {
+            let pad = ((x1 - x0) * 0.05).max(x1.abs() * 0.01).max(0.5);
+            axes.draw((x0 - pad).max(0.0)..x1 + pad, x_desc, None)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// A value axis spanning more than this factor is drawn on a log scale.
+pub const LOG_SPAN: f64 = 10.0;
+
+/// What [`tail_cdf`] draws on its axes, whichever scale its x axis has.
+struct TailAxes<'a, 'b> {
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    x_fmt: fn(f64) -> String,
+    /// The lowest percentile: the y axis runs from it to 100.
+    lo: f64,
+    lines: &'a [Vec<(f64, f64)>],
+}
+
+impl TailAxes<'_, '_> {
+    /// The axes with x over `x`, described by `x_desc`, and the lines; "no data" at
+    /// `no_data_at` (an x) for an empty chart.
+    fn draw<X>(&self, x: X, x_desc: &str, no_data_at: Option<f64>) -> Result<()>
+    where
+        X: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+    {
+        let mut chart = ChartBuilder::on(self.area)
             .margin_left(10)
             .margin_right(30)
             .margin_bottom(10)
             .x_label_area_size(56)
             .y_label_area_size(Y_LABEL_AREA)
-            .build_cartesian_2d(x0..x1, lo..100.0)?;
+            .build_cartesian_2d(x, self.lo..100.0)?;
         let y_fmt = |y: &f64| fmt_sig(*y, 4);
-        let x_fmt = |x: &f64| fmt_sig(*x, 4);
+        let x_fmt = |x: &f64| (self.x_fmt)(*x);
         chart
             .configure_mesh()
             .x_desc(x_desc)
@@ -537,18 +626,44 @@ pub fn tail_cdf(
             .light_line_style(BLACK.mix(0.04))
             .bold_line_style(BLACK.mix(0.12))
             .draw()?;
-        for (i, line) in lines.iter().enumerate() {
+        for (i, line) in self.lines.iter().enumerate() {
             chart.draw_series(LineSeries::new(
                 line.iter().copied(),
                 color(i).stroke_width(2),
             ))?;
         }
-        if empty {
-            no_data(&chart, (x0 + x1) / 2.0, (lo + 100.0) / 2.0)?;
+        if let Some(x) = no_data_at {
+            no_data(&chart, x, (self.lo + 100.0) / 2.0)?;
         }
-        root.present()?;
+        Ok(())
     }
-    Ok(svg)
+}
+
+/// The ticks of a log axis over `x0..x1` (both positive): labelled ones at each power of ten
+/// inside it, and at its 2× and 5× too when the axis spans fewer than three decades (so it
+/// has several labels); light grid lines at every whole multiple of each power of ten.
+pub fn log_ticks(x0: f64, x1: f64) -> (Vec<f64>, Vec<f64>) {
+    let (first, last) = (
+        libm::log10(x0).floor() as i32,
+        libm::log10(x1).ceil() as i32,
+    );
+    let few = last - first <= 3;
+    let (mut bold, mut light) = (Vec::new(), Vec::new());
+    for decade in first..=last {
+        // "1e-3" parses to the nearest double, where powi would accumulate rounding.
+        let power: f64 = format!("1e{decade}").parse().unwrap_or(1.0);
+        for m in 1..=9 {
+            let v = f64::from(m) * power;
+            if v < x0 || v > x1 {
+                continue;
+            }
+            light.push(v);
+            if m == 1 || (few && (m == 2 || m == 5)) {
+                bold.push(v);
+            }
+        }
+    }
+    (bold, light)
 }
 
 /// The points of the nearest-rank CDF of `values` between percentiles `lo` and `hi`, sampled
@@ -667,8 +782,8 @@ pub fn log_lines(
         let yf = |y: &f64| fmt_sig(*y, 3);
         chart
             .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
+            .x_desc(format!("{x_desc} (log scale)"))
+            .y_desc(format!("{y_desc} (log scale)"))
             .x_label_formatter(&xf)
             .y_label_formatter(&yf)
             .label_style((FONT, LABEL_SIZE))
@@ -754,9 +869,11 @@ pub fn time_lines(
 
 /// A heat map over time: one band per row (bottom to top in the order given), each cell's
 /// value a fraction in 0..=1 shaded from white (0) to the first palette colour (1), cells
-/// `cell_us` wide from `start_us`. A row's missing cells (`None`) stay blank.
+/// `cell_us` wide from `start_us`, with a colour bar beside it reading shades as percentages
+/// (`bar_desc` names what they are). A row's missing cells (`None`) stay blank.
 pub fn heat_map(
     title: &str,
+    bar_desc: &str,
     rows: &[(String, Vec<Option<f64>>)],
     start_us: f64,
     cell_us: f64,
@@ -779,7 +896,7 @@ pub fn heat_map(
         let label_area = (text_width(longest, LABEL_SIZE).ceil() as u32 + 16).max(Y_LABEL_AREA);
         let mut chart = ChartBuilder::on(&area)
             .margin_left(10)
-            .margin_right(30)
+            .margin_right(COLOUR_BAR_AREA)
             .margin_bottom(10)
             .x_label_area_size(56)
             .y_label_area_size(label_area)
@@ -805,12 +922,6 @@ pub fn heat_map(
             .label_style((FONT, LABEL_SIZE))
             .axis_desc_style((FONT, LABEL_SIZE))
             .draw()?;
-        let c = color(0);
-        let shade = |v: f64| {
-            let v = v.clamp(0.0, 1.0);
-            let mix = |full: u8| (255.0 - (255.0 - f64::from(full)) * v).round() as u8;
-            RGBColor(mix(c.0), mix(c.1), mix(c.2))
-        };
         for (r, (_, values)) in rows.iter().enumerate() {
             chart.draw_series(values.iter().enumerate().filter_map(|(i, v)| {
                 let v = (*v)?;
@@ -824,9 +935,73 @@ pub fn heat_map(
         if rows.is_empty() {
             no_data(&chart, (start_us + x1) / 2.0, n / 2.0)?;
         }
+        let (xs, ys) = chart.plotting_area().get_pixel_range();
+        colour_bar(&root, xs.end + 24, ys, bar_desc)?;
         root.present()?;
     }
     Ok(svg)
+}
+
+/// Width in pixels of the heat map's right margin, which holds its colour bar.
+const COLOUR_BAR_AREA: u32 = 120;
+
+/// The heat map's shade of a fraction: white at 0, the first palette colour at 1.
+fn shade(v: f64) -> RGBColor {
+    let c = color(0);
+    let v = if v.is_finite() {
+        v.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mix = |full: u8| (255.0 - (255.0 - f64::from(full)) * v).round() as u8;
+    RGBColor(mix(c.0), mix(c.1), mix(c.2))
+}
+
+/// The heat map's colour bar: the shades from 0 (bottom) to 1 (top) over the pixel rows `ys`,
+/// its left edge at `x`, labelled every 25 % and headed by `desc`.
+fn colour_bar(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    x: i32,
+    ys: std::ops::Range<i32>,
+    desc: &str,
+) -> Result<()> {
+    const STEPS: i32 = 50;
+    const BAR: i32 = 16;
+    let (top, bottom) = (ys.start, ys.end);
+    let y_of = |v: f64| bottom - ((bottom - top) as f64 * v).round() as i32;
+    for i in 0..STEPS {
+        let (v0, v1) = (
+            f64::from(i) / f64::from(STEPS),
+            f64::from(i + 1) / f64::from(STEPS),
+        );
+        root.draw(&Rectangle::new(
+            [(x, y_of(v1)), (x + BAR, y_of(v0))],
+            shade((v0 + v1) / 2.0).filled(),
+        ))?;
+    }
+    root.draw(&Rectangle::new(
+        [(x, top), (x + BAR, bottom)],
+        BLACK.mix(0.45).stroke_width(1),
+    ))?;
+    for quarter in 0..=4 {
+        let v = f64::from(quarter) / 4.0;
+        let y = y_of(v);
+        root.draw(&PathElement::new(
+            vec![(x + BAR, y), (x + BAR + 4, y)],
+            BLACK.stroke_width(1),
+        ))?;
+        let style = (FONT, VALUE_SIZE)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new(fmt_percent(v), (x + BAR + 8, y), style))?;
+    }
+    let style = (FONT, VALUE_SIZE)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Bottom));
+    root.draw(&Text::new(desc.to_string(), (x - 8, top - 8), style))?;
+    Ok(())
 }
 
 /// A fraction as a percentage: "25 %".
@@ -984,6 +1159,69 @@ mod tests {
     }
 
     #[test]
+    fn log_ticks_label_decades_and_their_halves_on_short_axes() {
+        let (bold, light) = log_ticks(80.0, 12_000.0);
+        assert_eq!(bold, [100.0, 1000.0, 10_000.0]);
+        assert_eq!(light.first(), Some(&80.0));
+        assert_eq!(light.len(), 2 + 9 + 9 + 1);
+        let (bold, _) = log_ticks(15.0, 400.0);
+        assert_eq!(bold, [20.0, 50.0, 100.0, 200.0]);
+        let labels: Vec<String> = log_ticks(0.9, 12_000.0).0.into_iter().map(fmt_us).collect();
+        assert_eq!(labels, ["1 µs", "10 µs", "100 µs", "1 ms", "10 ms"]);
+    }
+
+    #[test]
+    fn a_tail_spanning_orders_of_magnitude_gets_a_log_axis() {
+        let fast: Vec<f64> = (1..=100).map(|i| 10.0 + f64::from(i) / 10.0).collect();
+        let slow: Vec<f64> = fast.iter().map(|v| v * 100.0).collect();
+        let log = tail_cdf(
+            "t",
+            "FCT",
+            &[("a", fast.clone()), ("b", slow)],
+            (90.0, 99.9),
+            fmt_us,
+        )
+        .unwrap();
+        assert!(log.contains("FCT (log scale)"), "{log}");
+        for tick in ["20 µs", "100 µs", "1 ms", "2 ms"] {
+            assert!(log.contains(&format!("\n{tick}\n")), "{tick}");
+        }
+        let linear = tail_cdf("t", "FCT", &[("a", fast)], (90.0, 99.9), fmt_us).unwrap();
+        assert!(linear.contains("\nFCT\n") && !linear.contains("log scale"));
+    }
+
+    #[test]
+    fn a_metric_spanning_orders_of_magnitude_gets_a_log_axis() {
+        let line = |ys: [f64; 3]| -> ErrorBarLine {
+            let pts = [0.3, 0.6, 0.9].into_iter().zip(ys);
+            ("a".into(), pts.map(|(x, y)| (x, y, Some(y))).collect())
+        };
+        let log = error_bar_lines("t", "load", "p99 FCT", &[line([20.0, 90.0, 4000.0])]).unwrap();
+        assert!(log.contains("p99 FCT (log scale)"), "{log}");
+        let linear = error_bar_lines("t", "load", "p99 FCT", &[line([20.0, 90.0, 150.0])]).unwrap();
+        assert!(!linear.contains("log scale"));
+    }
+
+    #[test]
+    fn a_heat_map_has_a_labelled_colour_bar() {
+        let rows = [("leaf → spine".to_string(), vec![Some(0.2), None, Some(1.0)])];
+        let svg = heat_map("h", "utilization", &rows, 0.0, 10.0).unwrap();
+        for label in [
+            "utilization",
+            "0 %",
+            "25 %",
+            "50 %",
+            "75 %",
+            "100 %",
+            "leaf → spine",
+        ] {
+            assert!(svg.contains(&format!("\n{label}\n</text>")), "{label}");
+        }
+        assert_eq!(shade(0.0), WHITE);
+        assert_eq!(shade(1.0), color(0));
+    }
+
+    #[test]
     fn medians_per_log_bin() {
         let pts = [
             (1.0, 1.0),
@@ -1017,8 +1255,8 @@ mod tests {
             "c",
             "x",
             &[("a", vec![1.0, 2.0]), ("b", vec![])],
-            90.0,
-            99.9,
+            (90.0, 99.9),
+            fmt_us,
         );
         assert!(cdf.unwrap().contains("<polyline"));
         let empty = log_lines("l", "x", "y", &[("a", vec![])], fmt_bytes).unwrap();

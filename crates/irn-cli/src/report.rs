@@ -366,7 +366,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
     charts.push(Chart {
         id: CHART_IDS[1].to_string(),
         svg: svg_with_label(
-            plot::tail_cdf(&title, "FCT (µs)", &cdf, 90.0, 99.9)?,
+            plot::tail_cdf(&title, "FCT", &cdf, (90.0, 99.9), plot::fmt_us)?,
             &title,
         ),
         title,
@@ -516,6 +516,76 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// One entry of a report's table of contents: the id of what it links to, its text, and the
+/// entries under it.
+pub(crate) struct TocEntry {
+    pub id: String,
+    pub text: String,
+    pub children: Vec<TocEntry>,
+}
+
+impl TocEntry {
+    pub(crate) fn new(id: &str, text: &str) -> Self {
+        TocEntry {
+            id: id.to_string(),
+            text: text.to_string(),
+            children: Vec::new(),
+        }
+    }
+}
+
+/// The table of contents at the top of a report: nested lists of links to its anchors.
+pub(crate) fn write_toc(out: &mut String, entries: &[TocEntry]) {
+    fn list(out: &mut String, entries: &[TocEntry]) {
+        out.push_str("<ul>\n");
+        for e in entries {
+            let _ = write!(
+                out,
+                "<li><a href=\"#{}\">{}</a>",
+                escape(&e.id),
+                escape(&e.text)
+            );
+            if !e.children.is_empty() {
+                out.push('\n');
+                list(out, &e.children);
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str(
+        "<nav class=\"toc\" id=\"contents\" aria-label=\"Contents\">\n<h2>Contents</h2>\n",
+    );
+    list(out, entries);
+    out.push_str("</nav>\n");
+}
+
+/// Ids for `names` under `prefix` (`variant-roce-pfc`): lower-case letters and digits, any
+/// run of other characters one `-`, and a `-2`, `-3`... for a name whose id an earlier one
+/// took; the same names always give the same ids.
+pub(crate) fn slugs<'a>(prefix: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for name in names {
+        let mut id = prefix.to_string();
+        for c in name.chars().flat_map(char::to_lowercase) {
+            if c.is_ascii_alphanumeric() {
+                id.push(c);
+            } else if !id.ends_with('-') {
+                id.push('-');
+            }
+        }
+        let id = id.trim_end_matches('-').to_string();
+        let mut unique = id.clone();
+        let mut n = 1;
+        while ids.contains(&unique) {
+            n += 1;
+            unique = format!("{id}-{n}");
+        }
+        ids.push(unique);
+    }
+    ids
+}
+
 /// Rows of the headline table: key, label, scale, decimals, whether it is a statistic of
 /// finished measured flows (a dash, not a zero, for a variant without any), when it shows. The
 /// flow counts come first: averages over finished flows flatter a variant that leaves its
@@ -628,13 +698,23 @@ fn any_unfinished(results: &Results) -> bool {
     (results.variants.iter()).any(|v| v.metric("flows_incomplete").unwrap_or(0.0) > 0.0)
 }
 
+/// The anchors of the variants' columns in the headline table.
+fn variant_ids(results: &Results) -> Vec<String> {
+    slugs("variant-", results.variants.iter().map(|v| v.name.as_str()))
+}
+
 fn metrics_table(out: &mut String, results: &Results) {
     let vs = &results.variants;
     let censored = any_unfinished(results);
     let incast = vs.iter().any(|v| v.flows.iter().any(|f| f.incast));
     out.push_str("<table>\n<thead><tr><th scope=\"col\">metric</th>");
-    for v in vs {
-        let _ = write!(out, "<th scope=\"col\">{}</th>", escape(&v.name));
+    for (v, id) in vs.iter().zip(variant_ids(results)) {
+        let _ = write!(
+            out,
+            "<th scope=\"col\" id=\"{}\">{}</th>",
+            escape(&id),
+            escape(&v.name)
+        );
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for &(key, label, scale, decimals, of_fcts, show) in TABLE {
@@ -745,7 +825,32 @@ details summary { cursor: pointer; color: #33507a; margin: 6px 0; }
 pre { background: #f3f4f7; border: 1px solid #e1e4ea; border-radius: 4px; padding: 10px 12px;
   overflow-x: auto; font-size: 13px; line-height: 1.4; margin: 0; }
 footer { color: #6b7385; font-size: 0.85em; text-align: center; }
+nav.toc { margin: 18px 0; }
+nav.toc ul { margin: 2px 0; padding-left: 20px; }
+nav.toc a { color: #33507a; }
 ";
+
+/// The heading of the report's last section.
+fn scenario_heading(results: &Results) -> String {
+    format!("Resolved scenario of {}", results.variants[0].name)
+}
+
+/// The report's table of contents: the headline metrics (and under them each variant's
+/// column, in a comparison), every chart, the resolved scenario.
+fn contents(results: &Results, charts: &[Chart]) -> Vec<TocEntry> {
+    let mut metrics = TocEntry::new("metrics-table", "Headline metrics");
+    if results.comparison {
+        metrics.children = (results.variants.iter().zip(variant_ids(results)))
+            .map(|(v, id)| TocEntry::new(&id, &v.name))
+            .collect();
+    }
+    let charts = charts.iter().map(|c| TocEntry::new(&c.id, &c.title));
+    let scenario = TocEntry::new("scenario", &scenario_heading(results));
+    std::iter::once(metrics)
+        .chain(charts)
+        .chain([scenario])
+        .collect()
+}
 
 /// The report as one HTML document: inline CSS and SVG, no script, no external resource.
 pub fn render_html(results: &Results, charts: &[Chart]) -> String {
@@ -790,6 +895,7 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
         escape(&results.dir.display().to_string())
     );
 
+    write_toc(&mut out, &contents(results, charts));
     out.push_str("<section id=\"metrics-table\">\n<h2>Headline metrics</h2>\n");
     out.push_str("<p class=\"note\">Over measured (started after the warm-up), finished flows. ");
     if results.comparison {
@@ -851,17 +957,16 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
         chart.write_html(&mut out, true);
     }
 
-    let first = &results.variants[0];
     let _ = writeln!(
         out,
-        "<section id=\"scenario\">\n<h2>Resolved scenario of {}</h2>\n<p class=\"note\">Every \
+        "<section id=\"scenario\">\n<h2>{}</h2>\n<p class=\"note\">Every \
          key with its default filled in, as <code>summary.json</code> records it.</p>",
-        escape(&first.name)
+        escape(&scenario_heading(results))
     );
     let _ = writeln!(
         out,
         "<pre>{}</pre>\n</section>",
-        escape(resolved_text(&first.resolved).trim_end())
+        escape(resolved_text(&results.variants[0].resolved).trim_end())
     );
     let _ = writeln!(
         out,
@@ -1023,6 +1128,45 @@ mod tests {
         let text = resolved_text(&v);
         assert!(text.contains("[transport]"), "{text}");
         assert!(!text.contains("bdp_cap"), "{text}");
+    }
+
+    #[test]
+    fn slugs_are_plain_unique_and_stable() {
+        let names = [
+            "IRN",
+            "RoCE+PFC",
+            "roce pfc",
+            "<\"x\"> & 'y'",
+            "",
+            "RoCE+PFC",
+        ];
+        let ids = slugs("variant-", names);
+        assert_eq!(
+            ids,
+            [
+                "variant-irn",
+                "variant-roce-pfc",
+                "variant-roce-pfc-2",
+                "variant-x-y",
+                "variant",
+                "variant-roce-pfc-3"
+            ]
+        );
+        assert_eq!(slugs("variant-", names), ids);
+    }
+
+    #[test]
+    fn contents_link_to_nested_lists() {
+        let mut parent = TocEntry::new("a&b", "A <1>");
+        parent.children.push(TocEntry::new("c", "C"));
+        let mut out = String::new();
+        write_toc(&mut out, &[parent, TocEntry::new("d", "D")]);
+        assert_eq!(
+            out,
+            "<nav class=\"toc\" id=\"contents\" aria-label=\"Contents\">\n<h2>Contents</h2>\n\
+             <ul>\n<li><a href=\"#a&amp;b\">A &lt;1&gt;</a>\n<ul>\n<li><a href=\"#c\">C</a></li>\n\
+             </ul>\n</li>\n<li><a href=\"#d\">D</a></li>\n</ul>\n</nav>\n"
+        );
     }
 
     #[test]

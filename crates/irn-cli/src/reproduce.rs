@@ -353,7 +353,13 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                 .iter()
                 .map(|r| (r.variant.as_str(), r.single.clone()))
                 .collect();
-            plot::tail_cdf(&exp.title, "single-packet FCT (us)", &series, 90.0, 99.9)
+            plot::tail_cdf(
+                &exp.title,
+                "single-packet FCT",
+                &series,
+                (90.0, 99.9),
+                plot::fmt_us,
+            )
         }
         Chart::Lines(key) => {
             // Linear axes: the grid key's values as they are, the ratios around 1.
@@ -516,6 +522,7 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
         }
         (window.to_string(), converged, runs, outcomes)
     };
+    let (series, series_contents) = series_html(exp, &runs, engine.out)?;
     Ok(FigureResult {
         figure: exp.id.clone(),
         title: exp.title.clone(),
@@ -528,7 +535,8 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
         wall_time_s: started.elapsed().as_secs_f64(),
         reused_runs: reused.into_inner(),
         chart: chart(exp, &runs)?,
-        series: series_html(exp, &runs, engine.out)?,
+        series,
+        series_contents,
     })
 }
 
@@ -554,8 +562,14 @@ fn ports_csv(r: &RunOutcome) -> PathBuf {
 /// window the checks used: per grid point (and seed), a collapsed section with the charts
 /// `irn plot` draws for a run folder (queue occupancy and paused share over time, utilization
 /// by link tier), each run's lines labelled with its variant. Empty when no run was monitored.
-fn series_html(exp: &Experiment, runs: &Runs, out: &Path) -> Result<String> {
+/// With it, each section's anchor and text for the table of contents.
+fn series_html(
+    exp: &Experiment,
+    runs: &Runs,
+    out: &Path,
+) -> Result<(String, Vec<(String, String)>)> {
     let mut h = String::new();
+    let mut contents = Vec::new();
     for (point, seed, here) in monitored_groups(runs) {
         let monitored: Vec<Monitored> = (here.iter())
             .map(|r| Monitored {
@@ -602,11 +616,13 @@ fn series_html(exp: &Experiment, runs: &Runs, out: &Path) -> Result<String> {
         } else {
             format!(" at {}", at.join(", "))
         };
+        let text = format!("Time series{at}");
         let _ = write!(
             h,
-            "<details class=\"series\"><summary>Time series{}: {} (series/ports.csv in \
+            "<details class=\"series\" id=\"{}\"><summary>{}: {} (series/ports.csv in \
              <code>{}</code>)</summary>",
-            escape(&at),
+            escape(&id("series")),
+            escape(&text),
             escape(&names.join(", ")),
             escape(&folder)
         );
@@ -621,8 +637,9 @@ fn series_html(exp: &Experiment, runs: &Runs, out: &Path) -> Result<String> {
             );
         }
         h.push_str("</details>");
+        contents.push((id("series"), text));
     }
-    Ok(h)
+    Ok((h, contents))
 }
 
 /// Refuses `--set` of the keys the engine sets itself.

@@ -129,6 +129,40 @@ struct PortRow {
     pause_sent: u64,
     pause_received: u64,
     utilization: f64,
+    /// By tier and index (`leaf 3`); absent from files of irn versions before the columns.
+    #[serde(default)]
+    node_label: Option<String>,
+    #[serde(default)]
+    peer_label: Option<String>,
+}
+
+impl PortRow {
+    /// The port as its charts name it: `leaf 3 → spine 5`, or by ids (`switch:9 → switch:4`)
+    /// in files without labels.
+    fn label(&self) -> String {
+        match (&self.node_label, &self.peer_label) {
+            (Some(node), Some(peer)) => format!("{node} → {peer}"),
+            _ => format!("{} → {}", self.node, self.peer),
+        }
+    }
+
+    /// The tier names of the port's node and peer (`leaf`, `site A spine`), if both are named:
+    /// `None` in files without labels and in networks without named tiers (`switch 9`).
+    fn tier_names(&self) -> Option<(&str, &str)> {
+        let node = tier_name(self.node_label.as_deref()?)?;
+        let peer = tier_name(self.peer_label.as_deref()?)?;
+        Some((node, peer))
+    }
+}
+
+/// A node label without its index (`site A leaf 3` → `site A leaf`); `None` for a switch of
+/// a network without named tiers (`switch 9`), whose tier says nothing its hop count does not.
+fn tier_name(label: &str) -> Option<&str> {
+    let name = match label.rsplit_once(' ') {
+        Some((name, index)) if index.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => label,
+    };
+    (name != "switch" && !name.ends_with(" switch")).then_some(name)
 }
 
 /// Lines per chart, and points per line (consecutive samples are merged beyond it).
@@ -219,7 +253,7 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
             let at = match seen[first..].binary_search_by_key(&row.port, |s| s.port) {
                 Ok(i) => first + i,
                 Err(i) => {
-                    let label = runs[*variant].labelled(format!("{}→{}", row.node, row.peer));
+                    let label = runs[*variant].labelled(row.label());
                     seen.insert(
                         first + i,
                         Seen {
@@ -292,12 +326,18 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
         for row in rows(path)? {
             let row = row?;
             let tier = (row.tier, row.peer_tier);
-            let at = match (tiers.iter()).position(|t| t.variant == *variant && t.link == tier) {
+            let names = row.tier_names();
+            let at = match (tiers.iter()).position(|t| {
+                t.variant == *variant
+                    && t.link == tier
+                    && t.names.as_ref().map(|(a, b)| (a.as_str(), b.as_str())) == names
+            }) {
                 Some(at) => at,
                 None => {
                     tiers.push(Tier {
                         variant: *variant,
                         link: tier,
+                        names: names.map(|(a, b)| (a.to_string(), b.to_string())),
                         cells: Vec::new(),
                     });
                     tiers.len() - 1
@@ -337,35 +377,32 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
     let mut charts = Vec::new();
     if !tiers.is_empty() {
         // Bands from the hosts' links up, variant by variant.
-        tiers.sort_by_key(|t| (t.variant, t.link.0.max(t.link.1), t.link.0, t.link.1));
-        let band = |v: usize, (a, b): (u32, u32)| {
-            let name = |t: u32| {
-                if t == 0 {
-                    "host".to_string()
-                } else {
-                    format!("tier {t}")
-                }
-            };
-            runs[v].labelled(format!("{}→{}", name(a), name(b)))
-        };
+        tiers.sort_by(|a, b| {
+            let key = |t: &Tier| (t.variant, t.link.0.max(t.link.1), t.link.0, t.link.1);
+            key(a).cmp(&key(b)).then_with(|| a.names.cmp(&b.names))
+        });
         let bands: Vec<(String, Vec<Option<f64>>)> = (tiers.iter())
             .map(|t| {
                 let means = (t.cells.iter())
                     .map(|&(sum, n)| (n > 0).then(|| sum / f64::from(n)))
                     .collect();
-                (band(t.variant, t.link), means)
+                (runs[t.variant].labelled(t.name()), means)
             })
             .collect();
         let title = "Link utilization by tier over time".to_string();
         charts.push(Chart {
             id: ids[2].to_string(),
-            svg: svg_with_label(plot::heat_map(&title, &bands, start_us, cell_us)?, &title),
+            svg: svg_with_label(
+                plot::heat_map(&title, "utilization", &bands, start_us, cell_us)?,
+                &title,
+            ),
             title,
-            note: "Mean utilization (white 0 %, darkest 100 %) of the sampled ports of each \
-                   link tier, by the hop distances from the hosts of the port's node and of \
-                   the node it sends to (host→tier 1: NICs to leaves or edges; tier 1→tier 2: \
-                   leaves up to spines), from series/ports.csv's utilization; beyond 200 \
-                   samples a cell is the mean of several."
+            note: "Mean utilization (the colour bar: white 0 %, darkest 100 %) of the sampled \
+                   ports of each link tier, from the tier of the port's node to that of the \
+                   node it sends to (leaf → spine: leaves up to spines; in a network without \
+                   named tiers, by hop distance from the hosts: host → tier 1, tier 1 → \
+                   tier 2), from series/ports.csv's utilization; beyond 200 samples a cell is \
+                   the mean of several."
                 .to_string(),
         });
     }
@@ -436,9 +473,29 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
 /// utilizations and how many there were.
 struct Tier {
     variant: usize,
-    /// The tiers of the ports' nodes and of their peers.
+    /// The tiers (hop distances from the hosts) of the ports' nodes and of their peers...
     link: (u32, u32),
+    /// ...and their names, where the network names them (`leaf`, `spine`).
+    names: Option<(String, String)>,
     cells: Vec<(f64, u32)>,
+}
+
+impl Tier {
+    /// Its band's name: `leaf → spine`, or by hop distance (`host → tier 1`) where the
+    /// network has no named tiers.
+    fn name(&self) -> String {
+        if let Some((a, b)) = &self.names {
+            return format!("{a} → {b}");
+        }
+        let name = |t: u32| {
+            if t == 0 {
+                "host".to_string()
+            } else {
+                format!("tier {t}")
+            }
+        };
+        format!("{} → {}", name(self.link.0), name(self.link.1))
+    }
 }
 
 /// `ports.csv`'s rows, one at a time.
@@ -518,6 +575,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tiers_are_named_where_the_network_names_them() {
+        assert_eq!(tier_name("leaf 3"), Some("leaf"));
+        assert_eq!(tier_name("site A spine 12"), Some("site A spine"));
+        assert_eq!(tier_name("site B border"), Some("site B border"));
+        assert_eq!(tier_name("host 0"), Some("host"));
+        assert_eq!(tier_name("switch 9"), None);
+        assert_eq!(tier_name("site A switch 0"), None);
+        let tier = |names: Option<(&str, &str)>| Tier {
+            variant: 0,
+            link: (1, 2),
+            names: names.map(|(a, b)| (a.to_string(), b.to_string())),
+            cells: Vec::new(),
+        };
+        assert_eq!(tier(Some(("leaf", "spine"))).name(), "leaf → spine");
+        assert_eq!(tier(None).name(), "tier 1 → tier 2");
+    }
+
+    /// `series/ports.csv` of irn versions before `node_label` and `peer_label`: its ports are
+    /// named by their ids, its bands by hop distance.
+    #[test]
+    fn files_without_labels_name_ports_by_id() {
+        let dir = std::env::temp_dir().join(format!("irn-series-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let ports = dir.join("ports.csv");
+        let header = "time_us,port,node,local,peer,tier,peer_tier,queue_bytes,buffer_bytes,\
+                      paused,paused_us,pause_sent,pause_received,bytes_sent,utilization,\
+                      ecn_marks,drops,link_losses";
+        let rows = ["1.0,3,switch:0,1,host:1,1,0,2000,,0,0.0,0,0,10,0.5,0,0,0"; 2];
+        fs::write(&ports, format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+        let run = Monitored {
+            label: String::new(),
+            ports,
+            interval_us: 1.0,
+        };
+        let charts = charts(&[run], CHART_IDS).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        let svg = |id: &str| &charts.iter().find(|c| c.id == id).unwrap().svg;
+        assert!(svg("queue_over_time").contains("switch:0 → host:1"));
+        assert!(svg("utilization_by_tier").contains("tier 1 → host"));
+    }
+
+    #[test]
     fn long_lines_merge_samples_into_peaks_or_means() {
         // (samples, peak?, the points)
         type Points = &'static [(f64, f64)];
@@ -530,7 +629,7 @@ mod tests {
             let seen = Seen {
                 variant: 0,
                 port: 7,
-                label: "switch:0→host:1".into(),
+                label: "leaf 0 → host 1".into(),
                 samples,
                 peak_queue: 5,
                 peak_buffer: 0,
@@ -546,7 +645,7 @@ mod tests {
                 line.add(*t, *v);
             }
             let (label, points) = line.finish();
-            assert_eq!(label, "switch:0→host:1");
+            assert_eq!(label, "leaf 0 → host 1");
             assert_eq!(points, want, "{samples} samples, peak {peak}");
         }
     }

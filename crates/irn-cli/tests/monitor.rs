@@ -140,8 +140,8 @@ fn a_monitored_sweep_writes_each_runs_series_as_irn_run_does_and_keeps_them_on_r
         );
     }
     assert!(html.contains("id=\"queue_over_time_workload.load_0.9\""));
-    // Both variants' ports, labelled with their names.
-    assert!(html.contains("IRN switch:0→host:") && html.contains("RoCE+PFC switch:0→host:"));
+    // Both variants' ports, labelled with their names; a star's switch has no named tier.
+    assert!(html.contains("IRN switch 0 → host ") && html.contains("RoCE+PFC switch 0 → host "));
     // A sweep without a monitor has no such section.
     ok(&irn(&["sweep", "plain-sweep.toml", "--out", "q"], &dir));
     ok(&irn(&["plot", "q"], &dir));
@@ -183,6 +183,12 @@ fn irn_check_writes_the_series_of_every_run_and_draws_them_per_point() {
         assert!(html.contains(&summary), "{summary}");
         let id = format!("tiny_utilization_by_tier_{point}");
         assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+        // The contents link to each point's time series, under the figure.
+        let link = format!("<li><a href=\"#tiny_series_{point}\">Time series at {point}</a></li>");
+        assert!(html.contains(&link), "{link}");
+        assert!(html.contains(&format!(
+            "<details class=\"series\" id=\"tiny_series_{point}\">"
+        )));
     }
     assert!(html.contains("id=\"tiny_queue_over_time_busy\""));
     assert_eq!(html.matches("<details").count(), 2);

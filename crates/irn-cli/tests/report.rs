@@ -102,6 +102,37 @@ fn check_html(html: &str, charts: usize) {
     assert!(!html.contains(" src="));
     let urls = html.matches("http://").count() + html.matches("https://").count();
     assert_eq!(urls, html.matches("http://www.w3.org/2000/svg").count());
+    check_contents(html);
+}
+
+/// The values of `attr="..."` in `html`, in order.
+fn attributes<'a>(html: &'a str, attr: &str) -> Vec<&'a str> {
+    let open = format!(" {attr}=\"");
+    html.match_indices(&open)
+        .map(|(i, _)| {
+            let rest = &html[i + open.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect()
+}
+
+/// The table of contents leads, before the first section, and every link in the page goes to
+/// an anchor it has; no two elements share an id.
+fn check_contents(html: &str) {
+    let toc = html
+        .find("<nav class=\"toc\"")
+        .expect("a table of contents");
+    assert!(toc < html.find("<section").unwrap(), "contents first");
+    let ids = attributes(html, "id");
+    for (i, id) in ids.iter().enumerate() {
+        assert!(!ids[..i].contains(id), "id {id} twice");
+    }
+    let links = attributes(html, "href");
+    assert!(links.len() >= 4, "{links:?}");
+    for link in links {
+        let target = link.strip_prefix('#').expect("links inside the page");
+        assert!(ids.contains(&target), "no anchor {target}");
+    }
 }
 
 #[test]
@@ -122,7 +153,15 @@ fn report_for_a_comparison() {
     assert!(html.contains("[transport]") && html.contains("kind = &quot;irn&quot;"));
     for id in CHARTS {
         assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
+        assert!(
+            html.contains(&format!("<li><a href=\"#{id}\">")),
+            "{id} in the contents"
+        );
     }
+    // The contents lead to each variant's column of the headline table.
+    let variants = "<li><a href=\"#variant-irn\">IRN</a></li>\n<li><a href=\"#variant-roce-pfc-go-back-n-co\">";
+    assert!(html.contains(variants), "{html}");
+    assert!(html.contains("<th scope=\"col\" id=\"variant-irn\">IRN</th>"));
     // FCT by flow size: the default buckets, labelled by their edges, with bars.
     for label in ["FCT by flow size", "≤ 10 KB", "10 KB–100 KB", "&gt; 1 MB"] {
         assert!(html.contains(label), "{label}");
@@ -446,7 +485,18 @@ fn a_monitored_run_draws_its_series_and_renders_in_headless_chromium() {
     }
     // Variant names are escaped in the series' legends and bands too (plotters writes `'` as
     // `&apos;`).
-    assert!(html.contains("&lt;&quot;go-back-N&quot;&gt; &amp; &apos;co&apos; switch:"));
+    let odd = "&lt;&quot;go-back-N&quot;&gt; &amp; &apos;co&apos; ";
+    assert!(
+        ["edge ", "agg ", "core "]
+            .iter()
+            .any(|tier| html.contains(&format!("{odd}{tier}"))),
+        "a port named by its tier"
+    );
+    // The fat-tree's link tiers by name, and the heat map's colour bar.
+    for band in ["IRN edge → agg", "IRN agg → core", "IRN core → agg"] {
+        assert!(html.contains(band), "{band}");
+    }
+    assert!(html.contains(">\nutilization\n</text>") && html.contains(">\n100 %\n</text>"));
     assert!(!html.contains(ODD_NAME));
     let Some(chromium) = chromium() else {
         println!("skipped the browser: chromium not installed");

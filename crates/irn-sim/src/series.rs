@@ -11,6 +11,8 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use crate::topology::NodeLabel;
+
 /// Where the rows go. The simulation calls it from its sample event, in time order and, within
 /// a sample, ports, then NICs, then flows, each in increasing id order.
 pub trait SeriesSink {
@@ -78,10 +80,17 @@ pub struct PortSample {
     /// Packets the link leaving this port lost on the wire in the window (a lossy link,
     /// `crate::loss`; 0 on a clean one), apart from `drops`.
     pub link_losses: u64,
+    /// Its node and the peer by tier and index within the tier (`leaf 3`, `spine 5`,
+    /// `host 12`; `switch 9` without named tiers): [`Topology::node_label`]. Last, so the
+    /// columns before keep their places.
+    ///
+    /// [`Topology::node_label`]: crate::topology::Topology::node_label
+    pub node_label: NodeLabel,
+    pub peer_label: NodeLabel,
 }
 
 impl PortSample {
-    pub const HEADER: [&'static str; 18] = [
+    pub const HEADER: [&'static str; 20] = [
         "time_us",
         "port",
         "node",
@@ -100,6 +109,8 @@ impl PortSample {
         "ecn_marks",
         "drops",
         "link_losses",
+        "node_label",
+        "peer_label",
     ];
 }
 

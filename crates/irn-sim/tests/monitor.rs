@@ -126,6 +126,9 @@ fn occupancy_and_bytes_sent_match_the_hand_count() {
     assert_eq!(port(&rows, "host:0", "switch:0", 6.0).bytes_sent, 0);
     let host = port(&rows, "host:0", "switch:0", 1.0);
     assert_eq!((host.tier, host.peer_tier, host.buffer_bytes), (0, 1, None));
+    // A star has no named tiers: its switch is `switch 0`.
+    let labels = (host.node_label.to_string(), host.peer_label.to_string());
+    assert_eq!(labels, ("host 0".to_string(), "switch 0".to_string()));
     // NICs: both flows run from the start; host 2 receives both.
     let nic = |t: f64, h: u32| {
         rows.nics

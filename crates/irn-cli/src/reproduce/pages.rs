@@ -147,6 +147,9 @@ pub struct FigureResult {
     /// The monitored runs' time series, as HTML (empty without any).
     #[serde(skip)]
     pub series: String,
+    /// The anchor and text of each section of `series`, for the table of contents.
+    #[serde(skip)]
+    pub series_contents: Vec<(String, String)>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -369,11 +372,24 @@ pub fn html(results: &[FigureResult], quick: bool, command: &str) -> String {
         for r in figures {
             let _ = write!(
                 h,
-                "<li><a href=\"#{}\">{}</a>: {}</li>",
+                "<li><a href=\"#{}\">{}</a>: {}",
                 anchor(r),
                 escape(&r.title),
                 escape(&short_tally(&r.tally()))
             );
+            if !r.series_contents.is_empty() {
+                h.push_str("<ul>");
+                for (id, text) in &r.series_contents {
+                    let _ = write!(
+                        h,
+                        "<li><a href=\"#{}\">{}</a></li>",
+                        escape(id),
+                        escape(text)
+                    );
+                }
+                h.push_str("</ul>");
+            }
+            h.push_str("</li>");
         }
         h.push_str("</ul></li>");
     }

@@ -283,6 +283,26 @@ fn mean_cell(summary: &Summary, row: &csv::StringRecord, metric: &str) -> String
     }
 }
 
+/// The anchor of the section of the time series of the runs in `folder`.
+fn series_id(folder: &str) -> String {
+    format!("series_{}", folder_name(folder))
+}
+
+/// The report's table of contents: the headline metrics, every chart, and each section of
+/// time series with its charts under it.
+fn contents(charts: &[Chart], series: &[(String, Vec<Chart>)]) -> Vec<report::TocEntry> {
+    let entry = |c: &Chart| report::TocEntry::new(&c.id, &c.title);
+    let metrics = report::TocEntry::new("metrics-table", "Headline metrics");
+    let series = series.iter().map(|(folder, charts)| report::TocEntry {
+        children: charts.iter().map(entry).collect(),
+        ..report::TocEntry::new(&series_id(folder), &format!("Time series of {folder}"))
+    });
+    std::iter::once(metrics)
+        .chain(charts.iter().map(entry))
+        .chain(series)
+        .collect()
+}
+
 fn render_html(
     dir: &Path,
     summary: &Summary,
@@ -315,6 +335,7 @@ fn render_html(
         keys.join(", "),
         escape(&dir.display().to_string())
     );
+    report::write_toc(&mut out, &contents(charts, series));
     out.push_str("<section id=\"metrics-table\">\n<h2>Headline metrics</h2>\n");
     out.push_str(
         "<p class=\"note\">Per point and variant, the mean over its runs ± the half-width of \
@@ -358,10 +379,10 @@ fn render_html(
     for (folder, charts) in series {
         let _ = writeln!(
             out,
-            "<section id=\"series_{}\">\n<h2>Time series of {}</h2>\n<p class=\"note\">From \
+            "<section id=\"{}\">\n<h2>Time series of {}</h2>\n<p class=\"note\">From \
              the series/ports.csv of the monitored runs in <code>{}</code>.</p>\n<details>\n\
              <summary>Queue occupancy, pauses and link utilization over time</summary>",
-            escape(&folder_name(folder)),
+            escape(&series_id(folder)),
             escape(folder),
             escape(folder)
         );

@@ -36,6 +36,7 @@ use crate::metrics::SampledMemory;
 use crate::port::{OwnerKind, Port, PortExtra};
 use crate::series::{FlowSample, NicSample, NodeName, PortSample, SeriesSink};
 use crate::switch::{Queues, Switch};
+use crate::topology::PortLabel;
 
 /// When samples are taken: every multiple of `interval` in `from..=until`.
 #[derive(Debug, Clone, Copy)]
@@ -241,6 +242,8 @@ struct Watched {
     peer: NodeName,
     tier: u32,
     peer_tier: u32,
+    /// Its node's and peer's tier names and indices, made once here.
+    label: PortLabel,
     last: PortCounts,
 }
 
@@ -310,6 +313,7 @@ impl<'a> Monitor<'a> {
                         peer: name(peer),
                         tier: tiers[port.node.index()],
                         peer_tier: tiers[peer.node.index()],
+                        label: cfg.topology.port_label(p),
                         last: PortCounts::default(),
                     }
                 })
@@ -405,6 +409,8 @@ impl<T: Trace> Simulation<'_, T> {
                 ecn_marks: now_counts.ecn_marks - last.ecn_marks,
                 drops: now_counts.drops - last.drops,
                 link_losses: now_counts.link_losses - last.link_losses,
+                node_label: w.label.node,
+                peer_label: w.label.peer,
             });
         }
     }

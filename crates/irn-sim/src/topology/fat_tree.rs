@@ -12,7 +12,7 @@
 
 use irn_core::time::{Bandwidth, Duration};
 
-use super::{LinkSpec, NodeKind, Topology, TopologyError, MAX_SWITCH_PORTS};
+use super::{LinkSpec, NodeKind, TierRun, Topology, TopologyError, MAX_SWITCH_PORTS};
 use crate::ids::NodeId;
 
 impl Topology {
@@ -65,7 +65,16 @@ impl Topology {
                 }
             }
         }
-        Topology::from_links(kinds, links)
+        let tier = |name, switches| TierRun {
+            site: None,
+            name,
+            switches,
+        };
+        Ok(Topology::from_links(kinds, links)?.with_tier_runs(vec![
+            tier("edge", edges),
+            tier("agg", aggs),
+            tier("core", cores),
+        ]))
     }
 }
 

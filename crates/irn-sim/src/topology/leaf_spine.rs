@@ -10,7 +10,7 @@
 
 use irn_core::time::{Bandwidth, Duration};
 
-use super::{LinkSpec, NodeKind, Topology, TopologyError, MAX_SWITCH_PORTS};
+use super::{LinkSpec, NodeKind, TierRun, Topology, TopologyError, MAX_SWITCH_PORTS};
 use crate::ids::NodeId;
 
 impl Topology {
@@ -79,7 +79,13 @@ impl Topology {
                 });
             }
         }
-        Topology::from_links(kinds, links)
+        let tier = |name, switches| TierRun {
+            site: None,
+            name,
+            switches,
+        };
+        Ok(Topology::from_links(kinds, links)?
+            .with_tier_runs(vec![tier("leaf", leaves), tier("spine", spines)]))
     }
 }
 

@@ -12,6 +12,7 @@
 //! | `routing.rs` | the BFS-per-destination ECMP table |
 //! | `k_shortest.rs` | Yen's k shortest paths between edge switches, for source routing |
 //! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
+//! | `labels.rs` | nodes and ports named by tier and index ([`Topology::node_label`]) |
 //! | `leaf_spine.rs` | the two-tier leaf-spine Clos of Eunomia |
 //! | `jellyfish.rs` | Jellyfish: a random regular graph of switches with servers attached |
 //! | `simple.rs` | hand-checkable star and dumbbell networks |
@@ -24,6 +25,7 @@ mod error;
 mod fat_tree;
 mod jellyfish;
 mod k_shortest;
+mod labels;
 mod leaf_spine;
 pub mod ns3;
 mod routing;
@@ -40,6 +42,7 @@ use irn_core::time::{Bandwidth, Duration};
 pub use self::error::{TopologyError, MAX_SWITCH_PORTS};
 use self::k_shortest::KShortestPaths;
 pub use self::k_shortest::MAX_PATHS;
+pub use self::labels::{NodeLabel, PortLabel, TierRun};
 pub(crate) use self::routing::RoutingTable;
 use self::routing::Wiring;
 pub use self::wan::{Border, LongHaulLink, Site, Wan, WanLinks, WanSite};
@@ -114,6 +117,8 @@ pub struct Topology {
     min_host_rate: Bandwidth,
     /// Its sites and long-haul links when built by [`Topology::wan`].
     wan: Option<Box<Wan>>,
+    /// The switches' named tiers, for [`node_label`](Self::node_label); empty without.
+    tier_runs: Vec<TierRun>,
 }
 
 impl Topology {
@@ -263,6 +268,7 @@ impl Topology {
             source_routes: None,
             min_host_rate,
             wan: None,
+            tier_runs: Vec::new(),
         })
     }
 
@@ -541,6 +547,7 @@ impl Topology {
                 .as_deref()
                 .map_or(0, KShortestPaths::heap_bytes)
             + self.wan.as_deref().map_or(0, Wan::heap_bytes)
+            + self.tier_runs.capacity() * size_of::<TierRun>()
     }
 }
 

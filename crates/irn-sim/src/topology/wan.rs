@@ -21,7 +21,7 @@ use core::ops::Range;
 
 use irn_core::time::{Bandwidth, Duration};
 
-use super::{node_tiers, LinkSpec, NodeKind, Topology, TopologyError, MAX_SWITCH_PORTS};
+use super::{node_tiers, LinkSpec, NodeKind, TierRun, Topology, TopologyError, MAX_SWITCH_PORTS};
 use crate::ids::{HostIdx, NodeId, PortId};
 
 /// One of the two sites of a WAN.
@@ -168,8 +168,10 @@ impl Topology {
         let mut kinds = vec![NodeKind::Host; hosts[0] + hosts[1]];
         let mut links = Vec::new();
         let mut borders = [NodeId(0); 2];
+        let mut tiers = Vec::new();
         for (which, site, host_base) in [(WanSite::A, a, 0), (WanSite::B, b, hosts[0])] {
             borders[which.index()] = add_site(which, site, host_base, wan, &mut kinds, &mut links)?;
+            tiers.extend(site_tiers(which, site));
         }
         let long_haul = LinkSpec {
             a: borders[0],
@@ -178,7 +180,7 @@ impl Topology {
             delay: wan.delay,
         };
         links.extend((0..wan.links).map(|_| long_haul));
-        let mut t = Topology::from_links(kinds, links)?;
+        let mut t = Topology::from_links(kinds, links)?.with_tier_runs(tiers);
 
         // The long-haul links come last, so they are each border's last ports, in order.
         let ends = t.node_ports(borders[0]).end;
@@ -263,6 +265,32 @@ fn add_site(
             Ok(border)
         }
     }
+}
+
+/// `site`'s switches' tiers in the WAN, in the order [`add_site`] numbers them: the site's
+/// own named tiers (or all its switches as `switch`), then its dedicated border, if any.
+fn site_tiers(which: WanSite, site: Site<'_>) -> Vec<TierRun> {
+    let t = site.topology;
+    let mut runs: Vec<TierRun> = if t.tier_runs().is_empty() {
+        vec![TierRun {
+            site: None,
+            name: "switch",
+            switches: t.switches().len() as u32,
+        }]
+    } else {
+        t.tier_runs().to_vec()
+    };
+    if site.border == Border::TopTier {
+        runs.push(TierRun {
+            site: None,
+            name: "border",
+            switches: 1,
+        });
+    }
+    for r in &mut runs {
+        r.site = Some(which);
+    }
+    runs
 }
 
 /// A border switch has `site_ports` ports in its site and `long_haul` more.
