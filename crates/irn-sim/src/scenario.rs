@@ -353,8 +353,28 @@ fn blame(
 /// inside `workload.sizes`, which is a name or a table of exactly one key, how to write a
 /// distribution whole: the dotted key `workload.sizes.fixed` reads as a second key beside the
 /// file's, or as a key of a name, and serde's words for that ("wanted exactly 1 element",
-/// "unit variant") do not say what to write.
-fn form_of(key: &str) -> &'static str {
+/// "unit variant") do not say what to write. A key that also takes a word (`"auto"`, `"off"`)
+/// says so.
+fn form_of(key: &str) -> String {
+    let form = unit_form(key);
+    match WORD_KEYS.iter().find(|(k, _)| *k == key) {
+        Some((_, word)) if !form.is_empty() => format!("{form}, or {word}"),
+        _ => form.to_string(),
+    }
+}
+
+/// The keys whose value may also be a word, and the word.
+const WORD_KEYS: &[(&str, &str)] = &[
+    ("switch.pfc_threshold", "\"auto\""),
+    ("switch.pfc_resume_gap", "\"auto\""),
+    ("switch.pfc_refresh", "\"auto\""),
+    ("switch.credit_interval", "\"auto\""),
+    ("transport.rto_high", "\"auto\""),
+    ("transport.nack_interval", "\"off\""),
+];
+
+/// [`form_of`] for the value's unit or shape alone.
+fn unit_form(key: &str) -> &'static str {
     // `run.fct_size_buckets[0]`: a list's item is written as the list's key says.
     let last = key.rsplit('.').next().unwrap_or(key);
     let name = last.split('[').next().unwrap_or(last);
@@ -371,6 +391,8 @@ fn form_of(key: &str) -> &'static str {
         "; write a size as a string with its unit, e.g. \"240KB\" (B, KB, MB, GB, KiB, MiB, GiB)"
     } else if name == "gap" || name == "length" {
         "; write a duration, e.g. \"5ms\", or a [low, high] pair of them, e.g. [\"0ms\", \"20ms\"]"
+    } else if key == "transport.tx_window" {
+        "; write a packet count, e.g. 64, or \"auto\" (the BDP cap) or \"off\""
     } else if key == "ordering.cap" {
         "; write a number of bits, e.g. 256 (a multiple of block_bits), or \"none\""
     } else if name == "ports" && (pause_control || key.starts_with("monitor")) {
@@ -1004,8 +1026,8 @@ mod tests {
     }
 
     /// A value of a key that takes one of two forms (a number or a word, a selector or a
-    /// list, a size or a number of pauses) is answered with both, and a list's items with
-    /// the list's form.
+    /// list, a size or a number of pauses, a size or "auto") is answered with both, and a
+    /// list's items with the list's form.
     #[test]
     fn a_key_of_two_forms_gives_both() {
         let set = |o: &[&str]| {
@@ -1026,6 +1048,19 @@ mod tests {
             (
                 set(&["pause_control=[{ rule = \"threshold\", threshold = true }]"]),
                 "write a size, e.g. \"100KB\", or a number of longest pauses' worth of data",
+            ),
+            (
+                set(&["transport.kind=roce", "transport.tx_window=true"]),
+                "write a packet count, e.g. 64, or \"auto\" (the BDP cap) or \"off\"",
+            ),
+            (
+                set(&["switch.pfc_threshold=5"]),
+                "expected a string; write a size as a string with its unit, e.g. \"240KB\" (B, \
+                 KB, MB, GB, KiB, MiB, GiB), or \"auto\"",
+            ),
+            (
+                set(&["transport.nack_interval=4"]),
+                "e.g. \"10us\" (ps, ns, us, ms, s), or \"off\"",
             ),
             (
                 set(&["run.fct_size_buckets=[10]"]),
