@@ -131,3 +131,38 @@ fn a_sweep_file_that_is_a_fifo_or_a_device_is_refused_not_read() {
     let said = refused(&irn(&["sweep", "/dev/zero"], &dir));
     assert!(said.contains("/dev/zero: cannot read: a device"), "{said}");
 }
+
+/// A misspelt key in a file, a misspelt name from `--set` and a kind given a number: each is
+/// refused before anything runs, with the name meant or the names allowed.
+#[test]
+fn a_misspelt_key_or_a_numbered_kind_says_what_was_meant() {
+    let dir = scratch("hostile-misspelt");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    std::fs::write(dir.join("laod.toml"), "[workload]\nlaod = 0.5\n").unwrap();
+    let said = refused(&irn(&["validate", "laod.toml"], &dir));
+    assert!(
+        said.contains("laod.toml: TOML parse error at line 2"),
+        "{said}"
+    );
+    assert!(
+        said.contains("unknown field `laod`, expected one of `kind`, `load`"),
+        "{said}"
+    );
+    assert!(said.contains("; did you mean `load`?"), "{said}");
+    let run = |set: &str| refused(&irn(&["run", "tiny.toml", "--set", set], &dir));
+    let said = run("load_balancing.kind=letflwo");
+    assert!(
+        said.contains("--set load_balancing.kind: unknown variant `letflwo`")
+            && said.contains("; did you mean `letflow`?"),
+        "{said}"
+    );
+    let said = run("ordering.kind=0");
+    assert!(
+        said.contains(
+            "tiny.toml: --set ordering.kind: expected one of \"none\", \"ideal\", \
+             \"static-bitmap\", \"eunomia\"; got 0"
+        ),
+        "{said}"
+    );
+    assert!(!dir.join("results").exists(), "nothing written");
+}

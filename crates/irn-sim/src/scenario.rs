@@ -181,9 +181,15 @@ pub fn parse(
     // First pass on the text as written, so misspelled keys are reported at their line.
     let mut written: ScenarioFile = serde_path_to_error::deserialize(toml::Deserializer::new(text))
         .map_err(|e| {
+            let names = toml::from_str(text)
+                .ok()
+                .and_then(|t| names_expected(toml::Value::Table(t), e.path()));
             let at = e.path().to_string();
             let e = e.into_inner();
-            let message = out_of_range(&e.to_string(), text, e.span());
+            let mut message = out_of_range(&e.to_string(), text, e.span());
+            if let Some(names) = names {
+                message = message.replace(e.message(), &names);
+            }
             syntax(format!("{}{}", explain(message.trim_end()), form_of(&at)))
         })?;
     let mut table: toml::Table = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
@@ -246,10 +252,12 @@ pub fn parse(
         }
         // The merged table has no source text to point into, so an error names the key's path
         // instead (a value set by a variant or by `--set` has no line of its own).
-        let mut resolved: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(t))
-            .map_err(|e| {
+        let merged = toml::Value::Table(t);
+        let mut resolved: ScenarioFile =
+            serde_path_to_error::deserialize(merged.clone()).map_err(|e| {
+                let names = names_expected(merged, e.path());
                 let at = e.path().to_string();
-                let message = explain(e.into_inner().message());
+                let message = names.unwrap_or_else(|| explain(e.into_inner().message()));
                 syntax(blame(&at, &message, &overrides, compare.then_some(name)))
             })?;
         resolved.topology.normalize(file)?;
@@ -345,9 +353,32 @@ fn blame(
 /// inside `workload.sizes`, which is a name or a table of exactly one key, how to write a
 /// distribution whole: the dotted key `workload.sizes.fixed` reads as a second key beside the
 /// file's, or as a key of a name, and serde's words for that ("wanted exactly 1 element",
-/// "unit variant") do not say what to write.
-fn form_of(key: &str) -> &'static str {
-    let name = key.rsplit('.').next().unwrap_or(key);
+/// "unit variant") do not say what to write. A key that also takes a word (`"auto"`, `"off"`)
+/// says so.
+fn form_of(key: &str) -> String {
+    let form = unit_form(key);
+    match WORD_KEYS.iter().find(|(k, _)| *k == key) {
+        Some((_, word)) if !form.is_empty() => format!("{form}, or {word}"),
+        _ => form.to_string(),
+    }
+}
+
+/// The keys whose value may also be a word, and the word.
+const WORD_KEYS: &[(&str, &str)] = &[
+    ("switch.pfc_threshold", "\"auto\""),
+    ("switch.pfc_resume_gap", "\"auto\""),
+    ("switch.pfc_refresh", "\"auto\""),
+    ("switch.credit_interval", "\"auto\""),
+    ("transport.rto_high", "\"auto\""),
+    ("transport.nack_interval", "\"off\""),
+];
+
+/// [`form_of`] for the value's unit or shape alone.
+fn unit_form(key: &str) -> &'static str {
+    // `run.fct_size_buckets[0]`: a list's item is written as the list's key says.
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let name = last.split('[').next().unwrap_or(last);
+    let pause_control = key.starts_with("pause_control");
     if key == "workload.sizes" || key.starts_with("workload.sizes.") {
         "; `sizes` is \"irn-default\", \"alistorage\", \"fb-hadoop\" or a table of one key: \
          write a distribution whole: --set 'workload.sizes={ fixed = \"1MB\" }' (or \
@@ -360,6 +391,15 @@ fn form_of(key: &str) -> &'static str {
         "; write a size as a string with its unit, e.g. \"240KB\" (B, KB, MB, GB, KiB, MiB, GiB)"
     } else if name == "gap" || name == "length" {
         "; write a duration, e.g. \"5ms\", or a [low, high] pair of them, e.g. [\"0ms\", \"20ms\"]"
+    } else if key == "transport.tx_window" {
+        "; write a packet count, e.g. 64, or \"auto\" (the BDP cap) or \"off\""
+    } else if key == "ordering.cap" {
+        "; write a number of bits, e.g. 256 (a multiple of block_bits), or \"none\""
+    } else if name == "ports" && (pause_control || key.starts_with("monitor")) {
+        "; write a port selector, e.g. \"switch\", \"uplinks\", \"switch:3:downlinks\" or \"host:5\", \
+         or a list of them"
+    } else if pause_control && ["threshold", "height", "constant", "resume"].contains(&name) {
+        "; write a size, e.g. \"100KB\", or a number of longest pauses' worth of data, e.g. 2"
     } else {
         ""
     }
@@ -409,8 +449,56 @@ const SIZE_KEYS: &[&str] = &[
     "fct_size_buckets",
 ];
 
+/// For an enum key given a value that is not a string (`ordering.kind = 0`), the names it
+/// takes and the value given: serde says neither ("wanted string or table", "unit variant,
+/// expected string only"). The names are serde's own, read from its error for a string that
+/// names no variant, so they cannot drift from the code; `None` when the key at `at` is not
+/// such an enum.
+fn names_expected(mut merged: toml::Value, at: &serde_path_to_error::Path) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut slot = &mut merged;
+    for segment in at.iter() {
+        slot = match segment {
+            Segment::Map { key } => slot.as_table_mut()?.get_mut(key)?,
+            Segment::Seq { index } => slot.as_array_mut()?.get_mut(*index)?,
+            _ => return None,
+        };
+    }
+    if slot.is_str() || slot.is_table() {
+        return None;
+    }
+    let got = error::written(slot);
+    *slot = toml::Value::String("?".into());
+    let probe = serde_path_to_error::deserialize::<_, ScenarioFile>(merged).err()?;
+    if probe.path().to_string() != at.to_string() {
+        return None;
+    }
+    let message = probe.into_inner().message().to_string();
+    let (_, names) = message.split_once("unknown variant `?`, expected ")?;
+    let names: Vec<String> = (names.split('`').skip(1).step_by(2))
+        .map(|n| format!("{n:?}"))
+        .collect();
+    Some(format!("expected one of {}; got {got}", names.join(", ")))
+}
+
+/// serde's "unknown field `laod`, expected one of `kind`, `load`, …" (or "unknown variant
+/// `drll`, …") with the nearest allowed name, when one is near enough to be a typo.
+fn guess(message: &str) -> String {
+    let named = ["unknown field `", "unknown variant `"]
+        .iter()
+        .find_map(|p| message.split_once(p).map(|(_, rest)| rest));
+    let Some((written, rest)) = named.and_then(|rest| rest.split_once('`')) else {
+        return String::new();
+    };
+    let Some((_, expected)) = rest.split_once("expected ") else {
+        return String::new();
+    };
+    // `a`, `b` or `c`: every other piece between backquotes is a name.
+    error::did_you_mean(written, expected.split('`').skip(1).step_by(2))
+}
+
 /// serde's names for integer types said as ranges: "expected u32" reads "expected a whole
-/// number from 0 to 4294967295".
+/// number from 0 to 4294967295"; and a misspelt name with the name meant.
 fn explain(message: &str) -> String {
     let mut out = message.to_string();
     for (ty, range) in [
@@ -438,6 +526,7 @@ fn explain(message: &str) -> String {
             }
         }
     }
+    out.push_str(&guess(message));
     out
 }
 
@@ -833,6 +922,155 @@ mod tests {
             err.ends_with("invalid type: string \"1%\", expected f64"),
             "{err}"
         );
+    }
+
+    /// A misspelt key or name, in the file or from `--set`, keeps serde's list of what is
+    /// allowed and adds the name meant when one is a few edits away; a name far from every
+    /// allowed one gets no guess.
+    #[test]
+    fn a_misspelt_name_is_answered_with_the_name_meant() {
+        let file = |text: &str| {
+            parse(text, "t.toml", Path::new("."), &[])
+                .unwrap_err()
+                .to_string()
+        };
+        let set = |o: &[&str]| {
+            let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+            parse("", "t.toml", Path::new("."), &o)
+                .unwrap_err()
+                .to_string()
+        };
+        let cases = [
+            (
+                set(&["workload.laod=0.5"]),
+                "--set workload.laod: unknown field `laod`, expected one of `kind`, `load`",
+                "; did you mean `load`?",
+            ),
+            (
+                file("[workload]\nlaod = 0.5\n"),
+                "unknown field `laod`, expected one of `kind`, `load`",
+                "; did you mean `load`?",
+            ),
+            (
+                set(&["load_balancing.kind=drll"]),
+                "--set load_balancing.kind: unknown variant `drll`, expected one of `ecmp`",
+                "; did you mean `drill`?",
+            ),
+            (
+                file("[load_balancing]\nkind = \"drll\"\n"),
+                "unknown variant `drll`, expected one of `ecmp`",
+                "; did you mean `drill`?",
+            ),
+            (
+                set(&["topologyy.kind=star"]),
+                "unknown field `topologyy`, expected one of `name`",
+                "; did you mean `topology`?",
+            ),
+            (
+                set(&["transport.cc=dcqcn", "transport.dcqcn.cnp_intreval=1"]),
+                "transport.dcqcn.cnp_intreval = (set): unknown parameter; allowed: cnp_interval",
+                "; did you mean `cnp_interval`?",
+            ),
+        ];
+        for (err, serde, hint) in cases {
+            assert!(err.contains(serde), "{err}\nwanted: {serde}");
+            assert!(err.ends_with(hint), "{err}\nwanted it to end: {hint}");
+        }
+        for err in [set(&["workload.xyzw=1"]), set(&["ordering.kind=drll"])] {
+            assert!(err.contains("expected one of"), "{err}");
+            assert!(!err.contains("did you mean"), "{err}");
+        }
+    }
+
+    /// An enum key given a number, a boolean or a list is answered with the names it takes
+    /// and the value given, not serde's "wanted string or table".
+    #[test]
+    fn an_enum_given_a_non_string_lists_its_names() {
+        let file = |text: &str| {
+            parse(text, "t.toml", Path::new("."), &[])
+                .unwrap_err()
+                .to_string()
+        };
+        let set = |o: &str| {
+            parse("", "t.toml", Path::new("."), &[o.to_string()])
+                .unwrap_err()
+                .to_string()
+        };
+        let ordering = "expected one of \"none\", \"ideal\", \"static-bitmap\", \"eunomia\"";
+        let cases = [
+            (
+                set("ordering.kind=0"),
+                format!("t.toml: --set ordering.kind: {ordering}; got 0"),
+            ),
+            (file("[ordering]\nkind = 0\n"), format!("{ordering}; got 0")),
+            (
+                set("transport.kind=true"),
+                "--set transport.kind: expected one of \"irn\", \"roce\", \"irn-go-back-n\", \
+                 \"irn-without-bdp-fc\", \"irn-without-sack\", \"tcp\"; got true"
+                    .into(),
+            ),
+            (
+                set("load_balancing.reorder_buffer=[1]"),
+                "expected one of \"switch\", \"outside\"; got [1]".into(),
+            ),
+            (
+                file("[[pause_control]]\nrule = 1.5\n"),
+                "expected one of \"none\", \"threshold\", \"on-off\", \"time-based\"; got 1.5"
+                    .into(),
+            ),
+        ];
+        for (err, want) in cases {
+            assert!(err.contains(&want), "{err}\nwanted: {want}");
+            assert!(!err.contains("wanted string"), "{err}");
+        }
+    }
+
+    /// A value of a key that takes one of two forms (a number or a word, a selector or a
+    /// list, a size or a number of pauses, a size or "auto") is answered with both, and a
+    /// list's items with the list's form.
+    #[test]
+    fn a_key_of_two_forms_gives_both() {
+        let set = |o: &[&str]| {
+            let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+            parse("", "t.toml", Path::new("."), &o)
+                .unwrap_err()
+                .to_string()
+        };
+        let cases = [
+            (
+                set(&["ordering.kind=eunomia", "ordering.cap=true"]),
+                "write a number of bits, e.g. 256 (a multiple of block_bits), or \"none\"",
+            ),
+            (
+                set(&["monitor.ports=3"]),
+                "write a port selector, e.g. \"switch\"",
+            ),
+            (
+                set(&["pause_control=[{ rule = \"threshold\", threshold = true }]"]),
+                "write a size, e.g. \"100KB\", or a number of longest pauses' worth of data",
+            ),
+            (
+                set(&["transport.kind=roce", "transport.tx_window=true"]),
+                "write a packet count, e.g. 64, or \"auto\" (the BDP cap) or \"off\"",
+            ),
+            (
+                set(&["switch.pfc_threshold=5"]),
+                "expected a string; write a size as a string with its unit, e.g. \"240KB\" (B, \
+                 KB, MB, GB, KiB, MiB, GiB), or \"auto\"",
+            ),
+            (
+                set(&["transport.nack_interval=4"]),
+                "e.g. \"10us\" (ps, ns, us, ms, s), or \"off\"",
+            ),
+            (
+                set(&["run.fct_size_buckets=[10]"]),
+                "run.fct_size_buckets[0]: invalid type: integer `10`, expected a string; write a \
+                 size as a string with its unit, e.g. \"240KB\"",
+            ),
+        ];
+        for (err, want) in cases {
+            assert!(err.contains(want), "{err}\nwanted: {want}");
+        }
     }
 
     #[test]

@@ -253,3 +253,62 @@ where
         invalid(file, key, &format!("{value:?}"), &allowed)
     })
 }
+
+/// The allowed name nearest `written`, if it is near enough to be a slip of the keyboard (a
+/// typo, a transposition, a missing letter): at most 2 edits, or a third of a long name's
+/// length. A name as far from every allowed one as it is long gets no guess: it is not a typo
+/// of any of them.
+pub(super) fn closest<'a>(
+    written: &str,
+    allowed: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let len = written.chars().count();
+    let limit = 2.max(len / 3);
+    allowed
+        .into_iter()
+        .map(|name| (strsim::levenshtein(written, name), name))
+        .filter(|&(edits, _)| edits <= limit && edits < len)
+        .min_by_key(|&(edits, _)| edits)
+        .map(|(_, name)| name)
+}
+
+/// `"; did you mean `load`?"` when an allowed name is near `written`, else nothing.
+pub(super) fn did_you_mean<'a>(
+    written: &str,
+    allowed: impl IntoIterator<Item = &'a str>,
+) -> String {
+    closest(written, allowed).map_or_else(String::new, |name| format!("; did you mean `{name}`?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A typo, a transposition or a wrong case finds its name; a name as far from every
+    /// allowed one as it is long, or a short word with nothing near, gets no guess.
+    #[test]
+    fn the_closest_name_is_a_few_edits_away() {
+        let names = [
+            "kind",
+            "load",
+            "sizes",
+            "background_load",
+            "background_duration",
+        ];
+        for (written, meant) in [
+            ("laod", Some("load")),
+            ("Load", Some("load")),
+            ("knd", Some("kind")),
+            ("sizse", Some("sizes")),
+            ("backgrund_duraton", Some("background_duration")),
+            ("backround_lod", Some("background_load")),
+            ("xyzw", None),
+            ("ab", None),
+            ("queue", None),
+        ] {
+            assert_eq!(closest(written, names), meant, "{written}");
+        }
+        assert_eq!(did_you_mean("laod", names), "; did you mean `load`?");
+        assert_eq!(did_you_mean("xyzw", names), "");
+    }
+}

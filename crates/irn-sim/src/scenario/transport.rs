@@ -23,7 +23,7 @@ mod go_back_n;
 
 pub use go_back_n::TxWindow;
 
-use super::error::written;
+use super::error::{did_you_mean, written};
 use super::{
     duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind, ScenarioError,
     ScenarioFile,
@@ -666,8 +666,8 @@ fn apply_params(
     table: &toml::Table,
     mut params: Vec<(&str, Param)>,
 ) -> Result<(), ScenarioError> {
-    let allowed: Vec<&str> = params.iter().map(|(k, _)| *k).collect();
-    let allowed = allowed.join(", ");
+    let names: Vec<&str> = params.iter().map(|(k, _)| *k).collect();
+    let allowed = names.join(", ");
     for (key, value) in table {
         let full = format!("{section}.{key}");
         let Some((_, param)) = params.iter_mut().find(|(k, _)| k == key) else {
@@ -675,7 +675,10 @@ fn apply_params(
                 file,
                 &full,
                 "(set)",
-                &format!("unknown parameter; allowed: {allowed}"),
+                &format!(
+                    "unknown parameter; allowed: {allowed}{}",
+                    did_you_mean(key, names.iter().copied())
+                ),
             ));
         };
         let text = match value {
