@@ -5,7 +5,7 @@
 //! `scenarios/example.toml`) and `extreme_values.rs` (every key takes extreme values safely).
 //!
 //! `[experiment]` and `[[check]]` are left out: they describe `irn reproduce`/`irn check`
-//! experiments, not a run, and the README's "Checked experiments" section lists their keys.
+//! experiments, not a run, and docs/reproduce.md's "Checked experiments" section lists their keys.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -14,7 +14,7 @@ use irn_sim::scenario::{self, ScenarioFile};
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::Deserialize;
 
-/// Sections left to the README (see the module comment).
+/// Sections left to docs/reproduce.md (see the module comment).
 pub const DOCUMENTED_ELSEWHERE: &[&str] = &["experiment", "check"];
 
 /// A wan's sites: each a `[topology]` table, whose keys are recorded from its field list while
