@@ -481,6 +481,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         out.display(),
         runs.len()
     );
+    outln!("{}", crate::report::plot_hint(&out));
     Ok(())
 }
 
