@@ -4,6 +4,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
@@ -93,6 +95,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     let _lock = output::lock(&out)?;
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
     staging.refuse_in_the_way(&planned(&scenario, &subs, !args.trace_flows.is_empty()))?;
+    let finished_runs = Arc::new(AtomicUsize::new(0));
+    output::on_interrupt(interrupted(
+        &staging,
+        scenario.runs.len(),
+        Arc::clone(&finished_runs),
+    ));
     for r in &scenario.runs {
         if let Some(note) = long_run_note(&r.config) {
             errln!("note: {}: {note}", r.name);
@@ -124,6 +132,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                     result
                 };
                 let performance = Performance::new(&result.summary, started.elapsed());
+                finished_runs.fetch_add(1, Ordering::Relaxed);
                 Ok(Finished {
                     name: &r.name,
                     resolved: &r.resolved,
@@ -146,6 +155,41 @@ pub fn run(args: RunArgs) -> Result<()> {
     outln!("results: {}", dir.display());
     outln!("{}", crate::report::plot_hint(&dir));
     Ok(())
+}
+
+/// What `irn run` says on Ctrl-C: the results folder is written whole or not at all, so before
+/// it is in place the old one (if any) is kept as it was and the temporary one removed, however
+/// many of the `runs` had finished (`finished` counts them as they do).
+fn interrupted(
+    staging: &Staging,
+    runs: usize,
+    finished: Arc<AtomicUsize>,
+) -> impl Fn(&[PathBuf]) -> String + Send + 'static {
+    let (dest, tmp) = (
+        staging.dest().to_path_buf(),
+        staging.temporary().to_path_buf(),
+    );
+    // `.x.tmp-PID`, not `./.x.tmp-PID`, for a folder in the working one.
+    let shown = tmp.strip_prefix(".").unwrap_or(&tmp).display().to_string();
+    let existed = std::fs::symlink_metadata(&dest).is_ok();
+    move |removing| {
+        let n = finished.load(Ordering::Relaxed);
+        let done = match runs {
+            1 => "the run had not finished".to_string(),
+            _ => format!("{n} of {runs} variants had finished"),
+        };
+        if !removing.contains(&tmp) {
+            return format!("kept {} (written whole), removed nothing", dest.display());
+        }
+        let kept = match existed {
+            true => format!("kept {} as it was before this run", dest.display()),
+            false => format!("kept nothing ({} was not created)", dest.display()),
+        };
+        format!(
+            "{kept}, removed the unfinished {shown} ({done}; a results folder is written whole \
+             or not at all)"
+        )
+    }
 }
 
 /// The files and folders a run of `scenario` writes in its folder, `subs` its variants' folders.
