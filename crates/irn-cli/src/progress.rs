@@ -288,27 +288,26 @@ fn open_in_drain(p: &Progress) -> Option<usize> {
     in_drain(p).then(|| p.flows_total.saturating_sub(p.flows_finished))
 }
 
-/// How much of itself a run in progress has done, for the overall line: half for its arrival
-/// window, by simulated time (which the wall clock follows at a roughly steady rate there), and
-/// half for its flows, by how many have finished, or in the drain by how far the clock has got
-/// to the drain limit if that is further (flows that cannot finish end the run there). Both
-/// halves reach their end only when the run ends, so a run that drains still has work left;
-/// the drain's share is that of the flows still open when the arrivals end.
+/// How much of itself a run in progress has done, for the overall line: half by its data
+/// packets sent out of its flows' packets (the work, which the wall clock follows at a roughly
+/// steady rate, and which counts the large flows a drain waits for as large), half by its flows
+/// finished; in the drain, by how far the clock has got to the drain limit if that is further
+/// (flows that cannot finish end the run there). Retransmissions may send more than the flows'
+/// packets, and unfinished flows keep the flows' half short of whole, so a run that goes on
+/// always has work left.
 fn run_fraction(p: &Progress) -> f64 {
     if p.done {
         return 1.0;
     }
-    let window = match in_drain(p) {
-        true => 1.0,
-        false => p.now.as_ps() as f64 / p.last_arrival.as_ps().max(1) as f64,
-    };
-    let mut flows = p.flows_finished as f64 / p.flows_total.max(1) as f64;
+    let packets = (p.packets_sent as f64 / p.packets_total.max(1) as f64).min(1.0);
+    let flows = p.flows_finished as f64 / p.flows_total.max(1) as f64;
+    let mut fraction = (packets + flows) / 2.0;
     if in_drain(p) && p.horizon > p.last_arrival {
         let limit = p.horizon.saturating_since(p.last_arrival).as_ps() as f64;
         let drained = p.now.saturating_since(p.last_arrival).as_ps() as f64;
-        flows = flows.max(drained / limit);
+        fraction = fraction.max(drained / limit);
     }
-    ((window + flows) / 2.0).min(UNFINISHED)
+    fraction.min(UNFINISHED)
 }
 
 /// Where a run is, measured by what is left: first the arrival window (simulated time up to the
@@ -353,8 +352,11 @@ mod tests {
     use super::*;
     use irn_core::Time;
 
+    /// At `us`, `started` and `finished` of 50 flows, 10 packets each, 10 sent per flow started.
     fn at(us: u64, started: usize, finished: usize) -> Progress {
         Progress {
+            packets_sent: 10 * started as u64,
+            packets_total: 500,
             now: Time::ZERO + irn_core::Duration::from_us(us),
             horizon: Time::ZERO + irn_core::Duration::from_us(10_100),
             last_arrival: Time::ZERO + irn_core::Duration::from_us(100),
@@ -381,35 +383,38 @@ mod tests {
         assert_eq!((pos, len), (15, 20));
     }
 
-    /// Half the arrival window, half the flows (in the drain, or the clock's way to the drain
-    /// limit if further): 1 only when the run says it is done.
+    /// Half the packets, half the flows (in the drain, or the clock's way to the drain limit
+    /// if further): whole only when the run says it is done.
     #[test]
     fn a_run_counts_its_drain_and_is_whole_only_when_done() {
         let done = Progress {
             done: true,
             ..at(30, 40, 10)
         };
+        let resent = Progress {
+            packets_sent: 900,
+            ..at(5000, 50, 45)
+        };
         // (progress, its fraction)
         for (p, want) in [
             (at(0, 0, 0), 0.0),
-            (at(25, 40, 10), 0.225),
+            (at(25, 40, 10), 0.5),
             (at(100, 50, 30), 0.8),
             (at(5000, 50, 45), 0.95),
-            // Every flow started before the clock reached the last arrival's time: drain.
-            (at(90, 50, 30), 0.8),
+            // Retransmissions beyond the flows' packets count as the flows' packets.
+            (resent, 0.95),
             // Flows stuck near the drain limit: the clock's way to it counts.
-            (at(10_000, 50, 20), 0.995),
+            (at(10_000, 50, 20), 0.99),
             // Every flow finished, the run not yet ended: not whole.
             (at(200, 50, 50), UNFINISHED),
             (done, 1.0),
         ] {
-            assert!(
-                (run_fraction(&p) - want).abs() < 1e-9,
-                "{p:?}: {}",
-                run_fraction(&p)
-            );
+            let got = run_fraction(&p);
+            assert!((got - want).abs() < 1e-9, "{p:?}: {got}");
         }
         assert_eq!(open_in_drain(&at(25, 40, 10)), None);
+        // Every flow started before the clock reached the last arrival's time: drain.
+        assert_eq!(open_in_drain(&at(90, 50, 30)), Some(20));
         assert_eq!(open_in_drain(&at(5000, 50, 45)), Some(5));
     }
 
