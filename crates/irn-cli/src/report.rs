@@ -1069,6 +1069,16 @@ pub fn plot(args: PlotArgs) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// The folder in `irn run`'s last line pastes back as one word.
+    #[test]
+    fn the_plot_command_quotes_a_folder_a_shell_would_split() {
+        assert_eq!(shell_word("results/my_test"), "results/my_test");
+        assert_eq!(shell_word("my results"), "'my results'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert!(plot_hint(Path::new("results/x")).starts_with("charts: irn plot results/x (writes"));
+    }
+
     #[test]
     fn escapes_html() {
         assert_eq!(

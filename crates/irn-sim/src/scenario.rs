@@ -722,6 +722,28 @@ mod tests {
         parse(text, "t.toml", Path::new("."), &overrides).map(|mut s| s.runs.remove(0))
     }
 
+    /// A comparison's base is the file without its variants, with the command line's keys; a
+    /// plain scenario has none. A file without `name` is named after itself when loaded.
+    #[test]
+    fn a_comparison_keeps_its_base_and_a_nameless_file_takes_its_stem() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 4\n[[compare]]\nname = \"a\"\n\
+                    set = { \"switch.pfc\" = true }\n[[compare]]\nname = \"b\"\n";
+        let sc = parse(text, "t.toml", Path::new("."), &["seed=7".into()]).unwrap();
+        let base = sc.base.expect("a base");
+        assert!(!base.switch.pfc && base.seed == 7);
+        assert_eq!(base.topology.kind, Some(TopologyKind::Star));
+        assert!(parse("", "t.toml", Path::new("."), &[])
+            .unwrap()
+            .base
+            .is_none());
+        let path = Path::new("my_test.toml");
+        assert_eq!(
+            file_name_default(path, text).as_deref(),
+            Some("name=\"my_test\"")
+        );
+        assert_eq!(file_name_default(path, "name = \"x\"\n"), None);
+    }
+
     #[test]
     fn set_renames_the_scenario_but_cannot_change_its_variants() {
         let set = |o: &[&str]| {
