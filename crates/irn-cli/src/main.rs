@@ -9,6 +9,7 @@
 mod console;
 
 mod bench;
+mod changes;
 mod experiment;
 mod gen_flows;
 mod output;

@@ -428,15 +428,42 @@ fn live() -> MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: removes this process's temporaries and exits with 130. The
-/// list stays locked until the exit, so no temporary is created or renamed into place after
-/// the handler has started.
+/// What a command says on a signal about what it kept and removed, given the temporaries about
+/// to be removed (see [`on_interrupt`]).
+type Interrupted = Box<dyn Fn(&[PathBuf]) -> String + Send>;
+
+static ON_INTERRUPT: Mutex<Option<Interrupted>> = Mutex::new(None);
+
+/// Sets what the signal handler says, after `interrupted: `, about what the command kept and
+/// what it removed; `describe` gets the temporaries about to be removed. It must not take the
+/// list of temporaries itself: the handler holds it.
+pub fn on_interrupt(describe: impl Fn(&[PathBuf]) -> String + Send + 'static) {
+    *ON_INTERRUPT.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(describe));
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: removes this process's temporaries, says in one line what was
+/// kept and what removed ([`on_interrupt`]), and exits with 130. The list stays locked until the
+/// exit, so no temporary is created or renamed into place after the handler has started.
 pub fn clean_up_on_signal() -> Result<()> {
     ctrlc::set_handler(|| {
         let live = live();
+        let said = (ON_INTERRUPT.lock().unwrap_or_else(PoisonError::into_inner))
+            .as_ref()
+            .map(|describe| describe(&live));
         for path in live.iter() {
             remove_path(path);
         }
+        let said = said.unwrap_or_else(|| match live.is_empty() {
+            true => "nothing was being written".to_string(),
+            false => format!("removed the unfinished {}", join_paths(&live)),
+        });
+        // On a terminal the line would otherwise follow a progress bar or the echoed `^C`.
+        let fresh = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            "\n"
+        } else {
+            ""
+        };
+        errln!("{fresh}interrupted: {said}");
         std::process::exit(130);
     })
     .context("cannot install the handler that cleans up on Ctrl-C")
@@ -669,6 +696,16 @@ impl Staging {
             inputs: inputs.iter().map(|p| p.to_path_buf()).collect(),
             keep: false,
         })
+    }
+
+    /// The folder the results go to.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// The temporary folder they are written in first.
+    pub fn temporary(&self) -> &Path {
+        &self.tmp
     }
 
     /// Refuses, before anything runs, when `dest` holds an entry irn did not write at one of

@@ -125,17 +125,17 @@ impl Bars {
             b
         });
         let fraction = top.runs.fraction();
-        // A drain counts as nothing, so while runs drain the estimate is a lower bound, and
-        // once only drains are left it would read "eta 0s" for as long as they take.
-        let eta = match (Overall::eta(elapsed, fraction), top.runs.draining()) {
-            (_, draining) if draining > 0 && fraction >= 1.0 => {
-                format!("{draining} draining, eta unknown")
+        let eta = match Overall::eta(elapsed, fraction) {
+            // Work left never reads as "0s".
+            Some(eta) if fraction < 1.0 => {
+                format!("eta {:#}", HumanDuration(eta.max(Duration::from_secs(1))))
             }
-            (Some(eta), 0) => format!("eta {:#}", HumanDuration(eta)),
-            (Some(eta), draining) => {
-                format!("eta over {:#}, {draining} draining", HumanDuration(eta))
-            }
-            (None, _) => "eta -".to_string(),
+            Some(eta) => format!("eta {:#}", HumanDuration(eta)),
+            None => "eta -".to_string(),
+        };
+        let eta = match top.runs.draining() {
+            (0, _) => eta,
+            (runs, open) => format!("{eta}; {runs} draining, {open} flows open"),
         };
         bar.set_position((fraction * 1000.0).round() as u64);
         bar.set_message(format!(
@@ -162,7 +162,7 @@ impl Bars {
                 if p.done {
                     top.runs.finish(slot);
                 } else {
-                    top.runs.update(slot, run_fraction(&p));
+                    top.runs.update(slot, run_fraction(&p), open_in_drain(&p));
                 }
                 self.draw_top(multi, &mut top);
                 top.runs.total > 1
@@ -207,20 +207,23 @@ impl Bars {
 /// runs in all; every run weighs the same, whatever its length. The estimate of the time left
 /// is the time so far scaled by what is left, `elapsed × (1 − f) / f`: it assumes the rest goes
 /// at the pace so far (runs in parallel included, since they advance `f` together). It is rough
-/// when runs differ in length (a reproduce's doubled windows), and low while runs drain, since
-/// a drain counts as nothing (see [`run_fraction`]): the line says how many runs drain, and
-/// that the time left is unknown once only drains are left. Runs read back from an earlier command
-/// are not counted at all: they cost no time.
+/// when runs differ in length (a reproduce's doubled windows). A run's drain counts in its
+/// fraction, which reaches 1 only when the run ends, so the estimate never reads "0s" while a
+/// run still drains; the line also says how many runs drain and how many flows they still have
+/// open. Runs read back from an earlier command are not counted at all: they cost no time.
 #[derive(Debug, Default)]
 struct Overall {
     /// Runs the command will run (so far: a reproduce adds its windows' runs as it goes).
     total: usize,
     done: usize,
-    /// The runs in progress: slot, fraction of itself done.
-    running: Vec<(usize, f64)>,
+    /// The runs in progress: slot, fraction of itself done, flows open if it is draining.
+    running: Vec<(usize, f64, Option<usize>)>,
     /// The next run's slot.
     next: usize,
 }
+
+/// The most of itself a run in progress counts as done: 1 is for runs that have ended.
+const UNFINISHED: f64 = 0.999;
 
 impl Overall {
     fn add(&mut self, runs: usize) {
@@ -231,36 +234,41 @@ impl Overall {
     fn start(&mut self) -> usize {
         let slot = self.next;
         self.next += 1;
-        self.running.push((slot, 0.0));
+        self.running.push((slot, 0.0, None));
         slot
     }
 
-    fn update(&mut self, slot: usize, fraction: f64) {
-        if let Some(run) = self.running.iter_mut().find(|(s, _)| *s == slot) {
-            run.1 = fraction.clamp(0.0, 1.0);
+    /// Run `slot` has done `fraction` of itself and, when `draining` is `Some`, drains with that
+    /// many flows open.
+    fn update(&mut self, slot: usize, fraction: f64, draining: Option<usize>) {
+        if let Some(run) = self.running.iter_mut().find(|(s, _, _)| *s == slot) {
+            run.1 = fraction.clamp(0.0, UNFINISHED);
+            run.2 = draining;
         }
     }
 
     fn finish(&mut self, slot: usize) {
         let before = self.running.len();
-        self.running.retain(|(s, _)| *s != slot);
+        self.running.retain(|(s, _, _)| *s != slot);
         if self.running.len() < before {
             self.done += 1;
         }
     }
 
-    /// The fraction of all the runs done, 0 to 1.
+    /// The fraction of all the runs done, 0 to 1 (1 only once every run has ended).
     fn fraction(&self) -> f64 {
         if self.total == 0 {
             return 0.0;
         }
-        let running: f64 = self.running.iter().map(|(_, f)| f).sum();
+        let running: f64 = self.running.iter().map(|(_, f, _)| f).sum();
         ((self.done as f64 + running) / self.total as f64).min(1.0)
     }
 
-    /// Runs in progress past their arrivals: draining, for a time nobody knows in advance.
-    fn draining(&self) -> usize {
-        self.running.iter().filter(|(_, f)| *f >= 1.0).count()
+    /// How many runs in progress are past their arrivals, draining, and how many flows they
+    /// still have open between them.
+    fn draining(&self) -> (usize, usize) {
+        let open = self.running.iter().filter_map(|(_, _, open)| *open);
+        open.fold((0, 0), |(runs, flows), open| (runs + 1, flows + open))
     }
 
     /// The time left when `fraction` of the work took `elapsed`; `None` before any progress.
@@ -269,15 +277,37 @@ impl Overall {
     }
 }
 
-/// How much of itself a run in progress has done, for the overall line: the fraction of its
-/// arrival window simulated (the wall clock follows simulated time at a roughly steady rate
-/// there), 1 once the arrivals have ended. The drain that follows counts as nothing: how long
-/// it takes is unknown until it ends.
+/// Whether a run in progress is past its arrivals: the clock has reached the last arrival, or
+/// every flow has started.
+fn in_drain(p: &Progress) -> bool {
+    p.now >= p.last_arrival || p.flows_started >= p.flows_total
+}
+
+/// The flows a draining run still has open; `None` while flows still arrive.
+fn open_in_drain(p: &Progress) -> Option<usize> {
+    in_drain(p).then(|| p.flows_total.saturating_sub(p.flows_finished))
+}
+
+/// How much of itself a run in progress has done, for the overall line: half by its data
+/// packets sent out of its flows' packets (the work, which the wall clock follows at a roughly
+/// steady rate, and which counts the large flows a drain waits for as large), half by its flows
+/// finished; in the drain, by how far the clock has got to the drain limit if that is further
+/// (flows that cannot finish end the run there). Retransmissions may send more than the flows'
+/// packets, and unfinished flows keep the flows' half short of whole, so a run that goes on
+/// always has work left.
 fn run_fraction(p: &Progress) -> f64 {
-    if p.done || p.now >= p.last_arrival || p.flows_started >= p.flows_total {
+    if p.done {
         return 1.0;
     }
-    p.now.as_ps() as f64 / p.last_arrival.as_ps().max(1) as f64
+    let packets = (p.packets_sent as f64 / p.packets_total.max(1) as f64).min(1.0);
+    let flows = p.flows_finished as f64 / p.flows_total.max(1) as f64;
+    let mut fraction = (packets + flows) / 2.0;
+    if in_drain(p) && p.horizon > p.last_arrival {
+        let limit = p.horizon.saturating_since(p.last_arrival).as_ps() as f64;
+        let drained = p.now.saturating_since(p.last_arrival).as_ps() as f64;
+        fraction = fraction.max(drained / limit);
+    }
+    fraction.min(UNFINISHED)
 }
 
 /// Where a run is, measured by what is left: first the arrival window (simulated time up to the
@@ -322,8 +352,11 @@ mod tests {
     use super::*;
     use irn_core::Time;
 
+    /// At `us`, `started` and `finished` of 50 flows, 10 packets each, 10 sent per flow started.
     fn at(us: u64, started: usize, finished: usize) -> Progress {
         Progress {
+            packets_sent: 10 * started as u64,
+            packets_total: 500,
             now: Time::ZERO + irn_core::Duration::from_us(us),
             horizon: Time::ZERO + irn_core::Duration::from_us(10_100),
             last_arrival: Time::ZERO + irn_core::Duration::from_us(100),
@@ -350,39 +383,58 @@ mod tests {
         assert_eq!((pos, len), (15, 20));
     }
 
+    /// Half the packets, half the flows (in the drain, or the clock's way to the drain limit
+    /// if further): whole only when the run says it is done.
     #[test]
-    fn a_run_counts_its_arrival_window_and_not_its_drain() {
+    fn a_run_counts_its_drain_and_is_whole_only_when_done() {
         let done = Progress {
             done: true,
             ..at(30, 40, 10)
         };
+        let resent = Progress {
+            packets_sent: 900,
+            ..at(5000, 50, 45)
+        };
         // (progress, its fraction)
         for (p, want) in [
             (at(0, 0, 0), 0.0),
-            (at(25, 40, 10), 0.25),
-            (at(100, 50, 30), 1.0),
-            (at(5000, 50, 45), 1.0),
-            // Every flow started before the clock reached the last arrival's time: drain.
-            (at(90, 50, 30), 1.0),
+            (at(25, 40, 10), 0.5),
+            (at(100, 50, 30), 0.8),
+            (at(5000, 50, 45), 0.95),
+            // Retransmissions beyond the flows' packets count as the flows' packets.
+            (resent, 0.95),
+            // Flows stuck near the drain limit: the clock's way to it counts.
+            (at(10_000, 50, 20), 0.99),
+            // Every flow finished, the run not yet ended: not whole.
+            (at(200, 50, 50), UNFINISHED),
             (done, 1.0),
         ] {
-            assert_eq!(run_fraction(&p), want, "{p:?}");
+            let got = run_fraction(&p);
+            assert!((got - want).abs() < 1e-9, "{p:?}: {got}");
         }
+        assert_eq!(open_in_drain(&at(25, 40, 10)), None);
+        // Every flow started before the clock reached the last arrival's time: drain.
+        assert_eq!(open_in_drain(&at(90, 50, 30)), Some(20));
+        assert_eq!(open_in_drain(&at(5000, 50, 45)), Some(5));
     }
 
-    /// A run past its arrivals is draining until it finishes.
+    /// A run past its arrivals is draining until it finishes, and the line never reads whole
+    /// (nor its estimate zero) while one is.
     #[test]
     fn runs_past_their_arrivals_are_counted_as_draining() {
         let mut o = Overall::default();
         o.add(2);
         let (a, b) = (o.start(), o.start());
-        o.update(a, 0.5);
-        o.update(b, 1.0);
-        assert_eq!(o.draining(), 1);
-        o.update(a, 1.0);
-        assert_eq!((o.draining(), o.fraction()), (2, 1.0));
+        o.update(a, 0.5, None);
+        o.update(b, 1.0, Some(3));
+        assert_eq!(o.draining(), (1, 3));
+        o.update(a, 1.0, Some(4));
+        assert_eq!(o.draining(), (2, 7));
+        assert!(o.fraction() < 1.0);
+        let eta = Overall::eta(Duration::from_secs(1000), o.fraction()).unwrap();
+        assert!(eta >= Duration::from_secs(1), "{eta:?}");
         o.finish(b);
-        assert_eq!(o.draining(), 1);
+        assert_eq!(o.draining(), (1, 4));
     }
 
     /// The overall fraction and estimate, by hand: 4 runs, 1 done, two in progress at a
@@ -395,25 +447,26 @@ mod tests {
         assert_eq!(o.fraction(), 0.0);
         assert_eq!(Overall::eta(Duration::from_secs(3), o.fraction()), None);
         let (a, b) = (o.start(), o.start());
-        o.update(a, 0.5);
+        o.update(a, 0.5, None);
         o.finish(a);
         // Finished: counted once, however often it says so.
         o.finish(a);
-        o.update(b, 0.25);
+        o.update(b, 0.25, None);
         assert_eq!((o.done, o.fraction()), (1, 1.25 / 3.0));
         // Runs added later (a reproduce's next window) lower the fraction.
         o.add(1);
         let c = o.start();
-        o.update(c, 0.5);
+        o.update(c, 0.5, None);
         assert_eq!((o.done, o.total), (1, 4));
         assert_eq!(o.fraction(), 0.4375);
         assert_eq!(
             Overall::eta(Duration::from_secs(7), o.fraction()),
             Some(Duration::from_secs(9))
         );
-        // A fraction out of range is clamped; all done leaves nothing.
-        o.update(c, 7.0);
-        assert_eq!(o.fraction(), 0.5625);
+        // A fraction out of range is clamped, below whole while the run goes on; all done
+        // leaves nothing.
+        o.update(c, 7.0, None);
+        assert_eq!(o.fraction(), (1.25 + UNFINISHED) / 4.0);
         o.finish(b);
         o.finish(c);
         let d = o.start();

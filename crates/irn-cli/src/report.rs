@@ -14,6 +14,7 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::changes;
 use crate::output;
 use crate::plot;
 use crate::series::{self, Monitored};
@@ -674,6 +675,14 @@ const TABLE: &[(&str, &str, f64, usize, bool, Show)] = &[
     ("timeouts", "timeouts", 1.0, 0, false, Show::Always),
     ("pause_frames", "pause frames", 1.0, 0, false, Show::Always),
     (
+        "goodput_gbps",
+        "goodput (Gb/s)",
+        1.0,
+        2,
+        false,
+        Show::Always,
+    ),
+    (
         "link_utilization",
         "link utilization (%)",
         100.0,
@@ -894,6 +903,7 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
         "Results folder <code>{}</code>.</p>",
         escape(&results.dir.display().to_string())
     );
+    variant_lines(&mut out, results);
 
     write_toc(&mut out, &contents(results, charts));
     out.push_str("<section id=\"metrics-table\">\n<h2>Headline metrics</h2>\n");
@@ -946,6 +956,11 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
             rct_unknown.join(", ")
         );
     }
+    let _ = write!(
+        out,
+        " Goodput and link utilization: {}.",
+        escape(crate::table::THROUGHPUT_SPAN)
+    );
     out.push_str("</p>\n<div class=\"scroll\">\n");
     metrics_table(&mut out, results);
     out.push_str("</div>\n<details>\n<summary>All metrics (summary.json)</summary>\n");
@@ -974,6 +989,33 @@ pub fn render_html(results: &Results, charts: &[Chart]) -> String {
         escape(&results.dir.display().to_string())
     );
     out
+}
+
+/// A comparison's variants, each with every key of its resolved scenario on which the variants
+/// differ ([`changes::differing`]: the folder does not hold the base they override).
+fn variant_lines(out: &mut String, results: &Results) {
+    if !results.comparison {
+        return;
+    }
+    let resolved: Vec<Value> = results
+        .variants
+        .iter()
+        .map(|v| v.resolved.clone())
+        .collect();
+    out.push_str("<p class=\"meta\">Where the variants differ:</p>\n<ul class=\"meta\">\n");
+    for (v, pairs) in results.variants.iter().zip(changes::differing(&resolved)) {
+        let pairs = match pairs.is_empty() {
+            true => "nothing in the resolved scenario".to_string(),
+            false => pairs.join(", "),
+        };
+        let _ = writeln!(
+            out,
+            "<li><strong>{}</strong>: <code>{}</code></li>",
+            escape(&v.name),
+            escape(&pairs)
+        );
+    }
+    out.push_str("</ul>\n");
 }
 
 /// Whether `path` is a report `irn plot` wrote (its footer says so), which a new one may replace.
@@ -1039,6 +1081,28 @@ pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
         report: report.to_path_buf(),
         plots,
     })
+}
+
+/// The last line of `irn run` and `irn sweep`, which draw no charts themselves: the command
+/// that does, ready to paste, and what it writes.
+pub fn plot_hint(dir: &Path) -> String {
+    let shown = dir.display().to_string();
+    format!(
+        "charts: irn plot {} (writes {} and {})",
+        shell_word(&shown),
+        dir.join("report.html").display(),
+        dir.join("plots").join("*.svg").display()
+    )
+}
+
+/// `word` as a shell reads it back: bare when it holds only characters no shell treats
+/// specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./+,:@%=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 #[derive(clap::Args, Debug)]
@@ -1109,6 +1173,16 @@ pub fn plot(args: PlotArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The folder in `irn run`'s last line pastes back as one word.
+    #[test]
+    fn the_plot_command_quotes_a_folder_a_shell_would_split() {
+        assert_eq!(shell_word("results/my_test"), "results/my_test");
+        assert_eq!(shell_word("my results"), "'my results'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert!(plot_hint(Path::new("results/x")).starts_with("charts: irn plot results/x (writes"));
+    }
 
     #[test]
     fn escapes_html() {

@@ -4,6 +4,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
@@ -12,6 +14,7 @@ use irn_sim::scenario::{self, Run, Scenario};
 use irn_sim::sim::trace;
 use rayon::prelude::*;
 
+use crate::changes;
 use crate::output::{self, Finished, Performance, Staging, Writer};
 use crate::progress::Bars;
 use crate::series::{self, SeriesFiles};
@@ -92,12 +95,20 @@ pub fn run(args: RunArgs) -> Result<()> {
     let _lock = output::lock(&out)?;
     let staging = Staging::new(&out, Writer::Run, &inputs)?;
     staging.refuse_in_the_way(&planned(&scenario, &subs, !args.trace_flows.is_empty()))?;
+    let finished_runs = Arc::new(AtomicUsize::new(0));
+    output::on_interrupt(interrupted(
+        &staging,
+        scenario.runs.len(),
+        Arc::clone(&finished_runs),
+    ));
     for r in &scenario.runs {
         if let Some(note) = long_run_note(&r.config) {
             errln!("note: {}: {note}", r.name);
         }
         warn(r);
     }
+    // Before the bars, so what is being simulated shows while it runs.
+    outp!("{}", simulated(&scenario));
     let pool = worker_pool(args.jobs)?;
     let bars = Bars::new(scenario.runs.len());
     let finished: Vec<Finished> = pool.install(|| {
@@ -121,6 +132,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                     result
                 };
                 let performance = Performance::new(&result.summary, started.elapsed());
+                finished_runs.fetch_add(1, Ordering::Relaxed);
                 Ok(Finished {
                     name: &r.name,
                     resolved: &r.resolved,
@@ -139,10 +151,45 @@ pub fn run(args: RunArgs) -> Result<()> {
         staging.write_comparison(&finished)?;
     }
     let dir = staging.commit()?;
-    outp!("{}", simulated(&scenario));
     outp!("{}", table::render(&finished));
     outln!("results: {}", dir.display());
+    outln!("{}", crate::report::plot_hint(&dir));
     Ok(())
+}
+
+/// What `irn run` says on Ctrl-C: the results folder is written whole or not at all, so before
+/// it is in place the old one (if any) is kept as it was and the temporary one removed, however
+/// many of the `runs` had finished (`finished` counts them as they do).
+fn interrupted(
+    staging: &Staging,
+    runs: usize,
+    finished: Arc<AtomicUsize>,
+) -> impl Fn(&[PathBuf]) -> String + Send + 'static {
+    let (dest, tmp) = (
+        staging.dest().to_path_buf(),
+        staging.temporary().to_path_buf(),
+    );
+    // `.x.tmp-PID`, not `./.x.tmp-PID`, for a folder in the working one.
+    let shown = tmp.strip_prefix(".").unwrap_or(&tmp).display().to_string();
+    let existed = std::fs::symlink_metadata(&dest).is_ok();
+    move |removing| {
+        let n = finished.load(Ordering::Relaxed);
+        let done = match runs {
+            1 => "the run had not finished".to_string(),
+            _ => format!("{n} of {runs} variants had finished"),
+        };
+        if !removing.contains(&tmp) {
+            return format!("kept {} (written whole), removed nothing", dest.display());
+        }
+        let kept = match existed {
+            true => format!("kept {} as it was before this run", dest.display()),
+            false => format!("kept nothing ({} was not created)", dest.display()),
+        };
+        format!(
+            "{kept}, removed the unfinished {shown} ({done}; a results folder is written whole \
+             or not at all)"
+        )
+    }
 }
 
 /// The files and folders a run of `scenario` writes in its folder, `subs` its variants' folders.
@@ -258,7 +305,7 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
         key(first, "run.warmup"),
         c.flows.len(),
     );
-    for r in &scenario.runs {
+    for (r, changes) in scenario.runs.iter().zip(variant_changes(scenario)) {
         // Shown only when they depart from the defaults, which most scenarios keep.
         let mut extras = String::new();
         if r.config.topology.source_routed() {
@@ -268,17 +315,39 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
             extras += &format!(", DIBS (TTL {})", d.ttl);
         }
         out.push_str(&format!(
-            "  {}: {}, PFC {}, cc {}, load balancing {}{extras}, ordering {}\n",
+            "  {}: {}, PFC {}, cc {}, load balancing {}{extras}, ordering {}{}\n",
             r.name,
             key(r, "transport.kind"),
             pfc_state(&r.config),
             key(r, "transport.cc"),
             key(r, "load_balancing.kind"),
             key(r, "ordering.kind"),
+            changes::suffix(&changes),
         ));
     }
     out.push('\n');
     out
+}
+
+/// What each run changes from the base scenario (every key, [`changes::changed`]); with no base
+/// (it does not resolve alone), the keys the variants differ in. Nothing for a lone run.
+fn variant_changes(scenario: &Scenario) -> Vec<Vec<String>> {
+    let resolved: Vec<serde_json::Value> = (scenario.runs.iter())
+        .map(|r| serde_json::to_value(&r.resolved).unwrap_or_default())
+        .collect();
+    if resolved.len() < 2 {
+        return vec![Vec::new(); resolved.len()];
+    }
+    match scenario
+        .base
+        .as_ref()
+        .and_then(|b| serde_json::to_value(b).ok())
+    {
+        Some(base) => (resolved.iter())
+            .map(|r| changes::changed(&base, r))
+            .collect(),
+        None => changes::differing(&resolved),
+    }
 }
 
 /// Runs `run`, streaming the events of flows `ids` to `path` as `trace.csv`
@@ -314,12 +383,12 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
         scenario.name,
         scenario.runs.len()
     );
-    for r in &scenario.runs {
+    for (r, changes) in scenario.runs.iter().zip(variant_changes(&scenario)) {
         let c = &r.config;
         let t = &c.topology;
         let last = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
         outln!(
-            "  {}: {} hosts, {} switches; {} flows over {:.0} us; {}, BDP cap {}{}, {}; buffer {} B, PFC {}",
+            "  {}: {} hosts, {} switches; {} flows over {:.0} us; {}, BDP cap {}{}, {}; buffer {} B, PFC {}{}",
             r.name,
             t.hosts().len(),
             t.switches().len(),
@@ -331,6 +400,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             rto_state(r),
             c.switch.buffer_bytes,
             pfc_state(c),
+            changes::suffix(&changes),
         );
         warn(r);
     }
@@ -433,25 +503,6 @@ mod tests {
 
     use super::*;
 
-    /// Every leaf of a resolved scenario: its dotted key and its value.
-    fn leaves(prefix: &str, v: &serde_json::Value, out: &mut BTreeSet<(String, String)>) {
-        match v.as_object() {
-            Some(map) => {
-                for (k, v) in map {
-                    let key = if prefix.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{prefix}.{k}")
-                    };
-                    leaves(&key, v, out);
-                }
-            }
-            None => {
-                out.insert((prefix.to_string(), v.to_string()));
-            }
-        }
-    }
-
     /// `irn run` with no file and an empty file differ exactly where `scenarios/default.toml`'s
     /// header says (its "only in:" line), so docs/scenarios.md's "every key defaults to the paper's
     /// default case" stays true of everything else.
@@ -459,18 +510,11 @@ mod tests {
     fn the_default_scenario_differs_from_an_empty_file_where_it_says() {
         let resolved = |text: &str| {
             let sc = scenario::parse(text, "t.toml", Path::new("."), &[]).unwrap();
-            let mut out = BTreeSet::new();
-            leaves(
-                "",
-                &serde_json::to_value(&sc.runs[0].resolved).unwrap(),
-                &mut out,
-            );
-            out
+            serde_json::to_value(&sc.runs[0].resolved).unwrap()
         };
-        let (empty, default) = (resolved(""), resolved(DEFAULT_SCENARIO));
-        let differ: BTreeSet<&str> = empty
-            .symmetric_difference(&default)
-            .map(|(key, _)| key.as_str())
+        let changed = changes::changed(&resolved(""), &resolved(DEFAULT_SCENARIO));
+        let differ: BTreeSet<&str> = (changed.iter())
+            .map(|pair| pair.split_once('=').map_or(pair.as_str(), |(key, _)| key))
             .collect();
         let said = DEFAULT_SCENARIO
             .lines()

@@ -32,6 +32,7 @@ use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -440,7 +441,12 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     marker.write(&out)?;
     let inputs = [a.sweep.clone(), base.clone()];
     let pool = crate::run::worker_pool(a.jobs)?;
-    let done = AtomicUsize::new(0);
+    let done = Arc::new(AtomicUsize::new(0));
+    output::on_interrupt(interrupted(
+        &out,
+        (mine.len() - todo.len(), mine.len(), shards > 1),
+        Arc::clone(&done),
+    ));
     let bars = Bars::new(todo.len());
     let results: Vec<Result<()>> = pool.install(|| {
         todo.par_iter()
@@ -481,7 +487,34 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         out.display(),
         runs.len()
     );
+    outln!("{}", crate::report::plot_hint(&out));
     Ok(())
+}
+
+/// What `irn sweep` says on Ctrl-C: every run is written whole into its own folder, so the
+/// finished ones stay (`before` from earlier commands, of the `runs` of this shard, `now`
+/// counting this command's) and a rerun resumes from them; the runs in progress (their
+/// temporary folders) are removed.
+fn interrupted(
+    out: &Path,
+    (before, runs, sharded): (usize, usize, bool),
+    now: Arc<AtomicUsize>,
+) -> impl Fn(&[PathBuf]) -> String + Send + 'static {
+    let out = out.to_path_buf();
+    let shard = if sharded { " in this shard" } else { "" };
+    move |removing| {
+        let finished = before + now.load(Ordering::Relaxed);
+        let removed = match removing.iter().filter(|p| p.is_dir()).count() {
+            0 => "removed nothing".to_string(),
+            1 => "removed the 1 unfinished run".to_string(),
+            n => format!("removed the {n} unfinished runs"),
+        };
+        format!(
+            "kept {} with {finished} of the {runs} runs{shard} finished, {removed}; the same \
+             command runs the rest and writes sweep.csv",
+            out.display()
+        )
+    }
 }
 
 impl Job {

@@ -8,6 +8,7 @@
 use std::fmt::Write;
 
 use irn_sim::metrics::{FlowRow, QuerySummary, Summary};
+use irn_sim::scenario::{ScenarioFile, TopologyKind, WorkloadKind};
 
 use crate::output::Finished;
 
@@ -233,6 +234,40 @@ fn query_rows(runs: &[Finished], label_w: usize, col_w: usize) -> String {
     out
 }
 
+/// Whether a run is read by its throughput as much as by its flow completion times: a run of a
+/// flow file (`trace`, `ns3`: a few long transfers, often) or across a WAN.
+fn reads_throughput(resolved: &ScenarioFile) -> bool {
+    matches!(
+        resolved.workload.kind,
+        WorkloadKind::Trace | WorkloadKind::Ns3
+    ) || resolved.topology.kind == Some(TopologyKind::Wan)
+}
+
+/// What the goodput and utilization rows average over, as `irn_sim::metrics::Summary` measures
+/// them: a run cut short by its drain limit or with a long drain reads lower than its busy part.
+pub const THROUGHPUT_SPAN: &str = "means over the whole run, from the first flow's arrival to \
+     its end, the drain included (utilization: over every port, both directions of each link)";
+
+/// The goodput and link utilization rows.
+fn throughput_rows(runs: &[Finished], label_w: usize, col_w: usize) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "{:label_w$}", "goodput (Gb/s)");
+    for r in runs {
+        let _ = write!(out, " {:>col_w$.2}", r.result.summary.goodput_gbps);
+    }
+    out.push('\n');
+    let _ = write!(out, "{:label_w$}", "link utilization (%)");
+    for r in runs {
+        let _ = write!(
+            out,
+            " {:>col_w$.1}",
+            100.0 * r.result.summary.link_utilization
+        );
+    }
+    out.push('\n');
+    out
+}
+
 /// Why ports of run `r` were still paused when it ended with flows unfinished, if any were: a
 /// deadlock only when the summary found paused ports waiting on each other in a cycle;
 /// otherwise who paused them, none of which would have held for good.
@@ -331,6 +366,10 @@ pub fn render(runs: &[Finished]) -> String {
         }
         out.push('\n');
     }
+    let throughput = runs.iter().any(|r| reads_throughput(r.resolved));
+    if throughput {
+        out.push_str(&throughput_rows(runs, label_w, col_w));
+    }
     let _ = write!(out, "{:label_w$}", "wall time (s)");
     for r in runs {
         let _ = write!(out, " {:>col_w$.1}", r.performance.wall_time_s);
@@ -406,6 +445,9 @@ pub fn render(runs: &[Finished]) -> String {
         if let Some(note) = paused_note(r) {
             let _ = writeln!(out, "\n{note}");
         }
+    }
+    if throughput {
+        let _ = writeln!(out, "\ngoodput and link utilization: {THROUGHPUT_SPAN}");
     }
     let rct_unknown: Vec<String> = runs
         .iter()

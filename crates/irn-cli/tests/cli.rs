@@ -750,7 +750,10 @@ fn the_run_table_says_what_was_simulated() {
     );
     assert_eq!(
         lines.next(),
-        Some("  RoCE+PFC: roce, PFC on, cc none, load balancing ecmp, ordering none")
+        Some(
+            "  RoCE+PFC: roce, PFC on, cc none, load balancing ecmp, ordering none; sets \
+             switch.pfc=true, transport.kind=roce"
+        )
     );
 }
 

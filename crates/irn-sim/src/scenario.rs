@@ -150,12 +150,17 @@ pub struct Run {
 pub struct Scenario {
     pub name: String,
     pub runs: Vec<Run>,
+    /// With `[[compare]]` variants: the scenario they override, resolved (the file without its
+    /// variants, with the command line's overrides), for saying what each variant changes;
+    /// `None` without variants, or when it does not resolve alone.
+    pub base: Option<ScenarioFile>,
     pub experiment: Option<ExperimentSection>,
     pub checks: Vec<CheckSection>,
 }
 
 /// Loads a scenario file, applying `overrides` (`key=value`) to every run, after (and so
-/// over) each variant's own settings.
+/// over) each variant's own settings. A file without `name` is named after itself (`my_test.toml`
+/// is `my_test`), so that two such files write two results folders, not one `scenario`.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let text = crate::input::read_text(path, crate::input::SCENARIO).map_err(|error| {
         ScenarioError::Read {
@@ -164,7 +169,19 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError
         }
     })?;
     let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    parse(&text, &path.display().to_string(), &base_dir, overrides)
+    // First, so that a `--set name=…` given as well wins.
+    let named: Vec<String> = (file_name_default(path, &text).into_iter())
+        .chain(overrides.iter().cloned())
+        .collect();
+    parse(&text, &path.display().to_string(), &base_dir, &named)
+}
+
+/// `name=<file stem>` for a scenario file whose text sets no `name`; `None` when it sets one
+/// (or is not TOML: `parse` says what is wrong with it).
+fn file_name_default(path: &Path, text: &str) -> Option<String> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let stem = path.file_stem()?.to_string_lossy();
+    (!table.contains_key("name")).then(|| format!("name={}", toml::Value::from(stem.as_ref())))
 }
 
 /// Parses scenario text. `file` names it in errors; relative data paths resolve against `base_dir`.
@@ -237,10 +254,8 @@ pub fn parse(
         written.compare.clone()
     };
     // The file's table with a variant's keys, then the command line's (which win over the
-    // file, variants included), checked and built.
-    let build = |name: &str,
-                 set: &toml::Table|
-     -> Result<(ScenarioFile, SimConfig, Vec<String>), ScenarioError> {
+    // file, variants included), with every default filled in.
+    let resolve = |name: &str, set: &toml::Table| -> Result<ScenarioFile, ScenarioError> {
         let mut t = table.clone();
         for (key, value) in set {
             set_dotted(&mut t, key, value.clone())
@@ -278,6 +293,13 @@ pub fn parse(
         if let Some(f) = resolved.failures.as_mut() {
             f.normalize(file)?;
         }
+        Ok(resolved)
+    };
+    // Resolved, then checked and built.
+    let build = |name: &str,
+                 set: &toml::Table|
+     -> Result<(ScenarioFile, SimConfig, Vec<String>), ScenarioError> {
+        let resolved = resolve(name, set)?;
         let (config, warnings) = validate(&resolved, file, base_dir)?;
         Ok((resolved, config, warnings))
     };
@@ -316,9 +338,14 @@ pub fn parse(
         &written.check,
         &runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
     )?;
+    // Not validated: it need not run alone, and building it (paths, traces) could take long.
+    let base = compare
+        .then(|| resolve(&written.name, &toml::Table::new()).ok())
+        .flatten();
     Ok(Scenario {
         name: written.name,
         runs,
+        base,
         experiment: written.experiment,
         checks: written.check,
     })
@@ -782,6 +809,28 @@ mod tests {
     pub(super) fn one(text: &str) -> Result<Run, ScenarioError> {
         let overrides = ["workload.duration=10us".to_string()];
         parse(text, "t.toml", Path::new("."), &overrides).map(|mut s| s.runs.remove(0))
+    }
+
+    /// A comparison's base is the file without its variants, with the command line's keys; a
+    /// plain scenario has none. A file without `name` is named after itself when loaded.
+    #[test]
+    fn a_comparison_keeps_its_base_and_a_nameless_file_takes_its_stem() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 4\n[[compare]]\nname = \"a\"\n\
+                    set = { \"switch.pfc\" = true }\n[[compare]]\nname = \"b\"\n";
+        let sc = parse(text, "t.toml", Path::new("."), &["seed=7".into()]).unwrap();
+        let base = sc.base.expect("a base");
+        assert!(!base.switch.pfc && base.seed == 7);
+        assert_eq!(base.topology.kind, Some(TopologyKind::Star));
+        assert!(parse("", "t.toml", Path::new("."), &[])
+            .unwrap()
+            .base
+            .is_none());
+        let path = Path::new("my_test.toml");
+        assert_eq!(
+            file_name_default(path, text).as_deref(),
+            Some("name=\"my_test\"")
+        );
+        assert_eq!(file_name_default(path, "name = \"x\"\n"), None);
     }
 
     #[test]

@@ -43,6 +43,11 @@ pub struct Progress {
     pub flows_started: usize,
     pub flows_finished: usize,
     pub flows_total: usize,
+    /// Data packets sent so far, retransmissions included: the work done, which a flow's
+    /// packets measure better than its count (the flows a drain waits for are the large ones).
+    pub packets_sent: u64,
+    /// Every flow's data packets once (its size in MTUs): the work a run without losses does.
+    pub packets_total: u64,
     pub events: u64,
     /// This is the run's last report.
     pub done: bool,
@@ -86,6 +91,8 @@ pub struct Simulation<'a, T: Trace> {
     flows_finished: usize,
     counters: NetworkCounters,
     horizon: Time,
+    /// Every flow's data packets once, for [`Progress::packets_total`].
+    packets_total: u64,
     /// The routes switches forward by: the topology's, replaced by a recomputed table each
     /// time routing reconverges after link failures.
     routing: Arc<RoutingTable>,
@@ -303,6 +310,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
             flows_finished: 0,
             counters: NetworkCounters::default(),
             horizon: last_start + cfg.drain_limit,
+            packets_total: (cfg.flows.iter())
+                .map(|f| f.size_bytes.div_ceil(u64::from(cfg.transport.mtu.max(1))))
+                .sum(),
             routing: Arc::clone(topo.routing()),
             failures: (cfg.failures.clone())
                 .map(|t| Box::new(FailureState::new(t, topo.ports().len(), cfg.flows.len()))),
@@ -465,6 +475,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
             flows_started: self.next_flow,
             flows_finished: self.flows_finished,
             flows_total: self.flows.len(),
+            packets_sent: self.counters.data_packets_sent,
+            packets_total: self.packets_total,
             events: self.queue.processed(),
             done,
         }
