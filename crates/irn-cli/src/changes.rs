@@ -34,12 +34,28 @@ pub fn leaves(v: &Value) -> BTreeMap<String, String> {
 }
 
 /// The keys `variant` changes from `base`, as `key=value` in key order; `key=-` for one it
-/// leaves out that the base has.
+/// leaves out that the base has. A key the base lacks beside a selector the variant changes
+/// (`load_balancing.samples` when `load_balancing.kind` becomes `drill`, `topology.paths` with
+/// `topology.routing`) is the selector's default filling in, not a choice, and is left out:
+/// the line stays the variant's own words.
 pub fn changed(base: &Value, variant: &Value) -> Vec<String> {
     let (base, variant) = (leaves(base), leaves(variant));
     let keys: BTreeSet<&String> = base.keys().chain(variant.keys()).collect();
+    let differs = |k: &str| base.get(k) != variant.get(k);
+    let filled_in = |k: &str| {
+        let parent = k.rsplit_once('.').map_or("", |(p, _)| p);
+        let selector = |s: &str| {
+            let key = if parent.is_empty() {
+                s.to_string()
+            } else {
+                format!("{parent}.{s}")
+            };
+            key != k && differs(&key)
+        };
+        !base.contains_key(k) && (selector("kind") || selector("rule") || selector("routing"))
+    };
     (keys.into_iter())
-        .filter(|k| base.get(*k) != variant.get(*k))
+        .filter(|k| differs(k) && !filled_in(k))
         .map(|k| format!("{k}={}", variant.get(k).map_or("-", String::as_str)))
         .collect()
 }
@@ -91,6 +107,17 @@ mod tests {
             ]
         );
         assert!(changed(&base, &base).is_empty());
+        let drill = json!({"name": "s", "switch": {"pfc": false, "pause": {"rule": "xoff"}},
+                           "ordering": {"kind": "eunomia", "cap": 256},
+                           "load_balancing": {"kind": "drill", "samples": 2},
+                           "failures": {"at": "1ms"}});
+        let base = json!({"name": "s", "switch": {"pfc": false, "pause": {"rule": "xoff"}},
+                          "ordering": {"kind": null}, "load_balancing": {"kind": "ecmp"},
+                          "failures": {"at": "1ms"}});
+        assert_eq!(
+            changed(&base, &drill),
+            ["load_balancing.kind=drill", "ordering.kind=eunomia"]
+        );
         assert_eq!(suffix(&changed(&base, &base)), "");
         assert_eq!(suffix(&["a=1".into(), "b=x".into()]), "; sets a=1, b=x");
     }

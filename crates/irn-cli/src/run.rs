@@ -292,18 +292,25 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
     };
     let c = &first.config;
     let window = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
+    // A trace or incast has no load; its flows' count and span say what it is.
+    let load = match key(first, "workload.load").as_str() {
+        "-" => String::new(),
+        l => format!(" at load {l}"),
+    };
+    let flows = match c.flows.len() {
+        1 => "1 flow".to_string(),
+        n => format!("{n} flows"),
+    };
     let mut out = format!(
-        "{}: {} ({} hosts, {} switches), {} workload at load {}, arrivals over {:.0} us after a {} \
-         warm-up, {} flows\n",
+        "{}: {} ({} hosts, {} switches), {} workload{load}, arrivals over {:.0} us after a {} \
+         warm-up, {flows}\n",
         scenario.name,
         key(first, "topology.kind"),
         c.topology.hosts().len(),
         c.topology.switches().len(),
         key(first, "workload.kind"),
-        key(first, "workload.load"),
         window,
         key(first, "run.warmup"),
-        c.flows.len(),
     );
     for (r, changes) in scenario.runs.iter().zip(variant_changes(scenario)) {
         // Shown only when they depart from the defaults, which most scenarios keep.
