@@ -11,22 +11,29 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The Markdown files a user reads: README.md, ARCHITECTURE.md and everything under `docs/`.
-fn pages() -> Vec<PathBuf> {
-    let mut pages = vec![PathBuf::from("README.md"), PathBuf::from("ARCHITECTURE.md")];
-    let mut stack = vec![PathBuf::from("docs")];
+/// Every file under `dir` (relative to the repository), in order.
+fn files_under(dir: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![PathBuf::from(dir)];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(root().join(&dir)).unwrap() {
             let entry = entry.unwrap();
             let rel = dir.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(rel);
-            } else if rel.extension().is_some_and(|e| e == "md") {
-                pages.push(rel);
+            match entry.file_type().unwrap().is_dir() {
+                true => stack.push(rel),
+                false => files.push(rel),
             }
         }
     }
-    pages.sort();
+    files.sort();
+    files
+}
+
+/// The Markdown files a user reads: README.md, ARCHITECTURE.md and everything under `docs/`.
+fn pages() -> Vec<PathBuf> {
+    let docs = files_under("docs").into_iter();
+    let mut pages = vec![PathBuf::from("README.md"), PathBuf::from("ARCHITECTURE.md")];
+    pages.extend(docs.filter(|p| p.extension().is_some_and(|e| e == "md")));
     pages
 }
 
@@ -146,26 +153,17 @@ fn every_relative_link_in_the_docs_resolves() {
 fn every_why_of_the_shipped_checks_resolves() {
     let mut read = BTreeMap::new();
     let mut dead = Vec::new();
-    let mut stack = vec![PathBuf::from("scenarios/paper")];
     let mut whys = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(root().join(&dir)).unwrap() {
-            let entry = entry.unwrap();
-            let rel = dir.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(rel);
+    for file in files_under("scenarios/paper") {
+        let text = std::fs::read_to_string(root().join(&file)).unwrap();
+        for line in text.lines() {
+            let Some(link) = line.strip_prefix("why = \"") else {
                 continue;
-            }
-            let text = std::fs::read_to_string(root().join(&rel)).unwrap();
-            for line in text.lines() {
-                let Some(link) = line.strip_prefix("why = \"") else {
-                    continue;
-                };
-                let link = link.trim_end_matches('"');
-                whys += 1;
-                if let Some(why) = broken(Path::new("README.md"), link, &mut read) {
-                    dead.push(format!("{}: why = {link}: {why}", rel.display()));
-                }
+            };
+            let link = link.trim_end_matches('"');
+            whys += 1;
+            if let Some(why) = broken(Path::new("README.md"), link, &mut read) {
+                dead.push(format!("{}: why = {link}: {why}", file.display()));
             }
         }
     }

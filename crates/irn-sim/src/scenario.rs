@@ -811,6 +811,21 @@ mod tests {
         parse(text, "t.toml", Path::new("."), &overrides).map(|mut s| s.runs.remove(0))
     }
 
+    /// The error a scenario file's `text` gets.
+    fn file_error(text: &str) -> String {
+        parse(text, "t.toml", Path::new("."), &[])
+            .unwrap_err()
+            .to_string()
+    }
+
+    /// The error an empty file with the overrides `o` gets.
+    fn set_error(o: &[&str]) -> String {
+        let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+        parse("", "t.toml", Path::new("."), &o)
+            .unwrap_err()
+            .to_string()
+    }
+
     /// A comparison's base is the file without its variants, with the command line's keys; a
     /// plain scenario has none. A file without `name` is named after itself when loaded.
     #[test]
@@ -907,16 +922,8 @@ mod tests {
     /// example of the form, in the file and from `--set` alike.
     #[test]
     fn type_errors_give_the_range_or_the_form() {
-        let file = |text: &str| {
-            parse(text, "t.toml", Path::new("."), &[])
-                .unwrap_err()
-                .to_string()
-        };
-        let set = |o: &str| {
-            parse("", "t.toml", Path::new("."), &[o.to_string()])
-                .unwrap_err()
-                .to_string()
-        };
+        let file = file_error;
+        let set = |o: &str| set_error(&[o]);
         let cases = [
             (
                 file("seed = 18446744073709551615\n"),
@@ -978,17 +985,8 @@ mod tests {
     /// allowed one gets no guess.
     #[test]
     fn a_misspelt_name_is_answered_with_the_name_meant() {
-        let file = |text: &str| {
-            parse(text, "t.toml", Path::new("."), &[])
-                .unwrap_err()
-                .to_string()
-        };
-        let set = |o: &[&str]| {
-            let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
-            parse("", "t.toml", Path::new("."), &o)
-                .unwrap_err()
-                .to_string()
-        };
+        let file = file_error;
+        let set = set_error;
         let cases = [
             (
                 set(&["workload.laod=0.5"]),
@@ -1035,16 +1033,8 @@ mod tests {
     /// and the value given, not serde's "wanted string or table".
     #[test]
     fn an_enum_given_a_non_string_lists_its_names() {
-        let file = |text: &str| {
-            parse(text, "t.toml", Path::new("."), &[])
-                .unwrap_err()
-                .to_string()
-        };
-        let set = |o: &str| {
-            parse("", "t.toml", Path::new("."), &[o.to_string()])
-                .unwrap_err()
-                .to_string()
-        };
+        let file = file_error;
+        let set = |o: &str| set_error(&[o]);
         let ordering = "expected one of \"none\", \"ideal\", \"static-bitmap\", \"eunomia\"";
         let cases = [
             (
@@ -1079,12 +1069,7 @@ mod tests {
     /// list's items with the list's form.
     #[test]
     fn a_key_of_two_forms_gives_both() {
-        let set = |o: &[&str]| {
-            let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
-            parse("", "t.toml", Path::new("."), &o)
-                .unwrap_err()
-                .to_string()
-        };
+        let set = set_error;
         let cases = [
             (
                 set(&["ordering.kind=eunomia", "ordering.cap=true"]),
