@@ -12,6 +12,9 @@
 //! peaks at threshold + 0.5 Gb/s × (wait for the check + round trip). The slides' sizing,
 //! rate × round trip + threshold, covers that when the wait is under a round trip (it is a
 //! longest pause at most here, a quarter of it).
+//!
+//! A sink that stops for good is the worst case each rule's own bound
+//! (`PauseRule::lossless_buffer`) is for: `each_rules_bound_holds_when_the_sink_stops_for_good`.
 
 mod common;
 

@@ -54,9 +54,10 @@
 //! pause frame, and half an interval for holding a sample for a whole interval). Its modes
 //! `e^{λt}` solve `λ = −e^{−λτ} / S`; one crosses into the right half-plane, `λ = iω`, when
 //! `cos ωτ = 0` and `ω = 1/S`, first at `ωτ = π/2`: the loop settles only if `τ / S < π/2`,
-//! and past that the buffer swings, each swing a round trip long (the slides' height 110 with
-//! C = 20 at a round trip of 150: τ / S = 150.5 / 90 = 1.67, and the buffer swings between
-//! nearly empty and 97 units). [`PauseRule::time_based_delay_ratio`] gives `τ / S`.
+//! and past that the buffer swings, at the edge with a period of `2π/ω = 4τ` (the slides'
+//! height 110 with C = 20 at their round trip of 150, 50 ms at 100 Gb/s: τ / S = 149.5 / 90 =
+//! 1.66, and the buffer swings between nearly empty and 97 units).
+//! [`PauseRule::time_based_delay_ratio`] gives `τ / S`.
 
 use irn_core::packet::CONTROL_FRAME_BYTES;
 use irn_core::{Bandwidth, Duration};

@@ -300,8 +300,8 @@ fn sizing_warning(
             "threshold + rate × (round trip + PAUSE frame + interval) + 2 frames"
         }
         _ => {
-            "max(threshold, height − constant) + the data a round trip and an interval of \
-             partial pauses let through, + a frame per interval"
+            "max(threshold, height − constant) + what the partial pauses of a round trip and \
+             an interval let through + a frame per interval"
         }
     };
     Some(format!(
@@ -725,7 +725,7 @@ mod tests {
             (
                 "time-based",
                 "threshold = 5\nheight = 30\nconstant = 2",
-                "max(threshold, height − constant) + the data",
+                "max(threshold, height − constant) + what the partial pauses",
             ),
         ];
         for (rule, keys, formula) in keys {
