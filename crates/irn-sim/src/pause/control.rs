@@ -145,9 +145,11 @@ impl PauseRule {
     ///   `L − b ≥ T` and 1 below `T`. Summed over the window (`w = R × (reaction + I) + F`
     ///   bytes, `a = L − T` of them before the threshold is reached going back) that is at
     ///   most `∫₀ʷ g = min(w, a)² / (2 S_I) + max(0, w − a)` when `L = S_I`, `w` when `L = T`,
-    ///   plus a frame per interval in the window for the frame each pause lets finish. The
-    ///   bound is reached when the occupancy climbs from `T` to `L` unpaused within the window
-    ///   (`w ≥ a`), e.g. a sink that stops for good while the source sends at full rate.
+    ///   plus a frame per interval in the window for the frame each pause lets finish. When
+    ///   the occupancy climbs from `T` to `L` unpaused within the window (`w ≥ a`; e.g. a sink
+    ///   that stops for good while the source sends at full rate) the input peaks within about
+    ///   half an interval's data of the bound: the checks sample the climb once an interval,
+    ///   the integral does not.
     pub fn lossless_buffer(self, link: ControlLoop) -> Option<u64> {
         let frame = link.max_frame;
         match self {
@@ -250,8 +252,10 @@ impl ControlLoop {
         constant + span.floor() as u64 + 1
     }
 
-    /// `height − constant` bytes as the share of an interval they pause: a longest pause is
-    /// at most one interval here, so the span scales by `interval / longest pause`.
+    /// The occupancy at which a time-based check pauses its whole interval, for a span
+    /// (`height − constant`) of `bytes`: its PAUSE of `x / span` of the longest pause covers
+    /// `x × longest pause / (span × interval)` of the interval (the next check's frame cuts a
+    /// longer one short).
     fn span(self, bytes: u64) -> f64 {
         bytes as f64 * self.interval.as_ps() as f64 / self.longest_pause_ps()
     }
