@@ -27,7 +27,7 @@
 mod control;
 mod source;
 
-pub use control::{PauseControl, PauseRule};
+pub use control::{ControlLoop, PauseControl, PauseRule};
 pub use source::{PauseSource, PauseSourceConfig};
 
 use irn_core::{Bandwidth, Duration};

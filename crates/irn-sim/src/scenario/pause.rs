@@ -33,7 +33,7 @@ use super::{duration_in, invalid, min_frame_floor, parse_key, shown, ScenarioErr
 use crate::config::SwitchModel;
 use crate::ids::HostIdx;
 use crate::pause::{
-    quanta_time, PauseControl, PauseFrames, PauseRule, PauseSourceConfig, MAX_QUANTA,
+    quanta_time, ControlLoop, PauseControl, PauseFrames, PauseRule, PauseSourceConfig, MAX_QUANTA,
 };
 use crate::topology::{NodeKind, Topology};
 use crate::units::Bytes;
@@ -119,7 +119,8 @@ impl Span {
 #[derive(Debug, Default)]
 pub(super) struct Controls {
     pub(super) controls: Vec<PauseControl>,
-    /// Inputs whose buffer cannot hold a round trip besides the threshold.
+    /// Inputs whose buffer is below what their rule needs when the sink stops, and time-based
+    /// loops that swing.
     pub(super) warnings: Vec<String>,
     /// Why a rule can drop packets (then timeouts must stay on), if one can.
     pub(super) drops: Option<String>,
@@ -199,36 +200,23 @@ pub(super) fn controls(
                     duration_in(file, &key("interval"), v, (floor.0, &floor.1), None)?
                 }
             };
-            let threshold = match rule {
-                PauseRule::Off => None,
-                PauseRule::Threshold { pause_at, .. } => Some(pause_at),
-                PauseRule::OnOff { threshold } | PauseRule::TimeBased { threshold, .. } => {
-                    Some(threshold)
-                }
-            };
             if rule == PauseRule::Off {
                 drops.get_or_insert_with(|| {
                     format!("{} = \"none\" drops what does not fit", key("rule"))
                 });
             }
-            let needed = threshold.map(|t| (t, link.rate.bdp_bytes(link.delay * 2) + t));
-            if let Some((threshold, needed)) = needed.filter(|&(_, n)| buffer < n) {
-                drops.get_or_insert_with(|| {
-                    format!(
-                        "{}: port {}'s input can overflow (see the warning)",
-                        key("ports"),
-                        p.0
-                    )
-                });
-                warnings.push(format!(
-                    "{}: port {}'s input holds {buffer} B, less than its link's rate × round trip \
-                     plus the threshold ({} × {} + {threshold} B = {needed} B): it can overflow",
-                    key("ports"),
-                    p.0,
-                    link.rate,
-                    link.delay * 2
-                ));
+            let link = ControlLoop {
+                rate: link.rate,
+                round_trip: link.delay * 2,
+                interval,
+                max_frame,
+            };
+            let at = format!("{}: port {}", key("ports"), p.0);
+            if let Some(warning) = sizing_warning(&at, c.rule, rule, link, buffer) {
+                drops.get_or_insert_with(|| format!("{at}'s input can overflow (see the warning)"));
+                warnings.push(warning);
             }
+            warnings.extend(stability_warning(&at, rule, link));
             if rule.periodic() {
                 drops.get_or_insert_with(|| {
                     format!(
@@ -252,6 +240,121 @@ pub(super) fn controls(
     })
 }
 
+/// A duration for a warning: exact if round, else to a tenth of a microsecond.
+fn about(d: Duration) -> String {
+    let exact = d.to_string();
+    if exact.ends_with("ps") && d.as_ps() >= 1_000_000 {
+        format!("{:.1}us", d.as_us_f64())
+    } else {
+        shown(d)
+    }
+}
+
+/// Data in longest pauses, the slides' unit, for a warning.
+fn units(bytes: f64) -> String {
+    format!("{:.1} units", bytes / LONGEST_PAUSE_BYTES as f64)
+}
+
+/// The warning for an input whose buffer is below what its rule needs to stay lossless when
+/// the sink stops for good (`PauseRule::lossless_buffer`), with the numbers; `None` if it
+/// holds that (or the rule never pauses, which drops by design).
+fn sizing_warning(
+    at: &str,
+    kind: RuleKind,
+    rule: PauseRule,
+    link: ControlLoop,
+    buffer: u64,
+) -> Option<String> {
+    if rule == PauseRule::Off {
+        return None;
+    }
+    let name = format!("rule = {:?}", kind_name(kind));
+    let given = format!("{buffer} B ({})", units(buffer as f64));
+    let Some(needed) = rule.lossless_buffer(link) else {
+        let longest = quanta_time(link.rate, MAX_QUANTA);
+        let gap = if link.interval > longest {
+            format!(
+                "longer than the longest pause ({}): the sender runs between pauses",
+                about(longest)
+            )
+        } else {
+            format!(
+                "the longest pause, on a link whose one-way delay ({}) is shorter: each refresh \
+                 reaches the sender as the pause it renews ends, and a frame slips through \
+                 (a shorter interval closes the gap)",
+                about(Duration::from_ps(link.round_trip.as_ps() / 2))
+            )
+        };
+        return Some(format!(
+            "{at}: {name} checks every {}, {gap}; a sink that stops for good overflows any \
+             buffer (this one holds {given})",
+            about(link.interval)
+        ));
+    };
+    if buffer >= needed {
+        return None;
+    }
+    let formula = match rule {
+        PauseRule::Threshold { .. } => "threshold + rate × (round trip + PAUSE frame) + 2 frames",
+        PauseRule::OnOff { .. } => {
+            "threshold + rate × (round trip + PAUSE frame + interval) + 2 frames"
+        }
+        _ => {
+            "max(threshold, height − constant) + what the partial pauses of a round trip and \
+             an interval let through + a frame per interval"
+        }
+    };
+    Some(format!(
+        "{at}'s input holds {given}, less than {name} needs when the sink stops for good: \
+         {formula} = {needed} B ({}) at {} with a round trip of {} and an interval of {}: it can \
+         overflow",
+        units(needed as f64),
+        link.rate,
+        about(link.round_trip),
+        about(link.interval)
+    ))
+}
+
+/// The warning for a time-based rule whose loop swings instead of settling (delay over
+/// `height − constant` past π/2, see `crate::pause`), with the height that would settle.
+fn stability_warning(at: &str, rule: PauseRule, link: ControlLoop) -> Option<String> {
+    let ratio = rule.time_based_delay_ratio(link)?;
+    let PauseRule::TimeBased {
+        height, constant, ..
+    } = rule
+    else {
+        return None;
+    };
+    if ratio < std::f64::consts::FRAC_PI_2 {
+        return None;
+    }
+    let settles = link.settling_height(constant);
+    Some(format!(
+        "{at}: rule = \"time-based\" swings instead of settling: its loop delay (round trip {} \
+         + PAUSE frame + half the {} interval = {}) over height − constant ({:.1} − {:.1} = \
+         {}, {} B) is {ratio:.3}, past π/2 ≈ 1.571; a height of at least {settles} B ({}) \
+         would settle",
+        about(link.round_trip),
+        about(link.interval),
+        units(link.loop_delay_bytes()),
+        height as f64 / LONGEST_PAUSE_BYTES as f64,
+        constant as f64 / LONGEST_PAUSE_BYTES as f64,
+        units((height - constant) as f64),
+        height - constant,
+        units(settles as f64)
+    ))
+}
+
+/// The rule as the scenario names it.
+fn kind_name(kind: RuleKind) -> &'static str {
+    match kind {
+        RuleKind::None => "none",
+        RuleKind::Threshold => "threshold",
+        RuleKind::OnOff => "on-off",
+        RuleKind::TimeBased => "time-based",
+    }
+}
+
 /// One entry's rule, its keys checked against it.
 fn rule(
     s: &ScenarioFile,
@@ -261,12 +364,7 @@ fn rule(
     buffer: u64,
     max_frame: u64,
 ) -> Result<PauseRule, ScenarioError> {
-    let kind = match c.rule {
-        RuleKind::None => "none",
-        RuleKind::Threshold => "threshold",
-        RuleKind::OnOff => "on-off",
-        RuleKind::TimeBased => "time-based",
-    };
+    let kind = kind_name(c.rule);
     let keys = [
         ("threshold", c.threshold.is_some(), c.rule != RuleKind::None),
         ("height", c.height.is_some(), c.rule == RuleKind::TimeBased),
@@ -592,8 +690,8 @@ mod tests {
              threshold = \"10MB\"\n"
         ))
         .unwrap();
-        // 100 Gb/s × 10 ms = 125 MB, + 10 MB: more than 100 MB; and the default RTO_low, 100 µs,
-        // is far below a round trip over two 5 ms links.
+        // 100 Gb/s × (10 ms + a PAUSE frame + an interval) + 10 MB and two frames: more than
+        // 100 MB; and the default RTO_low, 100 µs, is far below a round trip over two 5 ms links.
         assert_eq!(run.warnings.len(), 4, "{:?}", run.warnings);
         assert!(
             run.warnings[3].starts_with(
@@ -603,11 +701,148 @@ mod tests {
             "{}",
             run.warnings[3]
         );
+        assert_eq!(
+            run.warnings[0],
+            "pause_control[0].ports: port 3's input holds 100000000 B (23.8 units), less than \
+             rule = \"on-off\" needs when the sink stops for good: threshold + rate × (round \
+             trip + PAUSE frame + interval) + 2 frames = 139196477 B (33.2 units) at 100Gbps \
+             with a round trip of 10ms and an interval of 335.5us: it can overflow"
+        );
+    }
+
+    /// Each rule's own bound (`PauseRule::lossless_buffer`): the warning names the rule, and
+    /// comes just below the bound, not at it.
+    #[test]
+    fn each_rule_warns_below_its_own_bound() {
+        let slow = STAR.replace("1us", "1ms").replace("100MB", "1GB");
+        let keys = [
+            (
+                "threshold",
+                "threshold = 5",
+                "threshold + rate × (round trip + PAUSE frame)",
+            ),
+            ("on-off", "threshold = 5", "+ interval) + 2 frames"),
+            (
+                "time-based",
+                "threshold = 5\nheight = 30\nconstant = 2",
+                "max(threshold, height − constant) + what the partial pauses",
+            ),
+        ];
+        for (rule, keys, formula) in keys {
+            let entry = format!("ports = \"switch:0:downlinks\"\nrule = \"{rule}\"\n{keys}");
+            let big = one(&format!("{slow}[[pause_control]]\n{entry}\n")).unwrap();
+            let c = &big.config.pause_control[0];
+            let link = ControlLoop {
+                rate: irn_core::Bandwidth::from_gbps(100),
+                round_trip: Duration::from_ms(2),
+                interval: c.interval,
+                max_frame: big.config.max_frame_bytes(),
+            };
+            let needed = c.rule.lossless_buffer(link).unwrap();
+            let sized = |buffer: u64| {
+                let file = slow.replace("1GB", &format!("{buffer}B"));
+                let run = one(&format!("{file}[[pause_control]]\n{entry}\n")).unwrap();
+                (run.warnings.into_iter()).find(|w| w.starts_with("pause_control"))
+            };
+            assert_eq!(sized(needed), None, "{rule}");
+            let w = sized(needed - 1).unwrap_or_else(|| panic!("{rule}: no warning"));
+            let want = format!(
+                "port 3's input holds {} B ({}), less than rule = \"{rule}\" needs",
+                needed - 1,
+                units((needed - 1) as f64)
+            );
+            assert!(w.contains(&want), "{w}");
+            assert!(w.contains(formula), "{w}");
+            assert!(w.contains(&format!("= {needed} B (")), "{w}");
+        }
+    }
+
+    /// An interval longer than the longest pause, or as long on a link shorter than it one
+    /// way: the sender gets through between pauses, and no buffer is enough.
+    #[test]
+    fn pauses_with_gaps_overflow_any_buffer() {
+        let cases = [
+            (
+                "5ms",
+                "interval = \"1ms\"\n",
+                "checks every 1ms, longer than the longest pause (335.5us): the sender runs \
+                 between pauses; a sink that stops for good overflows any buffer (this one holds \
+                 100000000 B (23.8 units))",
+            ),
+            (
+                "100us",
+                "",
+                "checks every 335.5us, the longest pause, on a link whose one-way delay (100us) \
+                 is shorter: each refresh reaches the sender as the pause it renews ends",
+            ),
+        ];
+        for (delay, interval, want) in cases {
+            let file = STAR.replace("1us", delay);
+            let run = one(&format!(
+                "{file}[[pause_control]]\nports = \"switch:0:downlinks\"\nrule = \"on-off\"\n\
+                 threshold = 1\n{interval}"
+            ))
+            .unwrap();
+            assert!(run.warnings[0].contains(want), "{}", run.warnings[0]);
+        }
+        // A shorter interval closes the gap: the buffer is enough.
+        let run = one(&format!(
+            "{}[[pause_control]]\nports = \"switch:0:downlinks\"\nrule = \"on-off\"\n\
+             threshold = 1\ninterval = \"300us\"\n",
+            STAR.replace("1us", "100us")
+        ))
+        .unwrap();
         assert!(
-            run.warnings[0].contains("100000000 B, less than")
-                && run.warnings[0].contains("= 135000000 B"),
-            "{}",
-            run.warnings[0]
+            !run.warnings.iter().any(|w| w.starts_with("pause_control")),
+            "{:?}",
+            run.warnings
+        );
+    }
+
+    /// The time-based loop's warning fires one byte of height past the bound, not at it, and
+    /// names the height that settles.
+    #[test]
+    fn a_time_based_loop_that_swings_warns_with_the_height_that_settles() {
+        // One way 25 ms: a round trip of 150 longest pauses at 100 Gb/s.
+        let file = STAR.replace("1us", "25ms").replace("100MB", "2GB");
+        let swings = |height: u64| {
+            let run = one(&format!(
+                "{file}[[pause_control]]\nports = \"switch:0:downlinks\"\n\
+                 rule = \"time-based\"\nthreshold = 5\nconstant = 20\nheight = \"{height}B\"\n"
+            ))
+            .unwrap();
+            (run.warnings.into_iter()).find(|w| w.contains("swings"))
+        };
+        let c = 20 * LONGEST_PAUSE_BYTES;
+        let settles = ControlLoop {
+            rate: irn_core::Bandwidth::from_gbps(100),
+            round_trip: Duration::from_ms(50),
+            interval: quanta_time(irn_core::Bandwidth::from_gbps(100), MAX_QUANTA),
+            max_frame: 1086,
+        }
+        .settling_height(c);
+        assert_eq!(swings(settles), None);
+        let w = swings(settles - 1).unwrap();
+        assert!(
+            w.starts_with(
+                "pause_control[0].ports: port 3: rule = \"time-based\" swings instead of \
+                 settling: its loop delay (round trip 50ms + PAUSE frame + half the 335.5us \
+                 interval = 149.5 units) over height − constant"
+            ),
+            "{w}"
+        );
+        assert!(w.contains("is 1.571, past π/2 ≈ 1.571"), "{w}");
+        assert!(
+            w.contains(&format!("a height of at least {settles} B (115.2 units)")),
+            "{w}"
+        );
+        // The slides' height at the slides' RTT 150 and C = 20.
+        let slides = swings(110 * LONGEST_PAUSE_BYTES).unwrap();
+        assert!(
+            slides.contains(
+                "over height − constant (110.0 − 20.0 = 90.0 units, 377481600 B) is 1.661"
+            ),
+            "{slides}"
         );
     }
 
