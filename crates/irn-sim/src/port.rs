@@ -110,6 +110,11 @@ impl Port {
     /// it sends frees credit at the input it came from.
     pub const FREES_CREDIT: u8 = 2;
 
+    /// [`Port::credit`]: the port's link ends at a switch input that grants credit by the
+    /// pause-equivalent rule (`[switch] credit_rule`): it spends a byte allowance that each
+    /// grant replaces, and keeps no counters.
+    pub const SENDS_ON_GRANT: u8 = 4;
+
     /// Port `local` of `node` (owned by `owner`), whose link leads to `peer`: the far port, its
     /// node's owner and its local number there.
     pub fn new(
