@@ -152,6 +152,34 @@ impl CreditConfig {
     }
 }
 
+/// InfiniBand flow-control timing at a data rate: the NRL slides' table "InfiniBand
+/// Equivalent" (bit time, flow control block time, max send time) and the flow-control
+/// packets per second it implies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowControlTiming {
+    pub bit_ps: f64,
+    /// One 64-byte credit block on the wire.
+    pub block_ns: f64,
+    /// A window of credit on the wire: the longest a sender can go on one grant, so the
+    /// longest interval between flow-control packets that keeps a link busy.
+    pub window_us: f64,
+    /// Flow-control packets per second at one per window time.
+    pub packets_per_s: f64,
+}
+
+/// [`FlowControlTiming`] at `rate` with a window of `window_blocks` (the standard's 2,048).
+pub fn flow_control_timing(rate: Bandwidth, window_blocks: u32) -> FlowControlTiming {
+    let bit_s = 1.0 / rate.as_bps() as f64;
+    let block_s = bit_s * (BLOCK_BYTES * 8) as f64;
+    let window_s = block_s * f64::from(window_blocks);
+    FlowControlTiming {
+        bit_ps: bit_s * 1e12,
+        block_ns: block_s * 1e9,
+        window_us: window_s * 1e6,
+        packets_per_s: 1.0 / window_s,
+    }
+}
+
 /// Counters modulo `2^bits`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counters {
@@ -277,6 +305,38 @@ mod tests {
         // 131,072 B at 100 Gb/s: 10.49 µs.
         let t = cfg.interval_at(Bandwidth::from_gbps(100));
         assert_eq!(t.as_ps(), 10_485_760);
+    }
+
+    /// The slides' table at SDR to EDR (their data rates), to the three digits they print. Their
+    /// flow control block times at DDR and QDR (0.5 ns, 0.25 ns) are typos for 32 ns and 16 ns
+    /// (64 B at 16 and 32 Gb/s; the max send times they print, 2,048 blocks, agree), and the
+    /// max send time is a standard window, 2,048 blocks (2^11, half the 12-bit modulus), not
+    /// the `symbol × 2^12` of their heading.
+    #[test]
+    fn the_slides_infiniband_table() {
+        // (name, Gb/s, bit time ps, block ns, max send µs)
+        let rows = [
+            ("SDR", 8.0, 125.0, 64.0, 131.0),
+            ("DDR", 16.0, 62.5, 32.0, 65.5),
+            ("QDR", 32.0, 31.25, 16.0, 32.8),
+            ("FDR", 54.3, 18.4, 9.43, 19.3),
+            ("EDR", 108.6, 9.2, 4.71, 9.65),
+        ];
+        // Three significant digits.
+        let close = |got: f64, want: f64| (got - want).abs() <= want * 0.005;
+        for (name, gbps, bit, block, send) in rows {
+            let rate = Bandwidth::from_bps((gbps * 1e9) as u64);
+            let t = flow_control_timing(rate, STANDARD_WINDOW_BLOCKS);
+            assert!(close(t.bit_ps, bit), "{name}: {t:?}");
+            assert!(close(t.block_ns, block), "{name}: {t:?}");
+            assert!(close(t.window_us, send), "{name}: {t:?}");
+        }
+        // "About 104K Flow Control Packets/second for EDR".
+        let edr = flow_control_timing(Bandwidth::from_bps(108_600_000_000), 2048);
+        assert!(
+            (103_000.0..104_500.0).contains(&edr.packets_per_s),
+            "{edr:?}"
+        );
     }
 
     /// One quantum is one block, and the grant is the interval's un-paused part: at 100 Gb/s
