@@ -52,6 +52,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("conweave", "conweave/headline_irn.toml"),
     shipped!("wan", "wan/pause_control.toml"),
     shipped!("wan", "wan/transports.toml"),
+    shipped!("wan", "wan/credits.toml"),
 ];
 
 /// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
