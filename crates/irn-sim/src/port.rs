@@ -77,8 +77,9 @@ pub struct Port {
     pub local: u8,
     /// Data is paused by the peer's PFC, or waits for credit (control packets still go).
     pub paused: bool,
-    /// Credit flow control's roles ([`Port::SENDS_ON_CREDIT`], [`Port::FREES_CREDIT`]); 0
-    /// without credits, so the packet path tests one byte of this line and goes on.
+    /// Credit flow control's roles ([`Port::SENDS_ON_CREDIT`], [`Port::SENDS_ON_GRANT`],
+    /// [`Port::FREES_CREDIT`]); 0 without credits, so the packet path tests one byte of this
+    /// line and goes on.
     pub credit: u8,
     /// The peer's node and local number, so an arrival is handled without loading the peer's
     /// line.

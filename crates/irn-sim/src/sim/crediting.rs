@@ -294,6 +294,7 @@ impl<T: Trace> Simulation<'_, T> {
         let port = &mut self.ports[p.index()];
         let paused = port.paused;
         if go != paused {
+            // Sending with enough, or waiting with too little: the grant changes nothing.
             return;
         }
         self.extra[p.index()].pauses.hold(self.now, paused, !go);
