@@ -52,6 +52,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("conweave", "conweave/headline_irn.toml"),
     shipped!("wan", "wan/pause_control.toml"),
     shipped!("wan", "wan/transports.toml"),
+    shipped!("wan", "wan/credits.toml"),
 ];
 
 /// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
@@ -63,7 +64,7 @@ pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "wan"];
 /// - `eunomia`: 10 ms (5 ms doubled once; about 1.5 h on one core: the Clos figures 45 min,
 ///   the Jellyfish, link failures, SRPT and deflection as much again);
 /// - `conweave`: 20 ms (5 ms doubled twice; about 25 min on one core: 3.3 min at 5 ms);
-/// - `wan`: none (one event per run, no window; 30 s on one core).
+/// - `wan`: none (one event per run, no window; 70 s on one core).
 ///
 /// A user's experiment (`irn check`) has none: its window runs once unless `--max-window`.
 const MAX_WINDOWS: &[(&str, u64)] = &[("irn", 80), ("eunomia", 10), ("conweave", 20)];

@@ -34,8 +34,25 @@
 //!   at 100 Gb/s), and a switch input sends one as soon as the credit it could grant has grown
 //!   by `update_blocks` since its last (credit freed by packets leaving it).
 //! - The WAN variant is the same with a shorter `interval` and a wider window.
+//!
+//! **The slides' rule for long links** ([`CreditRule::PauseEquivalent`]): "sending a certain
+//! number of credits is equivalent to sending the max size pause minus that number of
+//! credits". One pause quantum is 512 bit times, 64 bytes at any rate: exactly one block. So
+//! a long link's receiving input, every interval of its `[[pause_control]]` rule, computes the
+//! PAUSE that rule would send (`p` quanta, 0 if none) and grants instead
+//! [`pause_equivalent_grant`]: the interval's quanta minus `p`, in blocks, the data the sender
+//! could send in the un-paused part of the interval. The grant is not the buffer's free space
+//! (the slides: "not strictly equal to buffer available"): it is a byte allowance that
+//! *replaces* the sender's previous one, as a newer PAUSE replaces the running timer, so
+//! credit the sender did not use in one interval is not saved for the next. No counter wraps
+//! (a grant is at most 65,535 blocks, the interval being at most the longest pause), so the
+//! window does not cap the link: a link under this rule carries up to its line rate at any
+//! round trip. Like pause control, it is lossless only with the buffer the rule needs: with
+//! on-off, the threshold plus rate × (round trip + interval), see `crate::pause` control.
 
 use irn_core::{Bandwidth, Duration};
+
+use crate::pause::{PauseFrame, MAX_QUANTA, QUANTUM_BITS};
 
 /// Bytes in a credit block.
 pub const BLOCK_BYTES: u64 = 64;
@@ -71,6 +88,41 @@ pub struct CreditConfig {
     /// A switch input sends a flow-control packet as soon as the limit it could advertise is this
     /// many blocks past the last one it sent.
     pub update_blocks: u32,
+    /// How the inputs under a `[[pause_control]]` rule grant credit; every other input grants
+    /// the standard way.
+    pub rule: CreditRule,
+}
+
+/// `[switch] credit_rule`: how long links' receiving inputs grant credit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CreditRule {
+    /// Every input grants `ABR + min(free, window)` (IBA); `[[pause_control]]` is refused.
+    #[default]
+    Standard,
+    /// The inputs `[[pause_control]]` selects grant, every interval of their rule, the
+    /// interval's quanta minus the PAUSE the rule would send, as a byte allowance
+    /// ([`pause_equivalent_grant`]); the other inputs grant the standard way.
+    PauseEquivalent,
+}
+
+/// The slides' credit for one interval of `interval_quanta` pause quanta (one quantum is one
+/// 64-byte block): the part of the interval the PAUSE `pause` would not cover, in blocks.
+/// No PAUSE grants the whole interval; a PAUSE as long as the interval or longer grants none.
+pub fn pause_equivalent_grant(interval_quanta: u16, pause: Option<PauseFrame>) -> u16 {
+    match pause {
+        None => interval_quanta,
+        Some(PauseFrame::Quanta(q)) => interval_quanta.saturating_sub(q),
+        Some(PauseFrame::Xoff) => 0,
+    }
+}
+
+/// Whole pause quanta (64-byte blocks) a link of `rate` sends in `interval`, at most
+/// [`MAX_QUANTA`] (the scenario keeps an interval at most the longest pause).
+pub fn interval_quanta(rate: Bandwidth, interval: Duration) -> u16 {
+    // ps × bits/s / (512 × 10^12 ps/s), rounded down.
+    let bits = u128::from(interval.as_ps()) * u128::from(rate.as_bps());
+    let per_quantum = u128::from(QUANTUM_BITS) * 1_000_000_000_000;
+    u16::try_from(bits / per_quantum).unwrap_or(MAX_QUANTA)
 }
 
 impl Default for CreditConfig {
@@ -82,6 +134,7 @@ impl Default for CreditConfig {
             counter_bits: STANDARD_COUNTER_BITS,
             interval: None,
             update_blocks: 64,
+            rule: CreditRule::Standard,
         }
     }
 }
@@ -96,6 +149,34 @@ impl CreditConfig {
     pub fn interval_at(&self, rate: Bandwidth) -> Duration {
         self.interval
             .unwrap_or_else(|| rate.serialization(u64::from(self.window_blocks) * BLOCK_BYTES))
+    }
+}
+
+/// InfiniBand flow-control timing at a data rate: the NRL slides' table "InfiniBand
+/// Equivalent" (bit time, flow control block time, max send time) and the flow-control
+/// packets per second it implies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowControlTiming {
+    pub bit_ps: f64,
+    /// One 64-byte credit block on the wire.
+    pub block_ns: f64,
+    /// A window of credit on the wire: the longest a sender can go on one grant, so the
+    /// longest interval between flow-control packets that keeps a link busy.
+    pub window_us: f64,
+    /// Flow-control packets per second at one per window time.
+    pub packets_per_s: f64,
+}
+
+/// [`FlowControlTiming`] at `rate` with a window of `window_blocks` (the standard's 2,048).
+pub fn flow_control_timing(rate: Bandwidth, window_blocks: u32) -> FlowControlTiming {
+    let bit_s = 1.0 / rate.as_bps() as f64;
+    let block_s = bit_s * (BLOCK_BYTES * 8) as f64;
+    let window_s = block_s * f64::from(window_blocks);
+    FlowControlTiming {
+        bit_ps: bit_s * 1e12,
+        block_ns: block_s * 1e9,
+        window_us: window_s * 1e6,
+        packets_per_s: 1.0 / window_s,
     }
 }
 
@@ -173,6 +254,9 @@ pub struct CreditLink {
     pub abr: u32,
     /// Receiver: the last limit it sent.
     pub advertised: u32,
+    /// Sender under the pause-equivalent rule: the blocks it may still send, until the next
+    /// grant replaces them.
+    pub allowance: u32,
 }
 
 #[cfg(test)]
@@ -221,6 +305,62 @@ mod tests {
         // 131,072 B at 100 Gb/s: 10.49 µs.
         let t = cfg.interval_at(Bandwidth::from_gbps(100));
         assert_eq!(t.as_ps(), 10_485_760);
+    }
+
+    /// The slides' table at SDR to EDR (their data rates), to the three digits they print. Their
+    /// flow control block times at DDR and QDR (0.5 ns, 0.25 ns) are typos for 32 ns and 16 ns
+    /// (64 B at 16 and 32 Gb/s; the max send times they print, 2,048 blocks, agree), and the
+    /// max send time is a standard window, 2,048 blocks (2^11, half the 12-bit modulus), not
+    /// the `symbol × 2^12` of their heading.
+    #[test]
+    fn the_slides_infiniband_table() {
+        // (name, Gb/s, bit time ps, block ns, max send µs)
+        let rows = [
+            ("SDR", 8.0, 125.0, 64.0, 131.0),
+            ("DDR", 16.0, 62.5, 32.0, 65.5),
+            ("QDR", 32.0, 31.25, 16.0, 32.8),
+            ("FDR", 54.3, 18.4, 9.43, 19.3),
+            ("EDR", 108.6, 9.2, 4.71, 9.65),
+        ];
+        // Three significant digits.
+        let close = |got: f64, want: f64| (got - want).abs() <= want * 0.005;
+        for (name, gbps, bit, block, send) in rows {
+            let rate = Bandwidth::from_bps((gbps * 1e9) as u64);
+            let t = flow_control_timing(rate, STANDARD_WINDOW_BLOCKS);
+            assert!(close(t.bit_ps, bit), "{name}: {t:?}");
+            assert!(close(t.block_ns, block), "{name}: {t:?}");
+            assert!(close(t.window_us, send), "{name}: {t:?}");
+        }
+        // "About 104K Flow Control Packets/second for EDR".
+        let edr = flow_control_timing(Bandwidth::from_bps(108_600_000_000), 2048);
+        assert!(
+            (103_000.0..104_500.0).contains(&edr.packets_per_s),
+            "{edr:?}"
+        );
+    }
+
+    /// One quantum is one block, and the grant is the interval's un-paused part: at 100 Gb/s
+    /// the longest pause (335.5 µs) is 65,535 blocks, 4,194,240 B.
+    #[test]
+    fn a_pause_equivalent_grant_is_the_interval_a_pause_would_not_cover() {
+        assert_eq!(QUANTUM_BITS / 8, BLOCK_BYTES);
+        let rate = Bandwidth::from_gbps(100);
+        let longest = crate::pause::quanta_time(rate, MAX_QUANTA);
+        assert_eq!(interval_quanta(rate, longest), MAX_QUANTA);
+        assert_eq!(interval_quanta(rate, Duration::from_us(100)), 19_531);
+        assert_eq!(interval_quanta(rate, Duration::from_ms(1)), MAX_QUANTA);
+        // (interval quanta, pause, grant)
+        let cases = [
+            (MAX_QUANTA, None, MAX_QUANTA),
+            (MAX_QUANTA, Some(PauseFrame::Quanta(MAX_QUANTA)), 0),
+            (MAX_QUANTA, Some(PauseFrame::Quanta(3277)), 62_258),
+            (19_531, Some(PauseFrame::Quanta(32_768)), 0),
+            (19_531, Some(PauseFrame::Quanta(531)), 19_000),
+            (19_531, Some(PauseFrame::Xoff), 0),
+        ];
+        for (interval, pause, want) in cases {
+            assert_eq!(pause_equivalent_grant(interval, pause), want, "{pause:?}");
+        }
     }
 
     /// One link in a proptest: a sender with endless packets of random sizes, a FIFO link, a

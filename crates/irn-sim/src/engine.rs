@@ -85,6 +85,9 @@ pub enum Event {
     /// A flow-control packet's FCTBS reaches the receiver of the credit-limited link leaving
     /// this port, which resynchronizes its ABR.
     CreditSync { port: PortId, fctbs: Wire },
+    /// A pause-equivalent grant of this many 64-byte blocks reaches the sender of the link
+    /// leaving this port, replacing its allowance (only with `credit_rule = "pause-equivalent"`).
+    CreditGrant { port: PortId, blocks: u16 },
     /// This port sends its periodic flow-control packet (only with credits).
     CreditTick(PortId),
     /// A flow's sender timer may have expired.

@@ -77,8 +77,9 @@ pub struct Port {
     pub local: u8,
     /// Data is paused by the peer's PFC, or waits for credit (control packets still go).
     pub paused: bool,
-    /// Credit flow control's roles ([`Port::SENDS_ON_CREDIT`], [`Port::FREES_CREDIT`]); 0
-    /// without credits, so the packet path tests one byte of this line and goes on.
+    /// Credit flow control's roles ([`Port::SENDS_ON_CREDIT`], [`Port::SENDS_ON_GRANT`],
+    /// [`Port::FREES_CREDIT`]); 0 without credits, so the packet path tests one byte of this
+    /// line and goes on.
     pub credit: u8,
     /// The peer's node and local number, so an arrival is handled without loading the peer's
     /// line.
@@ -109,6 +110,11 @@ impl Port {
     /// [`Port::credit`]: the port is a switch's, whose inputs are credit-limited: a data packet
     /// it sends frees credit at the input it came from.
     pub const FREES_CREDIT: u8 = 2;
+
+    /// [`Port::credit`]: the port's link ends at a switch input that grants credit by the
+    /// pause-equivalent rule (`[switch] credit_rule`): it spends a byte allowance that each
+    /// grant replaces, and keeps no counters.
+    pub const SENDS_ON_GRANT: u8 = 4;
 
     /// Port `local` of `node` (owned by `owner`), whose link leads to `peer`: the far port, its
     /// node's owner and its local number there.

@@ -651,7 +651,15 @@ fn validate(
              loses nothing",
         ));
     }
-    let controls = pause::controls(s, file, &topology, (buffer.bytes, buffer.model), max_frame)?;
+    let grants = credits.is_some_and(|c| c.rule == crate::credits::CreditRule::PauseEquivalent);
+    let controls = pause::controls(
+        s,
+        file,
+        &topology,
+        (buffer.bytes, buffer.model),
+        max_frame,
+        grants,
+    )?;
     let controlled: Vec<_> = controls.controls.iter().map(|c| c.port).collect();
     let (pfc, pfc_drops) = switch::pfc(s, file, &topology, &buffer, max_frame, &controlled)?;
     // Why packets can be lost though PFC is on: then timeouts must stay on.

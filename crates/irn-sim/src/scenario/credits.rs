@@ -7,13 +7,16 @@
 //! credit_counter_bits = 12     # 12 (the standard) to 24
 //! credit_interval = "auto"     # a window's time at the link's rate, or a duration
 //! credit_update_blocks = 64    # an input's update as soon as this much more credit is free
+//! credit_rule = "standard"     # or "pause-equivalent": the inputs [[pause_control]] selects
+//!                              # grant, every interval, the interval minus their rule's PAUSE
 //! ```
 
+use super::switch::CreditRuleKind;
 use super::{
     auto_or_at_least, invalid, min_frame_floor, ScenarioError, ScenarioFile, SwitchModelKind,
 };
 use crate::credits::{
-    blocks, free_blocks, Counters, CreditConfig, BLOCK_BYTES, MAX_COUNTER_BITS,
+    blocks, free_blocks, Counters, CreditConfig, CreditRule, BLOCK_BYTES, MAX_COUNTER_BITS,
     STANDARD_COUNTER_BITS,
 };
 
@@ -32,17 +35,34 @@ pub(super) fn build(
     if !sw.credits {
         return no_credit_keys(s, file).map(|()| None);
     }
+    let rule = match sw.credit_rule.unwrap_or_default() {
+        CreditRuleKind::Standard => CreditRule::Standard,
+        CreditRuleKind::PauseEquivalent => CreditRule::PauseEquivalent,
+    };
     let conflict = if sw.pfc {
         Some("switch.pfc = true: credits replace PFC; set switch.pfc = false")
     } else if sw.model != SwitchModelKind::InputQueued {
         Some("switch.model = \"shared-buffer\": credits count each input's own buffer; use \"input-queued\"")
-    } else if !s.pause_control.is_empty() {
-        Some("[[pause_control]] is set: its inputs would be paused and credit-limited at once; remove it")
+    } else if !s.pause_control.is_empty() && rule == CreditRule::Standard {
+        Some(
+            "[[pause_control]] is set: its inputs would be paused and credit-limited at once; \
+             remove it, or set switch.credit_rule = \"pause-equivalent\" to have them grant \
+             credit by its rule",
+        )
     } else {
         None
     };
     if let Some(why) = conflict {
         return Err(invalid(file, "switch.credits", "true", why));
+    }
+    if rule == CreditRule::PauseEquivalent && s.pause_control.is_empty() {
+        return Err(invalid(
+            file,
+            "switch.credit_rule",
+            "\"pause-equivalent\"",
+            "needs a [[pause_control]] entry naming the inputs that grant by it and its rule \
+             (ports = \"long-haul\", rule = \"on-off\" or \"time-based\")",
+        ));
     }
     let d = CreditConfig::default();
     let counter_bits = sw.credit_counter_bits.unwrap_or(STANDARD_COUNTER_BITS);
@@ -103,6 +123,7 @@ pub(super) fn build(
         counter_bits,
         interval,
         update_blocks,
+        rule,
     }))
 }
 
@@ -134,6 +155,7 @@ fn no_credit_keys(s: &ScenarioFile, file: &str) -> Result<(), ScenarioError> {
         ("credit_counter_bits", sw.credit_counter_bits.is_some()),
         ("credit_interval", sw.credit_interval.is_some()),
         ("credit_update_blocks", sw.credit_update_blocks.is_some()),
+        ("credit_rule", sw.credit_rule.is_some()),
     ];
     match set.iter().find(|(_, set)| *set) {
         Some((key, _)) => Err(invalid(
@@ -173,6 +195,15 @@ mod tests {
         assert_eq!(credits.interval, Some(irn_core::Duration::from_us(1)));
         assert_eq!(credits.update_blocks, 8);
         assert!(one("").unwrap().config.credits.is_none());
+        let cfg = one(
+            "[switch]\ncredits = true\ncredit_rule = \"pause-equivalent\"\n[[pause_control]]\n\
+             ports = \"switch\"\nrule = \"time-based\"\nthreshold = \"10KB\"\nconstant = \"1KB\"\n",
+        )
+        .unwrap()
+        .config;
+        let rule = cfg.credits.expect("credits").rule;
+        assert_eq!(rule, crate::credits::CreditRule::PauseEquivalent);
+        assert!(!cfg.pause_control.is_empty());
     }
 
     #[test]
@@ -211,6 +242,11 @@ mod tests {
             ("credits = true\ncredit_update_blocks = 0", "switch.credit_update_blocks = 0: at least 1 block"),
             ("credits = true\ncredit_interval = \"0us\"", "switch.credit_interval = \"0us\": \"auto\" or at least 16800ps (16.8ns) (one minimum frame, 64 B + 20 B of preamble and gap, at 40Gbps, the slowest link"),
             ("credits = true\ncredit_interval = \"1ps\"", "switch.credit_interval = \"1ps\": \"auto\" or at least 16800ps"),
+            ("credit_rule = \"standard\"", "switch.credit_rule = (set): applies only with switch.credits = true"),
+            ("credits = true\ncredit_rule = \"pause-equivalent\"", "switch.credit_rule = \"pause-equivalent\": needs a [[pause_control]] entry"),
+            ("credits = true\n[[pause_control]]\nports = \"switch\"\nrule = \"on-off\"\nthreshold = 1", "[[pause_control]] is set: its inputs would be paused and credit-limited at once; remove it, or set switch.credit_rule = \"pause-equivalent\""),
+            ("credits = true\ncredit_rule = \"pause-equivalent\"\n[[pause_control]]\nports = \"switch\"\nrule = \"threshold\"\nthreshold = \"10KB\"", "pause_control[0].rule = \"threshold\": \"on-off\" or \"time-based\" with switch.credit_rule = \"pause-equivalent\""),
+            ("credits = true\ncredit_rule = \"pause-equivalent\"\n[[pause_control]]\nports = \"switch\"\nrule = \"on-off\"\nthreshold = \"10KB\"\ninterval = \"1ms\"", "pause_control[0].interval = \"1ms\": between 16800ps (16.8ns) (one minimum frame, 64 B + 20 B of preamble and gap, at 40Gbps, the port's link: nothing on a link happens more often) and 838848ns (the longest pause at 40Gbps with credit grants)"),
         ];
         for (switch, want) in cases {
             let got = error(&format!("[switch]\n{switch}\n"));

@@ -78,6 +78,18 @@ pub enum RuleKind {
     TimeBased,
 }
 
+impl RuleKind {
+    /// As the scenario writes it.
+    fn name(self) -> &'static str {
+        match self {
+            RuleKind::None => "none",
+            RuleKind::Threshold => "threshold",
+            RuleKind::OnOff => "on-off",
+            RuleKind::TimeBased => "time-based",
+        }
+    }
+}
+
 /// An amount of buffered data: a size, or a number of longest pauses' worth.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -126,13 +138,18 @@ pub(super) struct Controls {
     pub(super) drops: Option<String>,
 }
 
-/// `[[pause_control]]`, resolved against the topology and the switches' buffers.
+/// `[[pause_control]]`, resolved against the topology and the switches' buffers. With
+/// `grants` (`switch.credit_rule = "pause-equivalent"`) its inputs grant credit by their rule
+/// instead of pausing: the rule must be periodic and its interval at most the longest pause
+/// (the slides: credit at least as often as the largest grant takes to send; a grant is then
+/// at most 65,535 blocks).
 pub(super) fn controls(
     s: &ScenarioFile,
     file: &str,
     topology: &Topology,
     (buffer, model): (u64, SwitchModel),
     max_frame: u64,
+    grants: bool,
 ) -> Result<Controls, ScenarioError> {
     if s.pause_control.is_empty() {
         return Ok(Controls::default());
@@ -150,6 +167,15 @@ pub(super) fn controls(
     let mut drops = None;
     for (n, c) in s.pause_control.iter().enumerate() {
         let key = |k: &str| format!("pause_control[{n}].{k}");
+        if grants && !matches!(c.rule, RuleKind::OnOff | RuleKind::TimeBased) {
+            return Err(invalid(
+                file,
+                &key("rule"),
+                &format!("{:?}", c.rule.name()),
+                "\"on-off\" or \"time-based\" with switch.credit_rule = \"pause-equivalent\": \
+                 its inputs grant credit every interval by the rule's PAUSE",
+            ));
+        }
         let mut ports = Vec::new();
         let selectors: &[String] = match &c.ports {
             PortSelection::One(one) => std::slice::from_ref(one),
@@ -192,12 +218,20 @@ pub(super) fn controls(
             }
             let buffer = topology.input_buffer(p, buffer);
             let rule = rule(s, c, file, &key, buffer, max_frame)?;
+            let longest = quanta_time(link.rate, MAX_QUANTA);
             let interval = match c.interval.as_deref().unwrap_or("auto") {
-                "auto" => quanta_time(link.rate, MAX_QUANTA),
+                "auto" => longest,
                 // Each interval may send a PAUSE frame: no shorter than sending the smallest.
                 v => {
                     let floor = min_frame_floor(link.rate, "the port's link");
-                    duration_in(file, &key("interval"), v, (floor.0, &floor.1), None)?
+                    let most = grants.then(|| {
+                        (
+                            longest,
+                            format!("the longest pause at {} with credit grants", link.rate),
+                        )
+                    });
+                    let most = most.as_ref().map(|(d, why)| (*d, why.as_str()));
+                    duration_in(file, &key("interval"), v, (floor.0, &floor.1), most)?
                 }
             };
             if rule == PauseRule::Off {
@@ -268,7 +302,7 @@ fn sizing_warning(
     if rule == PauseRule::Off {
         return None;
     }
-    let name = format!("rule = {:?}", kind_name(kind));
+    let name = format!("rule = {:?}", kind.name());
     let given = format!("{buffer} B ({})", units(buffer as f64));
     let Some(needed) = rule.lossless_buffer(link) else {
         let longest = quanta_time(link.rate, MAX_QUANTA);
@@ -345,16 +379,6 @@ fn stability_warning(at: &str, rule: PauseRule, link: ControlLoop) -> Option<Str
     ))
 }
 
-/// The rule as the scenario names it.
-fn kind_name(kind: RuleKind) -> &'static str {
-    match kind {
-        RuleKind::None => "none",
-        RuleKind::Threshold => "threshold",
-        RuleKind::OnOff => "on-off",
-        RuleKind::TimeBased => "time-based",
-    }
-}
-
 /// One entry's rule, its keys checked against it.
 fn rule(
     s: &ScenarioFile,
@@ -364,7 +388,7 @@ fn rule(
     buffer: u64,
     max_frame: u64,
 ) -> Result<PauseRule, ScenarioError> {
-    let kind = kind_name(c.rule);
+    let kind = c.rule.name();
     let keys = [
         ("threshold", c.threshold.is_some(), c.rule != RuleKind::None),
         ("height", c.height.is_some(), c.rule == RuleKind::TimeBased),

@@ -15,6 +15,8 @@
 //! pfc_refresh = "auto"    # timed: resend XOFF this often while paused (auto: half its time)
 //! ecn = "auto"            # "auto", "off", "dcqcn" or "dctcp"
 //! credits = false          # InfiniBand credits instead of PFC (see `super::credits`)
+//! credit_rule = "standard" # or "pause-equivalent": long links' inputs grant by their
+//!                          # [[pause_control]] rule
 //! deflection = "dibs"     # "none" (default) or "dibs": deflect instead of dropping
 //! deflection_ttl = 250    # dibs: deflections per packet before it is dropped
 //! ```
@@ -97,6 +99,11 @@ pub struct SwitchSection {
     /// than it last granted (default 64).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub credit_update_blocks: Option<u32>,
+    /// credits: how the inputs `[[pause_control]]` selects grant credit: `"standard"` (the
+    /// default; then `[[pause_control]]` is refused) or `"pause-equivalent"` (the NRL slides'
+    /// rule for long links, [`crate::credits::CreditRule`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credit_rule: Option<CreditRuleKind>,
     /// ECN marking on output queues: `"auto"` (DCQCN's RED with DCQCN, DCTCP's step with DCTCP,
     /// none otherwise), `"off"`, `"dcqcn"` or `"dctcp"`.
     pub ecn: String,
@@ -147,6 +154,7 @@ impl Default for SwitchSection {
             credit_counter_bits: None,
             credit_interval: None,
             credit_update_blocks: None,
+            credit_rule: None,
             ecn: "auto".into(),
             ecn_kmin: None,
             ecn_kmax: None,
@@ -164,6 +172,15 @@ pub enum PfcFramesKind {
     #[default]
     XoffXon,
     Timed,
+}
+
+/// `switch.credit_rule`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CreditRuleKind {
+    #[default]
+    Standard,
+    PauseEquivalent,
 }
 
 /// `switch.scheduling`.

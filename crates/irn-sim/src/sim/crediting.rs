@@ -11,16 +11,27 @@
 //! `q` (to the port upstream) and `q`'s own FCTBS (to the input downstream, which resyncs its
 //! ABR); it is serialized between data packets like any 64 B frame, so it arrives after the
 //! packets sent before it and before those sent after.
+//!
+//! Under `credit_rule = "pause-equivalent"`, the inputs `[[pause_control]]` selects grant
+//! instead, from their pause control's periodic check ([`Simulation::grant_credit`]): the port
+//! upstream holds an allowance in blocks (no counters, no resync), spends it on each data
+//! packet and stops once it no longer covers the largest frame; each grant replaces it. Until
+//! the first grant arrives the allowance is unbounded: an empty input at rest grants its
+//! whole interval every interval, which is the line rate.
 
 use irn_core::packet::CONTROL_FRAME_BYTES;
 use irn_core::Time;
 
 use super::trace::Trace;
 use super::Simulation;
-use crate::credits::{blocks, free_blocks, Counters, CreditConfig, CreditLink, Wire};
+use crate::credits::{
+    blocks, free_blocks, interval_quanta, pause_equivalent_grant, Counters, CreditConfig,
+    CreditLink, CreditRule, Wire,
+};
 use crate::engine::Event;
 use crate::ids::PortId;
 use crate::packets::PacketId;
+use crate::pause::PauseControl;
 use crate::port::{OwnerKind, Port};
 use crate::switch::{Switch, VoqSwitch};
 
@@ -46,13 +57,21 @@ impl<T: Trace> Simulation<'_, T> {
             frame_blocks: blocks(self.cfg.max_frame_bytes()),
             links: vec![CreditLink::default(); self.ports.len()],
         };
+        let grants = cfg.rule == CreditRule::PauseEquivalent;
         for p in 0..self.ports.len() {
             let port = &mut self.ports[p];
             let into_switch = matches!(port.peer_owner.kind(), OwnerKind::Switch(_));
             let of_switch = matches!(port.owner.kind(), OwnerKind::Switch(_));
-            port.credit = u8::from(into_switch) * Port::SENDS_ON_CREDIT
-                + u8::from(of_switch) * Port::FREES_CREDIT;
-            if into_switch {
+            let granted = grants && self.cfg.pause_control.iter().any(|c| c.port == port.peer);
+            let sends = if granted {
+                Port::SENDS_ON_GRANT
+            } else {
+                Port::SENDS_ON_CREDIT
+            };
+            port.credit = u8::from(into_switch) * sends + u8::from(of_switch) * Port::FREES_CREDIT;
+            if granted {
+                credits.links[p].allowance = u32::MAX;
+            } else if into_switch {
                 let limit = self.input_limit(self.ports[p].peer, &credits);
                 let link = &mut credits.links[p];
                 (link.fccl, link.advertised) = (limit, limit);
@@ -120,6 +139,13 @@ impl<T: Trace> Simulation<'_, T> {
                 self.extra[p.index()].pauses.hold(self.now, false, true);
                 self.ports[p.index()].paused = true;
             }
+        } else if roles & Port::SENDS_ON_GRANT != 0 {
+            let link = &mut credits.links[p.index()];
+            link.allowance = link.allowance.saturating_sub(spent);
+            if link.allowance < credits.frame_blocks {
+                self.extra[p.index()].pauses.hold(self.now, false, true);
+                self.ports[p.index()].paused = true;
+            }
         }
         if roles & Port::FREES_CREDIT != 0 {
             self.credit_freed(p);
@@ -177,6 +203,10 @@ impl<T: Trace> Simulation<'_, T> {
             .then(|| self.input_limit(q, credits));
         let fctbs =
             (port.credit & Port::SENDS_ON_CREDIT != 0).then(|| credits.links[q.index()].fctbs);
+        if limit.is_none() && fctbs.is_none() {
+            // Both directions of the link are under the pause-equivalent rule.
+            return;
+        }
         let start = self.now.max(port.busy_until);
         let done = start + port.serialization(CONTROL_FRAME_BYTES, &self.extra[q.index()]);
         let at = done + port.delay;
@@ -231,6 +261,53 @@ impl<T: Trace> Simulation<'_, T> {
             self.ports[p.index()].paused = false;
             self.try_send(p);
         }
+    }
+
+    /// Pause control `control`'s periodic check under the pause-equivalent rule: its input,
+    /// holding `occupancy` bytes, grants the interval's quanta minus the PAUSE its rule would
+    /// send, in a 64 B flow-control packet that leaves after the packet being serialized.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn grant_credit(&mut self, control: &PauseControl, occupancy: u64) {
+        let q = control.port;
+        let port = &self.ports[q.index()];
+        let extra = &self.extra[q.index()];
+        let quanta = interval_quanta(extra.rate, control.interval);
+        let blocks = pause_equivalent_grant(quanta, control.rule.at_interval(occupancy));
+        let start = self.now.max(port.busy_until);
+        let done = start + port.serialization(CONTROL_FRAME_BYTES, extra);
+        let (at, upstream) = (done + port.delay, port.peer);
+        self.ports[q.index()].busy_until = done;
+        self.counters.credit_frames += 1;
+        let port = upstream;
+        self.queue.schedule(at, Event::CreditGrant { port, blocks });
+    }
+
+    /// A pause-equivalent grant reaches port `p`: it replaces the allowance, and the port goes
+    /// on or stops as the new allowance covers the largest frame or not.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn credit_grant(&mut self, p: PortId, blocks: u16) {
+        let credits = self.credits.as_mut().expect("grants only with credits");
+        credits.links[p.index()].allowance = u32::from(blocks);
+        let go = u32::from(blocks) >= credits.frame_blocks;
+        let port = &mut self.ports[p.index()];
+        let paused = port.paused;
+        if go != paused {
+            // Sending with enough, or waiting with too little: the grant changes nothing.
+            return;
+        }
+        self.extra[p.index()].pauses.hold(self.now, paused, !go);
+        port.paused = !go;
+        if go {
+            self.try_send(p);
+        }
+    }
+
+    /// Whether pause control grants credit instead of pausing (`credit_rule =
+    /// "pause-equivalent"`).
+    pub(super) fn grants_credit(&self) -> bool {
+        (self.credits.as_deref()).is_some_and(|c| c.cfg.rule == CreditRule::PauseEquivalent)
     }
 
     /// The sender's FCTBS reaches the input at the end of the link leaving `p`, which

@@ -419,7 +419,13 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 Event::CreditLimit { port, fccl } if T::CREDITS => self.credit_limit(port, fccl),
                 Event::CreditSync { port, fctbs } if T::CREDITS => self.credit_sync(port, fctbs),
                 Event::CreditTick(port) if T::CREDITS => self.credit_tick(port),
-                Event::CreditLimit { .. } | Event::CreditSync { .. } | Event::CreditTick(_) => {}
+                Event::CreditGrant { port, blocks } if T::CREDITS => {
+                    self.credit_grant(port, blocks)
+                }
+                Event::CreditLimit { .. }
+                | Event::CreditSync { .. }
+                | Event::CreditTick(_)
+                | Event::CreditGrant { .. } => {}
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
                 Event::Sample => self.sample(Sampler::Ordering),

@@ -61,7 +61,9 @@ impl<T: Trace> Simulation<'_, T> {
             unreachable!("pause control runs on switch ports (checked by the scenario)")
         };
         let occupancy = self.switches[s].buffer_bytes(usize::from(port.local));
-        if let Some(frame) = control.rule.at_interval(occupancy) {
+        if T::CREDITS && self.grants_credit() {
+            self.grant_credit(&control, occupancy);
+        } else if let Some(frame) = control.rule.at_interval(occupancy) {
             self.send_pause(control.port, frame);
         }
         debug_assert!(!matches!(control.rule, PauseRule::Threshold { .. }));
