@@ -206,6 +206,21 @@ impl SeriesSink for PeakBuffer {
     fn flow(&mut self, _: &FlowSample) {}
 }
 
+/// Runs `cfg` with switch B's long input sampled every `every`, into `sink`.
+fn run_sampling_long_input(
+    mut cfg: SimConfig,
+    every: Duration,
+    sink: &mut impl SeriesSink,
+) -> RunResult {
+    cfg.monitor = Some(Monitor {
+        interval: every,
+        ports: vec![LONG_INPUT],
+        flows: Vec::new(),
+        nics: false,
+    });
+    irn_sim::run_monitored(&cfg, &mut |_| {}, sink)
+}
+
 /// Switch B's long input under time-based control, as a fluid worked out step by step: every
 /// interval (from the first, at one interval) the input asks for a pause of
 /// `min(1, occupancy / (height − constant))` of an interval, none below the threshold; a link
@@ -278,15 +293,8 @@ fn time_based_overshoot_and_drops_by_a_fluid_model() {
         };
         let (peak, dropped) = time_based_fluid(rule, buffer, end);
         // B's long input alone (switch A's input fills too while A is paused), sampled finely.
-        let mut cfg = world(rule, buffer, end);
-        cfg.monitor = Some(Monitor {
-            interval: Duration::from_us(10),
-            ports: vec![LONG_INPUT],
-            flows: Vec::new(),
-            nics: false,
-        });
         let mut b = PeakBuffer(0);
-        let r = irn_sim::run_monitored(&cfg, &mut |_| {}, &mut b);
+        let r = run_sampling_long_input(world(rule, buffer, end), Duration::from_us(10), &mut b);
         let got_dropped = (r.summary.drops * FRAME) as f64;
         let got_peak = b.0 as f64;
         assert!(
@@ -375,15 +383,9 @@ fn each_rules_bound_holds_when_the_sink_stops_for_good() {
         let bound = rule.lossless_buffer(link).unwrap();
         let end = first(delay) + rate.serialization(bound) + delay * 2 + interval * 2;
         // Nothing leaves B's long input, so its last sample is its peak.
-        let mut cfg = stopped_sink(rule, delay, bound, end);
-        cfg.monitor = Some(Monitor {
-            interval: Duration::from_us(10),
-            ports: vec![LONG_INPUT],
-            flows: Vec::new(),
-            nics: false,
-        });
+        let cfg = stopped_sink(rule, delay, bound, end);
         let mut b = PeakBuffer(0);
-        let at = irn_sim::run_monitored(&cfg, &mut |_| {}, &mut b);
+        let at = run_sampling_long_input(cfg, Duration::from_us(10), &mut b);
         assert_eq!(at.summary.drops, 0, "{rule:?} at its bound {bound} B");
         let peak = b.0;
         assert!(
@@ -445,18 +447,12 @@ fn the_time_based_loop_swings_past_its_stability_bound() {
             max_frame: FRAME,
         };
         let ratio = rule.time_based_delay_ratio(link).unwrap();
-        cfg.monitor = Some(Monitor {
-            interval: Duration::from_us(20),
-            ports: vec![LONG_INPUT],
-            flows: Vec::new(),
-            nics: false,
-        });
         let mut s = Swing {
             from_us: (delay * 2 * 10).as_us_f64(),
             low: u64::MAX,
             high: 0,
         };
-        let r = irn_sim::run_monitored(&cfg, &mut |_| {}, &mut s);
+        let r = run_sampling_long_input(cfg, Duration::from_us(20), &mut s);
         assert_eq!(r.summary.drops, 0);
         (ratio, (s.high - s.low) as f64 / span as f64)
     };
