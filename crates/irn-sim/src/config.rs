@@ -319,8 +319,20 @@ pub enum Scheduling {
     #[default]
     Fifo,
     /// pFabric's shortest remaining processing time: the flow with the fewest bytes left goes
-    /// first, and a full buffer drops the packet with the most (see `crate::switch::srpt`).
+    /// first, its earliest queued packet leading, and a full buffer drops the packet with the
+    /// most (see `crate::switch::shared::srpt`).
     Srpt,
+    /// The same ranks, but each packet is sent by its own: a flow's later packets, which have
+    /// fewer bytes left, overtake its earlier ones in a queue (the reordering Eunomia's SRPT
+    /// shows, §5.4).
+    SrptPerPacket,
+}
+
+impl Scheduling {
+    /// Whether outputs rank packets (and so a full buffer may evict).
+    pub fn is_srpt(self) -> bool {
+        self != Scheduling::Fifo
+    }
 }
 
 /// Priority flow control on switch input ports (IRN §2.2, §4.1).

@@ -61,6 +61,26 @@ fn the_short_flow_overtakes_the_long_one_and_the_long_one_stays_in_order() {
     assert!(fct(&srpt, 0) <= fct(&fifo, 0) + 0.5);
 }
 
+/// Ranked per packet, the long flow's queued packets leave newest first whenever the short
+/// flow's make them queue: its receiver sees them out of order, and every flow still finishes.
+/// The short flow's packets, best ranked, leave as early as under per-flow SRPT.
+#[test]
+fn ranked_per_packet_the_long_flow_arrives_out_of_order() {
+    let (flow, packet) = (
+        two_flows(Scheduling::Srpt),
+        two_flows(Scheduling::SrptPerPacket),
+    );
+    assert!(packet.flows.iter().all(|f| f.fct_us.is_some()));
+    assert_eq!(flow.summary.out_of_order_packets, 0);
+    assert!(
+        packet.summary.out_of_order_packets > 10,
+        "{}",
+        packet.summary.out_of_order_packets
+    );
+    let short = |r: &irn_sim::RunResult| r.flows[1].fct_us.expect("finished");
+    assert!(short(&packet) < 1.2 * packet.flows[1].ideal_fct_us);
+}
+
 /// Hosts 0 and 1 send 1 MB each and host 2 sends 20 KB to host 3 through one switch, all at
 /// t = 0 (the short flow at 20 µs, once the buffer is full), into a 60 KB lossy shared buffer,
 /// under IRN. FIFO drops the arrivals that do not fit, the short flow's among them (seed 5: 20
@@ -135,10 +155,12 @@ fn explicit_fifo_is_the_default() {
     assert_eq!(a.summary, b.summary);
     let json = |r: &irn_sim::RunResult| serde_json::to_string(&r.flows).unwrap();
     assert_eq!(json(&a), json(&b));
-    // And the same incast through the small buffer under SRPT completes.
-    let srpt = parse(&format!("{BASE}scheduling = \"srpt\"\n")).unwrap();
-    let r = irn_sim::run(&srpt, &mut |_| {});
-    assert!(r.flows.iter().all(|f| f.fct_us.is_some()));
+    // And the same incast through the small buffer under either SRPT completes.
+    for kind in ["srpt", "srpt-per-packet"] {
+        let srpt = parse(&format!("{BASE}scheduling = \"{kind}\"\n")).unwrap();
+        let r = irn_sim::run(&srpt, &mut |_| {});
+        assert!(r.flows.iter().all(|f| f.fct_us.is_some()), "{kind}");
+    }
 }
 
 #[test]
@@ -149,8 +171,24 @@ fn scheduling_errors_name_the_file_key_value_and_what_is_allowed() {
             &["t.toml", "switch.scheduling", "srpt", "shared-buffer"][..],
         ),
         (
+            "[switch]\nscheduling = \"srpt-per-packet\"\n",
+            &[
+                "t.toml",
+                "switch.scheduling",
+                "srpt-per-packet",
+                "shared-buffer",
+            ][..],
+        ),
+        (
             "[switch]\nmodel = \"shared-buffer\"\nscheduling = \"lifo\"\n",
-            &["t.toml", "scheduling", "lifo", "fifo", "srpt"][..],
+            &[
+                "t.toml",
+                "scheduling",
+                "lifo",
+                "fifo",
+                "srpt",
+                "srpt-per-packet",
+            ][..],
         ),
         (
             "[switch]\nmodel = \"shared-buffer\"\nscheduling = 1\n",

@@ -8,7 +8,8 @@
 //! ingress_alpha = 0.0625  # ...or PFC's input share's (default: alpha)...
 //! egress_alpha = 1        # ...and the output queue's drop threshold's (default: alpha; with
 //!                         # PFC only when set: then PFC can drop)
-//! scheduling = "srpt"     # shared-buffer: "fifo" (default) or "srpt" (pFabric's order)
+//! scheduling = "srpt"     # shared-buffer: "fifo" (default), "srpt" (pFabric's order) or
+//!                         # "srpt-per-packet" (a flow's later packets may overtake)
 //! pfc = true
 //! pfc_frames = "timed"    # "xoff-xon" (default: no pause timer) or "timed" (802.1Qbb)
 //! pfc_pause_quanta = 65535 # timed: each XOFF's pause time, in 512-bit-time quanta
@@ -59,7 +60,9 @@ pub struct SwitchSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub egress_alpha: Option<f64>,
     /// shared-buffer: the order outputs send data packets in, `"fifo"` (arrival, the default)
-    /// or `"srpt"` (the flow with the fewest bytes left first; `crate::switch::shared::srpt`).
+    /// `"srpt"` (the flow with the fewest bytes left first; `crate::switch::shared::srpt`) or
+    /// `"srpt-per-packet"` (each packet by its own bytes left, so a flow's later packets overtake
+    /// its earlier ones).
     #[serde(skip_serializing_if = "SchedulingKind::is_fifo")]
     pub scheduling: SchedulingKind,
     pub pfc: bool,
@@ -190,12 +193,22 @@ pub enum SchedulingKind {
     #[default]
     Fifo,
     Srpt,
+    SrptPerPacket,
 }
 
 impl SchedulingKind {
     /// The default, left out of the resolved scenario so FIFO runs' results are unchanged.
     fn is_fifo(&self) -> bool {
         *self == SchedulingKind::Fifo
+    }
+
+    /// Its spelling in a scenario file.
+    fn name(self) -> &'static str {
+        match self {
+            SchedulingKind::Fifo => "fifo",
+            SchedulingKind::Srpt => "srpt",
+            SchedulingKind::SrptPerPacket => "srpt-per-packet",
+        }
     }
 }
 
@@ -265,12 +278,13 @@ impl SwitchSection {
                 ("pfc_refresh", self.pfc_refresh.is_some(), timed),
             ],
         )?;
-        if !shared && self.scheduling == SchedulingKind::Srpt {
+        if !shared && self.scheduling != SchedulingKind::Fifo {
             return Err(invalid(
                 file,
                 "switch.scheduling",
-                "\"srpt\"",
-                "\"fifo\" on the input-queued switch; \"srpt\" needs model = \"shared-buffer\"",
+                &format!("{:?}", self.scheduling.name()),
+                "\"fifo\" on the input-queued switch; \"srpt\" and \"srpt-per-packet\" need \
+                 model = \"shared-buffer\"",
             ));
         }
         if shared && self.pfc_threshold != "auto" {
@@ -382,6 +396,7 @@ pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, 
                 scheduling: match sw.scheduling {
                     SchedulingKind::Fifo => Scheduling::Fifo,
                     SchedulingKind::Srpt => Scheduling::Srpt,
+                    SchedulingKind::SrptPerPacket => Scheduling::SrptPerPacket,
                 },
             }
         }

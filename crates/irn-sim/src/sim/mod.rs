@@ -214,9 +214,12 @@ impl<'a, T: Trace> Simulation<'a, T> {
                             );
                             Switch::Shared(match scheduling {
                                 Scheduling::Fifo => switch,
-                                Scheduling::Srpt => switch.with_srpt(Arc::clone(
-                                    flow_ranks.get_or_insert_with(|| flow_ranks_of(cfg)),
-                                )),
+                                Scheduling::Srpt | Scheduling::SrptPerPacket => switch.with_srpt(
+                                    Arc::clone(
+                                        flow_ranks.get_or_insert_with(|| flow_ranks_of(cfg)),
+                                    ),
+                                    scheduling == Scheduling::SrptPerPacket,
+                                ),
                             })
                         }
                     });
@@ -327,10 +330,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             },
             evicting: matches!(
                 cfg.switch.model,
-                SwitchModel::SharedBuffer {
-                    scheduling: Scheduling::Srpt,
-                    ..
-                }
+                SwitchModel::SharedBuffer { scheduling, .. } if scheduling.is_srpt()
             ),
             ordered: cfg.ordering.mode != OrderingMode::None,
             layers: match cfg.ordering.mode {

@@ -137,9 +137,10 @@ impl SharedSwitch {
         }
     }
 
-    /// This switch with SRPT outputs, ranking packets by `ranks`.
-    pub fn with_srpt(mut self, ranks: Arc<FlowRanks>) -> Self {
-        self.srpt = Some(Box::new(Srpt::new(ranks, self.outputs.len())));
+    /// This switch with SRPT outputs, ranking packets by `ranks`: a flow's queued packets in
+    /// their arrival order, or with `per_packet` each by its own rank.
+    pub fn with_srpt(mut self, ranks: Arc<FlowRanks>, per_packet: bool) -> Self {
+        self.srpt = Some(Box::new(Srpt::new(ranks, self.outputs.len(), per_packet)));
         self
     }
 

@@ -24,6 +24,13 @@
 //! ranked by its flow's whole size. The rank is kept in the packet's slot, in bytes a queued
 //! packet does not otherwise use.
 //!
+//! With `scheduling = "srpt-per-packet"` each packet keeps its own rank instead: the queue is
+//! sorted by packet rank (ties in arrival order), so a flow's later packets, which have fewer
+//! bytes left, go before its earlier ones still queued — a burst leaves a congested queue in
+//! reverse. This is SRPT as a priority queue of packets with no per-flow rule, the reordering
+//! Eunomia's §5.4 reports ("large flows arriving in reverse order"); pFabric's own dequeue is
+//! the per-flow rule above, which avoids it.
+//!
 //! An SRPT queue is kept in sending order (`runs.rs`), so an output pops its front as a FIFO one
 //! does; an arrival walks the queue's flows instead. Eviction scans the queue's packets, as it
 //! happens only when the buffer is full. FIFO switches carry only a `None`, tested on a queued
@@ -104,11 +111,11 @@ pub(crate) struct Srpt {
 }
 
 impl Srpt {
-    /// For a switch of `ports` ports.
-    pub(crate) fn new(ranks: Arc<FlowRanks>, ports: usize) -> Self {
+    /// For a switch of `ports` ports; `per_packet`: each packet ranked alone.
+    pub(crate) fn new(ranks: Arc<FlowRanks>, ports: usize, per_packet: bool) -> Self {
         Srpt {
             ranks,
-            outputs: (0..ports).map(|_| Runs::default()).collect(),
+            outputs: (0..ports).map(|_| Runs::new(per_packet)).collect(),
             victims: Vec::new(),
             saved: Vec::new(),
         }
@@ -292,15 +299,19 @@ mod tests {
 
     impl Bench {
         /// Flow 0 is 10 000 B long, flow 1 is 2 000 B, flow 2 50 000 B; 1 000 B of payload per
-        /// packet, first PSN 0, so packet `n` of a flow ranks `size - 1000 n`.
+        /// packet, first PSN 0, so packet `n` of a flow ranks `size - 1000 n`. Ranked per flow.
         fn new(switch: SharedSwitch) -> Self {
+            Bench::ranked(switch, false)
+        }
+
+        fn ranked(switch: SharedSwitch, per_packet: bool) -> Self {
             let ranks = Arc::new(FlowRanks::new([
                 (10_000, Psn::ZERO, 1_000),
                 (2_000, Psn::ZERO, 1_000),
                 (50_000, Psn::ZERO, 1_000),
             ]));
             Bench {
-                switch: switch.with_srpt(ranks),
+                switch: switch.with_srpt(ranks, per_packet),
                 packets: Packets::default(),
             }
         }
@@ -372,6 +383,40 @@ mod tests {
             );
         }
         assert_eq!(s.sent(), [(1, 0), (1, 1), (0, 0), (0, 1), (0, 2), (0, 3)]);
+    }
+
+    /// Ranked per packet, the same arrivals leave sorted by their own ranks: the short flow's
+    /// packet 1 (1 000) before its packet 0 (2 000), then the long flow's in reverse, 3 (7 000)
+    /// to 0 (10 000): each flow's burst leaves reversed.
+    #[test]
+    fn ranked_per_packet_a_flows_later_packets_overtake_its_earlier_ones() {
+        let mut s = Bench::ranked(SharedSwitch::new(3, 100_000, 1.0, None, None, None), true);
+        for (flow, n) in [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1)] {
+            assert_eq!(
+                s.admit(usize::from(flow == 1), flow, n),
+                (Admit::Queued, vec![])
+            );
+        }
+        assert_eq!(s.sent(), [(1, 1), (1, 0), (0, 3), (0, 2), (0, 1), (0, 0)]);
+    }
+
+    /// Ranked per packet, a retransmission keeps its own rank: the long flow's packet 0
+    /// (10 000) in a full 300 B buffer behind its packets 1 and 2 (9 000, 8 000) and the short
+    /// flow's 0 (2 000) ranks worst and is dropped, evicting nothing, where ranked per flow it
+    /// would rank 8 000 and evict packet 1.
+    #[test]
+    fn ranked_per_packet_a_retransmission_keeps_its_own_rank() {
+        let mut s = Bench::ranked(SharedSwitch::new(3, 300, 1.0, None, None, None), true);
+        for (input, flow, n) in [(0, 0, 1), (0, 0, 2), (1, 1, 0)] {
+            assert_eq!(s.admit(input, flow, n), (Admit::Queued, vec![]));
+        }
+        assert_eq!(s.admit(0, 0, 0), (Admit::Dropped, vec![]));
+        assert_eq!(s.sent(), [(1, 0), (0, 2), (0, 1)]);
+        let mut s = Bench::lossy(300);
+        for (input, flow, n) in [(0, 0, 1), (0, 0, 2), (1, 1, 0)] {
+            s.admit(input, flow, n);
+        }
+        assert_eq!(s.admit(0, 0, 0), (Admit::Queued, vec![(0, 1)]));
     }
 
     /// A flow is served by its best-ranked packet but sends its earliest: a retransmission of
@@ -483,8 +528,9 @@ mod tests {
     /// model: the flow holding the best-ranked queued packet sends its earliest queued one, a
     /// packet ranks no worse than its flow's queued packets, and a full buffer evicts the
     /// worst-ranked packet (the latest among equals) if it ranks worse than the arrival, which
-    /// is dropped otherwise. (Ranks never tie across flows: the flows' sizes differ by less than
-    /// a packet.)
+    /// is dropped otherwise. Ranked per packet, every packet keeps its own rank and the
+    /// best-ranked packet leaves first (the earliest among equals). (Ranks never tie across
+    /// flows: the flows' sizes differ by less than a packet.)
     #[test]
     fn the_queue_order_is_srpt() {
         use proptest::prelude::*;
@@ -493,11 +539,12 @@ mod tests {
             Just(None), // a dequeue
         ];
         let ops = prop::collection::vec(op, 1..150);
-        proptest!(|(ops in ops, small in any::<bool>())| {
+        proptest!(|(ops in ops, small in any::<bool>(), per_packet in any::<bool>())| {
             let sizes = [40_000, 40_003, 40_005, 40_007];
             let ranks = Arc::new(FlowRanks::new(sizes.map(|s| (s, Psn::ZERO, 1_000))));
             let buffer = if small { 1_000 } else { 1 << 30 };
-            let mut s = SharedSwitch::new(3, buffer, 1.0, None, None, None).with_srpt(ranks);
+            let mut s = SharedSwitch::new(3, buffer, 1.0, None, None, None)
+                .with_srpt(ranks, per_packet);
             let mut packets = Packets::default();
             // The queue as the model sees it: (flow, PSN, rank), in arrival order.
             let mut model: Vec<(u32, u32, u64)> = vec![];
@@ -507,7 +554,10 @@ mod tests {
                     p.pkt.psn = Psn::new(n);
                     let own = sizes[flow as usize] - 1_000 * u64::from(n);
                     let queued = model.iter().filter(|m| m.0 == flow).map(|m| m.2).min();
-                    let rank = queued.map_or(own, |q| q.min(own));
+                    let rank = match queued {
+                        Some(q) if !per_packet => q.min(own),
+                        _ => own,
+                    };
                     let mut want = (Admit::Queued, vec![]);
                     if 100 * (model.len() as u64 + 1) > buffer {
                         let worst = (0..model.len())
@@ -539,9 +589,15 @@ mod tests {
                     let p = packets.free(id);
                     (p.flow.0, p.pkt.psn.value())
                 });
-                let best = model.iter().min_by_key(|m| m.2).map(|m| m.0);
-                let want = best.map(|flow| {
-                    let i = model.iter().position(|m| m.0 == flow).unwrap();
+                let best = (0..model.len()).min_by_key(|&i| (model[i].2, i));
+                let want = best.map(|i| {
+                    // Per flow, the best packet's flow sends its earliest.
+                    let flow = model[i].0;
+                    let i = if per_packet {
+                        i
+                    } else {
+                        model.iter().position(|m| m.0 == flow).unwrap()
+                    };
                     let (flow, n, _) = model.remove(i);
                     (flow, n)
                 });

@@ -9,6 +9,9 @@
 //! worst-ranked packets first, so a run loses its best packet only with the rest of it (or keeps
 //! one of equal rank).
 //!
+//! Ranked per packet, every run is one packet: the runs are then the queue's packets sorted by
+//! rank, and an arrival walks the queue's packets.
+//!
 //! The packets themselves stay in the output's linked queue; [`Runs`] indexes it by run, so an
 //! arrival costs a walk over the queue's flows rather than its packets. The output's dequeue
 //! does not tell the index: the index catches up on the next arrival, from the bytes the
@@ -32,14 +35,32 @@ struct Run {
 }
 
 /// One SRPT output's runs, front to back.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Runs {
     runs: VecDeque<Run>,
     /// Bytes of the runs together, as of the last arrival.
     bytes: u64,
+    /// Each packet its own run, ranked alone.
+    per_packet: bool,
 }
 
 impl Runs {
+    pub(super) fn new(per_packet: bool) -> Self {
+        Runs {
+            runs: VecDeque::new(),
+            bytes: 0,
+            per_packet,
+        }
+    }
+
+    /// The place of `flow`'s run, if it has one to join.
+    fn run_of(&self, flow: FlowId) -> Option<usize> {
+        if self.per_packet {
+            return None;
+        }
+        self.runs.iter().position(|r| r.flow == flow)
+    }
+
     /// Forgets the packets the output sent since the index last changed: `queued` is the data
     /// bytes it holds now, so the difference left from the front.
     fn catch_up(&mut self, q: &Fifo, packets: &Packets, queued: u64) {
@@ -68,9 +89,8 @@ impl Runs {
         (flow, own): (FlowId, u64),
     ) -> u64 {
         self.catch_up(q, packets, queued);
-        (self.runs.iter())
-            .find(|r| r.flow == flow)
-            .map_or(own, |r| own.min(r.best))
+        self.run_of(flow)
+            .map_or(own, |i| own.min(self.runs[i].best))
     }
 
     /// Queues packet `p`, whose own rank is `own`, in `q` in SRPT's order and ranks it in its
@@ -88,7 +108,7 @@ impl Runs {
             (pkt.flow, u64::from(pkt.wire_bytes))
         };
         self.bytes += bytes;
-        let (run, from) = match self.runs.iter().position(|r| r.flow == flow) {
+        let (run, from) = match self.run_of(flow) {
             Some(i) => {
                 let mut run = self.runs.remove(i).expect("found");
                 let prev = i.checked_sub(1).map(|j| self.runs[j].last);
@@ -132,7 +152,7 @@ impl Runs {
             let bytes = u64::from(pkt.wire_bytes);
             self.bytes += bytes;
             match self.runs.back_mut() {
-                Some(run) if run.flow == pkt.flow => {
+                Some(run) if run.flow == pkt.flow && !self.per_packet => {
                     run.last = id;
                     run.best = run.best.min(packets.rank(id));
                     run.bytes += bytes;
