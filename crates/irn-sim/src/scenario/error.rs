@@ -82,14 +82,35 @@ pub(super) fn require(
     }
 }
 
-/// Every value error is built here, so each reads `file: key = value: allowed`.
+/// Every value error is built here, so each reads `file: key = value: allowed`; a misspelt
+/// choice gets the choice meant.
 pub(super) fn invalid(file: &str, key: &str, value: &str, allowed: &str) -> ScenarioError {
     ScenarioError::Invalid {
         file: file.to_string(),
         key: key.to_string(),
         value: value.to_string(),
-        allowed: allowed.to_string(),
+        allowed: format!("{allowed}{}", choice_meant(value, allowed)),
     }
+}
+
+/// `; did you mean "dcqcn"?` when `value` is a quoted string, `allowed` only a list of quoted
+/// choices (`"a", "b" or "c"`) and one of them is near `value`. An error about a combination
+/// (`"srpt" needs model = "shared-buffer"`) is not a list, so it never guesses.
+fn choice_meant(value: &str, allowed: &str) -> String {
+    let Some(written) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) else {
+        return String::new();
+    };
+    let pieces: Vec<&str> = allowed.split('"').collect();
+    let choices: Vec<&str> = pieces.iter().skip(1).step_by(2).copied().collect();
+    let is_list = pieces.len() % 2 == 1
+        && (pieces.iter().step_by(2)).all(|between| {
+            let rest = between.trim().trim_start_matches("one of").trim();
+            ["", ",", "or", ", or"].contains(&rest)
+        });
+    if !is_list || choices.contains(&written) {
+        return String::new();
+    }
+    closest(written, choices).map_or_else(String::new, |c| format!("; did you mean \"{c}\"?"))
 }
 
 /// A duration key that is `"auto"` (absent too: `None`) or a duration of at least `floor`
@@ -310,5 +331,39 @@ mod tests {
         }
         assert_eq!(did_you_mean("laod", names), "; did you mean `load`?");
         assert_eq!(did_you_mean("xyzw", names), "");
+    }
+
+    /// A misspelt choice in a list of choices gets the one meant; a value that is no string,
+    /// far from every choice, or one of them in a message about a combination, gets none.
+    #[test]
+    fn a_misspelt_choice_gets_the_one_meant() {
+        let ecn = "\"auto\", \"off\", \"dcqcn\" or \"dctcp\"";
+        for (value, allowed, meant) in [
+            ("\"dcqnc\"", ecn, "; did you mean \"dcqcn\"?"),
+            (
+                "\"of\"",
+                "\"auto\", \"on\" or \"off\"",
+                "; did you mean \"on\"?",
+            ),
+            (
+                "\"Auto\"",
+                "one of \"auto\", \"none\"",
+                "; did you mean \"auto\"?",
+            ),
+            ("\"zzzzz\"", ecn, ""),
+            ("3", ecn, ""),
+            (
+                "\"srpt\"",
+                "\"fifo\" here; \"srpt\" needs model = \"shared-buffer\"",
+                "",
+            ),
+            (
+                "\"srtp\"",
+                "\"fifo\" here; \"srpt\" needs model = \"shared-buffer\"",
+                "",
+            ),
+        ] {
+            assert_eq!(choice_meant(value, allowed), meant, "{value} in {allowed}");
+        }
     }
 }
