@@ -4,7 +4,7 @@
 //! ```toml
 //! [transport]
 //! kind = "irn"        # "irn" (default), "roce", "irn-go-back-n", "irn-without-bdp-fc",
-//!                     # "irn-without-sack", "tcp"
+//!                     # "irn-without-sack", "tcp", "mp-rdma"
 //! rto_low = "100us"
 //! rto_high = "auto"   # the longest round trip + draining a full buffer (IRN §4.1), or a duration
 //! timeouts = "auto"   # off when PFC is on and cannot drop, on otherwise
@@ -15,7 +15,9 @@
 //! ```
 
 use irn_core::cc::CcConfig;
-use irn_core::transport::{RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig};
+use irn_core::transport::{
+    MpRdmaError, MpRdmaParams, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
+};
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +57,8 @@ pub enum TransportKind {
     IrnWithoutSack,
     /// TCP as iWARP NICs run it (IRN §4.6).
     Tcp,
+    /// MP-RDMA (Lu et al., NSDI'18): per-packet virtual paths, `[transport.mp_rdma]`.
+    MpRdma,
 }
 
 impl TransportKind {
@@ -67,6 +71,7 @@ impl TransportKind {
             TransportKind::IrnWithoutBdpFc => "irn-without-bdp-fc",
             TransportKind::IrnWithoutSack => "irn-without-sack",
             TransportKind::Tcp => "tcp",
+            TransportKind::MpRdma => "mp-rdma",
         }
     }
 }
@@ -141,6 +146,9 @@ pub struct TransportSection {
     /// `[transport.aimd]`: AIMD parameter overrides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aimd: Option<toml::Table>,
+    /// `[transport.mp_rdma]`: MP-RDMA parameter overrides (`kind = "mp-rdma"` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mp_rdma: Option<toml::Table>,
 }
 
 impl Default for TransportSection {
@@ -169,6 +177,7 @@ impl Default for TransportSection {
             timely: None,
             dctcp: None,
             aimd: None,
+            mp_rdma: None,
         }
     }
 }
@@ -219,13 +228,26 @@ pub(super) fn build(
         TransportKind::IrnWithoutBdpFc => TransportConfig::irn_without_bdp_fc(),
         TransportKind::IrnWithoutSack => TransportConfig::irn_without_sack(),
         TransportKind::Tcp => TransportConfig::tcp(),
+        TransportKind::MpRdma => TransportConfig::mp_rdma(mp_rdma_params(t, file, s.seed)?),
     };
-    if t.kind == TransportKind::Tcp && t.retransmit_delay.trim() != "0us" {
+    if t.mp_rdma.is_some() && t.kind != TransportKind::MpRdma {
+        return Err(invalid(
+            file,
+            "transport.mp_rdma",
+            "(set)",
+            "applies only with transport.kind = \"mp-rdma\"",
+        ));
+    }
+    let own_cc = matches!(t.kind, TransportKind::Tcp | TransportKind::MpRdma);
+    if own_cc && t.retransmit_delay.trim() != "0us" {
         return Err(invalid(
             file,
             "transport.retransmit_delay",
             &format!("{:?}", t.retransmit_delay),
-            "models an RDMA NIC refetching a lost packet; TCP (kind = \"tcp\") does not use it",
+            &format!(
+                "models an RDMA NIC refetching a lost packet; kind = \"{}\" does not use it",
+                t.kind.name()
+            ),
         ));
     }
     let rto_backoff = rto_backoff(t, file)?;
@@ -236,6 +258,14 @@ pub(super) fn build(
             "transport.cc",
             &format!("{:?}", t.cc).to_lowercase(),
             "TCP runs its own congestion control (slow start, AIMD); use cc = \"none\" with kind = \"tcp\", or cc = \"aimd\" with kind = \"irn\"",
+        ));
+    }
+    if t.kind == TransportKind::MpRdma && t.cc != CcKind::None {
+        return Err(invalid(
+            file,
+            "transport.cc",
+            &format!("{:?}", t.cc).to_lowercase(),
+            "MP-RDMA runs its own ECN window (cwnd + 1/cwnd per ACK, - 1/2 per marked ACK); use cc = \"none\" with kind = \"mp-rdma\"",
         ));
     }
     let auto_cap = bdp_cap_packets(
@@ -504,6 +534,12 @@ fn bdp_cap(
     base: &TransportConfig,
 ) -> Result<Option<u32>, ScenarioError> {
     Ok(match (t.kind, t.bdp_cap) {
+        (TransportKind::MpRdma, Some(c)) => return Err(invalid(
+            file,
+            "transport.bdp_cap",
+            &c.to_string(),
+            "MP-RDMA bounds what is in flight by its bitmap; set transport.mp_rdma.bitmap instead",
+        )),
         (TransportKind::Roce | TransportKind::IrnWithoutBdpFc, Some(c)) => {
             return Err(invalid(
                 file,
@@ -910,8 +946,59 @@ fn cc_config(
     })
 }
 
-/// The switches' ECN marking: a preset chosen by `switch.ecn` (or by the congestion control),
-/// with any thresholds overridden.
+/// `[transport.mp_rdma]`: MP-RDMA's parameters, the paper's defaults
+/// ([`MpRdmaParams::PAPER`]) with the table's overrides, each in its range; VP draws are seeded
+/// from the scenario's seed.
+fn mp_rdma_params(
+    t: &TransportSection,
+    file: &str,
+    seed: u64,
+) -> Result<MpRdmaParams, ScenarioError> {
+    let mut p = MpRdmaParams {
+        seed: crate::rng::stream_seed(seed, crate::rng::Purpose::VirtualPaths, 0),
+        ..MpRdmaParams::PAPER
+    };
+    let empty = toml::Table::new();
+    let table = t.mp_rdma.as_ref().unwrap_or(&empty);
+    let mut probe = f64::from(p.probe_ppm) / 1e6;
+    let max = MpRdmaParams::MAX_BITMAP;
+    let params = vec![
+        ("bitmap", Param::Count(&mut p.bitmap, max)),
+        ("delta", Param::Count(&mut p.delta, max)),
+        ("probe", Param::Real(&mut probe, Reals::FRACTION)),
+        ("max_burst", Param::Count(&mut p.max_burst, max)),
+        ("initial_window", Param::Count(&mut p.initial_window, max)),
+        ("synchronise", Param::Flag(&mut p.synchronise)),
+    ];
+    // The line rate bounds no MP-RDMA parameter.
+    apply_params(
+        file,
+        Bandwidth::from_bps(1),
+        "transport.mp_rdma",
+        table,
+        params,
+    )?;
+    p.probe_ppm = (probe * 1e6).round() as u32;
+    p.validate().map_err(|e| {
+        let (key, value) = match e {
+            MpRdmaError::Bitmap(v) => ("bitmap", v),
+            MpRdmaError::Delta { delta, .. } => ("delta", delta),
+            MpRdmaError::Probe(v) => ("probe", v),
+            MpRdmaError::Burst => ("max_burst", 0),
+            MpRdmaError::InitialWindow { window, .. } => ("initial_window", window),
+        };
+        invalid(
+            file,
+            &format!("transport.mp_rdma.{key}"),
+            &value.to_string(),
+            &e.to_string(),
+        )
+    })?;
+    Ok(p)
+}
+
+/// The switches' ECN marking: a preset chosen by `switch.ecn` (or by the congestion control,
+/// or MP-RDMA's window), with any thresholds overridden.
 fn ecn_config(
     s: &ScenarioFile,
     file: &str,
@@ -919,7 +1006,10 @@ fn ecn_config(
     frame: u64,
 ) -> Result<Option<EcnConfig>, ScenarioError> {
     let sw = &s.switch;
+    let mp_rdma = s.transport.kind == TransportKind::MpRdma;
     let preset = match (sw.ecn.as_str(), s.transport.cc) {
+        // MP-RDMA's window reacts to ECN as DCTCP's does: single-threshold marking.
+        ("auto", _) if mp_rdma => Some(EcnConfig::dctcp(rate, frame)),
         ("off", _) | ("auto", CcKind::None | CcKind::Timely | CcKind::Aimd) => None,
         ("dcqcn", _) | ("auto", CcKind::Dcqcn) => Some(EcnConfig::DCQCN),
         ("dctcp", _) | ("auto", CcKind::Dctcp) => Some(EcnConfig::dctcp(rate, frame)),
