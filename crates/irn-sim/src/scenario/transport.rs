@@ -260,14 +260,6 @@ pub(super) fn build(
             "TCP runs its own congestion control (slow start, AIMD); use cc = \"none\" with kind = \"tcp\", or cc = \"aimd\" with kind = \"irn\"",
         ));
     }
-    if t.kind == TransportKind::MpRdma && t.cc != CcKind::None {
-        return Err(invalid(
-            file,
-            "transport.cc",
-            &format!("{:?}", t.cc).to_lowercase(),
-            "MP-RDMA runs its own ECN window (cwnd + 1/cwnd per ACK, - 1/2 per marked ACK); use cc = \"none\" with kind = \"mp-rdma\"",
-        ));
-    }
     let auto_cap = bdp_cap_packets(
         topology.min_host_rate(),
         topology.max_path_propagation(),
@@ -292,6 +284,12 @@ pub(super) fn build(
     }
     let bdp_cap = bdp_cap(t, file, auto_cap, &base)?;
     let cc = cc_config(t, file, topology.min_host_rate())?;
+    // MP-RDMA's own ECN window is its congestion control: `cc` (checked all the same) is
+    // ignored, so one scenario can compare MP-RDMA with DCQCN variants, and no CNPs are sent.
+    let cc = match t.kind {
+        TransportKind::MpRdma => CcConfig::None,
+        _ => cc,
+    };
     let transport = TransportConfig {
         bdp_cap,
         rto,
@@ -1088,6 +1086,96 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn mp_rdma_takes_the_papers_defaults_and_checks_its_ranges() {
+        use irn_core::transport::{LossRecovery, MpRdmaParams};
+        let params = |keys: &str| {
+            one(&format!("[transport]\nkind = \"mp-rdma\"\n{keys}"))
+                .map(|r| (r.config.transport, r.config.switch.ecn))
+                .map_err(|e| e.to_string())
+        };
+        let (t, ecn) = params("").unwrap();
+        let LossRecovery::MpRdma(p) = t.recovery else {
+            panic!("{t:?}")
+        };
+        assert_eq!(
+            p,
+            MpRdmaParams {
+                seed: p.seed,
+                ..MpRdmaParams::PAPER
+            }
+        );
+        assert_eq!(
+            (t.bdp_cap, t.tracking_window, t.cc),
+            (None, 64, CcConfig::None)
+        );
+        assert!(ecn.is_some(), "MP-RDMA's window needs ECN marks");
+        // DCQCN settings stay valid but unused, so a variant can sit beside DCQCN ones.
+        let (t, _) = params("cc = \"dcqcn\"\n[transport.dcqcn]\npreset = \"mlx\"").unwrap();
+        assert_eq!(t.cc, CcConfig::None);
+        let (t, _) = params(
+            "[transport.mp_rdma]\nbitmap = 128\ndelta = 100\nprobe = 0.5\nsynchronise = true",
+        )
+        .unwrap();
+        let LossRecovery::MpRdma(p) = t.recovery else {
+            panic!()
+        };
+        assert_eq!(
+            (p.bitmap, p.delta, p.probe_ppm, p.synchronise),
+            (128, 100, 500_000, true)
+        );
+        assert_eq!(t.tracking_window, 128);
+        for (keys, key, allowed) in [
+            (
+                "bitmap = 100",
+                "transport.mp_rdma.bitmap",
+                "a multiple of 64",
+            ),
+            (
+                "delta = 64",
+                "transport.mp_rdma.delta",
+                "between 1 and the bitmap less one (63)",
+            ),
+            (
+                "probe = 2",
+                "transport.mp_rdma.probe",
+                "a fraction in [0, 1]",
+            ),
+            (
+                "initial_window = 65",
+                "transport.mp_rdma.initial_window",
+                "between 1 and the bitmap (64)",
+            ),
+            (
+                "max_burst = 0",
+                "transport.mp_rdma.max_burst",
+                "a whole number between 1 and 4096",
+            ),
+            (
+                "windows = 3",
+                "transport.mp_rdma.windows",
+                "allowed: bitmap, delta",
+            ),
+        ] {
+            let e = params(&format!("[transport.mp_rdma]\n{keys}")).unwrap_err();
+            assert!(e.contains(key) && e.contains(allowed), "{keys}: {e}");
+        }
+        let e = one("[transport.mp_rdma]\nbitmap = 64")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("transport.mp_rdma") && e.contains("kind = \"mp-rdma\""),
+            "{e}"
+        );
+        let e = params("bdp_cap = 100").unwrap_err();
+        assert!(
+            e.contains("transport.bdp_cap") && e.contains("bitmap"),
+            "{e}"
+        );
+        let e = params("[ordering]\nkind = \"ideal\"").unwrap_err();
+        assert!(e.contains("ordering.kind") && e.contains("mp-rdma"), "{e}");
     }
 
     #[test]
