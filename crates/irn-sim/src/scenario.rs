@@ -1053,7 +1053,7 @@ mod tests {
             (
                 set("transport.kind=true"),
                 "--set transport.kind: expected one of \"irn\", \"roce\", \"irn-go-back-n\", \
-                 \"irn-without-bdp-fc\", \"irn-without-sack\", \"tcp\"; got true"
+                 \"irn-without-bdp-fc\", \"irn-without-sack\", \"tcp\", \"mp-rdma\"; got true"
                     .into(),
             ),
             (
