@@ -94,7 +94,7 @@ impl MpRdmaParams {
 
     /// Checks the ranges given on each field.
     pub fn validate(&self) -> Result<(), MpRdmaError> {
-        if self.bitmap < 64 || self.bitmap > Self::MAX_BITMAP || self.bitmap % 64 != 0 {
+        if self.bitmap < 64 || self.bitmap > Self::MAX_BITMAP || !self.bitmap.is_multiple_of(64) {
             return Err(MpRdmaError::Bitmap(self.bitmap));
         }
         if self.delta == 0 || self.delta >= self.bitmap {
