@@ -41,6 +41,9 @@
 //!   packets are in flight, RTO_high otherwise; [`RtoPolicy::Disabled`] runs RTO_high anyway,
 //!   since a packet dropped past the bitmap is repaired by nothing else), doubling on
 //!   consecutive timeouts up to 64×.
+//! - A cumulative ACK or SACK does not say whether the original or a resend arrived: a packet
+//!   Δ behind is judged by the VP it last left on, so a resend that arrives (necessarily late)
+//!   prunes its fresh VP too.
 //! - `cfg.cc` is ignored: MP-RDMA's own ECN rule is the congestion control. CNPs are counted
 //!   and ignored.
 //! - VPs are drawn from 1..=65535 with a generator seeded from [`MpRdmaParams::seed`], the peer
