@@ -112,6 +112,7 @@ fn data(psn: Psn, payload_len: u16, first: bool, last: bool) -> Packet {
             retransmission: false,
             ecn: Ecn::Ect0,
             ts: 0,
+            entropy: 0,
         },
     }
 }

@@ -85,6 +85,13 @@ pub enum PacketKind {
         /// The sender's clock when it sent the packet, in nanoseconds modulo 2^32 (a NIC
         /// timestamp), echoed back in the ACK/NACK it triggers.
         ts: u32,
+        /// The UDP source port the sender chose for this packet, which switches' ECMP hashes
+        /// along with the flow: MP-RDMA's virtual path ([`MpRdmaSender`]). 0, what every other
+        /// transport sends, leaves the flow's own hash (and so its one path) unchanged. Part of
+        /// the UDP header, not of the transport headers [`crate::wire`] encodes.
+        ///
+        /// [`MpRdmaSender`]: crate::transport::MpRdmaSender
+        entropy: u16,
     },
     /// Cumulative acknowledgement: every PSN before `Packet::psn` has arrived.
     Ack {
@@ -150,6 +157,16 @@ impl Packet {
         matches!(self.kind, PacketKind::Data { .. })
     }
 
+    /// The UDP source port switches hash with the flow ([`PacketKind::Data::entropy`]); 0 for
+    /// control packets, which follow the flow's own path.
+    #[inline(always)]
+    pub fn entropy(&self) -> u16 {
+        match self.kind {
+            PacketKind::Data { entropy, .. } => entropy,
+            _ => 0,
+        }
+    }
+
     /// Payload bytes carried (zero for control packets).
     pub fn payload_len(&self) -> u32 {
         match self.kind {
@@ -175,6 +192,7 @@ mod tests {
                 retransmission: false,
                 ecn: Ecn::Ect0,
                 ts: 0,
+                entropy: 0,
             },
         };
         assert_eq!(data.wire_len(), 1086);

@@ -759,6 +759,7 @@ impl Packet {
                     retransmission: bth.retransmission(),
                     ecn: bth.ecn(),
                     ts,
+                    entropy: 0,
                 }
             }
         };
@@ -884,6 +885,7 @@ mod tests {
                 retransmission,
                 ecn,
                 ts: 0x1122_3344,
+                entropy: 0,
             },
         }
     }
@@ -1415,6 +1417,7 @@ mod tests {
                         retransmission,
                         ecn,
                         ts,
+                        entropy: 0,
                     }
                 }),
             (0..PSN_SPACE, arb_echo()).prop_map(|(msn, echo)| PacketKind::Ack { msn, echo }),

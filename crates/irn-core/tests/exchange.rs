@@ -2,7 +2,8 @@
 //! and reorders any packet in either direction (data, retransmissions, ACKs, NACKs, last packets).
 //!
 //! The requester is an [`irn_core::transport::Requester`], so one harness runs every transport:
-//! RoCE and IRN with their variants (the RDMA `Sender`) and TCP (the `TcpSender`). For each, every
+//! RoCE and IRN with their variants (the RDMA `Sender`), TCP (the `TcpSender`) and MP-RDMA (the
+//! `MpRdmaSender`, whose packets never go past the receiver's bitmap). For each, every
 //! random exchange checks, TigerBeetle-style, safety while faults are on and liveness once the
 //! channel heals:
 //! - every message completes exactly once on each side, in posting order, with its own size;
@@ -32,8 +33,8 @@ use std::collections::BinaryHeap;
 
 use common::*;
 use irn_core::transport::{
-    packets_for, Acks, Growth, LossRecovery, Requester, RtoPolicy, SlowRestart, TimeoutResend,
-    TransportConfig,
+    packets_for, Acks, Growth, LossRecovery, MpRdmaParams, Requester, RtoPolicy, SlowRestart,
+    TimeoutResend, TransportConfig,
 };
 use irn_core::{Duration, Packet, PacketKind, Psn, Receiver, Time};
 use proptest::prelude::*;
@@ -91,7 +92,7 @@ const LATENCY: Duration = Duration::from_us(2);
 /// (over 20 000 random cases the worst seen was 3.3 ms); RoCE and IRN resend at once.
 fn settle(cfg: &TransportConfig, heal_at: Time) -> Duration {
     let after_heal = match cfg.recovery {
-        LossRecovery::Tcp => Duration::from_ms(20),
+        LossRecovery::Tcp | LossRecovery::MpRdma(_) => Duration::from_ms(20),
         LossRecovery::GoBackN | LossRecovery::SelectiveRepeat { .. } => Duration::from_ms(5),
     };
     after_heal + (heal_at - Time::ZERO)
@@ -217,6 +218,11 @@ impl Pair {
                 (s.cumulative_ack(), s.in_flight(), limit)
             }
             Requester::Tcp(s) => (s.cumulative_ack(), s.in_flight(), Some(self.cfg.window())),
+            // MP-RDMA: nothing past the receiver's bitmap (snd_una + L).
+            Requester::MpRdma(s) => {
+                let una = s.cumulative_ack();
+                (una, u64::from(pkt.psn.since(una)), Some(self.cfg.window()))
+            }
         };
         if let Some(limit) = limit {
             let ahead = pkt.psn.since(una);
@@ -326,6 +332,7 @@ impl Pair {
                 let idle = match &self.s {
                     Requester::Rdma(s) => s.is_idle(),
                     Requester::Tcp(s) => s.is_idle(),
+                    Requester::MpRdma(s) => s.is_idle(),
                 };
                 prop_assert!(idle, "sender not idle after every completion");
                 prop_assert_eq!(self.s.poll_timeout(), None, "timer left running");
@@ -478,6 +485,43 @@ fn resilient_roce() -> impl Strategy<Value = TransportConfig> {
     })
 }
 
+/// MP-RDMA at the paper's settings or with a random bitmap, Δ, probing, burst, first window,
+/// synchronise rule and timer.
+fn mp_rdma_config() -> impl Strategy<Value = TransportConfig> {
+    let params = (
+        1u32..=2,
+        1u32..64,
+        0u32..=1_000_000,
+        1u32..=4,
+        1u32..=64,
+        prop::bool::ANY,
+        any::<u64>(),
+    )
+        .prop_map(
+            |(words, delta, probe_ppm, max_burst, initial_window, synchronise, seed)| {
+                MpRdmaParams {
+                    bitmap: 64 * words,
+                    delta,
+                    probe_ppm,
+                    max_burst,
+                    initial_window,
+                    synchronise,
+                    seed,
+                }
+            },
+        );
+    let params = prop_oneof![1 => Just(MpRdmaParams::PAPER), 3 => params];
+    let rto = prop_oneof![
+        2 => Just(TransportConfig::irn().rto),
+        1 => Just(RtoPolicy::Fixed(Duration::from_us(10))),
+        1 => Just(RtoPolicy::Disabled),
+    ];
+    (params, rto).prop_map(|(p, rto)| TransportConfig {
+        rto,
+        ..TransportConfig::mp_rdma(p)
+    })
+}
+
 /// Cases per RoCE/IRN property.
 const CASES: u32 = 1500;
 /// Cases for TCP on a faulty channel: its configuration is random too.
@@ -564,6 +608,25 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(CASES))]
+
+    /// Drops, duplicates and reordering in both directions: every message still completes
+    /// exactly once, in order, and no packet ever lands past the receiver's bitmap.
+    #[test]
+    fn mp_rdma_survives_any_faults(cfg in mp_rdma_config(), sc in scenario(true)) {
+        Pair::new(cfg, sc).run()?;
+    }
+
+    /// Without faults MP-RDMA resends nothing.
+    #[test]
+    fn mp_rdma_is_clean_on_a_clean_channel(cfg in mp_rdma_config(), sc in scenario(false)) {
+        let pair = Pair::new(cfg, sc).run()?;
+        let st = pair.s.stats();
+        prop_assert_eq!((st.retransmissions, st.recoveries, st.timeouts), (0, 0, 0));
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(TCP_CLEAN_CASES))]
 
     /// Without faults TCP never resends anything and no loss episode starts.
@@ -609,6 +672,7 @@ fn a_lost_tail_is_recovered_by_the_timeout() {
         ("IRN without BDP-FC", TransportConfig::irn_without_bdp_fc()),
         ("IRN without SACK", TransportConfig::irn_without_sack()),
         ("TCP", TransportConfig::tcp()),
+        ("MP-RDMA", TransportConfig::mp_rdma(MpRdmaParams::PAPER)),
         (
             "TCP with the BDP cap",
             TransportConfig {

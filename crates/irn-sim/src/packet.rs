@@ -31,4 +31,12 @@ impl SimPacket {
     pub fn is_data(&self) -> bool {
         self.pkt.is_data()
     }
+
+    /// The flow as switches hash it (ECMP, flowlet tables): its id, mixed with the UDP source
+    /// port when the transport chose one for this packet (MP-RDMA's virtual paths). A packet
+    /// without one, as every packet of every other transport is, hashes as its flow alone.
+    #[inline(always)]
+    pub fn hash_flow(&self) -> FlowId {
+        FlowId(self.flow.0 ^ u32::from(self.pkt.entropy()).wrapping_mul(0x9E37_79B1))
+    }
 }

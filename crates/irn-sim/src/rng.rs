@@ -53,6 +53,9 @@ pub enum Purpose {
     /// index 1: each query's receiver and senders). Two streams, so a change in who takes part
     /// never moves an arrival.
     Queries,
+    /// MP-RDMA's virtual-path draws (index: 0; each queue pair mixes in its QPN and initial
+    /// PSN).
+    VirtualPaths,
 }
 
 impl Purpose {
@@ -75,6 +78,7 @@ impl Purpose {
             Purpose::Deflection => *b"deflect\0",
             Purpose::Failures => *b"failures",
             Purpose::Queries => *b"queries\0",
+            Purpose::VirtualPaths => *b"vpaths\0\0",
         })
     }
 }

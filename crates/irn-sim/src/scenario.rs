@@ -758,9 +758,9 @@ fn ordering_layer(
     let ordering = s.ordering.to_ordering(file)?;
     if ordering.mode != OrderingMode::None {
         let kind = format!("\"{}\"", s.ordering.kind_name());
-        if t.kind == TransportKind::Tcp {
+        if matches!(t.kind, TransportKind::Tcp | TransportKind::MpRdma) {
             return Err(invalid(file, "ordering.kind", &kind,
-                "an ordering layer runs under the RDMA transports (irn, roce and their variants), not tcp"));
+                &format!("an ordering layer runs under the RDMA transports (irn, roce and their variants), not {} (MP-RDMA keeps its own bitmap)", t.kind.name())));
         }
         if verbs.is_some() {
             return Err(invalid(
@@ -1053,7 +1053,7 @@ mod tests {
             (
                 set("transport.kind=true"),
                 "--set transport.kind: expected one of \"irn\", \"roce\", \"irn-go-back-n\", \
-                 \"irn-without-bdp-fc\", \"irn-without-sack\", \"tcp\"; got true"
+                 \"irn-without-bdp-fc\", \"irn-without-sack\", \"tcp\", \"mp-rdma\"; got true"
                     .into(),
             ),
             (

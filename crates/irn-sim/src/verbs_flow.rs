@@ -259,6 +259,7 @@ pub fn network_view(pkt: &VerbsPacket) -> Packet {
             retransmission: pkt.retransmission,
             ecn: pkt.ecn,
             ts: pkt.ts,
+            entropy: 0,
         }
     };
     Packet {

@@ -243,6 +243,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ),
     ("transport.dctcp", &["transport.cc=\"dctcp\""]),
     ("transport.aimd", &["transport.cc=\"aimd\""]),
+    ("transport.mp_rdma", &["transport.kind=\"mp-rdma\""]),
     ("workload.total", INCAST),
     ("workload.receiver", INCAST),
     (

@@ -1,5 +1,6 @@
 //! What distinguishes one transport from another: loss recovery, BDP-FC and timeouts.
 
+use super::mp_rdma::MpRdmaParams;
 use super::restart::SlowRestart;
 use crate::cc::CcConfig;
 use crate::time::{Bandwidth, Duration};
@@ -21,6 +22,11 @@ pub enum LossRecovery {
     /// run it (IRN §4.6): served by [`TcpSender`](super::TcpSender); the receiver keeps
     /// out-of-order packets and acknowledges every packet, as for selective repeat.
     Tcp,
+    /// MP-RDMA (Lu et al., NSDI'18): one window over many virtual paths, ECN-clocked per ACK,
+    /// with a small reordering bitmap at the receiver; served by
+    /// [`MpRdmaSender`](super::MpRdmaSender), whose receiver is the selective-repeat one with
+    /// the bitmap as its window.
+    MpRdma(MpRdmaParams),
 }
 
 /// When the sender's retransmission timer fires.
@@ -279,6 +285,17 @@ impl TransportConfig {
         }
     }
 
+    /// MP-RDMA with `params`: its bitmap is the receiver's window, no BDP-FC (the bitmap bounds
+    /// what is in flight), IRN's timers.
+    pub fn mp_rdma(params: MpRdmaParams) -> Self {
+        TransportConfig {
+            recovery: LossRecovery::MpRdma(params),
+            bdp_cap: None,
+            tracking_window: params.bitmap,
+            ..Self::irn()
+        }
+    }
+
     /// IRN selective retransmission without a SACK bitmap at the sender (§4.3).
     pub fn irn_without_sack() -> Self {
         TransportConfig {
@@ -325,6 +342,12 @@ impl TransportConfig {
         }
         if self.hold_last_packet && self.recovery == LossRecovery::Tcp {
             return Err(ConfigError::HoldLastWithTcp);
+        }
+        if let LossRecovery::MpRdma(p) = self.recovery {
+            p.validate()?;
+            if self.bdp_cap.is_some() || self.tracking_window != p.bitmap {
+                return Err(ConfigError::MpRdmaWindow(p.bitmap));
+            }
         }
         self.validate_go_back_n()
     }
@@ -411,6 +434,10 @@ pub enum ConfigError {
     RtoOrder { low: Duration, high: Duration },
     #[error("hold_last_packet = true: the WRITE last-packet hold belongs to the RDMA sender (go-back-N or selective repeat), not TCP")]
     HoldLastWithTcp,
+    #[error("MP-RDMA's receiver window is its bitmap ({0} packets): no BDP cap, and a tracking window equal to the bitmap")]
+    MpRdmaWindow(u32),
+    #[error("{0}")]
+    MpRdma(#[from] super::mp_rdma::MpRdmaError),
     #[error("{0} is a go-back-N option (RoCE); this transport recovers otherwise")]
     GoBackNOnly(&'static str),
     #[error("tx_window = {0}: must be between 1 and 4194304 packets")]

@@ -13,6 +13,7 @@
 //! | IRN without BDP-FC | selective repeat with SACK bitmap | no | RTO_low / RTO_high |
 //! | IRN without SACK bitmap | selective repeat, one hole per NACK | yes | RTO_low / RTO_high |
 //! | TCP (iWARP, §4.6) | SACK recovery, congestion window ([`TcpSender`]) | no | from RTT, min RTO_low |
+//! | MP-RDMA (Lu et al., NSDI'18) | per-packet virtual paths, ECN-clocked window, Δ-based loss detection ([`MpRdmaSender`]) | its L-packet bitmap | RTO_low / RTO_high |
 //!
 //! The four packet-processing modules IRN synthesised on an FPGA (§6.2) map onto this API:
 //!
@@ -30,6 +31,7 @@
 mod config;
 mod detection;
 mod fifo;
+mod mp_rdma;
 mod outbox;
 mod receiver;
 mod requester;
@@ -41,6 +43,7 @@ pub use config::{
     Acks, ConfigError, LossRecovery, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
 };
 pub(crate) use fifo::Fifo;
+pub use mp_rdma::{MpRdmaError, MpRdmaParams, MpRdmaSender, MpRdmaStats};
 pub use outbox::{PostError, MAX_OUTSTANDING_PACKETS};
 pub use receiver::{Receiver, ReceiverStats};
 pub use requester::Requester;

@@ -158,6 +158,7 @@ impl Outbox {
                 retransmission,
                 ecn: Ecn::Ect0,
                 ts: timestamp(now),
+                entropy: 0,
             },
         }
     }

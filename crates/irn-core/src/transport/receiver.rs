@@ -124,10 +124,12 @@ impl Receiver {
                 nack_interval: cfg.nack_interval,
                 renack_at: Time::ZERO,
             },
-            LossRecovery::SelectiveRepeat { .. } | LossRecovery::Tcp => Ordering::Selective {
-                arrived: RingBitmap::new(cfg.window()),
-                last: RingBitmap::new(cfg.window()),
-            },
+            LossRecovery::SelectiveRepeat { .. } | LossRecovery::Tcp | LossRecovery::MpRdma(_) => {
+                Ordering::Selective {
+                    arrived: RingBitmap::new(cfg.window()),
+                    last: RingBitmap::new(cfg.window()),
+                }
+            }
         };
         Receiver {
             expected: 0,

@@ -1,13 +1,13 @@
 //! The sending side of any transport, for drivers that run several kinds side by side.
 
 use super::config::{LossRecovery, TransportConfig};
-use super::{Completion, MessageId, PostError, Sender, SenderStats, TcpSender};
+use super::{Completion, MessageId, MpRdmaSender, PostError, Sender, SenderStats, TcpSender};
 use crate::packet::{Packet, Qpn};
 use crate::seq::Psn;
 use crate::time::{Bandwidth, Time};
 
-/// A requester: the RDMA [`Sender`] (RoCE, IRN and variants) or the [`TcpSender`], chosen by
-/// the configuration's loss recovery. Static dispatch, same methods as both.
+/// A requester: the RDMA [`Sender`] (RoCE, IRN and variants), the [`TcpSender`] or the
+/// [`MpRdmaSender`], chosen by the configuration's loss recovery. Static dispatch, same methods as both.
 ///
 /// `repr(u8)` puts the variant tag right before the sender, whose per-packet fields come first,
 /// so dispatching reads no extra cache line. The RDMA sender is the larger variant by some
@@ -20,6 +20,7 @@ use crate::time::{Bandwidth, Time};
 pub enum Requester {
     Rdma(Sender),
     Tcp(TcpSender),
+    MpRdma(MpRdmaSender),
 }
 
 macro_rules! delegate {
@@ -27,6 +28,7 @@ macro_rules! delegate {
         match $self {
             Requester::Rdma($s) => $e,
             Requester::Tcp($s) => $e,
+            Requester::MpRdma($s) => $e,
         }
     };
 }
@@ -37,6 +39,7 @@ impl Requester {
     pub fn new(cfg: TransportConfig, peer: Qpn, isn: Psn) -> Self {
         match cfg.recovery {
             LossRecovery::Tcp => Requester::Tcp(TcpSender::new(cfg, peer, isn)),
+            LossRecovery::MpRdma(_) => Requester::MpRdma(MpRdmaSender::new(cfg, peer, isn)),
             LossRecovery::GoBackN | LossRecovery::SelectiveRepeat { .. } => {
                 Requester::Rdma(Sender::new(cfg, peer, isn))
             }

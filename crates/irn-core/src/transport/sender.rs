@@ -168,6 +168,7 @@ impl Sender {
         }
         let (loss, flight_limit) = match cfg.recovery {
             LossRecovery::Tcp => panic!("TCP is served by TcpSender, not Sender"),
+            LossRecovery::MpRdma(_) => panic!("MP-RDMA is served by MpRdmaSender, not Sender"),
             LossRecovery::GoBackN => (
                 Loss::GoBackN,
                 cfg.go_back_n_window().map_or(u64::MAX, u64::from),

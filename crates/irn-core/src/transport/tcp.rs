@@ -752,6 +752,7 @@ mod tests {
                     retransmission,
                     ecn,
                     ts,
+                    ..
                 } => {
                     assert_eq!((retransmission, ecn, ts), (false, Ecn::Ect0, 3_000));
                     assert_eq!(p.dest_qp, RECEIVER_QP);
@@ -1110,6 +1111,7 @@ mod tests {
                     retransmission: false,
                     ecn: Ecn::Ect0,
                     ts: 0,
+                    entropy: 0,
                 },
             },
         );

@@ -97,10 +97,12 @@ impl Arrivals {
     pub fn new(cfg: &TransportConfig, isn: Psn, two_bitmaps: bool) -> Self {
         let mode = match cfg.recovery {
             LossRecovery::GoBackN => Mode::InOrder { nack_sent: false },
-            LossRecovery::SelectiveRepeat { .. } | LossRecovery::Tcp => Mode::Selective {
-                arrived: RingBitmap::new(cfg.window()),
-                last: two_bitmaps.then(|| RingBitmap::new(cfg.window())),
-            },
+            LossRecovery::SelectiveRepeat { .. } | LossRecovery::Tcp | LossRecovery::MpRdma(_) => {
+                Mode::Selective {
+                    arrived: RingBitmap::new(cfg.window()),
+                    last: two_bitmaps.then(|| RingBitmap::new(cfg.window())),
+                }
+            }
         };
         Arrivals {
             isn,

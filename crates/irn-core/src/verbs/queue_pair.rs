@@ -81,7 +81,7 @@ impl QueuePair {
         peer: QpEndpoint,
     ) -> Result<Self, VerbsError> {
         cfg.validate()?;
-        if cfg.recovery == LossRecovery::Tcp {
+        if matches!(cfg.recovery, LossRecovery::Tcp | LossRecovery::MpRdma(_)) {
             return Err(VerbsError::UnsupportedRecovery);
         }
         let size = usize::try_from(local.memory_bytes)

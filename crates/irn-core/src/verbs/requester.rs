@@ -493,6 +493,7 @@ impl RequestSide {
             retransmission,
             ts,
             ecn,
+            ..
         } = pkt.kind
         else {
             return None;

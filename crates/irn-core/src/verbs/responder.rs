@@ -552,6 +552,7 @@ impl ResponseSide {
             retransmission,
             ts,
             ecn,
+            ..
         } = pkt.kind
         else {
             return None;

@@ -83,7 +83,7 @@ pub fn state_bits(cfg: &TransportConfig) -> StateAccounting {
             (TRANSPORT_STATE_BITS, u32::from(sack_bitmap), 1)
         }
         // Not served by the verbs layer; counted as selective repeat with SACKs.
-        LossRecovery::Tcp => (TRANSPORT_STATE_BITS, 1, 1),
+        LossRecovery::Tcp | LossRecovery::MpRdma(_) => (TRANSPORT_STATE_BITS, 1, 1),
     };
     StateAccounting {
         bitmap_bits: window,

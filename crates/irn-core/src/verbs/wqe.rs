@@ -255,7 +255,7 @@ pub enum VerbsError {
     Backlog(PostError),
     #[error("invalid transport configuration: {0}")]
     Config(ConfigError),
-    #[error("the verbs layer runs over RoCE/IRN loss recovery, not TCP")]
+    #[error("the verbs layer runs over RoCE/IRN loss recovery, not TCP or MP-RDMA")]
     UnsupportedRecovery,
     #[error("memory region of {0} bytes does not fit in this machine's address space")]
     MemoryTooLarge(u64),

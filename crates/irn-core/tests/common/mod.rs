@@ -37,6 +37,7 @@ pub fn data(psn: u32, payload_len: u16, first: bool, last: bool) -> Packet {
             retransmission: false,
             ecn: Ecn::Ect0,
             ts: 0,
+            entropy: 0,
         },
     }
 }

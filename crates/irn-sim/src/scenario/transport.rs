@@ -4,7 +4,7 @@
 //! ```toml
 //! [transport]
 //! kind = "irn"        # "irn" (default), "roce", "irn-go-back-n", "irn-without-bdp-fc",
-//!                     # "irn-without-sack", "tcp"
+//!                     # "irn-without-sack", "tcp", "mp-rdma"
 //! rto_low = "100us"
 //! rto_high = "auto"   # the longest round trip + draining a full buffer (IRN §4.1), or a duration
 //! timeouts = "auto"   # off when PFC is on and cannot drop, on otherwise
@@ -15,7 +15,9 @@
 //! ```
 
 use irn_core::cc::CcConfig;
-use irn_core::transport::{RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig};
+use irn_core::transport::{
+    MpRdmaError, MpRdmaParams, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
+};
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +57,8 @@ pub enum TransportKind {
     IrnWithoutSack,
     /// TCP as iWARP NICs run it (IRN §4.6).
     Tcp,
+    /// MP-RDMA (Lu et al., NSDI'18): per-packet virtual paths, `[transport.mp_rdma]`.
+    MpRdma,
 }
 
 impl TransportKind {
@@ -67,6 +71,7 @@ impl TransportKind {
             TransportKind::IrnWithoutBdpFc => "irn-without-bdp-fc",
             TransportKind::IrnWithoutSack => "irn-without-sack",
             TransportKind::Tcp => "tcp",
+            TransportKind::MpRdma => "mp-rdma",
         }
     }
 }
@@ -141,6 +146,9 @@ pub struct TransportSection {
     /// `[transport.aimd]`: AIMD parameter overrides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aimd: Option<toml::Table>,
+    /// `[transport.mp_rdma]`: MP-RDMA parameter overrides (`kind = "mp-rdma"` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mp_rdma: Option<toml::Table>,
 }
 
 impl Default for TransportSection {
@@ -169,6 +177,7 @@ impl Default for TransportSection {
             timely: None,
             dctcp: None,
             aimd: None,
+            mp_rdma: None,
         }
     }
 }
@@ -219,13 +228,26 @@ pub(super) fn build(
         TransportKind::IrnWithoutBdpFc => TransportConfig::irn_without_bdp_fc(),
         TransportKind::IrnWithoutSack => TransportConfig::irn_without_sack(),
         TransportKind::Tcp => TransportConfig::tcp(),
+        TransportKind::MpRdma => TransportConfig::mp_rdma(mp_rdma_params(t, file, s.seed)?),
     };
-    if t.kind == TransportKind::Tcp && t.retransmit_delay.trim() != "0us" {
+    if t.mp_rdma.is_some() && t.kind != TransportKind::MpRdma {
+        return Err(invalid(
+            file,
+            "transport.mp_rdma",
+            "(set)",
+            "applies only with transport.kind = \"mp-rdma\"",
+        ));
+    }
+    let own_cc = matches!(t.kind, TransportKind::Tcp | TransportKind::MpRdma);
+    if own_cc && t.retransmit_delay.trim() != "0us" {
         return Err(invalid(
             file,
             "transport.retransmit_delay",
             &format!("{:?}", t.retransmit_delay),
-            "models an RDMA NIC refetching a lost packet; TCP (kind = \"tcp\") does not use it",
+            &format!(
+                "models an RDMA NIC refetching a lost packet; kind = \"{}\" does not use it",
+                t.kind.name()
+            ),
         ));
     }
     let rto_backoff = rto_backoff(t, file)?;
@@ -262,6 +284,12 @@ pub(super) fn build(
     }
     let bdp_cap = bdp_cap(t, file, auto_cap, &base)?;
     let cc = cc_config(t, file, topology.min_host_rate())?;
+    // MP-RDMA's own ECN window is its congestion control: `cc` (checked all the same) is
+    // ignored, so one scenario can compare MP-RDMA with DCQCN variants, and no CNPs are sent.
+    let cc = match t.kind {
+        TransportKind::MpRdma => CcConfig::None,
+        _ => cc,
+    };
     let transport = TransportConfig {
         bdp_cap,
         rto,
@@ -504,6 +532,12 @@ fn bdp_cap(
     base: &TransportConfig,
 ) -> Result<Option<u32>, ScenarioError> {
     Ok(match (t.kind, t.bdp_cap) {
+        (TransportKind::MpRdma, Some(c)) => return Err(invalid(
+            file,
+            "transport.bdp_cap",
+            &c.to_string(),
+            "MP-RDMA bounds what is in flight by its bitmap; set transport.mp_rdma.bitmap instead",
+        )),
         (TransportKind::Roce | TransportKind::IrnWithoutBdpFc, Some(c)) => {
             return Err(invalid(
                 file,
@@ -910,8 +944,59 @@ fn cc_config(
     })
 }
 
-/// The switches' ECN marking: a preset chosen by `switch.ecn` (or by the congestion control),
-/// with any thresholds overridden.
+/// `[transport.mp_rdma]`: MP-RDMA's parameters, the paper's defaults
+/// ([`MpRdmaParams::PAPER`]) with the table's overrides, each in its range; VP draws are seeded
+/// from the scenario's seed.
+fn mp_rdma_params(
+    t: &TransportSection,
+    file: &str,
+    seed: u64,
+) -> Result<MpRdmaParams, ScenarioError> {
+    let mut p = MpRdmaParams {
+        seed: crate::rng::stream_seed(seed, crate::rng::Purpose::VirtualPaths, 0),
+        ..MpRdmaParams::PAPER
+    };
+    let empty = toml::Table::new();
+    let table = t.mp_rdma.as_ref().unwrap_or(&empty);
+    let mut probe = f64::from(p.probe_ppm) / 1e6;
+    let max = MpRdmaParams::MAX_BITMAP;
+    let params = vec![
+        ("bitmap", Param::Count(&mut p.bitmap, max)),
+        ("delta", Param::Count(&mut p.delta, max)),
+        ("probe", Param::Real(&mut probe, Reals::FRACTION)),
+        ("max_burst", Param::Count(&mut p.max_burst, max)),
+        ("initial_window", Param::Count(&mut p.initial_window, max)),
+        ("synchronise", Param::Flag(&mut p.synchronise)),
+    ];
+    // The line rate bounds no MP-RDMA parameter.
+    apply_params(
+        file,
+        Bandwidth::from_bps(1),
+        "transport.mp_rdma",
+        table,
+        params,
+    )?;
+    p.probe_ppm = (probe * 1e6).round() as u32;
+    p.validate().map_err(|e| {
+        let (key, value) = match e {
+            MpRdmaError::Bitmap(v) => ("bitmap", v),
+            MpRdmaError::Delta { delta, .. } => ("delta", delta),
+            MpRdmaError::Probe(v) => ("probe", v),
+            MpRdmaError::Burst => ("max_burst", 0),
+            MpRdmaError::InitialWindow { window, .. } => ("initial_window", window),
+        };
+        invalid(
+            file,
+            &format!("transport.mp_rdma.{key}"),
+            &value.to_string(),
+            &e.to_string(),
+        )
+    })?;
+    Ok(p)
+}
+
+/// The switches' ECN marking: a preset chosen by `switch.ecn` (or by the congestion control,
+/// or MP-RDMA's window), with any thresholds overridden.
 fn ecn_config(
     s: &ScenarioFile,
     file: &str,
@@ -919,7 +1004,10 @@ fn ecn_config(
     frame: u64,
 ) -> Result<Option<EcnConfig>, ScenarioError> {
     let sw = &s.switch;
+    let mp_rdma = s.transport.kind == TransportKind::MpRdma;
     let preset = match (sw.ecn.as_str(), s.transport.cc) {
+        // MP-RDMA's window reacts to ECN as DCTCP's does: single-threshold marking.
+        ("auto", _) if mp_rdma => Some(EcnConfig::dctcp(rate, frame)),
         ("off", _) | ("auto", CcKind::None | CcKind::Timely | CcKind::Aimd) => None,
         ("dcqcn", _) | ("auto", CcKind::Dcqcn) => Some(EcnConfig::DCQCN),
         ("dctcp", _) | ("auto", CcKind::Dctcp) => Some(EcnConfig::dctcp(rate, frame)),
@@ -998,6 +1086,96 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn mp_rdma_takes_the_papers_defaults_and_checks_its_ranges() {
+        use irn_core::transport::{LossRecovery, MpRdmaParams};
+        let params = |keys: &str| {
+            one(&format!("[transport]\nkind = \"mp-rdma\"\n{keys}"))
+                .map(|r| (r.config.transport, r.config.switch.ecn))
+                .map_err(|e| e.to_string())
+        };
+        let (t, ecn) = params("").unwrap();
+        let LossRecovery::MpRdma(p) = t.recovery else {
+            panic!("{t:?}")
+        };
+        assert_eq!(
+            p,
+            MpRdmaParams {
+                seed: p.seed,
+                ..MpRdmaParams::PAPER
+            }
+        );
+        assert_eq!(
+            (t.bdp_cap, t.tracking_window, t.cc),
+            (None, 64, CcConfig::None)
+        );
+        assert!(ecn.is_some(), "MP-RDMA's window needs ECN marks");
+        // DCQCN settings stay valid but unused, so a variant can sit beside DCQCN ones.
+        let (t, _) = params("cc = \"dcqcn\"\n[transport.dcqcn]\npreset = \"mlx\"").unwrap();
+        assert_eq!(t.cc, CcConfig::None);
+        let (t, _) = params(
+            "[transport.mp_rdma]\nbitmap = 128\ndelta = 100\nprobe = 0.5\nsynchronise = true",
+        )
+        .unwrap();
+        let LossRecovery::MpRdma(p) = t.recovery else {
+            panic!()
+        };
+        assert_eq!(
+            (p.bitmap, p.delta, p.probe_ppm, p.synchronise),
+            (128, 100, 500_000, true)
+        );
+        assert_eq!(t.tracking_window, 128);
+        for (keys, key, allowed) in [
+            (
+                "bitmap = 100",
+                "transport.mp_rdma.bitmap",
+                "a multiple of 64",
+            ),
+            (
+                "delta = 64",
+                "transport.mp_rdma.delta",
+                "between 1 and the bitmap less one (63)",
+            ),
+            (
+                "probe = 2",
+                "transport.mp_rdma.probe",
+                "a fraction in [0, 1]",
+            ),
+            (
+                "initial_window = 65",
+                "transport.mp_rdma.initial_window",
+                "between 1 and the bitmap (64)",
+            ),
+            (
+                "max_burst = 0",
+                "transport.mp_rdma.max_burst",
+                "a whole number between 1 and 4096",
+            ),
+            (
+                "windows = 3",
+                "transport.mp_rdma.windows",
+                "allowed: bitmap, delta",
+            ),
+        ] {
+            let e = params(&format!("[transport.mp_rdma]\n{keys}")).unwrap_err();
+            assert!(e.contains(key) && e.contains(allowed), "{keys}: {e}");
+        }
+        let e = one("[transport.mp_rdma]\nbitmap = 64")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("transport.mp_rdma") && e.contains("kind = \"mp-rdma\""),
+            "{e}"
+        );
+        let e = params("bdp_cap = 100").unwrap_err();
+        assert!(
+            e.contains("transport.bdp_cap") && e.contains("bitmap"),
+            "{e}"
+        );
+        let e = params("[ordering]\nkind = \"ideal\"").unwrap_err();
+        assert!(e.contains("ordering.kind") && e.contains("mp-rdma"), "{e}");
     }
 
     #[test]

@@ -551,8 +551,8 @@ pub(super) fn verbs_mix(
     }
     let mix = VerbMix::new([m.write, m.write_imm, m.read, m.send, m.atomic])
         .map_err(|e| invalid(file, key, &shown, &e.to_string()))?;
-    if t.kind == TransportKind::Tcp {
-        return Err(invalid(file, "transport.kind", "\"tcp\"",
+    if matches!(t.kind, TransportKind::Tcp | TransportKind::MpRdma) {
+        return Err(invalid(file, "transport.kind", &format!("\"{}\"", t.kind.name()),
             "workload.verbs needs an RDMA transport (irn, roce, irn-go-back-n, irn-without-bdp-fc, irn-without-sack)"));
     }
     if extra_header_bytes != 0 {

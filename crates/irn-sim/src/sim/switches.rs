@@ -82,9 +82,9 @@ impl<T: Trace> Simulation<'_, T> {
         } else if hops.is_empty() {
             // Only after link failures cut this switch off from the destination.
             return self.lose_to_failure(ingress, id);
-        } else if let Some(out) = self
-            .balancer
-            .per_flow(pkt.flow, topology.switches()[s], hops)
+        } else if let Some(out) =
+            self.balancer
+                .per_flow(pkt.hash_flow(), topology.switches()[s], hops)
         {
             out
         } else {
@@ -139,7 +139,7 @@ impl<T: Trace> Simulation<'_, T> {
     #[inline(never)]
     fn per_packet_hop(&mut self, s: usize, first: u32, id: PacketId) -> PortId {
         let pkt = self.packets.get(id);
-        let packet = (pkt.flow, pkt.dst);
+        let packet = (pkt.hash_flow(), pkt.dst);
         let cfg = self.cfg;
         let topology = &cfg.topology;
         let node = topology.switches()[s];

@@ -392,6 +392,7 @@ pub(crate) fn test_packet(flow: u32, bytes: u32) -> SimPacket {
                 retransmission: false,
                 ecn: Ecn::Ect0,
                 ts: 0,
+                entropy: 0,
             },
         },
         flow: FlowId(flow),

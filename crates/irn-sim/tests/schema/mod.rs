@@ -194,7 +194,7 @@ pub fn keys_in_code() -> BTreeSet<String> {
             }
         }
     }
-    for cc in CC_TABLES {
+    for cc in CC_TABLES.iter().chain(&["mp_rdma"]) {
         let table = format!("transport.{cc}");
         assert!(
             schema.tables.contains(&table),
@@ -223,8 +223,14 @@ pub fn keys_in_code() -> BTreeSet<String> {
 }
 
 /// A `[transport.<cc>]` table's parameters, as the error for an unknown one lists them.
+/// The parameters `[transport.<cc>]` (or `[transport.mp_rdma]`, with its transport) accepts,
+/// from the error an unknown one gives.
 fn cc_params(cc: &str) -> Vec<String> {
-    let text = format!("[transport]\ncc = \"{cc}\"\n[transport.{cc}]\nnot_a_parameter = 1\n");
+    let selector = match cc {
+        "mp_rdma" => "kind = \"mp-rdma\"".to_string(),
+        cc => format!("cc = \"{cc}\""),
+    };
+    let text = format!("[transport]\n{selector}\n[transport.{cc}]\nnot_a_parameter = 1\n");
     let err = scenario::parse(&text, "t.toml", Path::new("."), &[])
         .unwrap_err()
         .to_string();
