@@ -617,3 +617,124 @@ fn an_incast_cut_off_shows_unknown_rct_and_censored_rows_with_a_note() {
         "{html}"
     );
 }
+
+/// The NRL slides' model, small: two stars across a 10 Gb/s long link (a longest pause is
+/// 3.36 ms there), time-based pause control against the unlimited buffer, an end cluster
+/// pausing the sink, monitored once a unit for 30 units.
+const SLIDES: &str = r#"
+name = "slides-panels"
+seed = 1
+
+[topology]
+kind = "wan"
+
+[topology.site]
+kind = "star"
+hosts = 2
+link_rate = "10Gbps"
+link_delay = "1us"
+
+[topology.wan]
+rate = "10Gbps"
+delay = "10ms"
+buffer = "100MB"
+
+[switch]
+pfc = true
+
+[transport]
+kind = "roce"
+mtu = 4096
+rto_high = "2s"
+
+[workload]
+kind = "trace"
+csv = """
+src,dst,size_bytes,start_ns
+0,2,2000000000,0
+"""
+
+[run]
+drain_limit = "100ms"
+
+[[pause_control]]
+rule = "time-based"
+threshold = 1
+height = 20
+constant = 2
+
+[pauses]
+hosts = [2]
+gap = ["0ms", "10ms"]
+length = ["0ms", "10ms"]
+
+[monitor]
+interval = "3356us"
+ports = ["long-haul", "switch:1:downlinks"]
+nics = false
+
+[[compare]]
+name = "time-based"
+set = {}
+
+[[compare]]
+name = "unlimited buffer"
+set = { "pause_control" = [{ rule = "none" }], "topology.wan.buffer" = "10GB" }
+
+[experiment]
+id = "slides-panels"
+chart_metrics = ["goodput_gbps", "peak_buffer_bytes"]
+repetitions = 1
+
+[[experiment.point]]
+name = "RTT 6"
+set = {}
+
+[[experiment.point]]
+name = "RTT 12"
+set = { "topology.wan.delay" = "20ms" }
+
+[[check]]
+num = "time-based"
+metric = "drops"
+claim = "lossless"
+expect = { at_most = 0 }
+"#;
+
+/// `irn check` of a WAN under pause control draws each run as the slides do: one SVG per
+/// variant and point in the figure's `panels/` folder and in the report, each with its three
+/// traces (buffer, pause to source, pause from sink) on axes of its own, so the unlimited
+/// buffer's panel never shares one with the others; and one bar chart per metric across all
+/// points.
+#[test]
+fn a_wan_under_pause_control_draws_the_slides_panels() {
+    let dir = scratch("slides-panels");
+    std::fs::write(dir.join("slides.toml"), SLIDES).unwrap();
+    ok(&irn(&["check", "slides.toml", "--out", "results"], &dir));
+    let results = dir.join("results");
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    let panels = results.join("slides-panels").join("panels");
+    for point in ["RTT_6", "RTT_12"] {
+        for variant in ["time-based", "unlimited_buffer"] {
+            let file = panels.join(format!("{point}_{variant}.svg"));
+            let svg = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+            // plotters draws each trace as a polyline of width 2 (axes are width 1).
+            assert_eq!(svg.matches("stroke-width=\"2\"").count(), 3, "{file:?}");
+            for trace in ["buffer occupancy", "pause to source", "pause from sink"] {
+                assert!(svg.contains(trace), "{trace} in {file:?}");
+            }
+            assert!(html.contains(svg.trim()), "{file:?} in the report");
+        }
+    }
+    assert_eq!(std::fs::read_dir(&panels).unwrap().count(), 4);
+    // The buffer and PAUSE-frame overlays the panels replace are gone; the bars cover both
+    // points.
+    assert!(!html.contains("Buffer occupancy over time: the fullest inputs"));
+    assert!(!html.contains("PAUSE frames over time"));
+    for metric in ["goodput_gbps (Gb/s)", "peak_buffer_bytes (B)"] {
+        assert!(
+            html.contains(&format!("slides-panels: {metric}")),
+            "{metric}"
+        );
+    }
+}

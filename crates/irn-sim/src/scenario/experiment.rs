@@ -44,7 +44,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{invalid, ScenarioError};
-use crate::metrics::{FailureSummary, FctBucket, QuerySummary, Summary};
+use crate::metrics::{FailureSummary, FctBucket, PauseControlSummary, QuerySummary, Summary};
 
 /// `[experiment]`: how `irn reproduce` and `irn check` run the scenario.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -287,6 +287,7 @@ fn check_path(path: &str) -> Result<(), String> {
         ttl_drops: Some(0),
         failures: Some(FailureSummary::default()),
         queries: Some(QuerySummary::default()),
+        pause_control: Some(PauseControlSummary::default()),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");
