@@ -51,6 +51,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("conweave", "conweave/headline_lossless.toml"),
     shipped!("conweave", "conweave/headline_irn.toml"),
     shipped!("wan", "wan/pause_control.toml"),
+    shipped!("wan", "wan/buffer_depth.toml"),
     shipped!("wan", "wan/transports.toml"),
     shipped!("wan", "wan/credits.toml"),
 ];
@@ -231,6 +232,19 @@ impl Experiment {
                 .map(|m| metric(m))
                 .collect::<Result<_>>()?
         };
+        if let Chart::VariantLines(lines) = &e.chart {
+            for line in lines {
+                metric(&line.metric)?;
+                if line.per.is_some_and(|per| !(per.is_finite() && per > 0.0)) {
+                    bail!(
+                        "{file}: [experiment] chart variant-lines `{}`: per = {:?} must be a \
+                         positive number",
+                        line.metric,
+                        line.per
+                    );
+                }
+            }
+        }
         let id = e.id.unwrap_or_else(|| sc.name.clone());
         Ok(Experiment {
             title: e.title.unwrap_or_else(|| id.clone()),

@@ -399,6 +399,7 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                 .collect();
             plot::error_bar_lines(&exp.title, key, "ratio", &series)
         }
+        Chart::VariantLines(lines) => variant_lines(exp, runs, lines),
         Chart::Bars => {
             // Distinct variants in run order (repeated runs list each variant once per seed).
             let mut variants: Vec<&str> = Vec::new();
@@ -472,6 +473,51 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
             Ok(svg)
         }
     }
+}
+
+/// [`Chart::VariantLines`]: per metric, a chart of its value (over `per`) against the number
+/// after `=` in each variant's name (`C=20`), a line per grid point; variants without such a
+/// number are left out.
+fn variant_lines(exp: &Experiment, runs: &Runs, lines: &[scenario::VariantLine]) -> Result<String> {
+    let mut variants: Vec<(&str, f64)> = Vec::new();
+    for r in runs {
+        let x = r
+            .variant
+            .split_once('=')
+            .and_then(|(_, x)| x.trim().parse().ok());
+        if let Some(x) = x.filter(|_| !variants.iter().any(|(v, _)| *v == r.variant)) {
+            variants.push((&r.variant, x));
+        }
+    }
+    variants.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let x_desc = (variants.first())
+        .and_then(|(v, _)| v.split_once('='))
+        .map_or("variant", |(name, _)| name.trim());
+    let mut svg = String::new();
+    for line in lines {
+        let metric = Metric::parse(&line.metric).map_err(anyhow::Error::msg)?;
+        let per = line.per.unwrap_or(1.0);
+        let series: Vec<plot::ErrorBarLine> = (exp.points.iter())
+            .map(|(point, _)| {
+                let values = (variants.iter())
+                    .filter_map(|&(v, x)| {
+                        let term = Term {
+                            variant: v.to_string(),
+                            point: None,
+                            metric: metric.clone(),
+                        };
+                        let y = mean_metric(runs, point, &term)?;
+                        y.is_finite().then_some((x, y / per, None))
+                    })
+                    .collect();
+                (point.clone(), values)
+            })
+            .collect();
+        let label = line.label.as_deref().unwrap_or(&line.metric);
+        let title = format!("{}: {label}", exp.title);
+        svg.push_str(&plot::error_bar_lines(&title, x_desc, label, &series)?);
+    }
+    Ok(svg)
 }
 
 /// The grid's points by dimension, in order: `load=0.3` and `load=0.5` are points of `load`.
