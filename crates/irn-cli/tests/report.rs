@@ -782,3 +782,48 @@ fn the_characteristic_constant_sweep_runs_short_and_draws_depth_against_c() {
     let summary = std::fs::read_to_string(&summary).unwrap();
     assert!(summary.contains("\"starved_fraction\""), "{summary}");
 }
+
+/// The shipped RDMA-against-TCP experiment, cut to 100 ms (three round trips, about a second
+/// on one core): every transport runs at every point (no loss, a lossy long link, two long
+/// links into one sink) and the report shows each point's goodput.
+#[test]
+fn rdma_against_tcp_runs_short() {
+    let dir = scratch("rdma-vs-tcp");
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/paper/wan/rdma_vs_tcp.toml");
+    let out = irn(
+        &[
+            "check",
+            file.to_str().unwrap(),
+            "--set",
+            "run.drain_limit=100ms",
+            "--out",
+            "results",
+        ],
+        &dir,
+    );
+    // Three round trips are too few for RDMA's 90 Gb/s: exit status 1, the report written.
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+    let runs = dir.join("results").join("wan-rdma-vs-tcp").join("incast");
+    for point in ["no_loss", "loss_1e-5", "WAN_to_LAN__2_links"] {
+        for variant in ["RoCE", "IRN", "TCP", "TCP__IP_WAN"] {
+            let summary = runs
+                .join(point)
+                .join("seed-1")
+                .join(variant)
+                .join("summary.json");
+            let text =
+                std::fs::read_to_string(&summary).unwrap_or_else(|e| panic!("{summary:?}: {e}"));
+            assert!(text.contains("\"goodput_gbps\""), "{summary:?}");
+        }
+    }
+    // The lossy point loses packets on the long link, and TCP's transport is TCP.
+    let lossy = runs.join("loss_1e-5/seed-1/TCP/summary.json");
+    let lossy = std::fs::read_to_string(lossy).unwrap();
+    assert!(
+        lossy.contains("\"link_losses\": ") && lossy.contains("\"kind\": \"tcp\""),
+        "{lossy}"
+    );
+    let html = std::fs::read_to_string(dir.join("results").join("report.html")).unwrap();
+    assert!(html.contains("goodput_gbps (Gb/s)"));
+}
