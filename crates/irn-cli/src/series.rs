@@ -477,6 +477,17 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
 const UNIT_QUANTA: f64 = 65_535.0;
 pub const UNIT_BYTES: f64 = UNIT_QUANTA * 64.0;
 
+/// A sampled port a slides' panel may draw: between two switches (a long-haul input) or
+/// towards a host (the sink), with what picks the one of each drawn.
+struct PanelPort {
+    port: u32,
+    to_host: bool,
+    peak_buffer: u64,
+    paused_us: f64,
+    /// Its utilization summed over the samples.
+    busy: f64,
+}
+
 /// One run as a panel of the NRL slides' plots (their slides on ON/OFF and time-based pause
 /// control), over time in units of one longest pause (`unit_us`, at the long link's rate):
 /// the buffer occupancy of the long-haul input in units of data, the pause it sent to the
@@ -485,38 +496,43 @@ pub const UNIT_BYTES: f64 = UNIT_QUANTA * 64.0;
 /// with the fullest buffer behind it; the sink is the sampled port towards a host that was
 /// paused longest (or sent most). `None` when the run sampled no such pair.
 pub fn slides_panel(run: &Monitored, unit_us: f64, title: &str) -> Result<Option<String>> {
-    // Per sampled port between two switches or towards a host: (port, peak buffer, towards a
-    // host, paused µs, utilization summed).
-    let mut ports: Vec<(u32, u64, bool, f64, f64)> = Vec::new();
+    let mut ports: Vec<PanelPort> = Vec::new();
     for row in rows(&run.ports)? {
         let row = row?;
         let to_host = row.peer.starts_with("host:");
-        if !to_host && !(row.node.starts_with("switch:") && row.peer.starts_with("switch:")) {
+        let between_switches = row.node.starts_with("switch:") && row.peer.starts_with("switch:");
+        if !(to_host || between_switches) {
             continue;
         }
-        let at = match ports.iter().position(|p| p.0 == row.port) {
+        let at = match ports.iter().position(|p| p.port == row.port) {
             Some(at) => at,
             None => {
-                ports.push((row.port, 0, to_host, 0.0, 0.0));
+                ports.push(PanelPort {
+                    port: row.port,
+                    to_host,
+                    peak_buffer: 0,
+                    paused_us: 0.0,
+                    busy: 0.0,
+                });
                 ports.len() - 1
             }
         };
         let p = &mut ports[at];
-        p.1 = p.1.max(row.buffer_bytes.unwrap_or(0));
-        p.3 += row.paused_us;
-        p.4 += row.utilization;
+        p.peak_buffer = p.peak_buffer.max(row.buffer_bytes.unwrap_or(0));
+        p.paused_us += row.paused_us;
+        p.busy += row.utilization;
     }
-    let best = |to_host: bool, key: &dyn Fn(&(u32, u64, bool, f64, f64)) -> (f64, f64)| {
-        (ports.iter().filter(|p| p.2 == to_host))
+    let best = |to_host: bool, key: fn(&PanelPort) -> (f64, f64)| {
+        (ports.iter().filter(|p| p.to_host == to_host))
             .max_by(|a, b| {
                 key(a)
                     .partial_cmp(&key(b))
                     .unwrap_or(std::cmp::Ordering::Equal)
             })
-            .map(|p| p.0)
+            .map(|p| p.port)
     };
-    let input = best(false, &|p| (p.1 as f64, 0.0));
-    let sink = best(true, &|p| (p.3, p.4));
+    let input = best(false, |p| (p.peak_buffer as f64, 0.0));
+    let sink = best(true, |p| (p.paused_us, p.busy));
     let (Some(input), Some(sink)) = (input, sink) else {
         return Ok(None);
     };
