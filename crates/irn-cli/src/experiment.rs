@@ -51,7 +51,9 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("conweave", "conweave/headline_lossless.toml"),
     shipped!("conweave", "conweave/headline_irn.toml"),
     shipped!("wan", "wan/pause_control.toml"),
+    shipped!("wan", "wan/buffer_depth.toml"),
     shipped!("wan", "wan/transports.toml"),
+    shipped!("wan", "wan/rdma_vs_tcp.toml"),
     shipped!("wan", "wan/credits.toml"),
 ];
 
@@ -64,7 +66,8 @@ pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "wan"];
 /// - `eunomia`: 10 ms (5 ms doubled once; about 1.5 h on one core: the Clos figures 45 min,
 ///   the Jellyfish, link failures, SRPT and deflection as much again);
 /// - `conweave`: 20 ms (5 ms doubled twice; about 25 min on one core: 3.3 min at 5 ms);
-/// - `wan`: none (one event per run, no window; 70 s on one core).
+/// - `wan`: none (one event per run, no window; 85 s on one core: the credits, the pause
+///   rules and their panels, the buffer depth against C, the transports, RDMA against TCP).
 ///
 /// A user's experiment (`irn check`) has none: its window runs once unless `--max-window`.
 const MAX_WINDOWS: &[(&str, u64)] = &[("irn", 80), ("eunomia", 10), ("conweave", 20)];
@@ -231,6 +234,19 @@ impl Experiment {
                 .map(|m| metric(m))
                 .collect::<Result<_>>()?
         };
+        if let Chart::VariantLines(lines) = &e.chart {
+            for line in lines {
+                metric(&line.metric)?;
+                if line.per.is_some_and(|per| !(per.is_finite() && per > 0.0)) {
+                    bail!(
+                        "{file}: [experiment] chart variant-lines `{}`: per = {:?} must be a \
+                         positive number",
+                        line.metric,
+                        line.per
+                    );
+                }
+            }
+        }
         let id = e.id.unwrap_or_else(|| sc.name.clone());
         Ok(Experiment {
             title: e.title.unwrap_or_else(|| id.clone()),

@@ -867,6 +867,68 @@ pub fn time_lines(
     Ok(svg)
 }
 
+/// One trace of [`stacked_time_lines`]: its axis label, its points and the least top of
+/// its axis (the axis grows to fit the trace beyond it).
+pub struct Stacked<'a> {
+    pub y_desc: &'a str,
+    pub points: &'a [(f64, f64)],
+    pub y_top: f64,
+}
+
+/// Traces of one run over a shared time axis, each on its own axis, stacked top to bottom
+/// (the NRL slides' panels: buffer occupancy, pause to source, pause from sink), each one line
+/// in its own colour; `x_desc` names the time axis, whose values are drawn as they are.
+pub fn stacked_time_lines(title: &str, x_desc: &str, traces: &[Stacked]) -> Result<String> {
+    let pts = || traces.iter().flat_map(|t| t.points.iter().copied());
+    let x0 = pts().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x1 = pts().map(|p| p.0).fold(0.0, f64::max);
+    let empty = !(x0.is_finite() && x1 > x0);
+    let (x0, x1) = if empty { (0.0, 1.0) } else { (x0.min(0.0), x1) };
+    let height = 200 * traces.len().max(1) as u32 + 60;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let rows = area.split_evenly((traces.len().max(1), 1));
+        for (i, (trace, row)) in traces.iter().zip(&rows).enumerate() {
+            let top = (trace.points.iter())
+                .map(|p| p.1)
+                .fold(trace.y_top, f64::max)
+                .max(f64::MIN_POSITIVE);
+            let last = i + 1 == traces.len();
+            let mut chart = ChartBuilder::on(row)
+                .margin_left(10)
+                .margin_right(30)
+                .margin_top(6)
+                .x_label_area_size(if last { 48 } else { 20 })
+                .y_label_area_size(Y_LABEL_AREA)
+                .build_cartesian_2d(x0..x1, 0.0..top * 1.05)?;
+            let xf = |x: &f64| fmt_sig(*x, 4);
+            let yf = |y: &f64| fmt_sig(*y, 3);
+            let mut mesh = chart.configure_mesh();
+            mesh.y_desc(trace.y_desc)
+                .x_label_formatter(&xf)
+                .y_label_formatter(&yf)
+                .y_labels(4)
+                .label_style((FONT, LABEL_SIZE))
+                .axis_desc_style((FONT, LABEL_SIZE))
+                .light_line_style(BLACK.mix(0.04))
+                .bold_line_style(BLACK.mix(0.12));
+            if last {
+                mesh.x_desc(x_desc);
+            }
+            mesh.draw()?;
+            chart.draw_series(LineSeries::new(
+                trace.points.iter().copied(),
+                color(i).stroke_width(2),
+            ))?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
 /// A heat map over time: one band per row (bottom to top in the order given), each cell's
 /// value a fraction in 0..=1 shaded from white (0) to the first palette colour (1), cells
 /// `cell_us` wide from `start_us`, with a colour bar beside it reading shades as percentages

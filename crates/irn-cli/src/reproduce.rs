@@ -104,6 +104,9 @@ struct RunOutcome {
     dir: PathBuf,
     /// Its `[monitor]` interval (µs), if it has one: its folder has `series/`.
     monitor_us: Option<f64>,
+    /// The longest pause at its long link's rate (µs), the NRL slides' unit of time, when it
+    /// runs pause control on a WAN: the report draws it as the slides' panel.
+    slides_unit_us: Option<f64>,
     /// `summary.json`, where checks find their metrics.
     summary: serde_json::Value,
     /// The single-packet flows' FCTs (for the tail CDF of IRN Fig. 8).
@@ -196,6 +199,7 @@ fn run_window(
             variant: run.name.clone(),
             dir: dest.clone(),
             monitor_us: (run.config.monitor.as_ref()).map(|m| m.interval.as_us_f64()),
+            slides_unit_us: slides_unit_us(&run.config),
             summary: serde_json::to_value(summary)?,
             single,
         })
@@ -260,6 +264,17 @@ fn run_one(
     staging.commit()?;
     finished_run(dest, &run.resolved)
         .with_context(|| format!("{}: cannot read back the run just written", dest.display()))
+}
+
+/// The longest pause at the first long link's rate (µs), when `config` is a WAN whose long
+/// inputs run pause control (`rule = "none"`, the yardstick, included): the NRL slides' unit.
+fn slides_unit_us(config: &irn_sim::SimConfig) -> Option<f64> {
+    let link = config.topology.long_haul_links().first()?;
+    if config.pause_control.is_empty() {
+        return None;
+    }
+    let rate = config.topology.ports()[link.b.index()].rate;
+    Some(irn_sim::pause::quanta_time(rate, irn_sim::pause::MAX_QUANTA).as_us_f64())
 }
 
 /// A tenth of the window, the warm-up every shipped scenario uses.
@@ -384,6 +399,7 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                 .collect();
             plot::error_bar_lines(&exp.title, key, "ratio", &series)
         }
+        Chart::VariantLines(lines) => variant_lines(exp, runs, lines),
         Chart::Bars => {
             // Distinct variants in run order (repeated runs list each variant once per seed).
             let mut variants: Vec<&str> = Vec::new();
@@ -402,6 +418,24 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
             };
             // Each group's label with its unit, from the key's suffix.
             let labels: Vec<String> = exp.chart_metrics.iter().map(labelled).collect();
+            let grid = dimensions(exp).iter().any(|(_, points)| points.len() > 1);
+            if exp.points.len() > 1 && !grid {
+                // Points that are not a grid (the WAN's round trips and rates): one chart per
+                // metric, a group per point, so that no point is left out.
+                let mut svg = String::new();
+                for (m, label) in exp.chart_metrics.iter().zip(&labels) {
+                    let groups: Vec<BarGroup> = (exp.points.iter())
+                        .map(|(p, _)| BarGroup {
+                            label: p,
+                            values: variants.iter().map(|v| mean(v, p, m)).collect(),
+                            format: |v| plot::fmt_sig(v, 3),
+                        })
+                        .collect();
+                    let title = format!("{}: {label}", exp.title);
+                    svg.push_str(&plot::grouped_bars(&title, &variants, &groups)?);
+                }
+                return Ok(svg);
+            }
             let groups: Vec<BarGroup> = exp
                 .chart_metrics
                 .iter()
@@ -439,6 +473,51 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
             Ok(svg)
         }
     }
+}
+
+/// [`Chart::VariantLines`]: per metric, a chart of its value (over `per`) against the number
+/// after `=` in each variant's name (`C=20`), a line per grid point; variants without such a
+/// number are left out.
+fn variant_lines(exp: &Experiment, runs: &Runs, lines: &[scenario::VariantLine]) -> Result<String> {
+    let mut variants: Vec<(&str, f64)> = Vec::new();
+    for r in runs {
+        let x = r
+            .variant
+            .split_once('=')
+            .and_then(|(_, x)| x.trim().parse().ok());
+        if let Some(x) = x.filter(|_| !variants.iter().any(|(v, _)| *v == r.variant)) {
+            variants.push((&r.variant, x));
+        }
+    }
+    variants.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let x_desc = (variants.first())
+        .and_then(|(v, _)| v.split_once('='))
+        .map_or("variant", |(name, _)| name.trim());
+    let mut svg = String::new();
+    for line in lines {
+        let metric = Metric::parse(&line.metric).map_err(anyhow::Error::msg)?;
+        let per = line.per.unwrap_or(1.0);
+        let series: Vec<plot::ErrorBarLine> = (exp.points.iter())
+            .map(|(point, _)| {
+                let values = (variants.iter())
+                    .filter_map(|&(v, x)| {
+                        let term = Term {
+                            variant: v.to_string(),
+                            point: None,
+                            metric: metric.clone(),
+                        };
+                        let y = mean_metric(runs, point, &term)?;
+                        y.is_finite().then_some((x, y / per, None))
+                    })
+                    .collect();
+                (point.clone(), values)
+            })
+            .collect();
+        let label = line.label.as_deref().unwrap_or(&line.metric);
+        let title = format!("{}: {label}", exp.title);
+        svg.push_str(&plot::error_bar_lines(&title, x_desc, label, &series)?);
+    }
+    Ok(svg)
 }
 
 /// The grid's points by dimension, in order: `load=0.3` and `load=0.5` are points of `load`.
@@ -596,11 +675,18 @@ fn series_html(
             }
             id
         };
-        let charts = series::charts(
+        let mut charts = series::charts(
             &monitored,
             series::CHART_IDS.map(id).each_ref().map(String::as_str),
         )?;
-        if charts.is_empty() {
+        let panels = slides_panels(exp, point, &here, out)?;
+        if !panels.is_empty() {
+            // The panels draw buffer and pauses run by run; overlaid, the unlimited buffer
+            // flattens the others, and pauses are counted in frames rather than their length.
+            let overlaid = [series::CHART_IDS[3], series::CHART_IDS[4]].map(id);
+            charts.retain(|c| !overlaid.contains(&c.id));
+        }
+        if charts.is_empty() && panels.is_empty() {
             continue;
         }
         let names: Vec<&str> = here.iter().map(|r| r.variant.as_str()).collect();
@@ -636,10 +722,78 @@ fn series_html(
                 chart.svg.trim()
             );
         }
+        if !panels.is_empty() {
+            let _ = write!(
+                h,
+                "<section id=\"{}\"><h3>The slides' panels</h3><p>{}</p>",
+                escape(&id("panels")),
+                escape(PANELS_NOTE)
+            );
+            for (file, svg) in &panels {
+                let _ = write!(
+                    h,
+                    "<figure class=\"panel\">{}<figcaption><code>{}</code></figcaption></figure>",
+                    svg.trim(),
+                    escape(file)
+                );
+            }
+            h.push_str("</section>");
+        }
         h.push_str("</details>");
         contents.push((id("series"), text));
     }
     Ok((h, contents))
+}
+
+/// What the report says under the slides' panels.
+const PANELS_NOTE: &str = "One panel per variant, as the NRL slides draw ON/OFF and time-based \
+    pause control: over time in units of one longest pause (65,535 quanta at the long link's \
+    rate: 0.335 ms at 100 Gb/s), the long-haul input's buffer occupancy in units of data \
+    (4,194,240 B), the pause it sent to the source and the pause the end cluster put on the \
+    sink, each in units of pause per unit of time (1: paused throughout; series/ports.csv's \
+    buffer_bytes, pause_quanta_sent and the sink port's paused_us). Each variant has its own \
+    axes: the unlimited buffer never shares one with the others.";
+
+/// The NRL slides' panel of each run of `here` (the runs of `point`) that runs pause control
+/// on a WAN: (its file under the figure's folder, its SVG). Each is written to
+/// `panels/POINT_VARIANT.svg` in the figure's folder, as the report shows it.
+fn slides_panels(
+    exp: &Experiment,
+    point: &str,
+    here: &[&RunOutcome],
+    out: &Path,
+) -> Result<Vec<(String, String)>> {
+    let dir = out.join(folder_name(&exp.id)).join("panels");
+    let mut panels = Vec::new();
+    for r in here {
+        let (Some(unit_us), Some(interval_us)) = (r.slides_unit_us, r.monitor_us) else {
+            continue;
+        };
+        let run = Monitored {
+            label: String::new(),
+            ports: ports_csv(r),
+            interval_us,
+        };
+        let title = if point.is_empty() {
+            r.variant.clone()
+        } else {
+            format!("{}, {point}", r.variant)
+        };
+        let Some(svg) = series::slides_panel(&run, unit_us, &title)? else {
+            continue;
+        };
+        let name = if point.is_empty() {
+            format!("{}.svg", folder_name(&r.variant))
+        } else {
+            format!("{}_{}.svg", folder_name(point), folder_name(&r.variant))
+        };
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        write_file_atomic(&dir.join(&name), svg.as_bytes())?;
+        let shown = Path::new(&folder_name(&exp.id)).join("panels").join(&name);
+        panels.push((shown.display().to_string(), svg));
+    }
+    Ok(panels)
 }
 
 /// Refuses `--set` of the keys the engine sets itself.

@@ -134,6 +134,9 @@ struct PortRow {
     node_label: Option<String>,
     #[serde(default)]
     peer_label: Option<String>,
+    /// Absent from files of irn versions before the column.
+    #[serde(default)]
+    pause_quanta_sent: u64,
 }
 
 impl PortRow {
@@ -467,6 +470,119 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
         });
     }
     Ok(charts)
+}
+
+/// The longest pause in quanta and its data in bytes at any rate (65,535 × 512 bits): the
+/// NRL slides' unit of pause and of buffer.
+const UNIT_QUANTA: f64 = 65_535.0;
+pub const UNIT_BYTES: f64 = UNIT_QUANTA * 64.0;
+
+/// A sampled port a slides' panel may draw: between two switches (a long-haul input) or
+/// towards a host (the sink), with what picks the one of each drawn.
+struct PanelPort {
+    port: u32,
+    to_host: bool,
+    peak_buffer: u64,
+    paused_us: f64,
+    /// Its utilization summed over the samples.
+    busy: f64,
+}
+
+/// One run as a panel of the NRL slides' plots (their slides on ON/OFF and time-based pause
+/// control), over time in units of one longest pause (`unit_us`, at the long link's rate):
+/// the buffer occupancy of the long-haul input in units of data, the pause it sent to the
+/// source and the pause the sink got from the end cluster, each in units of pause per unit of
+/// time (1: paused throughout). The long-haul input is the sampled port between two switches
+/// with the fullest buffer behind it; the sink is the sampled port towards a host that was
+/// paused longest (or sent most). `None` when the run sampled no such pair.
+pub fn slides_panel(run: &Monitored, unit_us: f64, title: &str) -> Result<Option<String>> {
+    let mut ports: Vec<PanelPort> = Vec::new();
+    for row in rows(&run.ports)? {
+        let row = row?;
+        let to_host = row.peer.starts_with("host:");
+        let between_switches = row.node.starts_with("switch:") && row.peer.starts_with("switch:");
+        if !(to_host || between_switches) {
+            continue;
+        }
+        let at = match ports.iter().position(|p| p.port == row.port) {
+            Some(at) => at,
+            None => {
+                ports.push(PanelPort {
+                    port: row.port,
+                    to_host,
+                    peak_buffer: 0,
+                    paused_us: 0.0,
+                    busy: 0.0,
+                });
+                ports.len() - 1
+            }
+        };
+        let p = &mut ports[at];
+        p.peak_buffer = p.peak_buffer.max(row.buffer_bytes.unwrap_or(0));
+        p.paused_us += row.paused_us;
+        p.busy += row.utilization;
+    }
+    let best = |to_host: bool, key: fn(&PanelPort) -> (f64, f64)| {
+        (ports.iter().filter(|p| p.to_host == to_host))
+            .max_by(|a, b| {
+                key(a)
+                    .partial_cmp(&key(b))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .map(|p| p.port)
+    };
+    let input = best(false, |p| (p.peak_buffer as f64, 0.0));
+    let sink = best(true, |p| (p.paused_us, p.busy));
+    let (Some(input), Some(sink)) = (input, sink) else {
+        return Ok(None);
+    };
+    let per_unit = unit_us / run.interval_us.max(f64::MIN_POSITIVE);
+    let (mut buffer, mut to_source, mut from_sink) = (Vec::new(), Vec::new(), Vec::new());
+    for row in rows(&run.ports)? {
+        let row = row?;
+        let t = row.time_us / unit_us;
+        if row.port == input {
+            buffer.push((t, row.buffer_bytes.unwrap_or(0) as f64 / UNIT_BYTES));
+            to_source.push((t, row.pause_quanta_sent as f64 / UNIT_QUANTA * per_unit));
+        }
+        if row.port == sink {
+            from_sink.push((t, row.paused_us / run.interval_us.max(f64::MIN_POSITIVE)));
+        }
+    }
+    let traces = [
+        ("buffer occupancy (units)", thin(buffer, true), 1.0),
+        ("pause to source (units)", thin(to_source, false), 1.0),
+        ("pause from sink (units)", thin(from_sink, false), 1.0),
+    ];
+    let stacked: Vec<plot::Stacked> = (traces.iter())
+        .map(|(y_desc, points, y_top)| plot::Stacked {
+            y_desc,
+            points,
+            y_top: *y_top,
+        })
+        .collect();
+    plot::stacked_time_lines(title, "time (units: longest pauses)", &stacked).map(Some)
+}
+
+/// `points` merged to at most [`POINTS`]: the peak (`peak`) or the mean of each run of
+/// consecutive samples, at the last one's time.
+fn thin(points: Vec<(f64, f64)>, peak: bool) -> Vec<(f64, f64)> {
+    let per = points.len().div_ceil(POINTS).max(1);
+    if per == 1 {
+        return points;
+    }
+    (points.chunks(per))
+        .map(|c| {
+            let t = c[c.len() - 1].0;
+            let values = c.iter().map(|p| p.1);
+            let v = if peak {
+                values.fold(0.0, f64::max)
+            } else {
+                values.sum::<f64>() / c.len() as f64
+            };
+            (t, v)
+        })
+        .collect()
 }
 
 /// One variant's link tier in the heat map: per cell, the sum of its sampled ports'

@@ -775,7 +775,7 @@ fn monitor_writes_series_the_same_at_any_j_and_changes_nothing_else() {
     let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
     for variant in ["IRN", "RoCE+PFC"] {
         for (file, header) in [
-            ("ports.csv", "time_us,port,node,local,peer,tier,peer_tier,queue_bytes,buffer_bytes,paused,paused_us,pause_sent,pause_received,bytes_sent,utilization,ecn_marks,drops,link_losses,node_label,peer_label"),
+            ("ports.csv", "time_us,port,node,local,peer,tier,peer_tier,queue_bytes,buffer_bytes,paused,paused_us,pause_sent,pause_received,bytes_sent,utilization,ecn_marks,drops,link_losses,node_label,peer_label,pause_quanta_sent"),
             ("nics.csv", "time_us,host,flows_sending,flows_receiving,ordering_bytes"),
             ("flows.csv", "time_us,flow,delivered_bytes,rate_gbps,window_packets,done"),
         ] {

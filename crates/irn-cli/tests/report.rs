@@ -617,3 +617,213 @@ fn an_incast_cut_off_shows_unknown_rct_and_censored_rows_with_a_note() {
         "{html}"
     );
 }
+
+/// The NRL slides' model, small: two stars across a 10 Gb/s long link (a longest pause is
+/// 3.36 ms there), time-based pause control against the unlimited buffer, an end cluster
+/// pausing the sink, monitored once a unit for 30 units.
+const SLIDES: &str = r#"
+name = "slides-panels"
+seed = 1
+
+[topology]
+kind = "wan"
+
+[topology.site]
+kind = "star"
+hosts = 2
+link_rate = "10Gbps"
+link_delay = "1us"
+
+[topology.wan]
+rate = "10Gbps"
+delay = "10ms"
+buffer = "100MB"
+
+[switch]
+pfc = true
+
+[transport]
+kind = "roce"
+mtu = 4096
+rto_high = "2s"
+
+[workload]
+kind = "trace"
+csv = """
+src,dst,size_bytes,start_ns
+0,2,2000000000,0
+"""
+
+[run]
+drain_limit = "100ms"
+
+[[pause_control]]
+rule = "time-based"
+threshold = 1
+height = 20
+constant = 2
+
+[pauses]
+hosts = [2]
+gap = ["0ms", "10ms"]
+length = ["0ms", "10ms"]
+
+[monitor]
+interval = "3356us"
+ports = ["long-haul", "switch:1:downlinks"]
+nics = false
+
+[[compare]]
+name = "time-based"
+set = {}
+
+[[compare]]
+name = "unlimited buffer"
+set = { "pause_control" = [{ rule = "none" }], "topology.wan.buffer" = "10GB" }
+
+[experiment]
+id = "slides-panels"
+chart_metrics = ["goodput_gbps", "peak_buffer_bytes"]
+repetitions = 1
+
+[[experiment.point]]
+name = "RTT 6"
+set = {}
+
+[[experiment.point]]
+name = "RTT 12"
+set = { "topology.wan.delay" = "20ms" }
+
+[[check]]
+num = "time-based"
+metric = "drops"
+claim = "lossless"
+expect = { at_most = 0 }
+"#;
+
+/// `irn check` of a WAN under pause control draws each run as the slides do: one SVG per
+/// variant and point in the figure's `panels/` folder and in the report, each with its three
+/// traces (buffer, pause to source, pause from sink) on axes of its own, so the unlimited
+/// buffer's panel never shares one with the others; and one bar chart per metric across all
+/// points.
+#[test]
+fn a_wan_under_pause_control_draws_the_slides_panels() {
+    let dir = scratch("slides-panels");
+    std::fs::write(dir.join("slides.toml"), SLIDES).unwrap();
+    ok(&irn(&["check", "slides.toml", "--out", "results"], &dir));
+    let results = dir.join("results");
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    let panels = results.join("slides-panels").join("panels");
+    for point in ["RTT_6", "RTT_12"] {
+        for variant in ["time-based", "unlimited_buffer"] {
+            let file = panels.join(format!("{point}_{variant}.svg"));
+            let svg = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+            // plotters draws each trace as a polyline of width 2 (axes are width 1).
+            assert_eq!(svg.matches("stroke-width=\"2\"").count(), 3, "{file:?}");
+            for trace in ["buffer occupancy", "pause to source", "pause from sink"] {
+                assert!(svg.contains(trace), "{trace} in {file:?}");
+            }
+            assert!(html.contains(svg.trim()), "{file:?} in the report");
+        }
+    }
+    assert_eq!(std::fs::read_dir(&panels).unwrap().count(), 4);
+    // The buffer and PAUSE-frame overlays the panels replace are gone; the bars cover both
+    // points.
+    assert!(!html.contains("Buffer occupancy over time: the fullest inputs"));
+    assert!(!html.contains("PAUSE frames over time"));
+    for metric in ["goodput_gbps (Gb/s)", "peak_buffer_bytes (B)"] {
+        assert!(
+            html.contains(&format!("slides-panels: {metric}")),
+            "{metric}"
+        );
+    }
+}
+
+/// The shipped sweep of time-based control's characteristic constant, cut to 50 ms (150
+/// units, a few seconds): it runs, and its report draws the slide's form, a chart per metric
+/// (peak depth, mean depth, starvation) against C with a line per round trip and rate ratio.
+#[test]
+fn the_characteristic_constant_sweep_runs_short_and_draws_depth_against_c() {
+    let dir = scratch("buffer-depth");
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/paper/wan/buffer_depth.toml");
+    let out = irn(
+        &[
+            "check",
+            file.to_str().unwrap(),
+            "--set",
+            "run.drain_limit=50ms",
+            "--out",
+            "results",
+        ],
+        &dir,
+    );
+    // So short a run is before most checks can hold (the first data takes 50 units to
+    // arrive): exit status 1 says so, and the report is written all the same.
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+    let html = std::fs::read_to_string(dir.join("results").join("report.html")).unwrap();
+    for label in [
+        "peak depth (units)",
+        "mean depth (units)",
+        "sink starved (share of checks)",
+    ] {
+        assert!(html.contains(&format!(": {label}")), "{label}");
+    }
+    for point in [
+        "RTT 100, 1:1",
+        "RTT 100, 2:1",
+        "RTT 150, 1:1",
+        "RTT 150, 2:1",
+    ] {
+        assert!(html.matches(point).count() >= 3, "{point}");
+    }
+    let runs = dir.join("results").join("wan-buffer-depth").join("incast");
+    let summary = runs.join("RTT_100__2_1/seed-1/C_50/summary.json");
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(summary.contains("\"starved_fraction\""), "{summary}");
+}
+
+/// The shipped RDMA-against-TCP experiment, cut to 100 ms (three round trips, about a second
+/// on one core): every transport runs at every point (no loss, a lossy long link, two long
+/// links into one sink) and the report shows each point's goodput.
+#[test]
+fn rdma_against_tcp_runs_short() {
+    let dir = scratch("rdma-vs-tcp");
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/paper/wan/rdma_vs_tcp.toml");
+    let out = irn(
+        &[
+            "check",
+            file.to_str().unwrap(),
+            "--set",
+            "run.drain_limit=100ms",
+            "--out",
+            "results",
+        ],
+        &dir,
+    );
+    // Three round trips are too few for RDMA's 90 Gb/s: exit status 1, the report written.
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+    let runs = dir.join("results").join("wan-rdma-vs-tcp").join("incast");
+    for point in ["no_loss", "loss_1e-5", "WAN_to_LAN__2_links"] {
+        for variant in ["RoCE", "IRN", "TCP", "TCP__IP_WAN"] {
+            let summary = runs
+                .join(point)
+                .join("seed-1")
+                .join(variant)
+                .join("summary.json");
+            let text =
+                std::fs::read_to_string(&summary).unwrap_or_else(|e| panic!("{summary:?}: {e}"));
+            assert!(text.contains("\"goodput_gbps\""), "{summary:?}");
+        }
+    }
+    // The lossy point loses packets on the long link, and TCP's transport is TCP.
+    let lossy = runs.join("loss_1e-5/seed-1/TCP/summary.json");
+    let lossy = std::fs::read_to_string(lossy).unwrap();
+    assert!(
+        lossy.contains("\"link_losses\": ") && lossy.contains("\"kind\": \"tcp\""),
+        "{lossy}"
+    );
+    let html = std::fs::read_to_string(dir.join("results").join("report.html")).unwrap();
+    assert!(html.contains("goodput_gbps (Gb/s)"));
+}

@@ -110,6 +110,49 @@ pub struct NetworkCounters {
     pub ordering_blocks_at_end: Option<u64>,
     /// Every NIC's ordering memory, sampled; `None` without an ordering layer.
     pub ordering_memory: Option<SampledMemory>,
+    /// What the periodic pause controls saw at their checks; `None` without one.
+    pub pause_control: Option<PauseControlLog>,
+}
+
+/// The periodic pause controls' checks (`[[pause_control]]` on-off or time-based), summed as
+/// they go: each check reads its input's occupancy anyway, so this costs an addition per
+/// check (one per longest pause) and nothing on the packet path.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PauseControlLog {
+    /// Checks after their input first held data (before that the data is still on its way).
+    pub checks: u64,
+    /// The inputs' occupancy at those checks, summed.
+    pub buffer_sum: u128,
+    /// Those checks at which the input was empty while no port of its switch towards a host
+    /// was paused: the sink could take data and none was there.
+    pub starved: u64,
+}
+
+impl PauseControlLog {
+    /// The summary's section.
+    pub fn summary(&self) -> PauseControlSummary {
+        let share = |n: u128| (self.checks > 0).then(|| n as f64 / self.checks as f64);
+        PauseControlSummary {
+            checks: self.checks,
+            avg_buffer_bytes: share(self.buffer_sum),
+            starved_fraction: share(u128::from(self.starved)),
+        }
+    }
+}
+
+/// `summary.json`'s `pause_control`: the long-haul inputs as their periodic pause control saw
+/// them, once an interval (the longest pause by default), from the first check at which the
+/// input held data: the NRL slides' buffer depth and data starvation (their slide on the
+/// characteristic constant).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PauseControlSummary {
+    /// The checks counted, over every periodic input.
+    pub checks: u64,
+    /// Mean occupancy at those checks; `null` without one.
+    pub avg_buffer_bytes: Option<f64>,
+    /// The share of those checks at which the input was empty while no port of its switch
+    /// towards a host was paused (the sink not holding data back): the sink starved.
+    pub starved_fraction: Option<f64>,
 }
 
 /// Every NIC's ordering memory over a run's samples (see `Summary::ordering_avg_nic_bytes`).
@@ -417,6 +460,10 @@ pub struct Summary {
     /// With a queries workload (absent otherwise): its queries' completion times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queries: Option<QuerySummary>,
+    /// With periodic pause control (absent otherwise): the controlled inputs' mean depth and
+    /// starvation at its checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_control: Option<PauseControlSummary>,
 }
 
 /// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
@@ -938,6 +985,7 @@ impl RunResult {
             ordering_avg_nic_bitmap_bytes: c.ordering_memory.and_then(|m| m.avg_nic_bitmap_bytes),
             ordering_avg_connection_bytes: c.ordering_memory.and_then(|m| m.avg_connection_bytes),
             queries: query_summary(&records, warmup),
+            pause_control: c.pause_control.map(|p| p.summary()),
         };
         RunResult {
             flows: rows,

@@ -220,6 +220,9 @@ pub struct PauseLog {
     pub sent: u64,
     /// ...and received from it.
     pub received: u64,
+    /// The pause times of the frames it sent, in quanta, summed (an XOFF without a time adds
+    /// none): what its pause control asked of the sender, the NRL slides' "pause to source".
+    pub quanta_sent: u64,
 }
 
 impl PauseLog {

@@ -40,6 +40,7 @@ mod workload;
 pub use error::ScenarioError;
 pub use experiment::{
     Chart, CheckSection, Expect, ExperimentSection, Metric, PaperValue, PointSection, Side, SideAt,
+    VariantLine,
 };
 pub use failures::{FailuresSection, LinkFailureSection};
 pub use load_balancing::{BalancerKind, LoadBalancingSection};

@@ -87,10 +87,15 @@ pub struct PortSample {
     /// [`Topology::node_label`]: crate::topology::Topology::node_label
     pub node_label: NodeLabel,
     pub peer_label: NodeLabel,
+    /// The pause times of the PAUSE frames counted in `pause_sent`, in quanta, summed (an XOFF
+    /// without a time adds none): at a long link's receiving end, what its pause control asked
+    /// of the sender in the window (the NRL slides' "pause to source"; 65,535 quanta are one
+    /// longest pause). After the labels, so the columns before keep their places.
+    pub pause_quanta_sent: u64,
 }
 
 impl PortSample {
-    pub const HEADER: [&'static str; 20] = [
+    pub const HEADER: [&'static str; 21] = [
         "time_us",
         "port",
         "node",
@@ -111,6 +116,7 @@ impl PortSample {
         "link_losses",
         "node_label",
         "peer_label",
+        "pause_quanta_sent",
     ];
 }
 

@@ -464,3 +464,59 @@ fn the_time_based_loop_swings_past_its_stability_bound() {
         "swing over the span: {wide:.2} past, {narrow:.2} inside"
     );
 }
+
+/// Every PAUSE frame's quanta, as `[monitor]` counts them at the long input.
+#[derive(Default)]
+struct PauseAsked {
+    frames: u64,
+    quanta: u64,
+}
+
+impl SeriesSink for PauseAsked {
+    fn port(&mut self, row: &PortSample) {
+        self.frames += row.pause_sent;
+        self.quanta += row.pause_quanta_sent;
+    }
+    fn nic(&mut self, _: &NicSample) {}
+    fn flow(&mut self, _: &FlowSample) {}
+}
+
+/// The summary's `pause_control` and the series' `pause_quanta_sent`, by the rules' own terms:
+/// ON/OFF asks a longest pause with every frame; at 2:1 with a sink that never pauses neither
+/// rule lets the input run dry once it has data (no starvation), and the mean depth at the
+/// checks lies between the threshold's neighbourhood and the peak.
+#[test]
+fn pause_control_reports_its_depth_starvation_and_the_pause_it_asked() {
+    let rtt = delay() * 2;
+    let buffer = Bandwidth::from_gbps(1).bdp_bytes(rtt) + THRESHOLD;
+    let end = rtt * 10;
+    for (name, rule) in rules(buffer).into_iter().skip(1) {
+        let mut asked = PauseAsked::default();
+        let r = run_sampling_long_input(world(rule, buffer, end), longest_pause(), &mut asked);
+        let pc = r.summary.pause_control.expect("a periodic rule reports");
+        // Data first reaches B after a link delay (two intervals); every check after counts.
+        assert!(pc.checks >= 35, "{name}: {pc:?}");
+        assert_eq!(pc.starved_fraction, Some(0.0), "{name}: {pc:?}");
+        let avg = pc.avg_buffer_bytes.unwrap();
+        assert!(
+            avg > 0.0 && avg <= r.summary.peak_buffer_bytes as f64,
+            "{name}: {pc:?}"
+        );
+        assert!(asked.frames > 0, "{name}");
+        let max = u64::from(MAX_QUANTA);
+        if name == "on-off" {
+            assert_eq!(asked.quanta, asked.frames * max, "{name}");
+        } else {
+            // Time-based asks a fraction of the longest pause: the 2:1 input settles near
+            // half of height − constant, so its frames ask about half a longest pause.
+            assert!(asked.quanta < asked.frames * max, "{name}");
+            assert!(asked.quanta > asked.frames * max / 4, "{name}");
+        }
+    }
+    // No periodic rule, no section.
+    let threshold = rules(buffer)[0].1;
+    assert_eq!(
+        run(&world(threshold, buffer, end)).summary.pause_control,
+        None
+    );
+}

@@ -12,7 +12,8 @@
 //! title = "Fig. 1: IRN (no PFC) vs RoCE (PFC)"
 //! paper = "IRN (SIGCOMM 2018)"      # groups figures in a report
 //! note = "…"                        # printed under the title (what it leaves out, say)
-//! chart = "bars"                    # "bars", "single-packet-tail", { lines = "workload.senders" }
+//! chart = "bars"                    # "bars", "single-packet-tail", { lines = "workload.senders" },
+//!                                   # { variant-lines = [{ metric = "…", per = 1e6, label = "…" }] }
 //! chart_metrics = ["avg_fct_us"]    # the bars' metrics (default: avg slowdown, avg and p99 FCT)
 //! repetitions = 3                   # no arrival window (an incast): average this many seeds
 //! quick_window = "4ms"              # the window of `--quick`
@@ -44,7 +45,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{invalid, ScenarioError};
-use crate::metrics::{FailureSummary, FctBucket, QuerySummary, Summary};
+use crate::metrics::{FailureSummary, FctBucket, PauseControlSummary, QuerySummary, Summary};
 
 /// `[experiment]`: how `irn reproduce` and `irn check` run the scenario.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -95,6 +96,25 @@ pub enum Chart {
     /// Each check's ratio against the numeric value of this grid key, a line per check
     /// (IRN Fig. 9: against the incast degree).
     Lines(String),
+    /// Metrics against the number in each variant's name (`C=20`: 20), one chart per metric
+    /// and a line per grid point (the WAN slides' buffer depth against the characteristic
+    /// constant).
+    VariantLines(Vec<VariantLine>),
+}
+
+/// One chart of [`Chart::VariantLines`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantLine {
+    /// A metric of `summary.json`, as `[[check]] metric`.
+    pub metric: String,
+    /// What the metric is divided by before it is drawn: a unit (4194240 for the slides'
+    /// longest pause of data, in bytes). Default 1.
+    #[serde(default)]
+    pub per: Option<f64>,
+    /// The y axis' label. Default: the metric.
+    #[serde(default)]
+    pub label: Option<String>,
 }
 
 /// One `[[check]]`: the ratio num / den of a metric and the direction a paper found for it.
@@ -287,6 +307,7 @@ fn check_path(path: &str) -> Result<(), String> {
         ttl_drops: Some(0),
         failures: Some(FailureSummary::default()),
         queries: Some(QuerySummary::default()),
+        pause_control: Some(PauseControlSummary::default()),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");

@@ -155,13 +155,15 @@ impl<T: Trace> Simulation<'_, T> {
         let port = &self.ports[from.index()];
         let size = irn_core::packet::CONTROL_FRAME_BYTES;
         let at = self.now + port.serialization(size, &self.extra[from.index()]) + port.delay;
+        let (quanta, xoff) = frame.to_parts();
         if frame.pauses() {
             self.counters.pause_frames += 1;
-            self.extra[from.index()].pauses.sent += 1;
+            let log = &mut self.extra[from.index()].pauses;
+            log.sent += 1;
+            log.quanta_sent += u64::from(quanta);
         } else {
             self.counters.resume_frames += 1;
         }
-        let (quanta, xoff) = frame.to_parts();
         let port = port.peer;
         self.queue.schedule(at, Event::Pfc { port, quanta, xoff });
     }

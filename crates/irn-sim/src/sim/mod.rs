@@ -119,6 +119,9 @@ pub struct Simulation<'a, T: Trace> {
     verbs_packets: VerbsPackets,
     /// The hosts that pause their switch at random (`[pauses]`); empty without.
     pause_sources: Vec<PauseSource>,
+    /// Per `[[pause_control]]`: its input has held data at a check (its checks count in
+    /// [`NetworkCounters::pause_control`] from then on).
+    pause_control_fed: Vec<bool>,
     /// Per port: its pause timers and the PFC frames its input sends.
     pause_timers: Vec<PauseTimers>,
     /// Credit flow control's counters per link; `None` without credits.
@@ -349,6 +352,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             monitor: None,
             verbs_packets: VerbsPackets::default(),
             pause_sources: Self::pause_sources(cfg),
+            pause_control_fed: vec![false; cfg.pause_control.len()],
             pause_timers: (0..topo.ports().len())
                 .map(|i| PauseTimers::new(pause_frames(cfg, PortId(i as u32))))
                 .collect(),

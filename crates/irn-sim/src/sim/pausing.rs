@@ -35,6 +35,9 @@ impl<T: Trace> Simulation<'_, T> {
     pub(super) fn schedule_pausing(&mut self) {
         for (i, control) in self.cfg.pause_control.iter().enumerate() {
             if control.rule.periodic() {
+                self.counters
+                    .pause_control
+                    .get_or_insert_with(Default::default);
                 let at = Time::ZERO + control.interval;
                 self.queue.schedule(at, Event::PauseControl(i as u32));
             }
@@ -61,6 +64,7 @@ impl<T: Trace> Simulation<'_, T> {
             unreachable!("pause control runs on switch ports (checked by the scenario)")
         };
         let occupancy = self.switches[s].buffer_bytes(usize::from(port.local));
+        self.log_pause_check(i as usize, port.node, occupancy);
         if T::CREDITS && self.grants_credit() {
             self.grant_credit(&control, occupancy);
         } else if let Some(frame) = control.rule.at_interval(occupancy) {
@@ -69,6 +73,27 @@ impl<T: Trace> Simulation<'_, T> {
         debug_assert!(!matches!(control.rule, PauseRule::Threshold { .. }));
         self.queue
             .schedule(self.now + control.interval, Event::PauseControl(i));
+    }
+
+    /// Counts pause control `i`'s check of its input on switch `node`, holding `occupancy`
+    /// bytes: its depth, and whether the sink starved (the input empty while no port of the
+    /// switch towards a host is paused), once the input has first held data.
+    fn log_pause_check(&mut self, i: usize, node: crate::ids::NodeId, occupancy: u64) {
+        let fed = &mut self.pause_control_fed[i];
+        *fed |= occupancy > 0;
+        if !*fed {
+            return;
+        }
+        let ports = &self.ports;
+        let host_paused = (self.cfg.topology.node_ports(node)).any(|q| {
+            let port = &ports[q as usize];
+            port.paused && matches!(port.peer_owner.kind(), OwnerKind::Host(_))
+        });
+        if let Some(log) = self.counters.pause_control.as_mut() {
+            log.checks += 1;
+            log.buffer_sum += u128::from(occupancy);
+            log.starved += u64::from(occupancy == 0 && !host_paused);
+        }
     }
 
     /// Pausing host `i` sends its next frame to its switch.

@@ -204,6 +204,7 @@ struct PortCounts {
     paused: Duration,
     pause_sent: u64,
     pause_received: u64,
+    pause_quanta_sent: u64,
     ecn_marks: u64,
     drops: u64,
     link_losses: u64,
@@ -227,6 +228,7 @@ impl PortCounts {
             paused: extra.pauses.until(now, port.paused),
             pause_sent: extra.pauses.sent,
             pause_received: extra.pauses.received,
+            pause_quanta_sent: extra.pauses.quanta_sent,
             ecn_marks: switch.map_or(0, |(s, local)| s.ecn_marks_at(local)),
             drops: switch.map_or(0, |(s, local)| s.drops_at(local)),
             link_losses,
@@ -411,6 +413,7 @@ impl<T: Trace> Simulation<'_, T> {
                 link_losses: now_counts.link_losses - last.link_losses,
                 node_label: w.label.node,
                 peer_label: w.label.peer,
+                pause_quanta_sent: now_counts.pause_quanta_sent - last.pause_quanta_sent,
             });
         }
     }
