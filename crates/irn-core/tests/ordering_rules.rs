@@ -438,7 +438,10 @@ fn a_pool_full_of_records_refuses_a_new_connection_and_says_why() {
             .collect();
         for (i, rx) in conns.iter_mut().take(2).enumerate() {
             let head = 1000 * i as u32;
-            assert_eq!(arrive(rx, &mut pool, now, head + 1, true), [Sack(head, head + 1)]);
+            assert_eq!(
+                arrive(rx, &mut pool, now, head + 1, true),
+                [Sack(head, head + 1)]
+            );
         }
         assert_eq!(pool.stats().states_in_use, 2);
         assert_eq!(
@@ -447,7 +450,11 @@ fn a_pool_full_of_records_refuses_a_new_connection_and_says_why() {
         );
         let (layer, st) = (*conns[2].layer_stats(), *pool.stats());
         let want = if by_limit { (1, 0) } else { (0, 1) };
-        assert_eq!((layer.refused_connections, layer.refused_pool), want, "{cfg:?}");
+        assert_eq!(
+            (layer.refused_connections, layer.refused_pool),
+            want,
+            "{cfg:?}"
+        );
         assert_eq!((st.connection_limit, st.exhausted_records), want, "{cfg:?}");
         // The first connection completes: its record and block go back.
         assert_eq!(arrive(&mut conns[0], &mut pool, now, 0, false), [Ack(2)]);

@@ -149,7 +149,10 @@ pub enum OrderingConfigError {
         "pool_blocks = {pool_blocks}: too small for one connection's state record \
          ({record_blocks} blocks) with records_in_pool = true"
     )]
-    RecordTooLarge { pool_blocks: u32, record_blocks: u32 },
+    RecordTooLarge {
+        pool_blocks: u32,
+        record_blocks: u32,
+    },
 }
 
 #[cfg(test)]

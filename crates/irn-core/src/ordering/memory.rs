@@ -321,7 +321,9 @@ mod tests {
     #[derive(Debug, Clone, Copy)]
     enum Op {
         /// Open a record that `then` bitmap blocks must follow.
-        Open { then: u32 },
+        Open {
+            then: u32,
+        },
         /// Close the `n`th record opened (counting from 0).
         Close(usize),
         Alloc,

@@ -287,6 +287,9 @@ fn check_path(path: &str) -> Result<(), String> {
         ttl_drops: Some(0),
         failures: Some(FailureSummary::default()),
         queries: Some(QuerySummary::default()),
+        ordering_refused_connections: Some(0),
+        ordering_refused_pool: Some(0),
+        ordering_peak_records: Some(0),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");
