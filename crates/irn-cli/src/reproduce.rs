@@ -487,7 +487,7 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
     let (window, converged, runs, outcomes) = if let Source::Model(model) = exp.source {
         // Computed afresh: deterministic and well under a second.
         let runs = model::runs(model)?;
-        let outcomes = outcomes(exp, &runs, "")?;
+        let outcomes = outcomes(exp, &runs, model::WINDOW)?;
         (String::new(), None, runs, outcomes)
     } else if !exp.windowed() {
         let runs = run_window(None)?;

@@ -47,6 +47,9 @@ use crate::experiment::{Check, Experiment, Term};
 use crate::plot::{self, BarGroup};
 use crate::reproduce::verdict::Paper;
 
+/// What a model's checks give as their window: they have none, and nothing to converge.
+pub const WINDOW: &str = "model";
+
 /// An experiment computed in-process from irn-core, without a network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Model {

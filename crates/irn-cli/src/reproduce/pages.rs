@@ -108,6 +108,7 @@ impl Outcome {
             _ => String::new(),
         };
         match (self.window.is_empty(), self.converged) {
+            _ if self.window == super::model::WINDOW => "no window (a model)".to_string(),
             (true, _) => "one event (no window)".to_string(),
             (false, Some(true)) => format!("converged at {}{moved}", self.window),
             (false, Some(false)) => format!("still moving at {}{moved}", self.window),
