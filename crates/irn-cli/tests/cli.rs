@@ -769,7 +769,9 @@ fn a_comparison_with_and_without_an_ordering_layer_has_one_row_each() {
         flows.unwrap().lines().next().unwrap().to_string()
     };
     assert!(header("IRN").ends_with(",nacks"));
-    assert!(header("Eunomia").ends_with(",nacks,ordering_peak_bytes"));
+    assert!(header("Eunomia").ends_with(
+        ",nacks,ordering_peak_bytes,ordering_refused_connections,ordering_refused_pool"
+    ));
 }
 
 /// `irn run` says what it simulated above the table, and what each column is.
