@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use irn_sim::scenario::{self, Chart, Expect, Metric, PaperValue};
 
+use crate::reproduce::model::Model;
 use crate::reproduce::verdict::Paper;
 
 macro_rules! shipped {
@@ -132,7 +133,17 @@ impl Check {
     }
 }
 
-/// A scenario and what it should show.
+/// Where an experiment's numbers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Runs of its scenario in the simulator, one per point and variant.
+    Scenario,
+    /// A model computed in-process from irn-core alone, without a network
+    /// ([`crate::reproduce::model`]): its results stand where runs' summaries would.
+    Model(Model),
+}
+
+/// A scenario (or a model) and what it should show.
 pub struct Experiment {
     pub id: String,
     pub title: String,
@@ -155,9 +166,44 @@ pub struct Experiment {
     pub chart: Chart,
     pub chart_metrics: Vec<Metric>,
     pub checks: Vec<Check>,
+    pub source: Source,
 }
 
 impl Experiment {
+    /// An experiment computed by `model` rather than run: it has no scenario, its grid
+    /// points are the model's, and its checks name the model's result keys.
+    pub fn of_model(
+        model: Model,
+        id: &str,
+        title: &str,
+        note: &str,
+        points: Vec<String>,
+        checks: Vec<Check>,
+    ) -> Self {
+        let points = if points.is_empty() {
+            vec![(String::new(), Vec::new())]
+        } else {
+            points.into_iter().map(|p| (p, Vec::new())).collect()
+        };
+        Experiment {
+            id: id.to_string(),
+            title: title.to_string(),
+            paper: "Eunomia".to_string(),
+            paper_key: "eunomia",
+            note: Some(note.to_string()),
+            text: String::new(),
+            file: format!("{id} (an in-process model)"),
+            base_dir: PathBuf::new(),
+            points,
+            repetitions: None,
+            quick_window: String::new(),
+            chart: Chart::Bars,
+            chart_metrics: Vec::new(),
+            checks,
+            source: Source::Model(model),
+        }
+    }
+
     /// Reads `text` (`file` names it; its data paths resolve against `base_dir`).
     pub fn parse(
         text: String,
@@ -263,6 +309,7 @@ impl Experiment {
             chart: e.chart,
             chart_metrics,
             checks,
+            source: Source::Scenario,
         })
     }
 
@@ -283,15 +330,19 @@ impl Experiment {
         Ok(e)
     }
 
-    /// Every shipped experiment, in report order.
+    /// Every shipped experiment, in report order: the models after their paper's scenarios.
     pub fn shipped() -> Result<Vec<Experiment>> {
-        SHIPPED
+        let mut all = SHIPPED
             .iter()
             .map(|(key, file, text)| {
                 let file = format!("{file} (embedded)");
                 Experiment::parse(text.to_string(), &file, Path::new("."), key)
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        let after = all.iter().rposition(|e| e.paper_key == "eunomia");
+        let at = after.map_or(all.len(), |i| i + 1);
+        all.splice(at..at, crate::reproduce::model::experiments()?);
+        Ok(all)
     }
 
     /// The scenario's runs at one point of the grid, with `overrides` over it.

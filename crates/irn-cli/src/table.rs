@@ -141,6 +141,13 @@ const METRICS: &[Metric] = &[
         false,
         Show::Always,
     ),
+    (
+        "control overhead (%)",
+        |s| Some(100.0 * s.control_overhead),
+        2,
+        false,
+        Show::Always,
+    ),
 ];
 
 /// A row of a count a run may lack: label, value.
@@ -166,6 +173,8 @@ const OPTIONAL_COUNTS: &[OptionalCount] = &[
     ("ConWeave held packets", |s| {
         s.conweave.map(|c| c.held_packets)
     }),
+    ("refused: connections", |s| s.ordering_refused_connections),
+    ("refused: ordering pool", |s| s.ordering_refused_pool),
 ];
 
 /// The headline metrics whose ratios the IRN paper reports, with their censored forms:

@@ -415,6 +415,47 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     ));
 }
 
+/// Eunomia's Fig. 9 and Table 2 need no network: no run folders, the same report twice, and
+/// their checks against the paper's numbers (the crossover at 60 %, Table 2's entries).
+#[test]
+fn reproduce_computes_the_models_without_runs_and_alike_twice() {
+    let dir = scratch("reproduce-model");
+    let args = ["reproduce", "eunomia-fig09", "--out", "m", "-j", "1"];
+    let o = irn(&args, &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = || std::fs::read_to_string(dir.join("m/reproduce.json")).unwrap();
+    let first = read();
+    let json: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(json[0]["model"], true);
+    let outcomes = json[0]["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 11, "ten points and the crossover");
+    assert!(outcomes.iter().all(|o| o["holds"] == true), "{first}");
+    let crossover = &outcomes[10];
+    assert_eq!(crossover["point"], "");
+    assert!(
+        (crossover["ours"].as_f64().unwrap() - 0.6).abs() < 0.09,
+        "{crossover}"
+    );
+    assert!(
+        !dir.join("m/eunomia-fig09").exists(),
+        "a model writes no run folders"
+    );
+    let md = std::fs::read_to_string(dir.join("m/report.md")).unwrap();
+    assert!(
+        md.contains("no network") && md.contains("no window (a model)"),
+        "{md}"
+    );
+    assert!(irn(&args, &dir).status.success());
+    assert_eq!(read(), first, "deterministic");
+    let o = irn(&["reproduce", "eunomia-table2", "--out", "t"], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(dir.join("t/report.html")).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("<td>4-82 B</td><td>4-84 B</td>"),
+        "{html}"
+    );
+}
+
 /// Zero workers is refused, not quietly taken as one, in words that say what is allowed (clap's
 /// own message, "invalid value '0' for '--jobs <N>'", did not).
 #[test]
@@ -728,7 +769,9 @@ fn a_comparison_with_and_without_an_ordering_layer_has_one_row_each() {
         flows.unwrap().lines().next().unwrap().to_string()
     };
     assert!(header("IRN").ends_with(",nacks"));
-    assert!(header("Eunomia").ends_with(",nacks,ordering_peak_bytes"));
+    assert!(header("Eunomia").ends_with(
+        ",nacks,ordering_peak_bytes,ordering_refused_connections,ordering_refused_pool"
+    ));
 }
 
 /// `irn run` says what it simulated above the table, and what each column is.

@@ -68,6 +68,8 @@ const SMALL: OrderingConfig = OrderingConfig {
     block_bits: 8,
     cap_bits: 32,
     pool_blocks: 64,
+    max_connections: OrderingConfig::DEFAULT_MAX_CONNECTIONS,
+    records_in_pool: false,
 };
 
 /// DCQCN's notification point paces one CNP per 50 µs.

@@ -202,6 +202,8 @@ fn config() -> impl Strategy<Value = OrderingConfig> {
             block_bits,
             cap_bits: block_bits * blocks,
             pool_blocks: blocks,
+            max_connections: OrderingConfig::DEFAULT_MAX_CONNECTIONS,
+            records_in_pool: false,
         }
     })
 }
@@ -257,7 +259,10 @@ proptest! {
         dup_permille in 0u32..200,
         seed in any::<u64>(),
     ) {
-        let cfg = OrderingConfig { block_bits, cap_bits: block_bits * cap_blocks, pool_blocks };
+        let cfg = OrderingConfig {
+            block_bits, cap_bits: block_bits * cap_blocks, pool_blocks, records_in_pool: false,
+            ..OrderingConfig::default()
+        };
         let mut rng = StdRng::seed_from_u64(seed);
         let mut pool = MemoryController::new(cfg).expect("valid configuration");
         let mut conns: Vec<Conn> = sizes

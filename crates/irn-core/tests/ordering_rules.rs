@@ -61,6 +61,8 @@ const fn cfg(block_bits: u32, cap_bits: u32, pool_blocks: u32) -> OrderingConfig
         block_bits,
         cap_bits,
         pool_blocks,
+        max_connections: OrderingConfig::DEFAULT_MAX_CONNECTIONS,
+        records_in_pool: false,
     }
 }
 
@@ -411,5 +413,57 @@ fn every_layer_adds_five_bytes_of_metadata() {
         (OrderingMode::Eunomia, 5),
     ] {
         assert_eq!(mode.metadata_bytes(), bytes, "{mode:?}");
+    }
+}
+
+/// The records live in the pool (the default): two connections that each hold a record and a
+/// block leave no run of 24 blocks for a third, which is NACKed for the pool; with room in the
+/// pool but a limit of two connections, the third is NACKed for the limit. Completion gives
+/// the record back and the third connection's retransmission is tracked.
+#[test]
+fn a_pool_full_of_records_refuses_a_new_connection_and_says_why() {
+    let pool_full = OrderingConfig {
+        pool_blocks: 2 * 25 + 20,
+        ..OrderingConfig::default()
+    };
+    let limited = OrderingConfig {
+        max_connections: 2,
+        ..OrderingConfig::default()
+    };
+    for (cfg, by_limit) in [(pool_full, false), (limited, true)] {
+        let mut pool = MemoryController::new(cfg).expect("valid configuration");
+        let now = Time::ZERO;
+        let mut conns: Vec<OrderedReceiver> = (0..3)
+            .map(|i| eunomia(TransportConfig::irn(), 1000 * i, &cfg))
+            .collect();
+        for (i, rx) in conns.iter_mut().take(2).enumerate() {
+            let head = 1000 * i as u32;
+            assert_eq!(
+                arrive(rx, &mut pool, now, head + 1, true),
+                [Sack(head, head + 1)]
+            );
+        }
+        assert_eq!(pool.stats().states_in_use, 2);
+        assert_eq!(
+            arrive(&mut conns[2], &mut pool, now, 2001, true),
+            [DropNack(2000, 2001)]
+        );
+        let (layer, st) = (*conns[2].layer_stats(), *pool.stats());
+        let want = if by_limit { (1, 0) } else { (0, 1) };
+        assert_eq!(
+            (layer.refused_connections, layer.refused_pool),
+            want,
+            "{cfg:?}"
+        );
+        assert_eq!((st.connection_limit, st.exhausted_records), want, "{cfg:?}");
+        // The first connection completes: its record and block go back.
+        assert_eq!(arrive(&mut conns[0], &mut pool, now, 0, false), [Ack(2)]);
+        assert!(conns[0].poll_completion().is_some());
+        conns[0].release(Some(&mut pool));
+        assert_eq!(pool.stats().states_in_use, 1);
+        assert_eq!(
+            arrive(&mut conns[2], &mut pool, now, 2001, true),
+            [Sack(2000, 2001)]
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! and a Read's ideal adds the one-way trip of its request (the data moves only once the
 //! request reaches the data's host) and the serialization of the responder's ACK of it.
 
-use irn_core::packet::{CONTROL_FRAME_BYTES, DATA_FRAMING_BYTES, RETH_BYTES};
+use irn_core::packet::{PacketKind, CONTROL_FRAME_BYTES, DATA_FRAMING_BYTES, RETH_BYTES};
 use irn_core::transport::packets_for;
 use irn_core::verbs::{SEND_EXT_BYTES, WQE_SN_BYTES};
 use irn_core::{Duration, Time};
@@ -49,6 +49,39 @@ pub struct ConWeaveSummary {
     /// Flows that found their source ToR's flow table full (`flow_table`): sent by ECMP,
     /// without ConWeave.
     pub flows_untracked: u64,
+}
+
+/// Bytes on the wire of the control packets receivers sent, by kind: `summary.json`'s
+/// `control_bytes`. Each packet counts once, however many links it crosses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ControlBytes {
+    /// Cumulative ACKs.
+    pub ack: u64,
+    /// An ordering layer's SACKs (a packet held ahead of a gap).
+    pub sack: u64,
+    /// The transports' NACKs and an ordering layer's NACKs of packets it dropped.
+    pub nack: u64,
+    /// DCQCN's congestion notifications.
+    pub cnp: u64,
+}
+
+impl ControlBytes {
+    /// Counts a control packet of `bytes` on the wire.
+    #[inline]
+    pub fn add(&mut self, pkt: &irn_core::Packet, bytes: u32) {
+        let bytes = u64::from(bytes);
+        match pkt.kind {
+            PacketKind::Ack { .. } => self.ack += bytes,
+            PacketKind::Sack { .. } => self.sack += bytes,
+            PacketKind::Nack { .. } | PacketKind::DropNack { .. } => self.nack += bytes,
+            PacketKind::Cnp => self.cnp += bytes,
+            PacketKind::Data { .. } => {}
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.ack + self.sack + self.nack + self.cnp
+    }
 }
 
 /// Counters the network keeps during a run.
@@ -108,10 +141,14 @@ pub struct NetworkCounters {
     /// the blocks still allocated at the end over all NICs; `None` without an Eunomia layer.
     pub ordering_peak_bytes: Option<u64>,
     pub ordering_blocks_at_end: Option<u64>,
+    /// Eunomia: the most state records one NIC held at once; `None` without Eunomia.
+    pub ordering_peak_records: Option<u64>,
     /// Every NIC's ordering memory, sampled; `None` without an ordering layer.
     pub ordering_memory: Option<SampledMemory>,
     /// What the periodic pause controls saw at their checks; `None` without one.
     pub pause_control: Option<PauseControlLog>,
+    /// Control packets the receivers sent, by kind.
+    pub control_bytes: ControlBytes,
 }
 
 /// The periodic pause controls' checks (`[[pause_control]]` on-off or time-based), summed as
@@ -200,6 +237,9 @@ pub struct FlowRecord {
     pub nacks: u64,
     /// The most bytes of ordering memory its connection held; `None` without a layer.
     pub ordering_peak_bytes: Option<u32>,
+    /// Packets its ordering layer dropped because the NIC's connection limit, and because its
+    /// pool, refused the connection; `None` without a layer.
+    pub ordering_refused: Option<(u64, u64)>,
     /// It lost a packet to a link failure (`[failures]`).
     pub failure_affected: bool,
 }
@@ -252,6 +292,14 @@ pub struct FlowRow {
     /// files): the number of the query the flow answers, empty for background traffic.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<Option<u32>>,
+    /// With an ordering layer only (the columns are absent otherwise): packets the layer
+    /// dropped because the NIC already tracked as many connections as `ordering.max_connections`
+    /// allows, and because the NIC's pool had no room for the connection's state record or
+    /// bitmap blocks. Packets beyond the bitmap's reach are the rest of the layer's NACKs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ordering_refused_connections: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ordering_refused_pool: Option<u64>,
 }
 
 /// `summary.json`'s `queries`: the query completion times of a queries workload (Eunomia
@@ -464,6 +512,24 @@ pub struct Summary {
     /// starvation at its checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_control: Option<PauseControlSummary>,
+    /// With an ordering layer (absent otherwise): sums over flows of `flows.csv`'s
+    /// `ordering_refused_connections` and `ordering_refused_pool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_refused_connections: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_refused_pool: Option<u64>,
+    /// With Eunomia (absent otherwise): the most connections' state records one NIC held at
+    /// once (whether or not the records sit in the pool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_peak_records: Option<u64>,
+    /// Bytes on the wire of the control packets the receivers sent (ACKs, SACKs, NACKs, CNPs),
+    /// each counted once.
+    #[serde(default)]
+    pub control_bytes: ControlBytes,
+    /// `control_bytes`' total over `delivered_bytes`: the acknowledgement overhead (Eunomia
+    /// §3.5.1's "≈ 5 % bandwidth overhead"); 0 when nothing was delivered.
+    #[serde(default)]
+    pub control_overhead: f64,
 }
 
 /// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
@@ -826,6 +892,7 @@ impl RunResult {
                 })
             })
             .collect();
+        let layered = cfg.ordering.mode != irn_core::ordering::OrderingMode::None;
         let has_queries = records
             .iter()
             .any(|r| matches!(r.class, FlowClass::Query(_)));
@@ -860,6 +927,8 @@ impl RunResult {
                         FlowClass::Query(id) => Some(id),
                         _ => None,
                     }),
+                    ordering_refused_connections: r.ordering_refused.map(|r| r.0),
+                    ordering_refused_pool: r.ordering_refused.map(|r| r.1),
                 }
             })
             .collect();
@@ -986,6 +1055,20 @@ impl RunResult {
             ordering_avg_connection_bytes: c.ordering_memory.and_then(|m| m.avg_connection_bytes),
             queries: query_summary(&records, warmup),
             pause_control: c.pause_control.map(|p| p.summary()),
+            ordering_refused_connections: layered.then(|| {
+                rows.iter()
+                    .filter_map(|r| r.ordering_refused_connections)
+                    .sum()
+            }),
+            ordering_refused_pool: layered
+                .then(|| rows.iter().filter_map(|r| r.ordering_refused_pool).sum()),
+            ordering_peak_records: c.ordering_peak_records,
+            control_bytes: c.control_bytes,
+            control_overhead: if c.delivered_bytes == 0 {
+                0.0
+            } else {
+                c.control_bytes.total() as f64 / c.delivered_bytes as f64
+            },
         };
         RunResult {
             flows: rows,
@@ -1023,6 +1106,8 @@ mod tests {
             nacks: 0,
             ordering_peak_bytes: None,
             query: None,
+            ordering_refused_connections: None,
+            ordering_refused_pool: None,
         }
     }
 

@@ -223,6 +223,8 @@ fn a_layer_too_small_for_the_reordering_nacks_and_the_flow_still_completes() {
         block_bits: 8,
         cap_bits: 8,
         pool_blocks: 4,
+        records_in_pool: false,
+        ..OrderingConfig::default()
     };
     for transport in [TransportConfig::roce(false), TransportConfig::irn()] {
         for (mode, config_) in [

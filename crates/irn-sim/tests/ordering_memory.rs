@@ -112,6 +112,8 @@ fn eunomia_stays_within_its_pool_and_gives_everything_back() {
         block_bits: 16,
         cap_bits: 64,
         pool_blocks: 6,
+        records_in_pool: false,
+        ..OrderingConfig::default()
     };
     let ordering = Ordering {
         mode: OrderingMode::Eunomia,
@@ -157,6 +159,73 @@ fn nothing_is_sampled_without_a_layer() {
         (None, None)
     );
     assert_eq!(r.flows[0].ordering_peak_bytes, None);
+    assert_eq!(r.flows[0].ordering_refused_pool, None);
     let json = serde_json::to_string(s).unwrap();
-    assert!(!json.contains("ordering_memory_samples"), "{json}");
+    for key in [
+        "ordering_memory_samples",
+        "ordering_refused_",
+        "ordering_peak_records",
+    ] {
+        assert!(!json.contains(key), "{key}: {json}");
+    }
+    // The acknowledgements are counted with or without a layer.
+    assert!(s.control_bytes.ack > 0 && s.control_overhead > 0.0, "{s:?}");
+}
+
+/// Eight sprayed flows into host 1 under Eunomia, two ways short of memory: a pool that holds
+/// one connection's record and a few blocks (records in the pool, the default), and a pool
+/// with room for all but a limit of one tracked connection (records beside it). Each refuses
+/// the other flows' reordering for its own reason, and the counters say which, per flow and in
+/// the summary; every flow still finishes (the NACKed packets are resent).
+#[test]
+fn refusals_for_the_pool_and_for_the_connection_limit_are_counted_apart() {
+    let flows: Vec<FlowSpec> = (0..8).map(|i| flow(0, 1, 60_000, 3 * i)).collect();
+    let one_record = OrderingConfig {
+        pool_blocks: 24 + 4,
+        ..OrderingConfig::default()
+    };
+    let one_connection = OrderingConfig {
+        max_connections: 1,
+        records_in_pool: false,
+        ..OrderingConfig::default()
+    };
+    for (config, by_limit) in [(one_record, false), (one_connection, true)] {
+        let ordering = Ordering {
+            mode: OrderingMode::Eunomia,
+            config,
+            ..Ordering::default()
+        };
+        let r = run(flows.clone(), ordering, 0);
+        let s = &r.summary;
+        assert_eq!(s.flows_incomplete, 0, "{config:?}");
+        assert_eq!(s.ordering_peak_records, Some(1), "{config:?}");
+        let (limit, pool) = (
+            s.ordering_refused_connections.unwrap(),
+            s.ordering_refused_pool.unwrap(),
+        );
+        if by_limit {
+            assert!(limit > 0 && pool == 0, "{config:?}: {limit} {pool}");
+        } else {
+            assert!(limit == 0 && pool > 0, "{config:?}: {limit} {pool}");
+        }
+        let per_flow: u64 = r
+            .flows
+            .iter()
+            .map(|f| f.ordering_refused_connections.unwrap())
+            .sum();
+        assert_eq!(per_flow, limit);
+        let per_flow: u64 = r
+            .flows
+            .iter()
+            .map(|f| f.ordering_refused_pool.unwrap())
+            .sum();
+        assert_eq!(per_flow, pool);
+        // The layer's SACKs and NACKs are on the wire beside the ACKs.
+        let c = s.control_bytes;
+        assert!(c.sack > 0 && c.nack > 0 && c.ack > 0, "{c:?}");
+        assert_eq!(
+            s.control_overhead,
+            c.total() as f64 / s.delivered_bytes as f64
+        );
+    }
 }

@@ -216,6 +216,8 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("ordering.block_bits", EUNOMIA),
     ("ordering.cap", EUNOMIA),
     ("ordering.pool_blocks", EUNOMIA),
+    ("ordering.max_connections", EUNOMIA),
+    ("ordering.records_in_pool", EUNOMIA),
     ("ordering.sample_interval", IDEAL),
     ("ordering.write_last", IDEAL),
     ("ordering.feedback", IDEAL),

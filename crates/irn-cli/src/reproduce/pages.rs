@@ -108,6 +108,7 @@ impl Outcome {
             _ => String::new(),
         };
         match (self.window.is_empty(), self.converged) {
+            _ if self.window == super::model::WINDOW => "no window (a model)".to_string(),
             (true, _) => "one event (no window)".to_string(),
             (false, Some(true)) => format!("converged at {}{moved}", self.window),
             (false, Some(false)) => format!("still moving at {}{moved}", self.window),
@@ -138,6 +139,9 @@ pub struct FigureResult {
     /// written, so that the files do not depend on what was read back.
     #[serde(skip)]
     pub wall_time_s: f64,
+    /// Computed by an in-process model, without a network or a window.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub model: bool,
     /// Runs read back from an earlier reproduce (printed only, as the wall time).
     #[serde(skip)]
     pub reused_runs: usize,
@@ -174,6 +178,9 @@ pub fn tally<'a>(figures: impl IntoIterator<Item = &'a FigureResult>) -> Tally {
 /// How a figure's window was chosen, in words.
 fn window_note(r: &FigureResult) -> String {
     match (r.window.is_empty(), r.converged) {
+        _ if r.model => {
+            "no network: an in-process model of irn-core, computed afresh each time".to_string()
+        }
         (true, _) if r.repetitions == 1 => "one event, no window; one run per variant".to_string(),
         (true, _) => format!("one event, no window; averaged over {} seeds", r.repetitions),
         (false, Some(true)) => format!("window {}: doubling it moved no ratio by more than 5 %", r.window),

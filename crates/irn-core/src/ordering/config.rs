@@ -3,8 +3,9 @@
 /// Sizes of Eunomia's on-NIC ordering layer, shared by every connection of one NIC.
 ///
 /// The defaults are the paper's evaluation settings: 16-bit blocks, a 256-bit cap (§3.4, §4),
-/// and a pool of 1024 blocks (the FPGA memory controller's `master_array` of 1024 two-byte
-/// blocks, §4). A [`MemoryController`](super::MemoryController) is built only from a configuration
+/// a pool of 1024 blocks (the FPGA memory controller's `master_array` of 1024 two-byte
+/// blocks, §4) that holds the state records too, and 256 tracked connections (§4's one-byte
+/// connection IDs). A [`MemoryController`](super::MemoryController) is built only from a configuration
 /// that passes [`validate`](Self::validate).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct OrderingConfig {
@@ -16,6 +17,16 @@ pub struct OrderingConfig {
     pub cap_bits: u32,
     /// Blocks in the NIC's pool, shared by all connections.
     pub pool_blocks: u32,
+    /// Connections one NIC tracks at once: the entries of the memory controller's
+    /// `metadata_start_index` (§4), one per connection holding a state record. A connection
+    /// that would open a record past it is refused (its packet dropped and NACKed).
+    pub max_connections: u32,
+    /// Whether each connection's state record ([`metadata_bytes`](Self::metadata_bytes)) is
+    /// carved out of the pool, as the FPGA's `master_array` holds it (§4): records from the
+    /// pool's tail, bitmap blocks from its head, so the pool bounds records and blocks
+    /// together. `false` keeps the records beside the pool (counted in the footprint, never
+    /// refused for room), so `pool_blocks` bounds bitmap blocks alone.
+    pub records_in_pool: bool,
 }
 
 impl Default for OrderingConfig {
@@ -24,6 +35,8 @@ impl Default for OrderingConfig {
             block_bits: Self::DEFAULT_BLOCK_BITS,
             cap_bits: Self::DEFAULT_CAP_BITS,
             pool_blocks: Self::DEFAULT_POOL_BLOCKS,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            records_in_pool: true,
         }
     }
 }
@@ -35,6 +48,11 @@ impl OrderingConfig {
     pub const DEFAULT_CAP_BITS: u32 = 256;
     /// Eunomia §4: the FPGA's master array holds 1024 blocks.
     pub const DEFAULT_POOL_BLOCKS: u32 = 1024;
+    /// Eunomia §4: `metadata_start_index` names a connection by one byte, so it tracks at most
+    /// 256 at once.
+    pub const DEFAULT_MAX_CONNECTIONS: u32 = 256;
+    /// Most connections a NIC may be configured to track: record addresses are two bytes.
+    pub const MAX_CONNECTIONS: u32 = 1 << 16;
     /// Most blocks one connection can hold: the fixed length of its block address table.
     pub const MAX_BLOCKS_PER_CONNECTION: u32 = 64;
     /// Most blocks in a pool: block addresses are two bytes (§3.4, Fig. 7).
@@ -70,6 +88,15 @@ impl OrderingConfig {
         if self.pool_blocks == 0 || self.pool_blocks > Self::MAX_POOL_BLOCKS {
             return Err(OrderingConfigError::PoolBlocks(self.pool_blocks));
         }
+        if self.max_connections == 0 || self.max_connections > Self::MAX_CONNECTIONS {
+            return Err(OrderingConfigError::MaxConnections(self.max_connections));
+        }
+        if self.records_in_pool && self.record_blocks() > self.pool_blocks {
+            return Err(OrderingConfigError::RecordTooLarge {
+                pool_blocks: self.pool_blocks,
+                record_blocks: self.record_blocks(),
+            });
+        }
         Ok(())
     }
 
@@ -91,6 +118,13 @@ impl OrderingConfig {
     pub const fn metadata_bytes(&self) -> u32 {
         Self::STATE_BYTES + Self::BLOCK_ADDR_BYTES * self.blocks_per_connection()
     }
+
+    /// Consecutive pool blocks one state record takes when records are in the pool: 24 with
+    /// the defaults, the FPGA's "24 blocks" (§4). Rounded up when the record is not a whole
+    /// number of blocks.
+    pub const fn record_blocks(&self) -> u32 {
+        self.metadata_bytes().div_ceil(self.block_bytes())
+    }
 }
 
 /// An [`OrderingConfig`] that cannot work.
@@ -109,6 +143,16 @@ pub enum OrderingConfigError {
     },
     #[error("pool_blocks = {0}: must be between 1 and 65536 (block addresses are 2 bytes)")]
     PoolBlocks(u32),
+    #[error("max_connections = {0}: must be between 1 and 65536")]
+    MaxConnections(u32),
+    #[error(
+        "pool_blocks = {pool_blocks}: too small for one connection's state record \
+         ({record_blocks} blocks) with records_in_pool = true"
+    )]
+    RecordTooLarge {
+        pool_blocks: u32,
+        record_blocks: u32,
+    },
 }
 
 #[cfg(test)]
@@ -126,6 +170,8 @@ mod tests {
         assert_eq!(cfg.blocks_per_connection(), 16);
         assert_eq!(cfg.block_bytes(), 2);
         assert_eq!(cfg.metadata_bytes(), 48);
+        assert_eq!((cfg.record_blocks(), cfg.max_connections), (24, 256));
+        assert!(cfg.records_in_pool);
         // §3.4.1: bigger blocks need fewer addresses for the same cap.
         let b32 = OrderingConfig {
             block_bits: 32,
@@ -200,7 +246,30 @@ mod tests {
                 },
                 OrderingConfigError::PoolBlocks(65537),
             ),
+            (
+                OrderingConfig {
+                    max_connections: 0,
+                    ..ok
+                },
+                OrderingConfigError::MaxConnections(0),
+            ),
+            (
+                OrderingConfig {
+                    pool_blocks: 23,
+                    ..ok
+                },
+                OrderingConfigError::RecordTooLarge {
+                    pool_blocks: 23,
+                    record_blocks: 24,
+                },
+            ),
         ];
+        let outside = OrderingConfig {
+            pool_blocks: 23,
+            records_in_pool: false,
+            ..ok
+        };
+        assert_eq!(outside.validate(), Ok(()), "records outside need no room");
         for (cfg, want) in bad {
             assert_eq!(cfg.validate(), Err(want), "{cfg:?}");
         }

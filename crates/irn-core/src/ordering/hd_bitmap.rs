@@ -33,7 +33,7 @@
 //! - Blocks are kept until the connection completes (§3.5.3), even when every bit is clear.
 
 use super::config::OrderingConfig;
-use super::memory::{BlockId, MemoryController, PoolExhausted};
+use super::memory::{BlockId, MemoryController, PoolExhausted, Refused};
 use crate::seq::Psn;
 
 const MAX_ROWS: usize = OrderingConfig::MAX_BLOCKS_PER_CONNECTION as usize;
@@ -56,9 +56,23 @@ pub enum Untracked {
     /// Tracking it would take the bitmap past its cap; `reach` is the last PSN it can track.
     #[error("PSN {psn} is beyond the bitmap's reach ({reach})")]
     BeyondCap { psn: Psn, reach: Psn },
-    /// The pool has too few free blocks for the bitmap to grow that far.
+    /// The NIC already tracks as many connections as it may, and this one has no record yet.
+    #[error("the NIC already tracks {max_connections} connections")]
+    ConnectionLimit { max_connections: u32 },
+    /// The pool has no room for the connection's record or for the blocks the bitmap needs.
     #[error(transparent)]
     NoMemory(#[from] PoolExhausted),
+}
+
+impl From<Refused> for Untracked {
+    fn from(r: Refused) -> Self {
+        match r {
+            Refused::ConnectionLimit { max_connections } => {
+                Untracked::ConnectionLimit { max_connections }
+            }
+            Refused::Pool(p) => Untracked::NoMemory(p),
+        }
+    }
 }
 
 /// One connection's HD bitmap: the Table 1 state plus its block address table.
@@ -79,6 +93,8 @@ pub struct HdBitmap {
     rows_len: u8,
     /// The block of each row; only the first `rows_len` are meaningful.
     rows: [BlockId; MAX_ROWS],
+    /// The state record's first block in the pool, while the record is open and in the pool.
+    record: Option<BlockId>,
 }
 
 impl HdBitmap {
@@ -93,6 +109,7 @@ impl HdBitmap {
             circular_rows: 0,
             rows_len: 0,
             rows: [BlockId::default(); MAX_ROWS],
+            record: None,
         }
     }
 
@@ -256,14 +273,14 @@ impl HdBitmap {
                 reach: self.reach(),
             });
         }
-        if pool.free_blocks() < new_rows {
-            return Err(pool.note_exhausted().into());
-        }
         if opening {
-            pool.open_state();
+            // The record first (from the pool's tail), and only if the blocks can follow it.
+            self.record = pool.open_record(new_rows)?;
             self.circular_rows = 1;
             self.head_bit = 0;
             self.tail = self.head.add(b - 1);
+        } else if pool.free_blocks() < new_rows {
+            return Err(pool.note_exhausted().into());
         }
         for _ in 0..new_rows {
             self.rows[usize::from(self.rows_len)] = pool.alloc()?;
@@ -329,7 +346,7 @@ impl HdBitmap {
             pool.free(id);
         }
         if self.rows_len > 0 {
-            pool.close_state();
+            pool.close_record(self.record.take());
         }
         self.rows_len = 0;
         self.circular_rows = 0;
@@ -344,11 +361,20 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 
+    /// The defaults with the records kept outside the pool: these tests count bitmap blocks.
+    fn bitmaps_only() -> OrderingConfig {
+        OrderingConfig {
+            records_in_pool: false,
+            ..OrderingConfig::default()
+        }
+    }
+
     fn setup(block_bits: u32, cap_bits: u32, pool_blocks: u32) -> (HdBitmap, MemoryController) {
         let cfg = OrderingConfig {
             block_bits,
             cap_bits,
             pool_blocks,
+            ..bitmaps_only()
         };
         let pool = MemoryController::new(cfg).expect("valid configuration");
         (HdBitmap::new(Psn::ZERO, &cfg), pool)
@@ -478,6 +504,7 @@ mod tests {
             block_bits: 8,
             cap_bits: 32,
             pool_blocks: 4,
+            ..bitmaps_only()
         };
         let mut pool = MemoryController::new(cfg).expect("valid configuration");
         let mut bm = HdBitmap::new(Psn::new(0xFF_FFFC), &cfg);
@@ -513,7 +540,9 @@ mod tests {
             start in 0u32..crate::seq::PSN_SPACE,
             arrivals in prop::collection::vec(0u32..300, 0..300),
         ) {
-            let cfg = OrderingConfig { block_bits, cap_bits: cap_blocks * block_bits, pool_blocks };
+            let cfg = OrderingConfig {
+                block_bits, cap_bits: cap_blocks * block_bits, pool_blocks, ..bitmaps_only()
+            };
             let mut pool = MemoryController::new(cfg).expect("valid configuration");
             let start = Psn::new(start);
             let mut bm = HdBitmap::new(start, &cfg);
@@ -543,6 +572,9 @@ mod tests {
                             received.insert(off);
                         }
                         Err(Untracked::BeyondCap { .. }) => prop_assert!(off > reach),
+                        Err(Untracked::ConnectionLimit { .. }) => {
+                            prop_assert!(false, "one connection is within any limit");
+                        }
                         Err(Untracked::NoMemory(_)) => {
                             // Refused only for want of the blocks the cap still allows.
                             prop_assert!(off <= reach);

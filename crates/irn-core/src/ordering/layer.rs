@@ -47,7 +47,7 @@
 use std::collections::VecDeque;
 
 use super::config::OrderingConfig;
-use super::hd_bitmap::{HdBitmap, Placement};
+use super::hd_bitmap::{HdBitmap, Placement, Untracked};
 use super::memory::MemoryController;
 use crate::packet::{Echo, Ecn, Packet, PacketKind};
 use crate::time::{Duration, Time};
@@ -138,8 +138,14 @@ pub struct LayerStats {
     /// Most packets held at once.
     pub peak_held: u32,
     pub sacks_sent: u64,
-    /// Packets dropped (and NACKed) for want of room.
+    /// Packets dropped (and NACKed) for want of room, for any of the reasons below or beyond
+    /// the bitmap's reach (a static bitmap's size, Eunomia's cap).
     pub dropped: u64,
+    /// Of `dropped`, refused because the NIC already tracked as many connections as it may
+    /// ([`OrderingConfig::max_connections`]) when this one needed a state record.
+    pub refused_connections: u64,
+    /// Of `dropped`, refused because the NIC's pool had no room for the record or the blocks.
+    pub refused_pool: u64,
     /// Arrivals ahead of the expected packet, held or dropped: the reordering the network
     /// caused, which the transport behind the layer never sees.
     pub out_of_order: u64,
@@ -316,7 +322,8 @@ impl OrderingLayer {
             ts,
             ece: ecn == Ecn::Ce,
         };
-        let kind = if self.room_for(ahead, pkt, pool) {
+        let room = self.room_for(ahead, pkt, pool);
+        let kind = if room.is_ok() {
             let i = ahead as usize - 1;
             if self.held.len() <= i {
                 self.held.resize(i + 1, None);
@@ -339,6 +346,11 @@ impl OrderingLayer {
             }
         } else {
             self.stats.dropped += 1;
+            match room {
+                Err(Refusal::ConnectionLimit) => self.stats.refused_connections += 1,
+                Err(Refusal::Pool) => self.stats.refused_pool += 1,
+                Err(Refusal::Reach) | Ok(()) => {}
+            }
             PacketKind::DropNack {
                 dropped: pkt.psn,
                 echo,
@@ -358,15 +370,25 @@ impl OrderingLayer {
         }
     }
 
-    /// Whether a packet `ahead` of the expected one can be tracked; Eunomia's bitmap takes the
-    /// blocks it needs now.
-    fn room_for(&mut self, ahead: u32, pkt: &Packet, pool: Option<&mut MemoryController>) -> bool {
+    /// Whether a packet `ahead` of the expected one can be tracked, and why not; Eunomia's
+    /// bitmap takes the blocks it needs now.
+    fn room_for(
+        &mut self,
+        ahead: u32,
+        pkt: &Packet,
+        pool: Option<&mut MemoryController>,
+    ) -> Result<(), Refusal> {
         match self.mode {
-            OrderingMode::None | OrderingMode::Ideal => true,
-            OrderingMode::Static { bits } => ahead < bits,
+            OrderingMode::None | OrderingMode::Ideal => Ok(()),
+            OrderingMode::Static { bits } => (ahead < bits).then_some(()).ok_or(Refusal::Reach),
             OrderingMode::Eunomia => match (&mut self.bitmap, pool) {
-                (Some(bitmap), Some(pool)) => bitmap.insert(pkt.psn, pool).is_ok(),
-                _ => false,
+                (Some(bitmap), Some(pool)) => match bitmap.insert(pkt.psn, pool) {
+                    Ok(_) => Ok(()),
+                    Err(Untracked::BeyondCap { .. }) => Err(Refusal::Reach),
+                    Err(Untracked::ConnectionLimit { .. }) => Err(Refusal::ConnectionLimit),
+                    Err(Untracked::NoMemory(_)) => Err(Refusal::Pool),
+                },
+                _ => Err(Refusal::Reach),
             },
         }
     }
@@ -441,6 +463,17 @@ impl OrderingLayer {
         self.held_count = 0;
         self.released = true;
     }
+}
+
+/// Why the layer could not track a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// Beyond the bitmap's reach: a static bitmap's size or Eunomia's cap.
+    Reach,
+    /// The NIC's connection limit refused the connection's state record.
+    ConnectionLimit,
+    /// The NIC's pool had no room for the record or the blocks.
+    Pool,
 }
 
 /// Whether `pkt` is a message's last data packet (Eunomia's last bit).

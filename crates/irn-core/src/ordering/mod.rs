@@ -10,7 +10,7 @@
 //! | module | holds | paper |
 //! | --- | --- | --- |
 //! | `config` | [`OrderingConfig`]: block size, cap, pool size; validated | §3.3.2, §3.4.1, §4 |
-//! | `memory` | [`MemoryController`]: the fixed block pool, first-fit allocation, footprint counters | §3.4, §4 |
+//! | `memory` | [`MemoryController`]: the fixed block pool, records from its tail and bitmap blocks first-fit from its head, the connection limit, footprint and refusal counters | §3.4, §4 |
 //! | `hd_bitmap` | [`HdBitmap`]: circular part + linear extension blocks, Head/Tail, growth and absorption | §3.3 |
 //! | `layer` | the receiver-side agent: [`OrderingLayer`] and [`OrderedReceiver`], a transport receiver under an ordering layer ([`OrderingMode`]: none, ideal, static bitmap, Eunomia); ACK/SACK/NACK on the wire, in-order replay, completion at Last Seq, garbage collection; the 33 bits of per-packet metadata ([`OrderingMode::METADATA_BITS`]); [`WriteLast`]: a WRITE's last packet held at the sender or staged in host memory; [`Feedback`]: a held or dropped packet's CE mark taken on arrival (a CNP then) or on delivery | §2.1, §3.2.1, §3.5, Fig. 17a, A.1 |
 //!
@@ -48,4 +48,4 @@ mod memory;
 pub use config::{OrderingConfig, OrderingConfigError};
 pub use hd_bitmap::{HdBitmap, Placement, Untracked};
 pub use layer::{Feedback, LayerStats, OrderedReceiver, OrderingLayer, OrderingMode, WriteLast};
-pub use memory::{BlockId, MemoryController, MemoryStats, PoolExhausted};
+pub use memory::{BlockId, MemoryController, MemoryStats, PoolExhausted, Refused};

@@ -247,6 +247,19 @@ impl Metric {
         })
     }
 
+    /// A metric of results that are not `summary.json`'s (an in-process model's), checked
+    /// against that model's `keys`.
+    pub fn among(text: &str, keys: &[&str]) -> Result<Metric, String> {
+        for part in text.split('/').map(str::trim) {
+            if !keys.contains(&part) {
+                return Err(format!("`{part}`: one of {}", keys.join(", ")));
+            }
+        }
+        Ok(Metric {
+            text: text.trim().to_string(),
+        })
+    }
+
     /// The metric's value in a run's summary; `None` when it is `null` there (an incast
     /// metric of a run without incast, a size bucket without flows) or the index is missing.
     pub fn value(&self, summary: &serde_json::Value) -> Option<f64> {
@@ -308,6 +321,9 @@ fn check_path(path: &str) -> Result<(), String> {
         failures: Some(FailureSummary::default()),
         queries: Some(QuerySummary::default()),
         pause_control: Some(PauseControlSummary::default()),
+        ordering_refused_connections: Some(0),
+        ordering_refused_pool: Some(0),
+        ordering_peak_records: Some(0),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");

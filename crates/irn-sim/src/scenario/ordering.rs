@@ -8,6 +8,8 @@
 //! block_bits = 16    # eunomia: the unit a bitmap grows by
 //! cap = 256          # eunomia: the most bits one connection may hold, or "none"
 //! pool_blocks = 1024 # eunomia: the blocks each NIC's memory controller holds
+//! max_connections = 256  # eunomia: connections each NIC tracks at once (state records)
+//! records_in_pool = true # eunomia: the records take blocks of the pool (§4), or sit beside it
 //! write_last = "sender"     # any layer: "off" (default), "sender", "receiver" (appendix A.1)
 //! write_last_delay = "2us"  # receiver: placing a staged last packet from host memory
 //! feedback = "arrival"      # any layer: a held or dropped packet's CE mark (its CNP) on
@@ -42,6 +44,12 @@ pub struct OrderingSection {
     /// eunomia: blocks in each NIC's pool. Default 1024.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_blocks: Option<u32>,
+    /// eunomia: connections one NIC tracks at once (one state record each). Default 256.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_connections: Option<u32>,
+    /// eunomia: whether the state records take blocks of the pool. Default true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub records_in_pool: Option<bool>,
     /// Any layer: how often every NIC's ordering memory is sampled. Default "1ms".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_interval: Option<String>,
@@ -128,6 +136,8 @@ impl OrderingSection {
                 ("block_bits", self.block_bits.is_some(), eunomia),
                 ("cap", self.cap.is_some(), eunomia),
                 ("pool_blocks", self.pool_blocks.is_some(), eunomia),
+                ("max_connections", self.max_connections.is_some(), eunomia),
+                ("records_in_pool", self.records_in_pool.is_some(), eunomia),
                 (
                     "sample_interval",
                     self.sample_interval.is_some(),
@@ -187,6 +197,8 @@ impl OrderingSection {
             self.block_bits.get_or_insert(d.block_bits);
             self.cap.get_or_insert(Cap::Bits(d.cap_bits));
             self.pool_blocks.get_or_insert(d.pool_blocks);
+            self.max_connections.get_or_insert(d.max_connections);
+            self.records_in_pool.get_or_insert(d.records_in_pool);
         }
         Ok(())
     }
@@ -215,6 +227,8 @@ impl OrderingSection {
             OrderingKind::Eunomia => {
                 config.block_bits = self.block_bits.unwrap_or(config.block_bits);
                 config.pool_blocks = self.pool_blocks.unwrap_or(config.pool_blocks);
+                config.max_connections = self.max_connections.unwrap_or(config.max_connections);
+                config.records_in_pool = self.records_in_pool.unwrap_or(config.records_in_pool);
                 config.cap_bits = match &self.cap {
                     None => config.cap_bits,
                     Some(Cap::Bits(bits)) => *bits,
@@ -328,11 +342,21 @@ mod tests {
             ),
             ("kind = \"eunomia\"", OrderingMode::Eunomia, d),
             (
-                "kind = \"eunomia\"\ncap = \"none\"\npool_blocks = 64",
+                "kind = \"eunomia\"\ncap = \"none\"\npool_blocks = 128",
                 OrderingMode::Eunomia,
                 OrderingConfig {
                     cap_bits: 1024,
-                    pool_blocks: 64,
+                    pool_blocks: 128,
+                    ..d
+                },
+            ),
+            (
+                "kind = \"eunomia\"\npool_blocks = 8\nrecords_in_pool = false\nmax_connections = 4",
+                OrderingMode::Eunomia,
+                OrderingConfig {
+                    pool_blocks: 8,
+                    max_connections: 4,
+                    records_in_pool: false,
                     ..d
                 },
             ),
@@ -451,6 +475,18 @@ mod tests {
             (
                 "kind = \"eunomia\"\npool_blocks = 0",
                 "ordering.pool_blocks = 0",
+            ),
+            (
+                "kind = \"eunomia\"\npool_blocks = 20",
+                "ordering.pool_blocks = 20: too small for one connection's state record (24 blocks)",
+            ),
+            (
+                "kind = \"eunomia\"\nmax_connections = 0",
+                "ordering.max_connections = 0: must be between 1 and 65536",
+            ),
+            (
+                "kind = \"ideal\"\nrecords_in_pool = false",
+                "ordering.records_in_pool = (set): does not apply to ordering.kind = \"ideal\"",
             ),
             ("kind = \"eunomai\"", "unknown variant `eunomai`"),
             (

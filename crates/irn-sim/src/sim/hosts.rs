@@ -14,6 +14,7 @@ use super::Simulation;
 use crate::config::SimConfig;
 use crate::engine::Event;
 use crate::ids::{FlowId, HostIdx, PortId};
+use crate::metrics::ControlBytes;
 use crate::packet::SimPacket;
 use crate::packets::{Fifo, PacketId, Packets};
 use crate::verbs_flow::{self, Side, VerbsFlow, VerbsPackets};
@@ -82,6 +83,10 @@ pub(super) struct FlowCounts {
     pub(super) max_reorder_distance: u64,
     pub(super) recoveries: u64,
     pub(super) nacks: u64,
+    /// Packets its ordering layer dropped because the NIC's connection limit, or its pool,
+    /// refused the connection's state record or blocks.
+    pub(super) refused_connections: u64,
+    pub(super) refused_pool: u64,
 }
 
 impl<T: Trace> Simulation<'_, T> {
@@ -187,7 +192,8 @@ impl<T: Trace> Simulation<'_, T> {
                     receiver.handle_packet(now, &pkt.pkt);
                     while let Some(reply) = receiver.poll_transmit(now) {
                         let to = (f, flow.src, T::ON && flow.traced);
-                        queue_reply(&mut self.packets, &mut nic.control, reply, to);
+                        let control = (&mut self.packets, &mut self.counters.control_bytes);
+                        queue_reply(control, &mut nic.control, reply, to);
                     }
                     if receiver.poll_completion().is_some() {
                         flow.received_at = Some(now);
@@ -215,6 +221,11 @@ impl<T: Trace> Simulation<'_, T> {
                 qp.handle_packet(now, &verbs);
                 while let Some(reply) = qp.poll_control() {
                     let reply = wrap_verbs(&mut self.verbs_packets, self.cfg, reply, f, peer);
+                    if !reply.pkt.is_data() {
+                        self.counters
+                            .control_bytes
+                            .add(&reply.pkt, reply.wire_bytes);
+                    }
                     let id = self.packets.alloc(reply, T::ON && flow.traced);
                     self.packets.push(&mut nic.control, id);
                 }
@@ -253,7 +264,8 @@ impl<T: Trace> Simulation<'_, T> {
         layer.handle_packet(now, &pkt.pkt, receiver, pool.as_deref_mut());
         while let Some(reply) = layer.poll_transmit(now, receiver) {
             let to = (f, flow.src, T::ON && flow.traced);
-            queue_reply(&mut self.packets, &mut nic.control, reply, to);
+            let control = (&mut self.packets, &mut self.counters.control_bytes);
+            queue_reply(control, &mut nic.control, reply, to);
         }
         if receiver.poll_completion().is_some() {
             // A WRITE's last packet staged in host memory is placed this much later.
@@ -429,6 +441,8 @@ impl<T: Trace> Simulation<'_, T> {
                     flow.max_reorder_distance =
                         flow.max_reorder_distance.max(l.max_reorder_distance);
                     flow.nacks += l.dropped;
+                    flow.refused_connections = l.refused_connections;
+                    flow.refused_pool = l.refused_pool;
                 }
                 self.counters.cnps += r.cnps_sent;
                 r.duplicates
@@ -462,14 +476,15 @@ impl<T: Trace> Simulation<'_, T> {
 }
 
 /// Queues a message flow's receiver's `reply` (ACK, NACK, SACK, CNP) on its NIC's `control`
-/// queue, for flow `f` back to its source `to`, `traced` or not.
+/// queue, for flow `f` back to its source `to`, `traced` or not, and counts its bytes.
 #[inline(always)]
 fn queue_reply(
-    packets: &mut Packets,
+    (packets, sent): (&mut Packets, &mut ControlBytes),
     control: &mut Fifo,
     reply: Packet,
     (f, to, traced): (FlowId, HostIdx, bool),
 ) {
+    sent.add(&reply, reply.wire_len());
     let packet = SimPacket {
         wire_bytes: reply.wire_len(),
         pkt: reply,

@@ -569,6 +569,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
             pools.and_then(|p| p.iter().map(|m| u64::from(m.stats().peak_bytes)).max());
         self.counters.ordering_blocks_at_end =
             pools.map(|p| p.iter().map(|m| u64::from(m.blocks_in_use())).sum());
+        self.counters.ordering_peak_records =
+            pools.and_then(|p| p.iter().map(|m| u64::from(m.stats().peak_states)).max());
         self.counters.ordering_memory = self.memory.as_ref().map(OrderingMemory::summary);
         let samples = self.monitor.as_ref().map_or(0, |m| m.samples);
         self.counters.events = self.queue.processed() - samples;
@@ -593,6 +595,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 recoveries: counts.recoveries,
                 nacks: counts.nacks,
                 ordering_peak_bytes: self.memory.as_ref().map(|m| m.flow_peak_bytes(i)),
+                ordering_refused: self
+                    .ordered
+                    .then_some((counts.refused_connections, counts.refused_pool)),
                 failure_affected: self.failures.as_deref().is_some_and(|f| f.affected[i]),
                 class: spec.class,
                 verb: spec.verb,
