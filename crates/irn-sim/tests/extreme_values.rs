@@ -100,6 +100,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.timely.segment", &["transport.cc=\"timely\"", "transport.timely.update=\"per-segment\""]),
     ("transport.dctcp", &["transport.cc=\"dctcp\""]),
     ("transport.aimd", &["transport.cc=\"aimd\""]),
+    ("transport.mp_rdma", &["transport.kind=\"mp-rdma\""]),
     ("workload.senders", INCAST),
     ("workload.total", INCAST),
     ("workload.receiver", INCAST),
