@@ -2,7 +2,7 @@
 //! driving irn-core's ordering layer ([`OrderingLayer`]) and IRN's receiver in-process with a
 //! seeded, synthetic arrival process.
 //!
-//! They enter `irn reproduce` as an [`Experiment`] whose [`Source`] is a [`Model`]: the engine
+//! They enter `irn reproduce` as an [`Experiment`] whose [`Source`](crate::experiment::Source) is a [`Model`]: the engine
 //! takes the model's results where it would read a run's `summary.json` (one JSON object per
 //! point and variant) and checks them with the same verdicts. A model runs in well under a
 //! second and is deterministic (fixed seeds), so it is simply recomputed each time: nothing is
