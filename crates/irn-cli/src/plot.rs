@@ -22,6 +22,47 @@ const VALUE_SIZE: f64 = 14.0;
 /// Left edge of the legend and width of the y label area.
 const Y_LABEL_AREA: u32 = 72;
 
+/// `root` below `title`: one line at the title size when it fits the chart's width, else
+/// wrapped at spaces into lines at the label size, so that a long experiment title never runs
+/// off the chart.
+fn titled<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>> {
+    let width = root.dim_in_pixel().0;
+    let fits = |text: &str, size: f64| {
+        (root.estimate_text_size(text, &TextStyle::from((FONT, size).into_font())))
+            .is_ok_and(|(w, _)| w + 24 <= width)
+    };
+    if fits(title, TITLE_SIZE) {
+        return Ok(root.titled(title, (FONT, TITLE_SIZE))?);
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for word in title.split(' ') {
+        match lines.last_mut() {
+            Some(line) if fits(&format!("{line} {word}"), LABEL_SIZE) => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    let line_height = (LABEL_SIZE * 1.2) as i32;
+    let style = (FONT, LABEL_SIZE)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, line) in (0..).zip(&lines) {
+        root.draw(&Text::new(
+            line.as_str(),
+            (width as i32 / 2, 6 + i * line_height),
+            style.clone(),
+        ))?;
+    }
+    let height = 12 + line_height * lines.len() as i32;
+    Ok(root.split_vertically(height as u32).1)
+}
+
 /// Tableau 10: distinguishable, and readable on white.
 const PALETTE: [RGBColor; 10] = [
     RGBColor(0x4E, 0x79, 0xA7),
@@ -56,7 +97,7 @@ pub fn grouped_bars(title: &str, variants: &[&str], groups: &[BarGroup]) -> Resu
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let area = legend(&area, variants, Marker::Box)?;
 
         let normalised: Vec<Vec<Option<f64>>> = groups
@@ -252,7 +293,7 @@ pub fn fct_bucket_bars(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let area = legend(&area, variants, Marker::Box)?;
         let mut chart = bucket_axes(
             &area,
@@ -334,7 +375,7 @@ pub fn slowdown_bucket_bars(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let area = legend(&area, variants, Marker::Box)?;
         let mut chart = bucket_axes(
             &area,
@@ -437,7 +478,7 @@ pub fn error_bar_lines(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let area = legend(&area, &names, Marker::Line)?;
         let lines = ErrorBars {
             area: &area,
@@ -559,7 +600,7 @@ pub fn tail_cdf(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let area = legend(&area, &names, Marker::Line)?;
         let axes = TailAxes {
             area: &area,
@@ -769,7 +810,7 @@ pub fn log_lines(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let area = legend(&area, &names, Marker::Line)?;
         let mut chart = ChartBuilder::on(&area)
             .margin_left(10)
@@ -831,7 +872,7 @@ pub fn time_lines(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let area = legend(&area, &names, Marker::Line)?;
         let mut chart = ChartBuilder::on(&area)
             .margin_left(10)
@@ -889,7 +930,7 @@ pub fn stacked_time_lines(title: &str, x_desc: &str, traces: &[Stacked]) -> Resu
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let rows = area.split_evenly((traces.len().max(1), 1));
         for (i, (trace, row)) in traces.iter().zip(&rows).enumerate() {
             let top = (trace.points.iter())
@@ -953,7 +994,7 @@ pub fn heat_map(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let area = root.titled(title, (FONT, TITLE_SIZE))?;
+        let area = titled(&root, title)?;
         let longest = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
         let label_area = (text_width(longest, LABEL_SIZE).ceil() as u32 + 16).max(Y_LABEL_AREA);
         let mut chart = ChartBuilder::on(&area)
@@ -1202,6 +1243,46 @@ mod tests {
         assert_eq!(fmt_us(18.81), "18.8 µs");
         assert_eq!(fmt_bytes(1024.0), "1.02 KB");
         assert_eq!(fmt_bytes(3e6), "3 MB");
+    }
+
+    /// A title that fits keeps one line at the title size; a long one is wrapped at spaces,
+    /// every word kept, each line within the chart's width.
+    #[test]
+    fn long_titles_wrap_inside_the_chart() {
+        let bars = |title: &str| {
+            let group = BarGroup {
+                label: "m",
+                values: vec![Some(1.0)],
+                format: fmt_us,
+            };
+            grouped_bars(title, &["a"], &[group]).unwrap()
+        };
+        let texts = |svg: &str| -> Vec<String> {
+            (svg.split("<text").skip(1))
+                .map(|t| {
+                    t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()]
+                        .trim()
+                        .to_string()
+                })
+                .collect()
+        };
+        let short = "Eunomia Fig. 15";
+        assert!(texts(&bars(short)).contains(&short.to_string()));
+        let long = "Buffer depth against the characteristic constant (NRL slides): time-based \
+                    pause control, C = 0 to 100: peak depth against C, one line per round trip";
+        let lines: Vec<String> = texts(&bars(long))
+            .into_iter()
+            .filter(|t| long.contains(t.as_str()) && t.contains(' '))
+            .collect();
+        assert!(lines.len() >= 2, "{lines:?}");
+        assert_eq!(lines.join(" "), long);
+        let mut svg = String::new();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        for line in &lines {
+            let style = TextStyle::from((FONT, LABEL_SIZE).into_font());
+            let (w, _) = root.estimate_text_size(line, &style).unwrap();
+            assert!(w < WIDTH, "{line}: {w}");
+        }
     }
 
     #[test]
