@@ -36,9 +36,10 @@ pub fn leaves(v: &Value) -> BTreeMap<String, String> {
 /// The keys `variant` changes from `base`, as `key=value` in key order; `key=-` for one it
 /// leaves out that the base has. A key the base lacks beside a selector the variant changes
 /// (`load_balancing.samples` when `load_balancing.kind` becomes `drill`, `topology.paths` with
-/// `topology.routing`) is the selector's default filling in, not a choice, and is left out:
-/// the line stays the variant's own words.
-pub fn changed(base: &Value, variant: &Value) -> Vec<String> {
+/// `topology.routing`) is the selector's default filling in, not a choice, and is left out
+/// unless `chosen` (the keys the variant's `set` names) has it: the line stays the variant's
+/// own words.
+pub fn changed(base: &Value, variant: &Value, chosen: &[String]) -> Vec<String> {
     let (base, variant) = (leaves(base), leaves(variant));
     let keys: BTreeSet<&String> = base.keys().chain(variant.keys()).collect();
     let differs = |k: &str| base.get(k) != variant.get(k);
@@ -52,7 +53,9 @@ pub fn changed(base: &Value, variant: &Value) -> Vec<String> {
             };
             key != k && differs(&key)
         };
-        !base.contains_key(k) && (selector("kind") || selector("rule") || selector("routing"))
+        !base.contains_key(k)
+            && !chosen.iter().any(|c| c == k)
+            && (selector("kind") || selector("rule") || selector("routing"))
     };
     (keys.into_iter())
         .filter(|k| differs(k) && !filled_in(k))
@@ -97,7 +100,7 @@ mod tests {
         let variant = json!({"name": "s", "switch": {"pfc": true, "pause": {"rule": "dynamic"}},
                              "ordering": {"kind": "reorder"}, "topology": {"k": 4}});
         assert_eq!(
-            changed(&base, &variant),
+            changed(&base, &variant, &[]),
             [
                 "failures.at=-",
                 "ordering.kind=reorder",
@@ -106,7 +109,7 @@ mod tests {
                 "topology.k=4"
             ]
         );
-        assert!(changed(&base, &base).is_empty());
+        assert!(changed(&base, &base, &[]).is_empty());
         let drill = json!({"name": "s", "switch": {"pfc": false, "pause": {"rule": "xoff"}},
                            "ordering": {"kind": "eunomia", "cap": 256},
                            "load_balancing": {"kind": "drill", "samples": 2},
@@ -115,10 +118,20 @@ mod tests {
                           "ordering": {"kind": null}, "load_balancing": {"kind": "ecmp"},
                           "failures": {"at": "1ms"}});
         assert_eq!(
-            changed(&base, &drill),
+            changed(&base, &drill, &[]),
             ["load_balancing.kind=drill", "ordering.kind=eunomia"]
         );
-        assert_eq!(suffix(&changed(&base, &base)), "");
+        // A key the variant sets itself shows, even where its selector's default would fill in.
+        let chosen = ["ordering.kind".to_string(), "ordering.cap".to_string()];
+        assert_eq!(
+            changed(&base, &drill, &chosen),
+            [
+                "load_balancing.kind=drill",
+                "ordering.cap=256",
+                "ordering.kind=eunomia"
+            ]
+        );
+        assert_eq!(suffix(&changed(&base, &base, &[])), "");
         assert_eq!(suffix(&["a=1".into(), "b=x".into()]), "; sets a=1, b=x");
     }
 

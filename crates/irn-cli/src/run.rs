@@ -350,8 +350,8 @@ fn variant_changes(scenario: &Scenario) -> Vec<Vec<String>> {
         .as_ref()
         .and_then(|b| serde_json::to_value(b).ok())
     {
-        Some(base) => (resolved.iter())
-            .map(|r| changes::changed(&base, r))
+        Some(base) => (resolved.iter().zip(&scenario.runs))
+            .map(|(r, run)| changes::changed(&base, r, &run.set_keys))
             .collect(),
         None => changes::differing(&resolved),
     }
@@ -519,7 +519,7 @@ mod tests {
             let sc = scenario::parse(text, "t.toml", Path::new("."), &[]).unwrap();
             serde_json::to_value(&sc.runs[0].resolved).unwrap()
         };
-        let changed = changes::changed(&resolved(""), &resolved(DEFAULT_SCENARIO));
+        let changed = changes::changed(&resolved(""), &resolved(DEFAULT_SCENARIO), &[]);
         let differ: BTreeSet<&str> = (changed.iter())
             .map(|pair| pair.split_once('=').map_or(pair.as_str(), |(key, _)| key))
             .collect();

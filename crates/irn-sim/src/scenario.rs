@@ -144,6 +144,9 @@ pub struct Run {
     /// What is allowed but likely not meant (a long link's buffer that cannot hold a round
     /// trip), for the command to print.
     pub warnings: Vec<String>,
+    /// The dotted keys the variant's `set` names (`ordering.cap`, a table's keys one by one):
+    /// what it chose, as against what its choices bring by default.
+    pub set_keys: Vec<String>,
 }
 
 /// The scenario's name and its runs, with its experiment and checks if it has any.
@@ -327,6 +330,7 @@ pub fn parse(
             Err(e) => return Err(e),
         };
         runs.push(Run {
+            set_keys: dotted_keys("", &v.set),
             name: v.name,
             resolved,
             config,
@@ -808,6 +812,24 @@ fn failures_timeline(
     }
     let horizon = flows.last().map_or(irn_core::Time::ZERO, |f| f.start) + drain_limit;
     failures::build(f, file, topology, s.seed, horizon).map(Some)
+}
+
+/// Every leaf key of a `set` table, dotted: `{ "ordering.cap" = "none" }` and
+/// `{ ordering = { cap = "none" } }` both give `ordering.cap`.
+fn dotted_keys(prefix: &str, set: &toml::Table) -> Vec<String> {
+    let mut keys = Vec::new();
+    for (k, v) in set {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(t) => keys.extend(dotted_keys(&key, t)),
+            _ => keys.push(key),
+        }
+    }
+    keys
 }
 
 #[cfg(test)]
