@@ -471,7 +471,56 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
         })
         .collect();
     charts.extend(series::charts(&monitored, series::CHART_IDS)?);
+    let panels = slides_panels(results)?;
+    if !panels.is_empty() {
+        // As `irn reproduce` draws them: the panels show buffer and pauses run by run, where
+        // overlaid the unlimited buffer flattens the others.
+        let overlaid = [series::CHART_IDS[3], series::CHART_IDS[4]];
+        charts.retain(|c| !overlaid.contains(&c.id.as_str()));
+        charts.extend(panels);
+    }
     Ok(charts)
+}
+
+/// The NRL slides' panel of each variant that runs pause control on a WAN and sampled its
+/// ports (see [`series::slides_panel`]), one chart each.
+fn slides_panels(results: &Results) -> Result<Vec<Chart>> {
+    let mut charts = Vec::new();
+    for v in &results.variants {
+        let Some(unit_us) = slides_unit_us(&v.resolved) else {
+            continue;
+        };
+        let Some(run) = Monitored::find("", &v.dir, &v.resolved) else {
+            continue;
+        };
+        let title = if results.comparison {
+            format!("{}: buffer and pauses (the slides' panel)", v.name)
+        } else {
+            "Buffer and pauses (the slides' panel)".to_string()
+        };
+        let Some(svg) = series::slides_panel(&run, unit_us, &title)? else {
+            continue;
+        };
+        charts.push(Chart {
+            id: format!("panel_{}", output::folder_name(&v.name)),
+            svg: svg_with_label(svg, &title),
+            title,
+            note: series::PANELS_NOTE.to_string(),
+        });
+    }
+    Ok(charts)
+}
+
+/// The longest pause at the long-haul links' rate (µs), when the resolved scenario is a WAN
+/// whose long inputs run pause control: the unit of the NRL slides' time axes.
+fn slides_unit_us(resolved: &Value) -> Option<f64> {
+    let controlled = resolved["pause_control"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty());
+    let rate = resolved["topology"]["wan"]["rate"].as_str()?;
+    let rate: irn_core::Bandwidth = rate.parse().ok()?;
+    let unit = irn_sim::pause::quanta_time(rate, irn_sim::pause::MAX_QUANTA);
+    controlled.then(|| unit.as_us_f64())
 }
 
 /// A `fct_by_size` bucket's label: "≤ 10 KB", "10 KB–100 KB", "> 1 MB".

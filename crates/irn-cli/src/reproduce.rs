@@ -737,7 +737,7 @@ fn series_html(
                 h,
                 "<section id=\"{}\"><h3>The slides' panels</h3><p>{}</p>",
                 escape(&id("panels")),
-                escape(PANELS_NOTE)
+                escape(series::PANELS_NOTE)
             );
             for (file, svg) in &panels {
                 let _ = write!(
@@ -754,15 +754,6 @@ fn series_html(
     }
     Ok((h, contents))
 }
-
-/// What the report says under the slides' panels.
-const PANELS_NOTE: &str = "One panel per variant, as the NRL slides draw ON/OFF and time-based \
-    pause control: over time in units of one longest pause (65,535 quanta at the long link's \
-    rate: 0.335 ms at 100 Gb/s), the long-haul input's buffer occupancy in units of data \
-    (4,194,240 B), the pause it sent to the source and the pause the end cluster put on the \
-    sink, each in units of pause per unit of time (1: paused throughout; series/ports.csv's \
-    buffer_bytes, pause_quanta_sent and the sink port's paused_us). Each variant has its own \
-    axes: the unlimited buffer never shares one with the others.";
 
 /// The NRL slides' panel of each run of `here` (the runs of `point`) that runs pause control
 /// on a WAN: (its file under the figure's folder, its SVG). Each is written to

@@ -488,6 +488,16 @@ struct PanelPort {
     busy: f64,
 }
 
+/// What the report says under the slides' panels.
+pub const PANELS_NOTE: &str =
+    "One panel per variant, as the NRL slides draw ON/OFF and time-based \
+    pause control: over time in units of one longest pause (65,535 quanta at the long link's \
+    rate: 0.335 ms at 100 Gb/s), the long-haul input's buffer occupancy in units of data \
+    (4,194,240 B), the pause it sent to the source and the pause the end cluster put on the \
+    sink, each in units of pause per unit of time (1: paused throughout; series/ports.csv's \
+    buffer_bytes, pause_quanta_sent and the sink port's paused_us). Each variant has its own \
+    axes: the unlimited buffer never shares one with the others.";
+
 /// One run as a panel of the NRL slides' plots (their slides on ON/OFF and time-based pause
 /// control), over time in units of one longest pause (`unit_us`, at the long link's rate):
 /// the buffer occupancy of the long-haul input in units of data, the pause it sent to the

@@ -739,6 +739,27 @@ fn a_wan_under_pause_control_draws_the_slides_panels() {
     }
 }
 
+/// `irn plot` of a plain comparison under pause control draws the same panels as `irn check`:
+/// one chart per variant in `plots/`, in place of the overlays they replace.
+#[test]
+fn irn_plot_of_a_wan_run_draws_the_slides_panels() {
+    let dir = scratch("slides-plot");
+    let (plain, _) = SLIDES.split_once("[experiment]").unwrap();
+    std::fs::write(dir.join("slides.toml"), plain).unwrap();
+    ok(&irn(&["run", "slides.toml", "--out", "run"], &dir));
+    ok(&irn(&["plot", "run"], &dir));
+    let html = std::fs::read_to_string(dir.join("run/report.html")).unwrap();
+    for variant in ["time-based", "unlimited_buffer"] {
+        let file = dir.join(format!("run/plots/panel_{variant}.svg"));
+        let svg = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        assert_eq!(svg.matches("stroke-width=\"2\"").count(), 3, "{file:?}");
+        assert!(svg.contains("pause from sink"), "{file:?}");
+    }
+    assert!(html.contains("unlimited buffer: buffer and pauses (the slides&#39; panel)"));
+    assert!(!html.contains("Buffer occupancy over time: the fullest inputs"));
+    assert!(!html.contains("PAUSE frames over time"));
+}
+
 /// The shipped sweep of time-based control's characteristic constant, cut to 50 ms (150
 /// units, a few seconds): it runs, and its report draws the slide's form, a chart per metric
 /// (peak depth, mean depth, starvation) against C with a line per round trip and rate ratio.
