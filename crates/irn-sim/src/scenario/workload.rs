@@ -1044,6 +1044,32 @@ mod tests {
         );
     }
 
+    /// A collective job's defaults, which `--set` cannot check (docs/scenario-reference.md):
+    /// written out, they configure the run that leaving them out does; the algorithm's
+    /// depends on the operation.
+    #[test]
+    fn a_jobs_defaults_are_the_documented_ones() {
+        let config = |job: &str| {
+            let text = format!(
+                "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"collective\"\n\
+                 [[workload.job]]\nsize = \"1MB\"\nranks = 3\n{job}"
+            );
+            let run = parse(&text, "t.toml", Path::new("."), &[]).unwrap().runs.remove(0);
+            format!("{:?}", run.config)
+        };
+        for op in ["all-reduce", "all-to-all"] {
+            let algorithm = if op == "all-to-all" { "pairwise" } else { "ring" };
+            assert_eq!(
+                config(&format!("op = \"{op}\"\n")),
+                config(&format!(
+                    "op = \"{op}\"\nplacement = \"contiguous\"\nalgorithm = \"{algorithm}\"\n\
+                     channels = 1\niterations = 1\ncompute_gap = \"0us\"\nstart = \"0us\"\n"
+                )),
+                "{op}"
+            );
+        }
+    }
+
     #[test]
     fn a_workload_of_more_than_ten_million_flows_is_refused_before_it_is_generated() {
         // The default's 54 hosts at 70 % of 40 Gb/s with a 200 kB mean start about 940 000
