@@ -1054,11 +1054,18 @@ mod tests {
                 "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"collective\"\n\
                  [[workload.job]]\nsize = \"1MB\"\nranks = 3\n{job}"
             );
-            let run = parse(&text, "t.toml", Path::new("."), &[]).unwrap().runs.remove(0);
+            let run = parse(&text, "t.toml", Path::new("."), &[])
+                .unwrap()
+                .runs
+                .remove(0);
             format!("{:?}", run.config)
         };
         for op in ["all-reduce", "all-to-all"] {
-            let algorithm = if op == "all-to-all" { "pairwise" } else { "ring" };
+            let algorithm = if op == "all-to-all" {
+                "pairwise"
+            } else {
+                "ring"
+            };
             assert_eq!(
                 config(&format!("op = \"{op}\"\n")),
                 config(&format!(
