@@ -10,7 +10,8 @@
 //!   of the warm-up (or the first flow's arrival, if later) to the last flow's arrival
 //!   ([`Schedule::of_arrivals`]): the window in which the workload offers its load and the
 //!   measured flows start. Warm-up samples would see a network still filling, drain samples one
-//!   emptying, so neither counts (nor is taken).
+//!   emptying, so neither counts (nor is taken). With flows that wait for others the window runs
+//!   to the end of the run, since they arrive as it goes.
 //! - **`[monitor]`** ([`Monitor`]): the selected ports, every NIC and the selected flows at
 //!   `[monitor] interval`, handed row by row to a [`SeriesSink`] (nothing kept but each port's
 //!   counters at the previous sample). Its times are the multiples of the interval from the
@@ -49,10 +50,14 @@ pub(super) struct Schedule {
 
 impl Schedule {
     /// The window of `cfg`'s measured arrivals: from the end of its warm-up (or its first
-    /// arrival, if later) to its last arrival.
+    /// arrival, if later) to its last arrival, or to the end of the run when flows wait for
+    /// others (they arrive as the run goes).
     fn of_arrivals(cfg: &SimConfig, interval: Duration) -> Self {
         let first = cfg.flows.first().map_or(Time::ZERO, |f| f.start);
-        let last = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
+        let last = match cfg.dag {
+            Some(_) => Time::MAX,
+            None => cfg.flows.last().map_or(Time::ZERO, |f| f.start),
+        };
         Schedule {
             interval,
             from: first.max(Time::ZERO + cfg.warmup),
@@ -355,8 +360,12 @@ impl<T: Trace> Simulation<'_, T> {
                 };
                 let started_at = self.releases.as_deref().map(|r| &r.started_at[..]);
                 memory.take(self.cfg, &self.layers, (below, started_at));
+                // As the monitor's: with nothing else pending, another sample only prolongs
+                // the run (its schedule runs to the end with dependent flows).
                 if let Some(next) = memory.schedule.after(self.now) {
-                    self.queue.schedule(next, Sampler::Ordering.event());
+                    if !self.queue.is_empty() {
+                        self.queue.schedule(next, Sampler::Ordering.event());
+                    }
                 }
             }
             Sampler::Monitor => {
