@@ -301,16 +301,25 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
         1 => "1 flow".to_string(),
         n => format!("{n} flows"),
     };
+    let warmup = key(first, "run.warmup");
+    // Flows that wait for others start when the run gets there: no window to tell.
+    let timing = match &c.dag {
+        Some(dag) => {
+            let roots = (0..dag.len()).filter(|&f| dag.is_root(f)).count();
+            format!(
+                "a {warmup} warm-up, {flows} ({roots} start at set times, the rest when the \
+                 flows they wait for finish)"
+            )
+        }
+        None => format!("arrivals over {window:.0} us after a {warmup} warm-up, {flows}"),
+    };
     let mut out = format!(
-        "{}: {} ({} hosts, {} switches), {} workload{load}, arrivals over {:.0} us after a {} \
-         warm-up, {flows}\n",
+        "{}: {} ({} hosts, {} switches), {} workload{load}, {timing}\n",
         scenario.name,
         key(first, "topology.kind"),
         c.topology.hosts().len(),
         c.topology.switches().len(),
         key(first, "workload.kind"),
-        window,
-        key(first, "run.warmup"),
     );
     for (r, changes) in scenario.runs.iter().zip(variant_changes(scenario)) {
         // Shown only when they depart from the defaults, which most scenarios keep.

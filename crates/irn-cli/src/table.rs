@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use irn_sim::metrics::{FlowRow, QuerySummary, Summary};
+use irn_sim::metrics::{CollectiveSummary, FlowRow, QuerySummary, Summary};
 use irn_sim::scenario::{ScenarioFile, TopologyKind, WorkloadKind};
 
 use crate::output::Finished;
@@ -243,6 +243,37 @@ fn query_rows(runs: &[Finished], label_w: usize, col_w: usize) -> String {
     out
 }
 
+/// A collective workload's rows, per job: its mean iteration time and nccl-tests' algorithm
+/// and bus bandwidths; `-` for a run without the job or whose iterations did not finish.
+fn collective_rows(runs: &[Finished], label_w: usize, col_w: usize) -> String {
+    type Row = (&'static str, fn(&CollectiveSummary) -> Option<f64>, usize);
+    const ROWS: [Row; 3] = [
+        ("time (us)", |c| c.time_us, 1),
+        ("algbw (GB/s)", |c| c.algbw_gbytes_per_s, 2),
+        ("busbw (GB/s)", |c| c.busbw_gbytes_per_s, 2),
+    ];
+    let jobs = |r: &Finished| r.result.summary.collectives.as_ref().map_or(0, Vec::len);
+    let mut out = String::new();
+    for j in 0..runs.iter().map(jobs).max().unwrap_or(0) {
+        for (label, get, decimals) in ROWS {
+            let _ = write!(out, "{:label_w$}", format!("job {j} {label}"));
+            for r in runs {
+                let job = r.result.summary.collectives.as_ref().and_then(|c| c.get(j));
+                match job.and_then(get) {
+                    Some(v) => {
+                        let _ = write!(out, " {v:>col_w$.decimals$}");
+                    }
+                    None => {
+                        let _ = write!(out, " {:>col_w$}", "-");
+                    }
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Whether a run is read by its throughput as much as by its flow completion times: a run of a
 /// flow file (`trace`, `ns3`: a few long transfers, often) or across a WAN.
 fn reads_throughput(resolved: &ScenarioFile) -> bool {
@@ -363,6 +394,9 @@ pub fn render(runs: &[Finished]) -> String {
     }
     if runs.iter().any(|r| r.result.summary.queries.is_some()) {
         out.push_str(&query_rows(runs, label_w, col_w));
+    }
+    if runs.iter().any(|r| r.result.summary.collectives.is_some()) {
+        out.push_str(&collective_rows(runs, label_w, col_w));
     }
     for &(label, get) in OPTIONAL_COUNTS {
         if runs.iter().all(|r| get(&r.result.summary).is_none()) {

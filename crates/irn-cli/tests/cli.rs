@@ -227,7 +227,12 @@ fn validate_describes_the_runs() {
 fn every_shipped_scenario_validates() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut checked = 0;
-    for dir in ["scenarios", "scenarios/paper", "scenarios/bench"] {
+    for dir in [
+        "scenarios",
+        "scenarios/paper",
+        "scenarios/bench",
+        "scenarios/ai",
+    ] {
         for entry in std::fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "toml") {
@@ -243,6 +248,62 @@ fn every_shipped_scenario_validates() {
         }
     }
     assert!(checked >= 15, "{checked} scenarios");
+}
+
+/// A collective run, twice with the same seed: identical `flows.csv` and `summary.json`; the
+/// table shows each job's time and bandwidths, `summary.json` its `collectives`.
+#[test]
+fn collective_runs_repeat_byte_for_byte_and_report_each_job() {
+    let dir = scratch("collective");
+    let scenario = r#"
+seed = 4
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 4
+[workload]
+kind = "collective"
+background_load = 0.1
+background_duration = "50us"
+[[workload.job]]
+op = "all-reduce"
+size = "256KB"
+ranks = 4
+placement = "random"
+iterations = 2
+compute_gap = "2us"
+[[workload.job]]
+op = "all-to-all"
+size = "64KB"
+ranks = 4
+channels = 2
+"#;
+    std::fs::write(dir.join("c.toml"), scenario).unwrap();
+    for out in ["a", "b"] {
+        let table = ok(&irn(&["run", "c.toml", "--out", out], &dir));
+        for label in [
+            "job 0 time (us)",
+            "job 0 algbw (GB/s)",
+            "job 1 busbw (GB/s)",
+        ] {
+            let cells = row(&table, label);
+            assert!(cells[0].parse::<f64>().unwrap() > 0.0, "{table}");
+        }
+    }
+    let read = |out: &str, file: &str| std::fs::read(dir.join(out).join(file)).unwrap();
+    assert_eq!(read("a", "flows.csv"), read("b", "flows.csv"));
+    let summary = summary_without_performance(&dir.join("a/summary.json"));
+    assert_eq!(
+        summary,
+        summary_without_performance(&dir.join("b/summary.json"))
+    );
+    let jobs = summary["metrics"]["collectives"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["op"], "all-reduce");
+    assert_eq!(jobs[0]["completed_iterations"], 2);
+    assert_eq!(jobs[1]["algorithm"], "pairwise");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

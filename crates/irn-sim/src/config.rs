@@ -1,5 +1,7 @@
 //! A fully resolved simulation: typed, validated, ready to run. Scenario files become this.
 
+use std::sync::Arc;
+
 use irn_core::ordering::{Feedback, OrderingConfig, OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
@@ -12,7 +14,7 @@ use crate::loss::LinkLoss;
 use crate::pause::{PauseControl, PauseFrames, PauseSourceConfig};
 use crate::rng::{stream_seed, Purpose};
 use crate::topology::{Port, Topology};
-use crate::workload::FlowSpec;
+use crate::workload::{Collectives, FlowDag, FlowSpec};
 
 /// Everything one run needs.
 #[derive(Debug)]
@@ -23,8 +25,13 @@ pub struct SimConfig {
     pub topology: Topology,
     pub switch: SwitchConfig,
     pub transport: TransportConfig,
-    /// Flows to run, sorted by start time.
+    /// Flows to run, sorted by start time (a flow that waits for others by its earliest start).
     pub flows: Vec<FlowSpec>,
+    /// Which flows wait for which (`kind = "dag"`, `"collective"`): such a flow starts when
+    /// its parents have finished, not at its `start`. `None`: every flow starts at its `start`.
+    pub dag: Option<Arc<FlowDag>>,
+    /// The collective jobs the flows belong to, for their metrics; `None` without.
+    pub collectives: Option<Arc<Collectives>>,
     /// Flows starting before this are simulated but left out of the metrics.
     pub warmup: Duration,
     /// After the last flow starts, stop once this much more time has passed even if some flows
@@ -175,6 +182,8 @@ impl SimConfig {
             switch,
             transport,
             flows,
+            dag: None,
+            collectives: None,
             warmup: Duration::ZERO,
             drain_limit: Duration::from_ms(100),
             extra_header_bytes: 0,

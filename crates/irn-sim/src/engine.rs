@@ -94,6 +94,8 @@ pub enum Event {
     Timer(FlowId),
     /// The next flow of the workload starts.
     FlowArrival,
+    /// A flow whose parents have all finished starts (only with dependent flows).
+    FlowRelease(FlowId),
     /// Every NIC's ordering memory is sampled (only with an ordering layer).
     Sample,
     /// `[monitor]` takes its sample (only when configured).

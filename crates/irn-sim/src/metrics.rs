@@ -14,6 +14,10 @@ use irn_core::verbs::{SEND_EXT_BYTES, WQE_SN_BYTES};
 use irn_core::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
+mod collectives;
+
+pub use collectives::{CollectiveSummary, StepSummary};
+
 use crate::config::SimConfig;
 use crate::ids::HostIdx;
 use crate::topology::ns3::node_of_host;
@@ -530,6 +534,9 @@ pub struct Summary {
     /// §3.5.1's "≈ 5 % bandwidth overhead"); 0 when nothing was delivered.
     #[serde(default)]
     pub control_overhead: f64,
+    /// With a collective workload (absent otherwise): each job's times and bandwidths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collectives: Option<Vec<CollectiveSummary>>,
 }
 
 /// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
@@ -1069,6 +1076,7 @@ impl RunResult {
             } else {
                 c.control_bytes.total() as f64 / c.delivered_bytes as f64
             },
+            collectives: (cfg.collectives.as_deref()).map(|c| collectives::summarize(c, &records)),
         };
         RunResult {
             flows: rows,

@@ -56,6 +56,8 @@ pub enum Purpose {
     /// MP-RDMA's virtual-path draws (index: 0; each queue pair mixes in its QPN and initial
     /// PSN).
     VirtualPaths,
+    /// Which hosts a collective job's ranks run on, `placement = "random"` (index: the job).
+    Placement,
 }
 
 impl Purpose {
@@ -79,6 +81,7 @@ impl Purpose {
             Purpose::Failures => *b"failures",
             Purpose::Queries => *b"queries\0",
             Purpose::VirtualPaths => *b"vpaths\0\0",
+            Purpose::Placement => *b"placemnt",
         })
     }
 }

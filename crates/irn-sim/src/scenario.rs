@@ -14,6 +14,7 @@
 //! sections in order.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use irn_core::ordering::OrderingMode;
 use irn_core::transport::RtoPolicy;
@@ -694,7 +695,11 @@ fn validate(
     )?;
     let bdp_cap_scope = transport::bdp_cap_scope(&s.transport, file, &transport)?;
     let deflection = switch::deflection(s, file)?;
-    let flows = workload::build(s, file, base_dir, &topology, verbs)?;
+    let workload::Built {
+        flows,
+        dag,
+        collectives,
+    } = workload::build(s, file, base_dir, &topology, verbs)?;
     let (warmup, drain_limit, fct_size_buckets) = run::build(&s.run, file)?;
     let failures = failures_timeline(s, file, &topology, credits.is_some(), &flows, drain_limit)?;
     let monitor = (s.monitor.as_ref())
@@ -715,6 +720,8 @@ fn validate(
         },
         transport,
         flows,
+        dag: dag.map(Arc::new),
+        collectives: collectives.map(Arc::new),
         warmup,
         drain_limit,
         extra_header_bytes,

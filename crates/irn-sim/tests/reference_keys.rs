@@ -110,6 +110,7 @@ fn keys_to_document() -> BTreeSet<String> {
     for (header, at) in [
         ("[[topology.lossy_link]]", "topology.lossy_link"),
         ("[[failures.link]]", "failures.link"),
+        ("[[workload.job]]", "workload.job"),
         ("[experiment]", "experiment"),
         ("[[experiment.point]]", "experiment.point"),
         ("[[check]]", "check"),
@@ -162,11 +163,22 @@ fn the_reference_has_a_row_for_every_key_and_no_other() {
 }
 
 /// Rows with a plain default that `--set` cannot check, and why.
-const NOT_SET: &[(&str, &str)] = &[(
-    "pause_control.ports",
-    "a key of a list's entries: `--set` writes the list whole, and the default `\"long-haul\"` \
-     needs a wan, whose rule entries need a threshold set too",
-)];
+const NOT_SET: &[(&str, &str)] = &[
+    (
+        "pause_control.ports",
+        "a key of a list's entries: `--set` writes the list whole, and the default `\"long-haul\"` \
+         needs a wan, whose rule entries need a threshold set too",
+    ),
+    ("workload.job.placement", JOB_KEY),
+    ("workload.job.channels", JOB_KEY),
+    ("workload.job.iterations", JOB_KEY),
+    ("workload.job.compute_gap", JOB_KEY),
+    ("workload.job.start", JOB_KEY),
+];
+
+/// Why a collective job's defaults are not `--set` (each is checked by the collectives'
+/// tests instead).
+const JOB_KEY: &str = "a key of a list's entries: `--set` writes the list whole";
 
 /// What a key needs beside it to apply (the longest matching prefix of whole names, or one
 /// ending in `_`, wins); never the key itself, which keeps its default in the run without it.

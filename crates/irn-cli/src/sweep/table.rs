@@ -169,9 +169,9 @@ pub(super) struct Run<'a> {
 }
 
 /// A run's metrics as cells: the numbers of `summary.json` in its order, then its lists of
-/// objects (`fct_by_size`) flattened as `LIST.INDEX.KEY` and its objects (`queries`) as
-/// `OBJECT.KEY`, the names `irn check` uses. These come last so that the scalar metrics keep
-/// the positions `comparison.csv` gives them.
+/// objects (`fct_by_size`, `collectives`) flattened as `LIST.INDEX.KEY` (their numbers) and
+/// its objects (`queries`) as `OBJECT.KEY`, the names `irn check` uses. These come last so
+/// that the scalar metrics keep the positions `comparison.csv` gives them.
 fn metric_cells(metrics: &Map<String, Value>) -> Vec<(String, &Value)> {
     let mut cells: Vec<(String, &Value)> = Vec::new();
     let mut lists = Vec::new();
@@ -179,7 +179,10 @@ fn metric_cells(metrics: &Map<String, Value>) -> Vec<(String, &Value)> {
         match value {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    for (sub, v) in item.as_object().into_iter().flatten() {
+                    // Lists inside the items (a collective's steps) stay in summary.json.
+                    let numbers = (item.as_object().into_iter().flatten())
+                        .filter(|(_, v)| !v.is_array() && !v.is_object());
+                    for (sub, v) in numbers {
                         lists.push((format!("{key}.{i}.{sub}"), v));
                     }
                 }

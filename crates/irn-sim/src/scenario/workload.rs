@@ -2,11 +2,16 @@
 //!
 //! ```toml
 //! [workload]
-//! kind = "poisson"    # "poisson" (default), "incast", "queries", "trace", "ns3"
+//! kind = "poisson"    # "poisson" (default), "incast", "queries", "trace", "ns3", "collective", "dag"
 //! load = 0.7          # poisson: offered load, a fraction of each host's line rate
 //! sizes = { cdf = "../data/cdf/irn_default.txt" } # or "irn-default", uniform, fixed
 //! duration = "5ms"    # poisson: arrivals happen during this long
 //! verbs = { write = 1, read = 1 } # any kind: every flow one verb, drawn with these weights
+//!
+//! [[workload.job]]    # collective: one entry per job
+//! op = "all-reduce"
+//! size = "64MB"
+//! ranks = 16
 //! ```
 
 use std::path::Path;
@@ -20,7 +25,8 @@ use super::{
 use crate::ids::HostIdx;
 use crate::topology::Topology;
 use crate::units::Bytes;
-use crate::workload::{self, BuiltinCdf, Cdf, FlowSpec, SizeDist, VerbMix};
+use crate::workload::collective::{self, Algorithm, Job, Op};
+use crate::workload::{self, BuiltinCdf, Cdf, Collectives, FlowDag, FlowSpec, SizeDist, VerbMix};
 
 /// Where flows come from. Keys that do not apply to the chosen `kind` are rejected.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -69,6 +75,61 @@ pub struct WorkloadSection {
     /// (IRN §5); without it, every flow is one message on the transport alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verbs: Option<VerbsMixSection>,
+    /// collective (required): the jobs, `[[workload.job]]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<Vec<JobSection>>,
+}
+
+/// `[[workload.job]]`: one collective job.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSection {
+    /// The operation (required).
+    pub op: Op,
+    /// nccl-tests' size: the buffer each rank reduces, gathers into, scatters from or sends
+    /// (required).
+    pub size: String,
+    /// How many ranks; required unless `placement` lists the hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// Which hosts the ranks run on (default contiguous).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementSection>,
+    /// How the data moves (default ring; pairwise for all-to-all).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<Algorithm>,
+    /// Parallel pipelines, each `1/channels` of the data (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channels: Option<u32>,
+    /// How many times the collective runs (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u32>,
+    /// The computation between iterations, at each rank (default 0us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute_gap: Option<String>,
+    /// When the first iteration starts (default 0us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+}
+
+/// `workload.job.placement`: a rule, or the hosts themselves (rank r on the r-th).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PlacementSection {
+    Rule(Placement),
+    Hosts(Vec<u32>),
+}
+
+/// How a job's ranks are placed on the hosts no earlier job took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// The first free hosts, in order (neighbours under the same switches).
+    Contiguous,
+    /// Free hosts spread evenly over the free ones (across switches).
+    Strided,
+    /// Free hosts drawn at random from the seed, ranks in the order drawn.
+    Random,
 }
 
 /// `workload.verbs`: relative weights of the verbs; missing ones are 0.
@@ -103,6 +164,10 @@ pub enum WorkloadKind {
     /// Replay an ns-3 flow file (HPCC 6-column or ConWeave 5-column; node ids as in the
     /// topology file).
     Ns3,
+    /// Collective jobs (`[[workload.job]]`): flows that wait for the step before.
+    Collective,
+    /// A CSV file of flows and the flows each waits for.
+    Dag,
 }
 
 impl Default for WorkloadSection {
@@ -121,6 +186,7 @@ impl Default for WorkloadSection {
             file: None,
             csv: None,
             verbs: None,
+            job: None,
         }
     }
 }
@@ -128,19 +194,16 @@ impl Default for WorkloadSection {
 impl WorkloadSection {
     /// Fills the kind's defaults; rejects keys of other kinds and missing required ones.
     pub(super) fn normalize(&mut self, file: &str) -> Result<(), ScenarioError> {
-        let (poisson, incast, queries, trace) = (
+        let (poisson, incast, queries, trace, collective, dag) = (
             self.kind == WorkloadKind::Poisson,
             self.kind == WorkloadKind::Incast,
             self.kind == WorkloadKind::Queries,
             matches!(self.kind, WorkloadKind::Trace | WorkloadKind::Ns3),
+            self.kind == WorkloadKind::Collective,
+            self.kind == WorkloadKind::Dag,
         );
-        let kind = match self.kind {
-            WorkloadKind::Poisson => "poisson",
-            WorkloadKind::Incast => "incast",
-            WorkloadKind::Queries => "queries",
-            WorkloadKind::Trace => "trace",
-            WorkloadKind::Ns3 => "ns3",
-        };
+        let kind = self.kind.name();
+        let background = incast || queries || collective;
         let keys = [
             ("load", self.load.is_some(), poisson || queries),
             ("sizes", self.sizes.is_some(), poisson),
@@ -152,15 +215,20 @@ impl WorkloadSection {
             (
                 "background_load",
                 self.background_load.is_some(),
-                incast || queries,
+                background,
             ),
             (
                 "background_duration",
                 self.background_duration.is_some(),
-                (incast || queries) && self.background_load.is_some(),
+                background && self.background_load.is_some(),
             ),
-            ("file", self.file.is_some(), trace),
-            ("csv", self.csv.is_some(), self.kind == WorkloadKind::Trace),
+            ("file", self.file.is_some(), trace || dag),
+            (
+                "csv",
+                self.csv.is_some(),
+                self.kind == WorkloadKind::Trace || dag,
+            ),
+            ("job", self.job.is_some(), collective),
         ];
         check_keys(file, ("workload", "kind"), kind, &keys)?;
         match self.kind {
@@ -189,7 +257,18 @@ impl WorkloadSection {
                     self.background_duration.get_or_insert(duration);
                 }
             }
-            WorkloadKind::Trace if self.file.is_some() && self.csv.is_some() => {
+            WorkloadKind::Collective => {
+                require(file, "workload.job", kind, self.job.is_some())?;
+                for job in self.job.iter_mut().flatten() {
+                    job.normalize();
+                }
+                if self.background_load.is_some() {
+                    self.background_duration.get_or_insert_with(|| "1ms".into());
+                }
+            }
+            WorkloadKind::Trace | WorkloadKind::Dag
+                if self.file.is_some() && self.csv.is_some() =>
+            {
                 return Err(invalid(
                     file,
                     "workload.csv",
@@ -197,7 +276,7 @@ impl WorkloadSection {
                     "give the flows in workload.file or in workload.csv, not both",
                 ))
             }
-            WorkloadKind::Trace => require(
+            WorkloadKind::Trace | WorkloadKind::Dag => require(
                 file,
                 "workload.file",
                 kind,
@@ -206,6 +285,36 @@ impl WorkloadSection {
             WorkloadKind::Ns3 => require(file, "workload.file", kind, self.file.is_some())?,
         }
         Ok(())
+    }
+}
+
+impl WorkloadKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Poisson => "poisson",
+            WorkloadKind::Incast => "incast",
+            WorkloadKind::Queries => "queries",
+            WorkloadKind::Trace => "trace",
+            WorkloadKind::Ns3 => "ns3",
+            WorkloadKind::Collective => "collective",
+            WorkloadKind::Dag => "dag",
+        }
+    }
+}
+
+impl JobSection {
+    /// Fills the defaults, so the resolved scenario shows what ran.
+    fn normalize(&mut self) {
+        self.algorithm.get_or_insert(self.op.default_algorithm());
+        self.placement
+            .get_or_insert(PlacementSection::Rule(Placement::Contiguous));
+        if let (None, Some(PlacementSection::Hosts(hosts))) = (self.ranks, &self.placement) {
+            self.ranks = Some(hosts.len() as u32);
+        }
+        self.channels.get_or_insert(1);
+        self.iterations.get_or_insert(1);
+        self.compute_gap.get_or_insert_with(|| "0us".into());
+        self.start.get_or_insert_with(|| "0us".into());
     }
 }
 
@@ -237,6 +346,13 @@ fn flow_limit() -> String {
     format!("flow-size limit ({MAX_FLOW_BYTES} B, the RDMA message limit)")
 }
 
+/// A workload as a run takes it: its flows, and which wait for which.
+pub(super) struct Built {
+    pub flows: Vec<FlowSpec>,
+    pub dag: Option<FlowDag>,
+    pub collectives: Option<Collectives>,
+}
+
 /// The run's flows, each a verb when `verbs` is set.
 pub(super) fn build(
     s: &ScenarioFile,
@@ -244,11 +360,22 @@ pub(super) fn build(
     base_dir: &Path,
     topology: &Topology,
     verbs: Option<VerbMix>,
-) -> Result<Vec<FlowSpec>, ScenarioError> {
+) -> Result<Built, ScenarioError> {
     let host_rate = topology.min_host_rate();
     let hosts = topology.hosts().len() as u32;
     let w = &s.workload;
+    let (mut dag, mut collectives) = (None, None);
     let flows = match w.kind {
+        WorkloadKind::Collective => {
+            let (flows, graph, jobs) = collective_flows(s, file, hosts, host_rate)?;
+            (dag, collectives) = (Some(graph), Some(jobs));
+            flows
+        }
+        WorkloadKind::Dag => {
+            let (flows, graph) = dag_flows(w, file, base_dir, hosts)?;
+            dag = Some(graph);
+            flows
+        }
         WorkloadKind::Poisson => poisson_flows(s, file, base_dir, hosts, host_rate)?,
         WorkloadKind::Incast => incast_flows(s, file, hosts, host_rate)?,
         WorkloadKind::Queries => query_flows(s, file, hosts, host_rate)?,
@@ -301,7 +428,214 @@ pub(super) fn build(
     if let Some(mix) = verbs {
         mix.assign(&mut flows, s.seed);
     }
-    Ok(flows)
+    Ok(Built {
+        flows,
+        dag,
+        collectives,
+    })
+}
+
+/// `kind = "dag"`'s flows and graph, from `file` or the inline `csv`.
+fn dag_flows(
+    w: &WorkloadSection,
+    file: &str,
+    base_dir: &Path,
+    hosts: u32,
+) -> Result<(Vec<FlowSpec>, FlowDag), ScenarioError> {
+    let (key, shown, read) = match (&w.csv, &w.file) {
+        (Some(csv), _) => (
+            "workload.csv",
+            "(inline)".to_string(),
+            workload::dag::dag_text(csv, "workload.csv", hosts),
+        ),
+        (None, name) => {
+            let name = name.as_deref().unwrap_or("");
+            (
+                "workload.file",
+                format!("{name:?}"),
+                workload::dag::dag_csv(&resolve(base_dir, name), hosts),
+            )
+        }
+    };
+    let (flows, dag) = read.map_err(|e| invalid(file, key, &shown, &e.to_string()))?;
+    let flows = require_flows(file, (key, &shown), "it lists no flows", flows)?;
+    Ok((flows, dag))
+}
+
+/// The most channels a job may have (NCCL uses up to 32).
+const MAX_CHANNELS: u32 = 64;
+
+/// `kind = "collective"`'s flows (the jobs' and their cross traffic's), graph and jobs.
+fn collective_flows(
+    s: &ScenarioFile,
+    file: &str,
+    hosts: u32,
+    host_rate: Bandwidth,
+) -> Result<(Vec<FlowSpec>, FlowDag, Collectives), ScenarioError> {
+    let sections = s.workload.job.as_deref().unwrap_or_default();
+    if sections.is_empty() {
+        return Err(invalid(
+            file,
+            "workload.job",
+            "[]",
+            "at least one [[workload.job]]",
+        ));
+    }
+    let mut taken = vec![false; hosts as usize];
+    let mut jobs = Vec::with_capacity(sections.len());
+    for (j, section) in sections.iter().enumerate() {
+        jobs.push(job(section, file, j, (&mut taken, s.seed))?);
+    }
+    let generated =
+        collective::generate(&jobs).map_err(|why| invalid(file, "workload.job", "(set)", &why))?;
+    let mut background = Vec::new();
+    add_background(s, file, (hosts, host_rate), "1ms", &mut background)?;
+    Ok(collective::finish(generated, jobs, background))
+}
+
+/// `[[workload.job]]` number `j`, its ranks placed on hosts no earlier job took (`taken`,
+/// which it marks).
+fn job(
+    section: &JobSection,
+    file: &str,
+    j: usize,
+    (taken, seed): (&mut [bool], u64),
+) -> Result<Job, ScenarioError> {
+    let key = |k: &str| format!("workload.job[{j}].{k}");
+    let size_bytes = parse_key::<Bytes>(file, &key("size"), &section.size)?.0;
+    let count = |k: &str, v: Option<u32>, most: u32| -> Result<u32, ScenarioError> {
+        match v.unwrap_or(1) {
+            n @ 1.. if n <= most => Ok(n),
+            n => Err(invalid(
+                file,
+                &key(k),
+                &n.to_string(),
+                &format!("1 to {most}"),
+            )),
+        }
+    };
+    let channels = count("channels", section.channels, MAX_CHANNELS)?;
+    let iterations = count("iterations", section.iterations, 1_000_000)?;
+    let duration = |k: &str, v: &Option<String>| -> Result<Duration, ScenarioError> {
+        parse_key::<Duration>(file, &key(k), v.as_deref().unwrap_or("0us"))
+    };
+    let compute_gap = duration("compute_gap", &section.compute_gap)?;
+    let start = Time::ZERO + duration("start", &section.start)?;
+    let hosts = place(section, file, j, taken, seed)?;
+    let ranks = hosts.len() as u32;
+    let algorithm = section
+        .algorithm
+        .unwrap_or_else(|| section.op.default_algorithm());
+    if size_bytes < u64::from(ranks) {
+        return Err(invalid(
+            file,
+            &key("size"),
+            &format!("{:?}", section.size),
+            &format!("at least one byte per rank ({ranks} B)"),
+        ));
+    }
+    Ok(Job {
+        op: section.op,
+        algorithm,
+        hosts,
+        size_bytes,
+        channels,
+        iterations,
+        compute_gap,
+        start,
+    })
+}
+
+/// Job `j`'s hosts, rank by rank: the listed ones, or `ranks` of the hosts not `taken` by the
+/// rule; marks them taken.
+fn place(
+    section: &JobSection,
+    file: &str,
+    j: usize,
+    taken: &mut [bool],
+    seed: u64,
+) -> Result<Vec<HostIdx>, ScenarioError> {
+    let key = |k: &str| format!("workload.job[{j}].{k}");
+    let total = taken.len();
+    let rule = match &section.placement {
+        Some(PlacementSection::Hosts(list)) => {
+            let mut seen = vec![false; total];
+            for &h in list {
+                if h as usize >= total {
+                    return Err(invalid(
+                        file,
+                        &key("placement"),
+                        &format!("{list:?}"),
+                        &format!("host indices below {total}; {h} is not a host"),
+                    ));
+                }
+                if std::mem::replace(&mut seen[h as usize], true) {
+                    return Err(invalid(
+                        file,
+                        &key("placement"),
+                        &format!("{list:?}"),
+                        &format!("distinct hosts; host {h} is listed twice"),
+                    ));
+                }
+            }
+            if list.len() < 2 || section.ranks.is_some_and(|r| r as usize != list.len()) {
+                return Err(invalid(
+                    file,
+                    &key("placement"),
+                    &format!("{list:?}"),
+                    &format!(
+                        "at least 2 hosts, one per rank ({} ranks)",
+                        section.ranks.map_or("any".into(), |r| r.to_string())
+                    ),
+                ));
+            }
+            for &h in list {
+                taken[h as usize] = true;
+            }
+            return Ok(list.iter().map(|&h| HostIdx(h)).collect());
+        }
+        Some(PlacementSection::Rule(rule)) => *rule,
+        None => Placement::Contiguous,
+    };
+    let mut free: Vec<u32> = (0..total as u32).filter(|&h| !taken[h as usize]).collect();
+    let ranks = match section.ranks {
+        Some(r) if r >= 2 && r as usize <= free.len() => r as usize,
+        Some(r) => {
+            return Err(invalid(
+                file,
+                &key("ranks"),
+                &r.to_string(),
+                &format!(
+                    "2 to {} (the hosts no earlier job took, of {total})",
+                    free.len()
+                ),
+            ))
+        }
+        None => {
+            return Err(invalid(
+                file,
+                &key("ranks"),
+                "(missing)",
+                "required unless placement lists the hosts",
+            ))
+        }
+    };
+    let hosts: Vec<u32> = match rule {
+        Placement::Contiguous => free[..ranks].to_vec(),
+        Placement::Strided => (0..ranks).map(|i| free[i * free.len() / ranks]).collect(),
+        Placement::Random => {
+            let mut rng = crate::rng::stream(seed, crate::rng::Purpose::Placement, j as u64);
+            for i in 0..ranks {
+                let k = rand::Rng::random_range(&mut rng, i..free.len());
+                free.swap(i, k);
+            }
+            free[..ranks].to_vec()
+        }
+    };
+    for &h in &hosts {
+        taken[h as usize] = true;
+    }
+    Ok(hosts.into_iter().map(HostIdx).collect())
 }
 
 /// `kind = "poisson"`'s flows.
@@ -708,6 +1042,39 @@ mod tests {
                 .contains("workload.background_duration = (set)"),
             "{err}"
         );
+    }
+
+    /// A collective job's defaults, which `--set` cannot check (docs/scenario-reference.md):
+    /// written out, they configure the run that leaving them out does; the algorithm's
+    /// depends on the operation.
+    #[test]
+    fn a_jobs_defaults_are_the_documented_ones() {
+        let config = |job: &str| {
+            let text = format!(
+                "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"collective\"\n\
+                 [[workload.job]]\nsize = \"1MB\"\nranks = 3\n{job}"
+            );
+            let run = parse(&text, "t.toml", Path::new("."), &[])
+                .unwrap()
+                .runs
+                .remove(0);
+            format!("{:?}", run.config)
+        };
+        for op in ["all-reduce", "all-to-all"] {
+            let algorithm = if op == "all-to-all" {
+                "pairwise"
+            } else {
+                "ring"
+            };
+            assert_eq!(
+                config(&format!("op = \"{op}\"\n")),
+                config(&format!(
+                    "op = \"{op}\"\nplacement = \"contiguous\"\nalgorithm = \"{algorithm}\"\n\
+                     channels = 1\niterations = 1\ncompute_gap = \"0us\"\nstart = \"0us\"\n"
+                )),
+                "{op}"
+            );
+        }
     }
 
     #[test]

@@ -195,11 +195,15 @@ impl<T: Trace> Simulation<'_, T> {
                         let control = (&mut self.packets, &mut self.counters.control_bytes);
                         queue_reply(control, &mut nic.control, reply, to);
                     }
-                    if receiver.poll_completion().is_some() {
+                    let received = receiver.poll_completion().is_some();
+                    if received {
                         flow.received_at = Some(now);
                     }
                     let port = nic.port;
                     self.nic_send(port, h);
+                    if received && self.releases.is_some() {
+                        self.flow_received(f, now);
+                    }
                 } else {
                     sender.handle_packet(now, &pkt.pkt);
                     if sender.poll_completion().is_some() {
@@ -230,14 +234,18 @@ impl<T: Trace> Simulation<'_, T> {
                     self.packets.push(&mut nic.control, id);
                 }
                 let (received, acked) = v.progress();
-                if received {
-                    flow.received_at.get_or_insert(now);
+                let newly_received = received && flow.received_at.is_none();
+                if newly_received {
+                    flow.received_at = Some(now);
                 }
                 if acked {
                     flow.acked_at.get_or_insert(now);
                 }
                 self.sync_timer(f);
                 self.make_ready(f, side);
+                if newly_received && self.releases.is_some() {
+                    self.flow_received(f, now);
+                }
             }
         }
         self.finish_if_done(f);
@@ -267,13 +275,19 @@ impl<T: Trace> Simulation<'_, T> {
             let control = (&mut self.packets, &mut self.counters.control_bytes);
             queue_reply(control, &mut nic.control, reply, to);
         }
+        let mut received = None;
         if receiver.poll_completion().is_some() {
             // A WRITE's last packet staged in host memory is placed this much later.
-            flow.received_at = Some(now + layer.take_placement_delay());
+            let at = now + layer.take_placement_delay();
+            flow.received_at = Some(at);
+            received = Some(at);
             layer.release(pool);
         }
         let port = nic.port;
         self.nic_send(port, h);
+        if let Some(at) = received.filter(|_| self.releases.is_some()) {
+            self.flow_received(f, at);
+        }
         self.finish_if_done(f);
     }
 
@@ -319,7 +333,7 @@ impl<T: Trace> Simulation<'_, T> {
         }
     }
 
-    /// Starts the next flow: its endpoints, its ordering layer if any, its first packets.
+    /// Starts the next flow of the arrival chain and schedules the one after.
     ///
     /// Out of line: it runs once per flow, and inlined into the event loop its bulk (building
     /// a sender, a receiver and an ordering layer) made the loop keep its own state on the
@@ -327,10 +341,18 @@ impl<T: Trace> Simulation<'_, T> {
     #[inline(never)]
     pub(super) fn start_next_flow(&mut self) {
         let i = self.next_flow;
-        self.next_flow += 1;
+        self.next_flow = self.next_root(i + 1);
         if let Some(next) = self.cfg.flows.get(self.next_flow) {
             self.queue.schedule(next.start, Event::FlowArrival);
         }
+        self.start_flow(i);
+    }
+
+    /// Starts flow `i`: its endpoints, its ordering layer if any, its first packets.
+    #[inline(never)]
+    pub(super) fn start_flow(&mut self, i: usize) {
+        self.flows_started += 1;
+        self.note_start(i);
         let qpn = Qpn::new(i as u32);
         let spec = self.cfg.flows[i];
         let cfg = self.cfg.flow_transport(&spec);

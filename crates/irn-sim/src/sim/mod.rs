@@ -63,12 +63,14 @@ mod failing;
 mod hosts;
 mod links;
 mod pausing;
+mod releasing;
 mod sampler;
 mod switches;
 pub mod trace;
 
 use crediting::Credits;
 use hosts::{Flow, FlowCounts, Nic};
+use releasing::Releases;
 use sampler::{Monitor, OrderingMemory};
 use trace::Trace;
 
@@ -87,8 +89,12 @@ pub struct Simulation<'a, T: Trace> {
     nics: Vec<Nic>,
     flows: Vec<Flow>,
     counts: Vec<FlowCounts>,
+    /// The next flow the arrival chain starts (the next root, with dependent flows).
     next_flow: usize,
+    flows_started: usize,
     flows_finished: usize,
+    /// What starts the flows that wait for others; `None` when every flow starts at its start.
+    releases: Option<Box<Releases>>,
     counters: NetworkCounters,
     horizon: Time,
     /// Every flow's data packets once, for [`Progress::packets_total`].
@@ -313,7 +319,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
             flows,
             counts: vec![FlowCounts::default(); cfg.flows.len()],
             next_flow: 0,
+            flows_started: 0,
             flows_finished: 0,
+            releases: cfg.dag.as_deref().map(|d| Box::new(Releases::new(d))),
             counters: NetworkCounters::default(),
             horizon: last_start + cfg.drain_limit,
             packets_total: (cfg.flows.iter())
@@ -383,7 +391,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
     /// Runs until every flow has finished or the drain limit passes, reporting progress every
     /// 65 536 events.
     pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> RunResult {
-        if let Some(first) = self.cfg.flows.first() {
+        self.next_flow = self.next_root(0);
+        if let Some(first) = self.cfg.flows.get(self.next_flow) {
             self.queue.schedule(first.start, Event::FlowArrival);
         }
         if let Some(t) = self.memory.as_ref().and_then(|m| m.schedule.first()) {
@@ -432,6 +441,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 | Event::CreditGrant { .. } => {}
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
+                Event::FlowRelease(f) => self.start_flow(f.index()),
                 Event::Sample => self.sample(Sampler::Ordering),
                 Event::Monitor => self.sample(Sampler::Monitor),
                 Event::LinkChange => self.change_links(),
@@ -482,7 +492,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             now: self.now,
             horizon: self.horizon,
             last_arrival: self.cfg.flows.last().map_or(Time::ZERO, |f| f.start),
-            flows_started: self.next_flow,
+            flows_started: self.flows_started,
             flows_finished: self.flows_finished,
             flows_total: self.flows.len(),
             packets_sent: self.counters.data_packets_sent,
@@ -583,7 +593,10 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 src: spec.src,
                 dst: spec.dst,
                 size_bytes: spec.size_bytes,
-                start: spec.start,
+                start: (self.releases.as_deref())
+                    .map(|r| r.started_at[i])
+                    .filter(|&t| t != Releases::NOT_STARTED)
+                    .unwrap_or(spec.start),
                 received_at: f.received_at,
                 acked_at: f.acked_at,
                 retransmissions: counts.retransmissions,

@@ -10,7 +10,8 @@
 //!   of the warm-up (or the first flow's arrival, if later) to the last flow's arrival
 //!   ([`Schedule::of_arrivals`]): the window in which the workload offers its load and the
 //!   measured flows start. Warm-up samples would see a network still filling, drain samples one
-//!   emptying, so neither counts (nor is taken).
+//!   emptying, so neither counts (nor is taken). With flows that wait for others the window runs
+//!   to the end of the run, since they arrive as it goes.
 //! - **`[monitor]`** ([`Monitor`]): the selected ports, every NIC and the selected flows at
 //!   `[monitor] interval`, handed row by row to a [`SeriesSink`] (nothing kept but each port's
 //!   counters at the previous sample). Its times are the multiples of the interval from the
@@ -27,6 +28,7 @@ use irn_core::ordering::OrderingLayer;
 use irn_core::{Duration, Time};
 
 use super::hosts::Endpoints;
+use super::releasing::Releases;
 use super::trace::Trace;
 use super::Simulation;
 use crate::config::SimConfig;
@@ -48,10 +50,14 @@ pub(super) struct Schedule {
 
 impl Schedule {
     /// The window of `cfg`'s measured arrivals: from the end of its warm-up (or its first
-    /// arrival, if later) to its last arrival.
+    /// arrival, if later) to its last arrival, or to the end of the run when flows wait for
+    /// others (they arrive as the run goes).
     fn of_arrivals(cfg: &SimConfig, interval: Duration) -> Self {
         let first = cfg.flows.first().map_or(Time::ZERO, |f| f.start);
-        let last = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
+        let last = match cfg.dag {
+            Some(_) => Time::MAX,
+            None => cfg.flows.last().map_or(Time::ZERO, |f| f.start),
+        };
         Schedule {
             interval,
             from: first.max(Time::ZERO + cfg.warmup),
@@ -123,7 +129,7 @@ impl OrderingMemory {
 
     /// Reads the running connections among the first `started` flows (`layers`, each flow's
     /// ordering layer while it runs; `cfg`, where their destinations are).
-    fn take(&mut self, cfg: &SimConfig, layers: &[Option<Box<OrderingLayer>>], started: usize) {
+    fn take(&mut self, cfg: &SimConfig, layers: &[Option<Box<OrderingLayer>>], started: Started) {
         let (bitmap_bytes, connections) = read_layers(
             cfg,
             layers,
@@ -165,8 +171,12 @@ impl OrderingMemory {
     }
 }
 
+/// Which flows may have started: none at or past the index; below it, those whose start time
+/// is set (with dependent flows; all of them without).
+type Started<'a> = (usize, Option<&'a [Time]>);
+
 /// Sets `nic_bytes` to each NIC's ordering memory now: the footprints of the running
-/// connections among the first `started` flows, at their destinations. `first_running` is the
+/// connections among the `started` flows, at their destinations. `first_running` is the
 /// caller's cursor: every flow before it has released its layer (or never had one), so a
 /// sample starts reading there. Returns the bytes of the bitmaps alone and the connections
 /// read.
@@ -174,11 +184,14 @@ fn read_layers(
     cfg: &SimConfig,
     layers: &[Option<Box<OrderingLayer>>],
     first_running: &mut usize,
-    started: usize,
+    (started, started_at): Started,
     nic_bytes: &mut [u64],
 ) -> (u64, u64) {
     let running = |l: &Option<Box<OrderingLayer>>| l.as_ref().is_some_and(|l| !l.is_released());
-    while *first_running < started && !running(&layers[*first_running]) {
+    // A flow that waits for others has no layer yet either: the scan stops at it.
+    let waiting = |f: usize| started_at.is_some_and(|s| s[f] == Releases::NOT_STARTED);
+    while *first_running < started && !running(&layers[*first_running]) && !waiting(*first_running)
+    {
         *first_running += 1;
     }
     nic_bytes.fill(0);
@@ -341,12 +354,18 @@ impl<T: Trace> Simulation<'_, T> {
     pub(super) fn sample(&mut self, which: Sampler) {
         match which {
             Sampler::Ordering => {
+                let below = self.started_below();
                 let Some(memory) = self.memory.as_mut() else {
                     return;
                 };
-                memory.take(self.cfg, &self.layers, self.next_flow);
+                let started_at = self.releases.as_deref().map(|r| &r.started_at[..]);
+                memory.take(self.cfg, &self.layers, (below, started_at));
+                // As the monitor's: with nothing else pending, another sample only prolongs
+                // the run (its schedule runs to the end with dependent flows).
                 if let Some(next) = memory.schedule.after(self.now) {
-                    self.queue.schedule(next, Sampler::Ordering.event());
+                    if !self.queue.is_empty() {
+                        self.queue.schedule(next, Sampler::Ordering.event());
+                    }
                 }
             }
             Sampler::Monitor => {
@@ -421,8 +440,11 @@ impl<T: Trace> Simulation<'_, T> {
     /// A row for each NIC: its running flows, and its ordering memory.
     fn monitor_nics(&self, m: &mut Monitor) {
         let time_us = self.now.as_ps() as f64 / 1e6;
-        let started = self.next_flow;
-        while m.first_active < started && self.flows[m.first_active].qp.is_none() {
+        let started = self.started_below();
+        while m.first_active < started
+            && self.flows[m.first_active].qp.is_none()
+            && self.has_started(m.first_active)
+        {
             m.first_active += 1;
         }
         m.sending.fill(0);
@@ -439,7 +461,7 @@ impl<T: Trace> Simulation<'_, T> {
                 self.cfg,
                 &self.layers,
                 &mut m.first_layer,
-                started,
+                (started, self.releases.as_deref().map(|r| &r.started_at[..])),
                 &mut m.ordering_bytes,
             );
         }
@@ -460,7 +482,7 @@ impl<T: Trace> Simulation<'_, T> {
         let time_us = self.now.as_ps() as f64 / 1e6;
         let mtu = u64::from(self.cfg.transport.mtu);
         for (f, finished) in &mut m.flows {
-            if *finished || f.index() >= self.next_flow {
+            if *finished || f.index() >= self.started_below() || !self.has_started(f.index()) {
                 continue;
             }
             let flow = &self.flows[f.index()];

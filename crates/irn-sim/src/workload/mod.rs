@@ -1,6 +1,7 @@
 //! Workloads: the flows a run simulates, each one message from one host to another.
 //!
-//! A workload is generated up front, as a sorted `Vec<FlowSpec>`, before the simulation starts.
+//! A workload is generated up front, as a sorted `Vec<FlowSpec>`, before the simulation starts
+//! (with a [`FlowDag`] when flows wait for others: their start is then decided as the run goes).
 //! Keeping generation apart from the event loop means the same traffic can be inspected, saved as
 //! a trace and replayed against every transport being compared, and the simulator's hot path never
 //! touches a random number generator for traffic.
@@ -14,11 +15,15 @@
 //! | [`queries`](mod@queries) | incasts arriving as a Poisson process, each a query (Eunomia §5.5) |
 //! | [`trace`] | flows read from (and written to) a CSV file, for exact replay |
 //! | [`verbs`](mod@verbs) | which RDMA operation each flow is, drawn from a mix (IRN §5) |
+//! | [`dag`] | dependencies between flows: a flow starts when the flows it waits for finish |
+//! | [`collective`] | collective jobs (all-reduce, all-gather, …) as flows and dependencies |
 //!
 //! Every random choice comes from [`crate::rng::stream`], one stream per purpose and host, so a
 //! workload is a pure function of its parameters and the scenario seed.
 
 pub mod cdf;
+pub mod collective;
+pub mod dag;
 pub mod error;
 pub mod incast;
 pub mod ns3;
@@ -29,6 +34,8 @@ pub mod trace;
 pub mod verbs;
 
 pub use cdf::{BuiltinCdf, Cdf, CdfFormat};
+pub use collective::Collectives;
+pub use dag::FlowDag;
 pub use error::WorkloadError;
 pub use incast::incast;
 pub use poisson::poisson;

@@ -207,7 +207,7 @@ pub fn write_trace_csv(path: &Path, flows: &[FlowSpec]) -> Result<(), WorkloadEr
 }
 
 /// Nanoseconds with up to three decimals to exact picoseconds, without going through a float.
-fn ns_to_ps(text: &str) -> Option<u64> {
+pub(crate) fn ns_to_ps(text: &str) -> Option<u64> {
     let (int, frac) = text.split_once('.').unwrap_or((text, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) || frac.len() > 3 {

@@ -1,0 +1,261 @@
+//! Dependent flows: `[workload] kind = "collective"` and `kind = "dag"`, on networks worked by
+//! hand.
+
+use std::path::Path;
+
+use irn_sim::metrics::FlowRow;
+use irn_sim::scenario::parse;
+use irn_sim::RunResult;
+
+/// A 4-host star at 40 Gb/s with 2 us links, lossless (PFC) RoCE without ACKs and without
+/// congestion control: nothing but the flows' own data crosses any link, so each flow's FCT
+/// is computed by hand exactly.
+const STAR: &str = r#"
+[topology]
+kind = "star"
+hosts = 4
+link_rate = "40Gbps"
+link_delay = "2us"
+[switch]
+pfc = true
+[transport]
+kind = "roce"
+acks = "none"
+cc = "none"
+"#;
+
+fn run(text: &str) -> RunResult {
+    let s = parse(text, "c.toml", Path::new("."), &[]).unwrap();
+    irn_sim::run(&s.runs[0].config, &mut |_| {})
+}
+
+fn error(text: &str, dir: &Path) -> String {
+    parse(text, "c.toml", dir, &[]).unwrap_err().to_string()
+}
+
+/// A ring all-reduce of N = 4 ranks over S = 400 000 B on the idle star takes 2(N − 1) = 6
+/// steps, each a chunk of S/N = 100 000 B from every rank to the next, all at once: every
+/// host's uplink and downlink carry one flow, so no flow waits for another, and a step at a
+/// rank starts the instant the step before has arrived there. Each step takes one chunk's
+/// FCT alone on its path:
+///
+/// - serialization at 40 Gb/s (200 ps a byte) of its wire bytes: 98 packets (97 of
+///   1024 B and one of 672 B), each with 62 B of headers: 100 000 + 98 × 62 = 106 076 B,
+///   21 215 200 ps;
+/// - the propagation of both links, 2 × 2 us = 4 000 000 ps;
+/// - the store-and-forward of one full packet (1086 B, 217 200 ps) at the switch: its
+///   output falls a full packet behind the input (the last, shorter packet waits for the
+///   full one before it).
+///
+/// A step is 25 432 400 ps, the collective 6 × that = 152.5944 us.
+#[test]
+fn a_ring_all_reduce_on_an_idle_star_takes_the_time_computed_by_hand() {
+    let step_ps: u64 = 106_076 * 200 + 2 * 2_000_000 + 1086 * 200;
+    assert_eq!(step_ps, 25_432_400);
+    let r = run(&format!(
+        "{STAR}[workload]\nkind = \"collective\"\n[[workload.job]]\nop = \"all-reduce\"\n\
+         size = \"400000B\"\nranks = 4\n"
+    ));
+    assert_eq!(r.flows.len(), 6 * 4);
+    let step_us = step_ps as f64 / 1e6;
+    for f in &r.flows {
+        // Every flow is alone on its path: its FCT is the ideal, which says the same.
+        assert!((f.fct_us.unwrap() - step_us).abs() < 1e-9, "{f:?}");
+        assert!((f.ideal_fct_us - step_us).abs() < 1e-9, "{f:?}");
+    }
+    let c = &r.summary.collectives.as_ref().unwrap()[0];
+    let want = 6.0 * step_us;
+    assert!((c.time_us.unwrap() - want).abs() < 1e-9, "{c:?}");
+    assert_eq!(c.total_time_us, c.time_us);
+    assert_eq!((c.completed_iterations, c.steps.len()), (1, 6));
+    for s in &c.steps {
+        assert!((s.time_us.unwrap() - step_us).abs() < 1e-9, "{s:?}");
+        assert!((s.slowest_fct_us.unwrap() - step_us).abs() < 1e-9, "{s:?}");
+    }
+    // algbw: S over the time, in GB/s (bytes per ns).
+    let algbw = 400_000.0 / (want * 1e3);
+    assert!(
+        (c.algbw_gbytes_per_s.unwrap() - algbw).abs() < 1e-12,
+        "{c:?}"
+    );
+}
+
+/// nccl-tests' bus bandwidth: algbw × 2(N−1)/N for an all-reduce, × (N−1)/N for the others;
+/// with iterations, the time is their mean, and each iteration waits for the one before
+/// (plus the compute gap) at every rank.
+#[test]
+fn busbw_scales_algbw_by_the_operations_factor() {
+    let jobs = "[[workload.job]]\nop = \"all-reduce\"\nsize = \"40000B\"\nranks = 2\n\
+                iterations = 3\ncompute_gap = \"5us\"\n\
+                [[workload.job]]\nop = \"all-gather\"\nsize = \"40000B\"\nranks = 2\n";
+    let r = run(&format!("{STAR}[workload]\nkind = \"collective\"\n{jobs}"));
+    let c = r.summary.collectives.as_ref().unwrap();
+    let (reduce, gather) = (&c[0], &c[1]);
+    let factor = |c: &irn_sim::metrics::CollectiveSummary| {
+        c.busbw_gbytes_per_s.unwrap() / c.algbw_gbytes_per_s.unwrap()
+    };
+    // N = 2: all-reduce 2 × 1/2 = 1, all-gather 1/2.
+    assert!((factor(reduce) - 1.0).abs() < 1e-12, "{reduce:?}");
+    assert!((factor(gather) - 0.5).abs() < 1e-12, "{gather:?}");
+    let n = 4.0;
+    assert_eq!(
+        irn_sim::workload::collective::Op::AllReduce.bus_factor(4),
+        2.0 * (n - 1.0) / n
+    );
+    // The jobs ran on hosts 0–1 and 2–3 apart: three iterations of the same time.
+    let times: Vec<f64> = reduce
+        .iteration_times_us
+        .iter()
+        .map(|t| t.unwrap())
+        .collect();
+    assert!(
+        times.iter().all(|t| (t - times[0]).abs() < 1e-9),
+        "{times:?}"
+    );
+    let total = reduce.total_time_us.unwrap();
+    assert!(
+        (total - (3.0 * times[0] + 2.0 * 5.0)).abs() < 1e-9,
+        "{reduce:?}"
+    );
+}
+
+/// The flow of `flows.csv` from `src` to `dst`.
+fn flow(rows: &[FlowRow], src: u32, dst: u32) -> &FlowRow {
+    rows.iter().find(|f| (f.src, f.dst) == (src, dst)).unwrap()
+}
+
+/// A diamond: `a` (0 → 1); `b` (1 → 2) after it; `c` (1 → 3) 500 ns after it; `d` (2 → 3)
+/// 200 ns after the later of `b` and `c`. Each starts exactly when its last parent's receiver
+/// has the whole message, plus the delay.
+#[test]
+fn a_diamond_starts_each_flow_when_its_last_parent_finishes() {
+    let csv = "id,src,dst,size_bytes,start_ns,after,delay_ns\\n\
+               a,0,1,20000,1000,,\\n\
+               b,1,2,5000,,a,\\n\
+               c,1,3,30000,,a,500\\n\
+               d,2,3,1000,,b c,200\\n";
+    let r = run(&format!(
+        "{STAR}[workload]\nkind = \"dag\"\ncsv = \"{csv}\"\n"
+    ));
+    let end = |f: &FlowRow| f.start_us + f.fct_us.unwrap();
+    let (a, b, c, d) = (
+        flow(&r.flows, 0, 1),
+        flow(&r.flows, 1, 2),
+        flow(&r.flows, 1, 3),
+        flow(&r.flows, 2, 3),
+    );
+    assert_eq!(a.start_us, 1.0);
+    assert!((b.start_us - end(a)).abs() < 1e-9, "{b:?}");
+    assert!((c.start_us - (end(a) + 0.5)).abs() < 1e-9, "{c:?}");
+    // c carries more and starts later: it is d's last parent.
+    assert!(end(c) > end(b));
+    assert!((d.start_us - (end(c) + 0.2)).abs() < 1e-9, "{d:?}");
+    assert_eq!(r.summary.flows_incomplete, 0);
+}
+
+/// Bad graphs and placements are refused before anything runs, naming the scenario, the key,
+/// and for a DAG file its line and the value at fault.
+#[test]
+fn bad_dags_and_placements_name_the_line_or_the_key() {
+    let dir = std::env::temp_dir().join(format!("irn-bad-dag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = "id,src,dst,size_bytes,start_ns,after,delay_ns\n";
+    let files = [
+        (
+            "cycle.csv",
+            format!("{header}a,0,1,10,0,,\nb,1,2,10,,c,\nc,2,3,10,,b,\n"),
+            "cycle.csv:3: the flows wait for each other in a cycle: b waits for c waits for b",
+        ),
+        (
+            "parent.csv",
+            format!("{header}a,0,1,10,0,,\nb,1,2,10,,x,\n"),
+            "parent.csv:3: flow `b` waits for `x`, which no line of the file defines",
+        ),
+        (
+            "host.csv",
+            format!("{header}a,0,1,10,0,,\nb,1,4,10,,a,\n"),
+            "host.csv:3: dst 4 is not a host: there are 4 hosts, numbered 0 to 3",
+        ),
+        (
+            "twice.csv",
+            format!("{header}a,0,1,10,0,,\na,1,2,10,0,,\n"),
+            "twice.csv:3: id `a` is already the flow of line 2",
+        ),
+    ];
+    for (name, text, want) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+        let err = error(
+            &format!("{STAR}[workload]\nkind = \"dag\"\nfile = \"{name}\"\n"),
+            &dir,
+        );
+        assert!(
+            err.starts_with(&format!("c.toml: workload.file = \"{name}\": ")) && err.contains(want),
+            "{err}"
+        );
+    }
+    let job = |keys: &str| {
+        format!(
+            "{STAR}[workload]\nkind = \"collective\"\n[[workload.job]]\nop = \"all-reduce\"\n\
+             size = \"1MB\"\n{keys}"
+        )
+    };
+    let cases = [
+        (
+            "ranks = 5\n",
+            "workload.job[0].ranks = 5: 2 to 4 (the hosts no earlier job took, of 4)",
+        ),
+        (
+            "placement = [0, 7]\n",
+            "workload.job[0].placement = [0, 7]: host indices below 4; 7 is not a host",
+        ),
+        (
+            "placement = [1, 1]\n",
+            "workload.job[0].placement = [1, 1]: distinct hosts; host 1 is listed twice",
+        ),
+        (
+            "ranks = 3\nalgorithm = \"pairwise\"\n",
+            "algorithm \"pairwise\" runs all-to-all only, not all-reduce",
+        ),
+        ("", "workload.job[0].ranks = (missing)"),
+    ];
+    for (keys, want) in cases {
+        let err = error(&job(keys), &dir);
+        assert!(err.contains(want), "{keys}: {err}");
+    }
+    let two = format!(
+        "{}ranks = 3\n[[workload.job]]\nop = \"all-gather\"\nsize = \"1MB\"\nranks = 2\n",
+        job("")
+    );
+    let err = error(&two, &dir);
+    assert!(
+        err.contains("workload.job[1].ranks = 2: 2 to 1 (the hosts no earlier job took, of 4)"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same scenario and seed give the same flows, background and random placement included;
+/// another seed places the ranks elsewhere.
+#[test]
+fn collectives_are_deterministic() {
+    let text = |seed: u64| {
+        format!(
+            "seed = {seed}\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\n\
+             hosts_per_leaf = 4\n[workload]\nkind = \"collective\"\nbackground_load = 0.2\n\
+             background_duration = \"50us\"\n[[workload.job]]\nop = \"all-to-all\"\n\
+             size = \"64KB\"\nranks = 4\nplacement = \"random\"\nchannels = 2\n\
+             [[workload.job]]\nop = \"all-reduce\"\nalgorithm = \"double-binary-tree\"\n\
+             size = \"64KB\"\nranks = 4\niterations = 2\n"
+        )
+    };
+    let rows = |r: &RunResult| format!("{:?}", r.flows);
+    let a = run(&text(1));
+    assert_eq!(rows(&a), rows(&run(&text(1))));
+    assert_ne!(rows(&a), rows(&run(&text(2))));
+    assert_eq!(a.summary.flows_incomplete, 0);
+    let c = a.summary.collectives.as_ref().unwrap();
+    assert_eq!(
+        (c[0].algorithm.as_str(), c[1].completed_iterations),
+        ("pairwise", 2)
+    );
+}
