@@ -358,8 +358,8 @@ impl TopologySection {
     }
 }
 
-/// Paths per edge-switch pair under k-shortest (and up-down) routing: Eunomia's Jellyfish (§5.3) and
-/// Singla et al.'s.
+/// Paths per edge-switch pair under k-shortest (and up-down) routing: Eunomia's Jellyfish
+/// (§5.3) and Singla et al.'s.
 const DEFAULT_PATHS: u32 = 8;
 
 /// The network the section describes, each count checked first so an error names its key,
@@ -666,7 +666,7 @@ fn leaf_spine(
 
 #[cfg(test)]
 mod tests {
-    use crate::ids::NodeId;
+    use crate::ids::{HostIdx, NodeId};
     use crate::scenario::tests::one;
 
     /// Each `(keys, want)`: `[topology] kind = kind` with `keys` is refused with an error
@@ -920,6 +920,39 @@ mod tests {
             err.contains("topology.routing = (set): does not apply"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn up_down_routing_keys_and_errors() {
+        let sc = one(
+            "[topology]\nkind = \"jellyfish\"\nswitches = 12\nhosts = 12\nports = 4\n\
+                      routing = \"up-down\"\npaths = 3\n[load_balancing]\nkind = \"fksp\"\n",
+        )
+        .unwrap();
+        let t = &sc.config.topology;
+        assert!(t.source_routed());
+        assert!((0..12)
+            .all(|a| (1..=3).contains(&t.route_starts(a, HostIdx((a as u32 + 1) % 12)).len())));
+        let cases = [
+            (
+                "routing = \"up-down\"\npaths = 65",
+                "topology.paths = 65: between 1 and 64 paths",
+            ),
+            (
+                "paths = 4",
+                "applies only with topology.routing = \"k-shortest\" or \"up-down\"",
+            ),
+            ("routing = \"updown\"", "`up-down`"),
+            (
+                "routing = \"up-down\"\n[switch]\nmodel = \"shared-buffer\"\ndeflection = \"dibs\"",
+                "switch.deflection = \"dibs\": not with topology.routing = \"up-down\"",
+            ),
+            (
+                "routing = \"up-down\"\n[load_balancing]\nkind = \"conweave\"",
+                "not with topology.routing = \"k-shortest\" or \"up-down\"",
+            ),
+        ];
+        assert_refused("fat-tree", &cases);
     }
 
     #[test]
