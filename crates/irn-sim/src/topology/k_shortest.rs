@@ -830,7 +830,7 @@ mod tests {
         }
     }
 
-    /// The tables are the same on one thread and on several.
+    /// The tables, k shortest and up*/down*, are the same on one thread and on several.
     #[test]
     fn tables_do_not_depend_on_the_thread_count() {
         let link = (Bandwidth::from_gbps(100), Duration::from_us(1));
@@ -847,6 +847,17 @@ mod tests {
         assert_eq!(one.path_start, four.path_start);
         assert_eq!(one.hops, four.hops);
         assert_eq!(one.max_path_propagation, four.max_path_propagation);
+        let up_down = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| KShortestPaths::build_up_down(&t.wiring(), 8).unwrap())
+        };
+        let (one, four) = (up_down(1), up_down(4));
+        assert_eq!(one.pair_start, four.pair_start);
+        assert_eq!(one.path_start, four.path_start);
+        assert_eq!(one.hops, four.hops);
     }
 
     /// A 128-switch Jellyfish with 8 paths per pair: 16,256 pairs, each searched in
