@@ -105,9 +105,11 @@ impl KShortestPaths {
             })
             .collect();
 
-        let switch_nodes: Vec<u32> = w.switches.iter().map(|s| s.0).collect();
         let up_down = match wanted {
-            Wanted::UpDown(_) => Some(UpDown::new(&adjacency, &switch_nodes)),
+            Wanted::UpDown(_) => {
+                let switches: Vec<u32> = w.switches.iter().map(|s| s.0).collect();
+                Some(UpDown::new(&adjacency, &switches))
+            }
             _ => None,
         };
         let mut switch_row = vec![NONE; nodes];
