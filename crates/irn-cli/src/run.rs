@@ -325,7 +325,11 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
         // Shown only when they depart from the defaults, which most scenarios keep.
         let mut extras = String::new();
         if r.config.topology.source_routed() {
-            extras += &format!(", {} shortest paths", key(r, "topology.paths"));
+            let paths = match key(r, "topology.routing").as_str() {
+                "up-down" => "up*/down*",
+                _ => "shortest",
+            };
+            extras += &format!(", {} {paths} paths", key(r, "topology.paths"));
         }
         if let Some(d) = r.config.deflection {
             extras += &format!(", DIBS (TTL {})", d.ttl);

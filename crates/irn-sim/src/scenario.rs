@@ -283,14 +283,14 @@ pub fn parse(
         resolved.topology.normalize(file)?;
         resolved.switch.normalize(file)?;
         resolved.load_balancing.normalize(file)?;
-        let source_routed = resolved.topology.routing == Some(Routing::KShortest);
+        let source_routed = (resolved.topology.routing).is_some_and(Routing::source_routed);
         if resolved.load_balancing.kind == BalancerKind::Fksp && !source_routed {
             return Err(invalid(
                 file,
                 "load_balancing.kind",
                 "\"fksp\"",
                 "fksp picks one of a flow's k shortest paths: set topology.routing = \"k-shortest\" \
-                 (or use kind = \"ecmp\" over shortest paths)",
+                 or \"up-down\" (or use kind = \"ecmp\" over shortest paths)",
             ));
         }
         resolved.ordering.normalize(file)?;
@@ -605,8 +605,8 @@ fn conweave_paths(
             file,
             "load_balancing.kind",
             "\"conweave\"",
-            "not with topology.routing = \"k-shortest\": ConWeave routes over the shortest paths \
-             between ToRs, which it names itself",
+            "not with topology.routing = \"k-shortest\" or \"up-down\": ConWeave routes over the \
+             shortest paths between ToRs, which it names itself",
         ));
     }
     topology

@@ -3,8 +3,8 @@
 //! ```toml
 //! [load_balancing]
 //! kind = "drill"       # "ecmp" (default), "spray", "random-spray", "drill", "power-of-two",
-//!                      # "letflow", "fksp" (with topology.routing = "k-shortest"),
-//!                      # "conweave"
+//!                      # "letflow", "fksp" (with topology.routing = "k-shortest" or
+//!                      # "up-down"), "conweave"
 //! samples = 2          # drill: random candidates per packet (d)
 //! memory = 1           # drill: least loaded candidates remembered (m)
 //! flowlet_gap = "100us" # letflow: a longer pause starts a new flowlet
@@ -100,8 +100,8 @@ pub enum BalancerKind {
     PowerOfTwo,
     Letflow,
     /// A flow hashed onto one of its k shortest paths for good (Jellyfish's baseline, Eunomia
-    /// §2.2): ECMP's hash at the first switch under `topology.routing = "k-shortest"`, so only
-    /// valid there.
+    /// §2.2): ECMP's hash at the first switch under `topology.routing = "k-shortest"` (or
+    /// `"up-down"`), so only valid there.
     Fksp,
     Conweave,
 }

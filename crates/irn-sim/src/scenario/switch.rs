@@ -313,13 +313,16 @@ pub(super) fn deflection(
     if s.switch.deflection != DeflectionKind::Dibs {
         return Ok(None);
     }
-    if s.topology.routing == Some(super::Routing::KShortest) {
+    if let Some(routing) = s.topology.routing.filter(|r| r.source_routed()) {
         return Err(invalid(
             file,
             "switch.deflection",
             "\"dibs\"",
-            "not with topology.routing = \"k-shortest\": a deflected packet leaves its source \
-             route (use shortest-path routing with DIBS)",
+            &format!(
+                "not with topology.routing = \"{}\": a deflected packet leaves its source route \
+                 (use shortest-path routing with DIBS)",
+                routing.name()
+            ),
         ));
     }
     if s.load_balancing.kind == super::BalancerKind::Conweave {

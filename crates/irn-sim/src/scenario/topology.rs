@@ -12,8 +12,9 @@
 //! loss_rate = 1e-4       # every link loses each packet with this probability (default 0)
 //! lossy_link = [{ nodes = [3, 9], rate = 0.01 }] # single links' own rates
 //! routing = "k-shortest" # "shortest" (default): ECMP-style next hops; "k-shortest": source
-//!                        # routing over Yen's k shortest paths between edge switches
-//! paths = 8              # k-shortest: paths per pair of edge switches (1 to 64)
+//!                        # routing over Yen's k shortest paths between edge switches;
+//!                        # "up-down": over the k shortest up*/down* paths (no PFC deadlock)
+//! paths = 8              # k-shortest, up-down: paths per pair of edge switches (1 to 64)
 //! ```
 //!
 //! `loss_rate` applies to every link, host links included, both directions, each drawing from
@@ -109,10 +110,11 @@ pub struct TopologySection {
     pub loss_rate: Option<f64>,
     /// `"shortest"` (default): every switch spreads packets over its next hops on shortest
     /// paths; `"k-shortest"`: source routing over each edge-switch pair's `paths` shortest
-    /// loopless paths, chosen at the first switch (not for wan).
+    /// loopless paths, chosen at the first switch; `"up-down"`: the same over the shortest
+    /// up*/down* paths, which cannot deadlock PFC (not for wan).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing: Option<Routing>,
-    /// k-shortest: paths per pair of edge switches (default 8, at most 64).
+    /// k-shortest, up-down: paths per pair of edge switches (default 8, at most 64).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paths: Option<u32>,
     /// `[[topology.lossy_link]]`: single links that lose packets, beyond `loss_rate`.
@@ -140,6 +142,25 @@ pub enum Routing {
     /// Yen's k shortest loopless paths between edge switches; the first switch's balancer
     /// picks one, later switches follow it.
     KShortest,
+    /// As `KShortest`, over the k shortest up*/down* paths (Autonet): no path turns back
+    /// towards the root switch once it has left it, so PFC's pauses never wait in a cycle.
+    UpDown,
+}
+
+impl Routing {
+    /// Whether the first switch picks a path among several that later switches follow.
+    pub fn source_routed(self) -> bool {
+        matches!(self, Routing::KShortest | Routing::UpDown)
+    }
+
+    /// The routing as a scenario writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::Shortest => "shortest",
+            Routing::KShortest => "k-shortest",
+            Routing::UpDown => "up-down",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,6 +257,7 @@ impl TopologySection {
         let kind = k.name();
         let uniform = !matches!(k, TopologyKind::Ns3 | TopologyKind::Wan);
         let wan = k == TopologyKind::Wan;
+        let source_routed = self.routing.is_some_and(Routing::source_routed);
         let jellyfish = k == TopologyKind::Jellyfish;
         let keys = [
             ("k", self.k.is_some(), k == TopologyKind::FatTree),
@@ -287,25 +309,17 @@ impl TopologySection {
             ),
             ("routing", self.routing.is_some(), !wan && at == "topology"),
             ("lossy_link", !self.lossy_link.is_empty(), at == "topology"),
-            (
-                "paths",
-                self.paths.is_some(),
-                self.routing == Some(Routing::KShortest),
-            ),
+            ("paths", self.paths.is_some(), source_routed),
         ];
         // `paths` depends on the routing, not the kind: say so whatever the kind is.
-        if self.paths.is_some()
-            && self.routing != Some(Routing::KShortest)
-            && !wan
-            && at == "topology"
-        {
+        if self.paths.is_some() && !source_routed && !wan && at == "topology" {
             return Err(invalid(
                 file,
                 &format!("{at}.paths"),
                 "(set)",
                 &format!(
-                    "applies only with {at}.routing = \"k-shortest\" (paths per pair of edge \
-                     switches); routing is \"shortest\""
+                    "applies only with {at}.routing = \"k-shortest\" or \"up-down\" (paths per \
+                     pair of edge switches); routing is \"shortest\""
                 ),
             ));
         }
@@ -315,7 +329,7 @@ impl TopologySection {
             self.link_delay.get_or_insert_with(default_delay);
         }
         let key = |name: &str| format!("{at}.{name}");
-        if self.routing == Some(Routing::KShortest) {
+        if source_routed {
             self.paths.get_or_insert(DEFAULT_PATHS);
         }
         match k {
@@ -344,8 +358,8 @@ impl TopologySection {
     }
 }
 
-/// Paths per edge-switch pair under k-shortest routing: Eunomia's Jellyfish (§5.3) and
-/// Singla et al.'s.
+/// Paths per edge-switch pair under k-shortest (and up-down) routing: Eunomia's Jellyfish
+/// (§5.3) and Singla et al.'s.
 const DEFAULT_PATHS: u32 = 8;
 
 /// The network the section describes, each count checked first so an error names its key,
@@ -420,7 +434,8 @@ fn lossy_links(
 
 /// `topology` with the section's `routing`.
 fn routed(tp: &TopologySection, file: &str, topology: Topology) -> Result<Topology, ScenarioError> {
-    if tp.routing != Some(Routing::KShortest) {
+    let routing = tp.routing.unwrap_or_default();
+    if !routing.source_routed() {
         return Ok(topology);
     }
     let k = tp.paths.unwrap_or(DEFAULT_PATHS);
@@ -432,9 +447,12 @@ fn routed(tp: &TopologySection, file: &str, topology: Topology) -> Result<Topolo
             &format!("between 1 and {MAX_PATHS} paths per pair of edge switches"),
         ));
     }
-    topology
-        .with_k_shortest_paths(k as usize)
-        .map_err(|e| invalid(file, "topology.routing", "\"k-shortest\"", &e.to_string()))
+    let routed = match routing {
+        Routing::UpDown => topology.with_up_down_paths(k as usize),
+        _ => topology.with_k_shortest_paths(k as usize),
+    };
+    let value = format!("\"{}\"", routing.name());
+    routed.map_err(|e| invalid(file, "topology.routing", &value, &e.to_string()))
 }
 
 /// The longest a uniform link's propagation may be: 1 s, as a wan's long-haul link (light
@@ -648,7 +666,7 @@ fn leaf_spine(
 
 #[cfg(test)]
 mod tests {
-    use crate::ids::NodeId;
+    use crate::ids::{HostIdx, NodeId};
     use crate::scenario::tests::one;
 
     /// Each `(keys, want)`: `[topology] kind = kind` with `keys` is refused with an error
@@ -902,6 +920,39 @@ mod tests {
             err.contains("topology.routing = (set): does not apply"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn up_down_routing_keys_and_errors() {
+        let sc = one(
+            "[topology]\nkind = \"jellyfish\"\nswitches = 12\nhosts = 12\nports = 4\n\
+                      routing = \"up-down\"\npaths = 3\n[load_balancing]\nkind = \"fksp\"\n",
+        )
+        .unwrap();
+        let t = &sc.config.topology;
+        assert!(t.source_routed());
+        assert!((0..12)
+            .all(|a| (1..=3).contains(&t.route_starts(a, HostIdx((a as u32 + 1) % 12)).len())));
+        let cases = [
+            (
+                "routing = \"up-down\"\npaths = 65",
+                "topology.paths = 65: between 1 and 64 paths",
+            ),
+            (
+                "paths = 4",
+                "applies only with topology.routing = \"k-shortest\" or \"up-down\"",
+            ),
+            ("routing = \"updown\"", "`up-down`"),
+            (
+                "routing = \"up-down\"\n[switch]\nmodel = \"shared-buffer\"\ndeflection = \"dibs\"",
+                "switch.deflection = \"dibs\": not with topology.routing = \"up-down\"",
+            ),
+            (
+                "routing = \"up-down\"\n[load_balancing]\nkind = \"conweave\"",
+                "not with topology.routing = \"k-shortest\" or \"up-down\"",
+            ),
+        ];
+        assert_refused("fat-tree", &cases);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use irn_core::time::Duration;
 use rayon::prelude::*;
 
 use super::routing::Wiring;
+use super::up_down::{UpDown, UpDownSearch};
 use super::{NodeKind, TopologyError};
 use crate::ids::{HostIdx, PortId};
 
@@ -69,6 +70,13 @@ impl KShortestPaths {
         Self::build_with(w, Wanted::Shortest(k))
     }
 
+    /// Yen's `k` shortest up*/down* paths (see [`super::up_down`]) from every edge switch to
+    /// every other: paths that cannot deadlock PFC, on any graph.
+    pub(super) fn build_up_down(w: &Wiring<'_>, k: usize) -> Result<KShortestPaths, TopologyError> {
+        debug_assert!((1..=MAX_PATHS).contains(&k));
+        Self::build_with(w, Wanted::UpDown(k))
+    }
+
     /// Every shortest path (in switch hops) from every edge switch to every other: the paths
     /// ECMP's next-hop sets spread over, one by one, as ConWeave's source ToR names them. Errors
     /// when a pair has more than [`MAX_PATHS`].
@@ -97,6 +105,13 @@ impl KShortestPaths {
             })
             .collect();
 
+        let up_down = match wanted {
+            Wanted::UpDown(_) => {
+                let switches: Vec<u32> = w.switches.iter().map(|s| s.0).collect();
+                Some(UpDown::new(&adjacency, &switches))
+            }
+            _ => None,
+        };
         let mut switch_row = vec![NONE; nodes];
         for (row, s) in w.switches.iter().enumerate() {
             switch_row[s.index()] = row as u32;
@@ -126,7 +141,7 @@ impl KShortestPaths {
         progress(0, pairs);
         let columns: Vec<Result<Column, (usize, TopologyError)>> = (edge_nodes.par_iter())
             .map(|&to| {
-                let column = Column::find(&adjacency, to, &edge_nodes, wanted);
+                let column = Column::find(&adjacency, to, &edge_nodes, (wanted, &up_down));
                 let now = done.fetch_add(edges as u64 - 1, Ordering::Relaxed) + edges as u64 - 1;
                 progress(now, pairs);
                 column
@@ -231,6 +246,8 @@ enum Wanted {
     Shortest(usize),
     /// Every shortest path (at most [`MAX_PATHS`]).
     AllShortest,
+    /// Yen's `k` shortest up*/down* paths.
+    UpDown(usize),
 }
 
 /// The paths from every edge switch into one destination, as node sequences one after another.
@@ -244,15 +261,46 @@ struct Column {
 }
 
 impl Column {
-    /// The `wanted` paths from each of `sources` (in order) to `to`; an error names the index
-    /// of the source whose paths broke a limit.
+    /// The `wanted` paths from each of `sources` (in order) to `to` (up*/down* ones in the
+    /// order given with them); an error names the index of the source whose paths broke a
+    /// limit.
     fn find(
         adjacency: &[Vec<u32>],
         to: u32,
         sources: &[u32],
-        wanted: Wanted,
+        (wanted, up_down): (Wanted, &Option<UpDown>),
     ) -> Result<Column, (usize, TopologyError)> {
-        let mut search = Search::new(adjacency, to);
+        match (wanted, up_down) {
+            (Wanted::Shortest(k), _) => {
+                let mut search = Search::new(adjacency, to);
+                Column::collect(to, sources, |_, from| Ok(yen(&mut search, from, k)))
+            }
+            (Wanted::AllShortest, _) => {
+                let search = Search::new(adjacency, to);
+                Column::collect(to, sources, |a, from| {
+                    let paths = all_shortest(adjacency, &search.hops_to, from);
+                    if paths.len() > MAX_PATHS {
+                        let what = "shortest paths between two edge switches";
+                        let count = paths.len();
+                        return Err((a, TopologyError::TooLarge { what, count }));
+                    }
+                    Ok(paths)
+                })
+            }
+            (Wanted::UpDown(k), Some(order)) => {
+                let mut search = UpDownSearch::new(adjacency, order, to);
+                Column::collect(to, sources, |_, from| Ok(yen(&mut search, from, k)))
+            }
+            (Wanted::UpDown(_), None) => unreachable!("up*/down* paths come with their order"),
+        }
+    }
+
+    /// The paths `paths_of(a, from)` gives from each of `sources` (`from`, the `a`-th) to `to`.
+    fn collect(
+        to: u32,
+        sources: &[u32],
+        mut paths_of: impl FnMut(usize, u32) -> Result<Vec<Vec<u32>>, (usize, TopologyError)>,
+    ) -> Result<Column, (usize, TopologyError)> {
         let mut column = Column {
             nodes: Vec::new(),
             path_end: Vec::new(),
@@ -260,19 +308,7 @@ impl Column {
         };
         for (a, &from) in sources.iter().enumerate() {
             if from != to {
-                let paths = match wanted {
-                    Wanted::Shortest(k) => yen(&mut search, from, k),
-                    Wanted::AllShortest => {
-                        let paths = all_shortest(adjacency, &search.hops_to, from);
-                        if paths.len() > MAX_PATHS {
-                            let what = "shortest paths between two edge switches";
-                            let count = paths.len();
-                            return Err((a, TopologyError::TooLarge { what, count }));
-                        }
-                        paths
-                    }
-                };
-                for path in paths {
+                for path in paths_of(a, from)? {
                     column.nodes.extend_from_slice(&path);
                     column.path_end.push(column.nodes.len() as u32);
                 }
@@ -332,6 +368,16 @@ struct Search<'a> {
     parent: Vec<u32>,
 }
 
+/// Yen's spur search: the shortest path from a spur node to the destination the search was
+/// made for, given the root of the path before the spur node.
+pub(super) trait SpurSearch {
+    /// The shortest path from `spur` to the destination that avoids the nodes `root` and the
+    /// edges from `spur` to `taken` (ties broken the same way every time), or `None`; `None`
+    /// too if it is longer than `max_hops` (if a path within it exists, it is the one
+    /// returned).
+    fn tail(&mut self, spur: u32, root: &[u32], taken: &[u32], max_hops: u32) -> Option<Vec<u32>>;
+}
+
 /// How many hops beyond the whole graph's count a spur search deepens before it falls back to
 /// a breadth-first search.
 const SLACK: u32 = 3;
@@ -362,34 +408,7 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The shortest path from `spur` to the destination that avoids the nodes `root` and the
-    /// edges from `spur` to `taken` (least node sequence among equals), or `None`; `None` too
-    /// if it is longer than `max_hops` (if a path within it exists, it is the one returned).
-    fn tail(&mut self, spur: u32, root: &[u32], taken: &[u32], max_hops: u32) -> Option<Vec<u32>> {
-        let least = self.hops_to[spur as usize];
-        if least > max_hops {
-            return None;
-        }
-        self.epoch += 1;
-        for &n in root {
-            self.blocked[n as usize] = self.epoch;
-        }
-        // A shortest path never comes back to its start.
-        self.blocked[spur as usize] = self.epoch;
-        let mut path = vec![spur];
-        let deepest = (least + SLACK).min(u64::BITS - 1);
-        for hops in least..=deepest.min(max_hops) {
-            if self.walk(spur, hops, taken, &mut path) {
-                return Some(path);
-            }
-        }
-        if max_hops <= deepest {
-            return None;
-        }
-        self.breadth_first(spur, taken, max_hops)
-    }
-
-    /// The path [`tail`](Self::tail) looks for, by breadth-first search from `spur` (blocked
+    /// The path [`tail`](SpurSearch::tail) looks for, by breadth-first search from `spur` (blocked
     /// with the root already) in ascending neighbour order, as `pathfinding`'s `bfs` did.
     fn breadth_first(&mut self, spur: u32, taken: &[u32], max_hops: u32) -> Option<Vec<u32>> {
         // Each reached node's parent; `blocked` marks them reached.
@@ -461,6 +480,34 @@ impl<'a> Search<'a> {
     }
 }
 
+impl SpurSearch for Search<'_> {
+    /// Deepens from the whole graph's hop count (see [`Search`]), then falls back to a
+    /// breadth-first search.
+    fn tail(&mut self, spur: u32, root: &[u32], taken: &[u32], max_hops: u32) -> Option<Vec<u32>> {
+        let least = self.hops_to[spur as usize];
+        if least > max_hops {
+            return None;
+        }
+        self.epoch += 1;
+        for &n in root {
+            self.blocked[n as usize] = self.epoch;
+        }
+        // A shortest path never comes back to its start.
+        self.blocked[spur as usize] = self.epoch;
+        let mut path = vec![spur];
+        let deepest = (least + SLACK).min(u64::BITS - 1);
+        for hops in least..=deepest.min(max_hops) {
+            if self.walk(spur, hops, taken, &mut path) {
+                return Some(path);
+            }
+        }
+        if max_hops <= deepest {
+            return None;
+        }
+        self.breadth_first(spur, taken, max_hops)
+    }
+}
+
 /// Yen's k shortest loopless paths from `from` to `search`'s destination in hops, shortest
 /// first; ties are broken by the lower node sequence, so the result depends on the graph alone.
 ///
@@ -471,7 +518,7 @@ impl<'a> Search<'a> {
 ///
 /// A spur search looks only for paths that could still be chosen: once the candidates hold as
 /// many paths as are still wanted, a path longer than the last of them never will be.
-fn yen(search: &mut Search<'_>, from: u32, k: usize) -> Vec<Vec<u32>> {
+fn yen(search: &mut impl SpurSearch, from: u32, k: usize) -> Vec<Vec<u32>> {
     let Some(first) = search.tail(from, &[], &[], u32::MAX) else {
         return Vec::new();
     };
@@ -785,7 +832,7 @@ mod tests {
         }
     }
 
-    /// The tables are the same on one thread and on several.
+    /// The tables, k shortest and up*/down*, are the same on one thread and on several.
     #[test]
     fn tables_do_not_depend_on_the_thread_count() {
         let link = (Bandwidth::from_gbps(100), Duration::from_us(1));
@@ -802,6 +849,17 @@ mod tests {
         assert_eq!(one.path_start, four.path_start);
         assert_eq!(one.hops, four.hops);
         assert_eq!(one.max_path_propagation, four.max_path_propagation);
+        let up_down = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| KShortestPaths::build_up_down(&t.wiring(), 8).unwrap())
+        };
+        let (one, four) = (up_down(1), up_down(4));
+        assert_eq!(one.pair_start, four.pair_start);
+        assert_eq!(one.path_start, four.path_start);
+        assert_eq!(one.hops, four.hops);
     }
 
     /// A 128-switch Jellyfish with 8 paths per pair: 16,256 pairs, each searched in

@@ -11,6 +11,7 @@
 //! | `mod.rs` | the types, the generic builder [`Topology::from_links`], queries, [`PathInfo`] |
 //! | `routing.rs` | the BFS-per-destination ECMP table |
 //! | `k_shortest.rs` | Yen's k shortest paths between edge switches, for source routing |
+//! | `up_down.rs` | up*/down* order and legal-path searches: routes that cannot deadlock PFC |
 //! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
 //! | `labels.rs` | nodes and ports named by tier and index ([`Topology::node_label`]) |
 //! | `leaf_spine.rs` | the two-tier leaf-spine Clos of Eunomia |
@@ -32,6 +33,7 @@ mod routing;
 mod simple;
 #[cfg(test)]
 mod tests;
+mod up_down;
 mod wan;
 
 use core::ops::Range;
@@ -111,8 +113,9 @@ pub struct Topology {
     links: Vec<LinkSpec>,
     /// Shared with the simulation, which replaces its copy when links fail.
     routing: Arc<RoutingTable>,
-    /// Under `routing = "k-shortest"`, the paths packets are source-routed on; `routing` is
-    /// then the transit table that hands every packet not for a local host to its route.
+    /// Under `routing = "k-shortest"` or `"up-down"`, the paths packets are source-routed on;
+    /// `routing` is then the transit table that hands every packet not for a local host to its
+    /// route.
     source_routes: Option<Box<KShortestPaths>>,
     min_host_rate: Bandwidth,
     /// Its sites and long-haul links when built by [`Topology::wan`].
@@ -283,6 +286,23 @@ impl Topology {
     pub fn with_k_shortest_paths(mut self, k: usize) -> Result<Topology, TopologyError> {
         assert!((1..=MAX_PATHS).contains(&k), "k = {k} paths");
         let paths = KShortestPaths::build(&self.wiring(), k)?;
+        let transit = RoutingTable::transit(&self.wiring(), paths.max_path_propagation());
+        self.routing = Arc::new(transit);
+        self.source_routes = Some(Box::new(paths));
+        Ok(self)
+    }
+
+    /// Routes this network as [`with_k_shortest_paths`](Self::with_k_shortest_paths) does,
+    /// over the `k` shortest up*/down* paths instead (Autonet: a breadth-first order from the
+    /// most central switch; no path takes a link towards the root after one away from it). The
+    /// links' dependencies then form no cycle, so PFC cannot deadlock, whatever the graph; the
+    /// price is longer paths where the shortest ones turn back up.
+    ///
+    /// # Panics
+    /// If `k` is not in `1..=MAX_PATHS` (the scenario layer checks it first).
+    pub fn with_up_down_paths(mut self, k: usize) -> Result<Topology, TopologyError> {
+        assert!((1..=MAX_PATHS).contains(&k), "k = {k} paths");
+        let paths = KShortestPaths::build_up_down(&self.wiring(), k)?;
         let transit = RoutingTable::transit(&self.wiring(), paths.max_path_propagation());
         self.routing = Arc::new(transit);
         self.source_routes = Some(Box::new(paths));
