@@ -15,6 +15,7 @@
 pub mod aimd;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod int;
 pub mod timely;
 
 use crate::time::{Bandwidth, Duration, Time};
@@ -34,6 +35,14 @@ pub enum CcConfig {
     Timely(TimelyParams),
     Dctcp(DctcpParams),
     Aimd(AimdParams),
+}
+
+impl CcConfig {
+    /// Whether the controller steers by in-band network telemetry ([`int`]): then data
+    /// packets gather a record per switch and ACKs echo them.
+    pub fn wants_int(&self) -> bool {
+        false
+    }
 }
 
 /// What an acknowledgement told the sender, for the controllers that learn from ACKs.
@@ -108,6 +117,11 @@ impl CongestionControl {
             CongestionControl::Aimd(c) => c.on_ack(now, ack),
             _ => {}
         }
+    }
+
+    /// The INT records the next ACK echoes ([`int`]), handed over just before it.
+    pub fn on_telemetry(&mut self, hops: &[int::IntHop]) {
+        let _ = hops;
     }
 
     /// The sender detected a loss (a NACK starting recovery, or a timeout): window-based

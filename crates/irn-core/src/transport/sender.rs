@@ -250,6 +250,14 @@ impl Sender {
         )
     }
 
+    /// The in-band telemetry records the ACK handled next echoes, for controllers that read
+    /// them (`crate::cc::int`); drivers hand them over just before that ACK.
+    pub fn handle_telemetry(&mut self, hops: &[crate::cc::int::IntHop]) {
+        if self.cc_active {
+            self.cc.on_telemetry(hops);
+        }
+    }
+
     /// The congestion controller's current pacing rate, if it is rate-based.
     pub fn rate(&self) -> Option<crate::Bandwidth> {
         self.cc.rate()
