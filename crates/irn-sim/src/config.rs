@@ -216,10 +216,17 @@ impl SimConfig {
         }
     }
 
-    /// The largest frame any packet of this run puts on a link (see [`max_frame_bytes`]).
+    /// The largest frame any packet of this run puts on a link (see [`max_frame_bytes`]), with
+    /// an in-band telemetry record per switch of the longest path when the controller asks
+    /// for them (INT's header is among the extra header bytes).
     pub fn max_frame_bytes(&self) -> u64 {
         let verbs = self.verbs_irn_headers && self.flows.iter().any(|f| f.verb.is_some());
+        let int_hops = match self.transport.cc.wants_int() {
+            true => self.topology.max_path_switches() as u64,
+            false => 0,
+        };
         max_frame_bytes(self.transport.mtu, self.extra_header_bytes, verbs)
+            + int_hops * u64::from(irn_core::cc::int::INT_HOP_BYTES)
     }
 }
 

@@ -236,6 +236,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.acks", GO_BACK_N),
     ("transport.dcqcn", &["transport.cc=\"dcqcn\""]),
     ("transport.timely", &["transport.cc=\"timely\""]),
+    ("transport.hpcc", &["transport.cc=\"hpcc\""]),
     (
         "transport.timely.segment",
         &[

@@ -3,7 +3,8 @@
 //!
 //! IRN decouples loss recovery from congestion control (§3): any transport can run with any
 //! controller, or none. Rate-based controllers (DCQCN, Timely) pace the queue pair's packets;
-//! window-based ones (DCTCP, AIMD) bound its packets in flight, on top of BDP-FC when that is on.
+//! window-based ones (DCTCP, AIMD) bound its packets in flight, on top of BDP-FC when that is on;
+//! HPCC does both.
 //!
 //! | controller | signal | output | module |
 //! | --- | --- | --- | --- |
@@ -11,10 +12,12 @@
 //! | Timely (Mittal et al., SIGCOMM 2015) | RTT samples from echoed timestamps | rate | [`timely`] |
 //! | DCTCP (Alizadeh et al., SIGCOMM 2010) | ECN-Echo on ACKs | window | [`dctcp`] |
 //! | AIMD (TCP Reno style) | losses | window | [`aimd`] |
+//! | HPCC (Li et al., SIGCOMM 2019) | in-band telemetry ([`int`]) echoed on ACKs | window and rate | [`hpcc`] |
 
 pub mod aimd;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod hpcc;
 pub mod int;
 pub mod timely;
 
@@ -23,6 +26,7 @@ use crate::time::{Bandwidth, Duration, Time};
 pub use aimd::{Aimd, AimdParams};
 pub use dcqcn::{AlphaUpdate, CnpPacer, Dcqcn, DcqcnParams, IncreaseStages, Named, RateDecrease};
 pub use dctcp::{Dctcp, DctcpParams};
+pub use hpcc::{Hpcc, HpccParams};
 pub use timely::{Timely, TimelyParams, TimelyUpdate};
 
 /// Which controller a queue pair runs, with its parameters.
@@ -35,13 +39,14 @@ pub enum CcConfig {
     Timely(TimelyParams),
     Dctcp(DctcpParams),
     Aimd(AimdParams),
+    Hpcc(HpccParams),
 }
 
 impl CcConfig {
     /// Whether the controller steers by in-band network telemetry ([`int`]): then data
     /// packets gather a record per switch and ACKs echo them.
     pub fn wants_int(&self) -> bool {
-        false
+        matches!(self, CcConfig::Hpcc(_))
     }
 }
 
@@ -68,6 +73,9 @@ pub enum CongestionControl {
     Timely(Timely),
     Dctcp(Dctcp),
     Aimd(Aimd),
+    /// Boxed: its per-hop state is a kilobyte, which the other controllers' queue pairs should
+    /// not carry.
+    Hpcc(Box<Hpcc>),
 }
 
 impl CongestionControl {
@@ -81,6 +89,7 @@ impl CongestionControl {
             CcConfig::Timely(p) => CongestionControl::Timely(Timely::new(*p, line_rate, mtu)),
             CcConfig::Dctcp(p) => CongestionControl::Dctcp(Dctcp::new(*p, initial_window)),
             CcConfig::Aimd(p) => CongestionControl::Aimd(Aimd::new(*p, initial_window)),
+            CcConfig::Hpcc(p) => CongestionControl::Hpcc(Box::new(Hpcc::new(*p, line_rate, mtu))),
         }
     }
 
@@ -89,6 +98,7 @@ impl CongestionControl {
         match self {
             CongestionControl::Dcqcn(c) => Some(c.rate()),
             CongestionControl::Timely(c) => Some(c.rate()),
+            CongestionControl::Hpcc(c) => Some(c.rate()),
             _ => None,
         }
     }
@@ -98,6 +108,7 @@ impl CongestionControl {
         match self {
             CongestionControl::Dctcp(c) => Some(c.window()),
             CongestionControl::Aimd(c) => Some(c.window()),
+            CongestionControl::Hpcc(c) => Some(c.window()),
             _ => None,
         }
     }
@@ -115,13 +126,16 @@ impl CongestionControl {
             CongestionControl::Timely(c) => c.on_ack(now, ack),
             CongestionControl::Dctcp(c) => c.on_ack(now, ack),
             CongestionControl::Aimd(c) => c.on_ack(now, ack),
+            CongestionControl::Hpcc(c) => c.on_ack(now, ack),
             _ => {}
         }
     }
 
     /// The INT records the next ACK echoes ([`int`]), handed over just before it.
     pub fn on_telemetry(&mut self, hops: &[int::IntHop]) {
-        let _ = hops;
+        if let CongestionControl::Hpcc(c) = self {
+            c.on_telemetry(hops);
+        }
     }
 
     /// The sender detected a loss (a NACK starting recovery, or a timeout): window-based

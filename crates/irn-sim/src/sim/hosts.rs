@@ -201,7 +201,8 @@ impl<T: Trace> Simulation<'_, T> {
                         let control = (&mut self.packets, &mut self.counters.control_bytes);
                         let id = queue_reply(control, &mut nic.control, reply, to);
                         if T::INT {
-                            echo_int(self.int.as_deref_mut(), &mut self.packets, id);
+                            let control = (&mut self.packets, &mut self.counters.control_bytes);
+                            echo_int(self.int.as_deref_mut(), control, id);
                         }
                     }
                     if receiver.poll_completion().is_some() {
@@ -279,7 +280,8 @@ impl<T: Trace> Simulation<'_, T> {
             let control = (&mut self.packets, &mut self.counters.control_bytes);
             let id = queue_reply(control, &mut nic.control, reply, to);
             if T::INT {
-                echo_int(self.int.as_deref_mut(), &mut self.packets, id);
+                let control = (&mut self.packets, &mut self.counters.control_bytes);
+                echo_int(self.int.as_deref_mut(), control, id);
             }
         }
         if receiver.poll_completion().is_some() {
@@ -514,11 +516,18 @@ fn queue_reply(
 }
 
 /// Reply `id` echoes the INT records of the data packet that triggered it, if the run has
-/// any (`table`), and grows by their bytes on the wire.
+/// any (`table`), and grows by their bytes on the wire, which count as its own.
 #[inline(always)]
-fn echo_int(table: Option<&mut IntTable>, packets: &mut Packets, id: PacketId) {
+fn echo_int(
+    table: Option<&mut IntTable>,
+    (packets, sent): (&mut Packets, &mut ControlBytes),
+    id: PacketId,
+) {
     if let Some(table) = table {
-        packets.get_mut(id).wire_bytes += table.echo(id.index());
+        let bytes = table.echo(id.index());
+        let reply = packets.get_mut(id);
+        reply.wire_bytes += bytes;
+        sent.add(&reply.pkt, bytes);
     }
 }
 
