@@ -1,5 +1,6 @@
 //! A fully resolved simulation: typed, validated, ready to run. Scenario files become this.
 
+use irn_core::cc::CcConfig;
 use irn_core::ordering::{Feedback, OrderingConfig, OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
@@ -195,9 +196,17 @@ impl SimConfig {
     }
 
     /// The transport flow `spec` runs: the configuration's, with its own path's BDP-FC cap
-    /// under [`BdpCapScope::Path`].
+    /// under [`BdpCapScope::Path`], and Swift told its path's switches.
     pub fn flow_transport(&self, spec: &FlowSpec) -> TransportConfig {
-        let t = self.transport;
+        let mut t = self.transport;
+        if let CcConfig::Swift(p) = &mut t.cc {
+            // Swift scales its target with the switches on the flow's path.
+            p.hops = self
+                .topology
+                .path(spec.src, spec.dst)
+                .hops
+                .saturating_sub(1);
+        }
         match (self.bdp_cap_scope, t.bdp_cap) {
             (BdpCapScope::Path, Some(_)) => {
                 let path = self.topology.path(spec.src, spec.dst);

@@ -98,6 +98,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.dcqcn", &["transport.cc=\"dcqcn\""]),
     ("transport.timely", &["transport.cc=\"timely\""]),
     ("transport.hpcc", &["transport.cc=\"hpcc\""]),
+    ("transport.swift", &["transport.cc=\"swift\""]),
     ("transport.timely.segment", &["transport.cc=\"timely\"", "transport.timely.update=\"per-segment\""]),
     ("transport.dctcp", &["transport.cc=\"dctcp\""]),
     ("transport.aimd", &["transport.cc=\"aimd\""]),

@@ -1,6 +1,7 @@
 //! HPCC end to end: in-band telemetry carried by data packets and echoed by ACKs steers the
 //! senders of an incast, which keep the bottleneck's queue near empty where DCQCN, reacting to
-//! ECN marks, lets it build; and the flows still share the link fairly, near line rate.
+//! ECN marks, lets it build; and the flows still share the link fairly, near line rate. Swift,
+//! on RTT against a target delay, on the same incast.
 
 use std::path::Path;
 
@@ -85,4 +86,28 @@ fn acks_echo_the_telemetry_bytes() {
     assert_eq!((h.retransmissions, p.retransmissions), (0, 0));
     assert!(p.control_bytes.ack > 0);
     assert_eq!(h.control_bytes.ack * 64, p.control_bytes.ack * 74);
+}
+
+/// Swift on the same incast: the queue stays below DCQCN's, the flows finish, and each flow's
+/// target counts its one switch.
+#[test]
+fn swift_bounds_the_incast_queue_by_its_target_delay() {
+    let swift = incast("swift", WITHOUT_CAP);
+    let dcqcn = incast("dcqcn", WITHOUT_CAP);
+    let (s, d) = (&swift.summary, &dcqcn.summary);
+    assert_eq!((s.flows_incomplete, s.drops), (0, 0));
+    assert!(
+        s.peak_buffer_bytes < d.peak_buffer_bytes,
+        "Swift's peak {} B against DCQCN's {} B",
+        s.peak_buffer_bytes,
+        d.peak_buffer_bytes
+    );
+    for f in &swift.flows {
+        let fct = f.fct_us.expect("finished");
+        assert!(
+            (160.0..250.0).contains(&fct),
+            "flow {}: {fct} µs",
+            f.flow_id
+        );
+    }
 }

@@ -237,6 +237,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.dcqcn", &["transport.cc=\"dcqcn\""]),
     ("transport.timely", &["transport.cc=\"timely\""]),
     ("transport.hpcc", &["transport.cc=\"hpcc\""]),
+    ("transport.swift", &["transport.cc=\"swift\""]),
     (
         "transport.timely.segment",
         &[
