@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use irn_core::cc::CcConfig;
 use irn_core::ordering::{Feedback, OrderingConfig, OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn};
@@ -204,9 +205,17 @@ impl SimConfig {
     }
 
     /// The transport flow `spec` runs: the configuration's, with its own path's BDP-FC cap
-    /// under [`BdpCapScope::Path`].
+    /// under [`BdpCapScope::Path`], and Swift told its path's switches.
     pub fn flow_transport(&self, spec: &FlowSpec) -> TransportConfig {
-        let t = self.transport;
+        let mut t = self.transport;
+        if let CcConfig::Swift(p) = &mut t.cc {
+            // Swift scales its target with the switches on the flow's path.
+            p.hops = self
+                .topology
+                .path(spec.src, spec.dst)
+                .hops
+                .saturating_sub(1);
+        }
         match (self.bdp_cap_scope, t.bdp_cap) {
             (BdpCapScope::Path, Some(_)) => {
                 let path = self.topology.path(spec.src, spec.dst);
@@ -225,10 +234,17 @@ impl SimConfig {
         }
     }
 
-    /// The largest frame any packet of this run puts on a link (see [`max_frame_bytes`]).
+    /// The largest frame any packet of this run puts on a link (see [`max_frame_bytes`]), with
+    /// an in-band telemetry record per switch of the longest path when the controller asks
+    /// for them (INT's header is among the extra header bytes).
     pub fn max_frame_bytes(&self) -> u64 {
         let verbs = self.verbs_irn_headers && self.flows.iter().any(|f| f.verb.is_some());
+        let int_hops = match self.transport.cc.wants_int() {
+            true => self.topology.max_path_switches() as u64,
+            false => 0,
+        };
         max_frame_bytes(self.transport.mtu, self.extra_header_bytes, verbs)
+            + int_hops * u64::from(irn_core::cc::int::INT_HOP_BYTES)
     }
 }
 

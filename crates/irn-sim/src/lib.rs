@@ -70,15 +70,15 @@ pub fn run_monitored(
     untraced(cfg, Some(series), progress)
 }
 
-/// An untraced run, compiled with the hooks of credit flow control and lossy links only if it
-/// has either.
+/// An untraced run, compiled with the hooks of credit flow control, lossy links and in-band
+/// telemetry only if it has one of them.
 fn untraced<'a>(
     cfg: &'a SimConfig,
     series: Option<&'a mut dyn series::SeriesSink>,
     progress: &mut dyn FnMut(Progress),
 ) -> RunResult {
     use sim::trace::{NoTrace, NoTraceLinkHooks};
-    if cfg.credits.is_none() && cfg.link_loss.is_none() {
+    if cfg.credits.is_none() && cfg.link_loss.is_none() && !cfg.transport.cc.wants_int() {
         sim::Simulation::new(cfg, series, NoTrace).run(progress)
     } else {
         sim::Simulation::new(cfg, series, NoTraceLinkHooks).run(progress)

@@ -630,14 +630,17 @@ fn validate(
     let extra_header_bytes = transport::extra_header_bytes(t, file)?;
     let verbs = workload::verbs_mix(s, file, extra_header_bytes)?;
     let ordering = ordering_layer(s, file, verbs.as_ref())?;
-    // The layer's per-packet metadata travels like any extra header.
-    let extra_header_bytes = extra_header_bytes + ordering.mode.metadata_bytes();
+    // The layer's per-packet metadata travels like any extra header, and so does INT's.
+    let int_hops = telemetry(s, file, &topology, verbs.is_some())?;
+    let int_header = int_hops.map_or(0, |_| irn_core::cc::int::INT_HEADER_BYTES);
+    let extra_header_bytes = extra_header_bytes + ordering.mode.metadata_bytes() + int_header;
     let verbs_irn_headers = t.kind != TransportKind::Roce;
-    let max_frame = crate::config::max_frame_bytes(
-        t.mtu,
-        extra_header_bytes,
-        verbs.is_some() && verbs_irn_headers,
-    );
+    let max_frame =
+        crate::config::max_frame_bytes(
+            t.mtu,
+            extra_header_bytes,
+            verbs.is_some() && verbs_irn_headers,
+        ) + u64::from(int_hops.map_or(0, |n| n as u32 * irn_core::cc::int::INT_HOP_BYTES));
     let credits = credits::build(s, file, &topology, buffer.bytes, max_frame)?;
     if credits.is_some() && !link_loss.is_none() {
         // A lost packet would leave its credit counted upstream and never at the input.
@@ -740,6 +743,43 @@ fn validate(
         link_loss,
     };
     Ok((config, warnings))
+}
+
+/// In-band telemetry: with `cc = "hpcc"` (unless `kind = "mp-rdma"`, whose own window
+/// ignores `cc`), the most records a packet gathers, one per switch of the longest path; `None`
+/// without. Refused with a verbs workload (whose queue pairs would need the records passed
+/// through both ends) and on paths longer than a controller's per-hop state.
+fn telemetry(
+    s: &ScenarioFile,
+    file: &str,
+    topology: &crate::topology::Topology,
+    verbs: bool,
+) -> Result<Option<usize>, ScenarioError> {
+    let t = &s.transport;
+    if t.cc != CcKind::Hpcc || t.kind == TransportKind::MpRdma {
+        return Ok(None);
+    }
+    if verbs {
+        return Err(invalid(
+            file,
+            "transport.cc",
+            "\"hpcc\"",
+            "not with a verbs workload (workload.verbs): HPCC runs under message flows",
+        ));
+    }
+    let hops = topology.max_path_switches();
+    if hops > irn_core::cc::int::MAX_INT_HOPS {
+        return Err(invalid(
+            file,
+            "transport.cc",
+            "\"hpcc\"",
+            &format!(
+                "a topology whose paths cross at most {} switches (this one's cross {hops}):                  HPCC keeps state per hop",
+                irn_core::cc::int::MAX_INT_HOPS
+            ),
+        ));
+    }
+    Ok(Some(hops))
 }
 
 /// A retransmission timeout shorter than the longest path's round trip (a WAN's) fires before

@@ -97,6 +97,8 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.acks", GO_BACK_N),
     ("transport.dcqcn", &["transport.cc=\"dcqcn\""]),
     ("transport.timely", &["transport.cc=\"timely\""]),
+    ("transport.hpcc", &["transport.cc=\"hpcc\""]),
+    ("transport.swift", &["transport.cc=\"swift\""]),
     ("transport.timely.segment", &["transport.cc=\"timely\"", "transport.timely.update=\"per-segment\""]),
     ("transport.dctcp", &["transport.cc=\"dctcp\""]),
     ("transport.aimd", &["transport.cc=\"aimd\""]),

@@ -248,6 +248,8 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.acks", GO_BACK_N),
     ("transport.dcqcn", &["transport.cc=\"dcqcn\""]),
     ("transport.timely", &["transport.cc=\"timely\""]),
+    ("transport.hpcc", &["transport.cc=\"hpcc\""]),
+    ("transport.swift", &["transport.cc=\"swift\""]),
     (
         "transport.timely.segment",
         &[

@@ -391,7 +391,11 @@ impl TransportConfig {
                 Some("hold_last_packet")
             } else if matches!(
                 self.cc,
-                CcConfig::Timely(_) | CcConfig::Dctcp(_) | CcConfig::Aimd(_)
+                CcConfig::Timely(_)
+                    | CcConfig::Dctcp(_)
+                    | CcConfig::Aimd(_)
+                    | CcConfig::Hpcc(_)
+                    | CcConfig::Swift(_)
             ) {
                 Some("ACK-clocked congestion control")
             } else {

@@ -55,6 +55,14 @@ impl Requester {
         delegate!(self, s => s.handle_packet(now, pkt))
     }
 
+    /// The in-band telemetry records the next ACK echoes (`crate::cc::int`): for the RDMA
+    /// sender's controller; TCP and MP-RDMA run their own and ignore them.
+    pub fn handle_telemetry(&mut self, hops: &[crate::cc::int::IntHop]) {
+        if let Requester::Rdma(s) = self {
+            s.handle_telemetry(hops);
+        }
+    }
+
     #[inline]
     pub fn handle_timeout(&mut self, now: Time) {
         delegate!(self, s => s.handle_timeout(now))

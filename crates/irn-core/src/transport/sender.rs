@@ -250,6 +250,14 @@ impl Sender {
         )
     }
 
+    /// The in-band telemetry records the ACK handled next echoes, for controllers that read
+    /// them (`crate::cc::int`); drivers hand them over just before that ACK.
+    pub fn handle_telemetry(&mut self, hops: &[crate::cc::int::IntHop]) {
+        if self.cc_active {
+            self.cc.on_telemetry(hops);
+        }
+    }
+
     /// The congestion controller's current pacing rate, if it is rate-based.
     pub fn rate(&self) -> Option<crate::Bandwidth> {
         self.cc.rate()
@@ -535,14 +543,15 @@ impl Sender {
     /// lowest rate or window, and pace the next packet.
     fn sent_with_cc(&mut self, now: Time, bytes: u64) {
         self.cc.on_sent(now, bytes);
-        if let Some(rate) = self.cc.rate() {
+        let rate = self.cc.rate();
+        if let Some(rate) = rate {
             let r = rate.as_bps();
             self.stats.min_rate_bps = Some(self.stats.min_rate_bps.map_or(r, |m| m.min(r)));
         }
         if let Some(w) = self.cc.window() {
             self.stats.min_window = Some(self.stats.min_window.map_or(w, |m| m.min(w)));
         }
-        if let Some(rate) = self.cc.rate().filter(|&r| r < self.cfg.line_rate) {
+        if let Some(rate) = rate.filter(|&r| r < self.cfg.line_rate) {
             self.next_tx_at = now + rate.serialization(bytes);
         }
     }

@@ -8,7 +8,7 @@
 //! rto_low = "100us"
 //! rto_high = "auto"   # the longest round trip + draining a full buffer (IRN §4.1), or a duration
 //! timeouts = "auto"   # off when PFC is on and cannot drop, on otherwise
-//! cc = "dcqcn"        # "none" (default), "dcqcn", "timely", "dctcp", "aimd"
+//! cc = "dcqcn"        # "none" (default), "dcqcn", "timely", "dctcp", "aimd", "hpcc", "swift"
 //! tx_window = "auto"  # go-back-N's options (`go_back_n.rs`): "off" (default), "auto", packets
 //! [transport.dcqcn]   # the chosen controller's parameter overrides
 //! min_rate = "1Gbps"
@@ -44,6 +44,10 @@ pub enum CcKind {
     Timely,
     Dctcp,
     Aimd,
+    /// HPCC (Li et al., SIGCOMM'19), steered by in-band telemetry: `[transport.hpcc]`.
+    Hpcc,
+    /// Swift (Kumar et al., SIGCOMM'20), RTT against a target delay: `[transport.swift]`.
+    Swift,
 }
 
 /// Which NIC transport every flow uses.
@@ -107,7 +111,7 @@ pub struct TransportSection {
     /// A retransmission may leave only this long after its loss was detected (IRN §6.3's
     /// worst case: "2us").
     pub retransmit_delay: String,
-    /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"` or `"aimd"`.
+    /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"`, `"aimd"`, `"hpcc"` or `"swift"`.
     pub cc: CcKind,
     /// Go-back-N's transmit window (ConnectX): `"off"` (absent), `"auto"` (the BDP cap the
     /// topology gives) or a packet count.
@@ -146,6 +150,12 @@ pub struct TransportSection {
     /// `[transport.aimd]`: AIMD parameter overrides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aimd: Option<toml::Table>,
+    /// `[transport.hpcc]`: HPCC parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpcc: Option<toml::Table>,
+    /// `[transport.swift]`: Swift parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swift: Option<toml::Table>,
     /// `[transport.mp_rdma]`: MP-RDMA parameter overrides (`kind = "mp-rdma"` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mp_rdma: Option<toml::Table>,
@@ -177,6 +187,8 @@ impl Default for TransportSection {
             timely: None,
             dctcp: None,
             aimd: None,
+            hpcc: None,
+            swift: None,
             mp_rdma: None,
         }
     }
@@ -283,7 +295,9 @@ pub(super) fn build(
         ));
     }
     let bdp_cap = bdp_cap(t, file, auto_cap, &base)?;
-    let cc = cc_config(t, file, topology.min_host_rate())?;
+    let cc = cc_config(t, file, topology.min_host_rate(), || {
+        longest_unloaded_rtt(topology, max_frame)
+    })?;
     // MP-RDMA's own ECN window is its congestion control: `cc` (checked all the same) is
     // ignored, so one scenario can compare MP-RDMA with DCQCN variants, and no CNPs are sent.
     let cc = match t.kind {
@@ -570,6 +584,8 @@ enum Param<'a> {
     Real(&'a mut f64, Reals),
     /// A whole number of at least 1 and at most `.1`.
     Count(&'a mut u32, u32),
+    /// A whole number from 0 to `.1`.
+    Whole(&'a mut u32, u32),
     Size(&'a mut u64),
     Flag(&'a mut bool),
     /// One of a fixed set of names (listed, quoted, in the `String`); the function stores the
@@ -751,6 +767,17 @@ fn apply_params(
                     ))
                 }
             },
+            Param::Whole(n, max) => match value.as_integer().and_then(|i| u32::try_from(i).ok()) {
+                Some(v) if v <= *max => **n = v,
+                _ => {
+                    return Err(invalid(
+                        file,
+                        &full,
+                        &text,
+                        &format!("a whole number between 0 and {max}"),
+                    ))
+                }
+            },
             Param::Flag(b) => match value.as_bool() {
                 Some(v) => **b = v,
                 None => return Err(invalid(file, &full, &written(value), "true or false")),
@@ -771,10 +798,13 @@ fn apply_params(
 /// in (0, 1), rates up to `line_rate` (the hosts'), windows up to the largest a transport
 /// tracks, and timers no shorter than a minimum frame at the line rate (a "0s" or "1ps" timer
 /// fires without end and the run never finishes).
+///
+/// `auto_rtt` gives HPCC's `base_rtt = "auto"` (see [`longest_unloaded_rtt`]).
 fn cc_config(
     t: &TransportSection,
     file: &str,
     line_rate: Bandwidth,
+    auto_rtt: impl FnOnce() -> Duration,
 ) -> Result<CcConfig, ScenarioError> {
     let (floor, why) = min_frame_floor(line_rate, "the hosts' line rate");
     let floor = || (floor, why.clone());
@@ -786,6 +816,8 @@ fn cc_config(
         ("timely", &t.timely, CcKind::Timely),
         ("dctcp", &t.dctcp, CcKind::Dctcp),
         ("aimd", &t.aimd, CcKind::Aimd),
+        ("hpcc", &t.hpcc, CcKind::Hpcc),
+        ("swift", &t.swift, CcKind::Swift),
     ];
     for (name, table, kind) in &tables {
         if table.is_some() && t.cc != *kind {
@@ -941,7 +973,133 @@ fn cc_config(
             )?;
             CcConfig::Aimd(p)
         }
+        CcKind::Hpcc => {
+            let table = t.hpcc.as_ref().unwrap_or(&empty);
+            CcConfig::Hpcc(hpcc_params(file, line_rate, table, auto_rtt)?)
+        }
+        CcKind::Swift => {
+            let table = t.swift.as_ref().unwrap_or(&empty);
+            CcConfig::Swift(swift_params(file, line_rate, table, auto_rtt)?)
+        }
     })
+}
+
+/// `[transport.swift]`: Swift's parameters (`irn_core::cc::swift`) with the table's overrides;
+/// `base_target = "auto"` is the longest path's unloaded round trip ([`longest_unloaded_rtt`]),
+/// `fs_range = "auto"` the base target.
+fn swift_params(
+    file: &str,
+    line_rate: Bandwidth,
+    table: &toml::Table,
+    auto_rtt: impl FnOnce() -> Duration,
+) -> Result<irn_core::cc::SwiftParams, ScenarioError> {
+    let mut p = irn_core::cc::SwiftParams::default();
+    let params = vec![
+        ("base_target", Param::Applied),
+        (
+            "hop_scaling",
+            Param::Time(&mut p.hop_scaling, (Duration::ZERO, String::new())),
+        ),
+        ("fs_range", Param::Applied),
+        ("fs_min_cwnd", Param::Real(&mut p.fs_min_cwnd, PER_WINDOW)),
+        ("fs_max_cwnd", Param::Real(&mut p.fs_max_cwnd, PER_WINDOW)),
+        ("ai", Param::Real(&mut p.ai, PER_WINDOW)),
+        ("beta", Param::Real(&mut p.beta, Reals::GAIN)),
+        ("max_mdf", Param::Real(&mut p.max_mdf, Reals::CUT)),
+        ("min_cwnd", Param::Real(&mut p.min_cwnd, PER_WINDOW)),
+    ];
+    apply_params(file, line_rate, "transport.swift", table, params)?;
+    let (floor, why) = min_frame_floor(line_rate, "the hosts' line rate");
+    p.base_target = match auto_value(file, "transport.swift", table, "base_target")? {
+        Some(v) => duration_in(file, "transport.swift.base_target", &v, (floor, &why), None)?,
+        None => auto_rtt().max(floor),
+    };
+    p.fs_range = match auto_value(file, "transport.swift", table, "fs_range")? {
+        Some(v) => duration_in(
+            file,
+            "transport.swift.fs_range",
+            &v,
+            (Duration::ZERO, ""),
+            None,
+        )?,
+        None => p.base_target,
+    };
+    if p.fs_min_cwnd >= p.fs_max_cwnd {
+        return Err(invalid(
+            file,
+            "transport.swift.fs_min_cwnd",
+            &real(p.fs_min_cwnd),
+            &format!(
+                "below fs_max_cwnd ({}): flow scaling falls from fs_min_cwnd to fs_max_cwnd",
+                real(p.fs_max_cwnd)
+            ),
+        ));
+    }
+    Ok(p)
+}
+
+/// Key `key` of `section`'s `table`: `None` when absent or `"auto"`, else its text.
+fn auto_value(
+    file: &str,
+    section: &str,
+    table: &toml::Table,
+    key: &str,
+) -> Result<Option<String>, ScenarioError> {
+    match table.get(key) {
+        None => Ok(None),
+        Some(toml::Value::String(v)) if v == "auto" => Ok(None),
+        Some(toml::Value::String(v)) => Ok(Some(v.clone())),
+        Some(other) => Err(invalid(
+            file,
+            &format!("{section}.{key}"),
+            &written(other),
+            "\"auto\" or a quoted value with its unit",
+        )),
+    }
+}
+
+/// `[transport.hpcc]`: HPCC's parameters, the paper's and ns-3's defaults
+/// (`irn_core::cc::hpcc`) with the table's overrides.
+fn hpcc_params(
+    file: &str,
+    line_rate: Bandwidth,
+    table: &toml::Table,
+    auto_rtt: impl FnOnce() -> Duration,
+) -> Result<irn_core::cc::HpccParams, ScenarioError> {
+    let mut p = irn_core::cc::HpccParams::default();
+    let params = vec![
+        ("eta", Param::Real(&mut p.eta, Reals::GAIN)),
+        ("max_stage", Param::Whole(&mut p.max_stage, u32::MAX)),
+        ("w_ai", Param::Applied),
+        ("base_rtt", Param::Applied),
+        ("min_rate", Param::Rate(&mut p.min_rate)),
+        ("fast_react", Param::Flag(&mut p.fast_react)),
+        ("sample_feedback", Param::Flag(&mut p.sample_feedback)),
+        ("per_hop", Param::Flag(&mut p.per_hop)),
+    ];
+    apply_params(file, line_rate, "transport.hpcc", table, params)?;
+    let auto = |key: &str| auto_value(file, "transport.hpcc", table, key);
+    if let Some(v) = auto("w_ai")? {
+        p.w_ai_bytes = Some(parse_key::<Bytes>(file, "transport.hpcc.w_ai", &v)?.0);
+    }
+    let (floor, why) = min_frame_floor(line_rate, "the hosts' line rate");
+    p.base_rtt = match auto("base_rtt")? {
+        Some(v) => duration_in(file, "transport.hpcc.base_rtt", &v, (floor, &why), None)?,
+        None => auto_rtt().max(floor),
+    };
+    Ok(p)
+}
+
+/// HPCC's `base_rtt = "auto"` and Swift's `base_target = "auto"`: the longest path's round trip, its propagation both ways plus,
+/// on each of its links at the hosts' rate, a full frame out and an ACK back (an ACK echoing a
+/// record per switch): as HPCC's ns-3 scripts size T from the longest path.
+pub(super) fn longest_unloaded_rtt(topology: &Topology, max_frame: u64) -> Duration {
+    use irn_core::cc::int;
+    let switches = topology.max_path_switches();
+    let ack = irn_core::packet::CONTROL_FRAME_BYTES + int::wire_bytes(switches);
+    let rate = topology.min_host_rate();
+    let per_link = rate.serialization(max_frame) + rate.serialization(u64::from(ack));
+    topology.max_path_propagation() * 2 + per_link * (switches as u64 + 1)
 }
 
 /// `[transport.mp_rdma]`: MP-RDMA's parameters, the paper's defaults
@@ -1008,7 +1166,10 @@ fn ecn_config(
     let preset = match (sw.ecn.as_str(), s.transport.cc) {
         // MP-RDMA's window reacts to ECN as DCTCP's does: single-threshold marking.
         ("auto", _) if mp_rdma => Some(EcnConfig::dctcp(rate, frame)),
-        ("off", _) | ("auto", CcKind::None | CcKind::Timely | CcKind::Aimd) => None,
+        ("off", _)
+        | ("auto", CcKind::None | CcKind::Timely | CcKind::Aimd | CcKind::Hpcc | CcKind::Swift) => {
+            None
+        }
         ("dcqcn", _) | ("auto", CcKind::Dcqcn) => Some(EcnConfig::DCQCN),
         ("dctcp", _) | ("auto", CcKind::Dctcp) => Some(EcnConfig::dctcp(rate, frame)),
         (v, _) => {
@@ -1086,6 +1247,109 @@ mod tests {
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn hpcc_takes_its_keys_and_sizes_its_base_rtt_from_the_longest_path() {
+        let hpcc = |keys: &str| one(&format!("[transport]\ncc = \"hpcc\"\n{keys}"));
+        let run = hpcc("").unwrap();
+        let CcConfig::Hpcc(p) = run.config.transport.cc else {
+            panic!("{:?}", run.config.transport.cc)
+        };
+        let d = irn_core::cc::HpccParams::default();
+        assert_eq!((p.eta, p.max_stage, p.w_ai_bytes), (0.95, 5, None));
+        assert_eq!(
+            (p.fast_react, p.sample_feedback, p.per_hop),
+            (true, false, false)
+        );
+        assert_eq!(p.min_rate, d.min_rate);
+        // INT's header is an extra header of every data packet; its records, one per switch
+        // of the longest path, are in the largest frame that T is sized with.
+        assert_eq!(run.config.extra_header_bytes, 2);
+        let topo = &run.config.topology;
+        assert_eq!(
+            run.config.max_frame_bytes(),
+            u64::from(run.config.transport.mtu + irn_core::packet::DATA_FRAMING_BYTES + 2)
+                + 8 * topo.max_path_switches() as u64
+        );
+        assert_eq!(
+            p.base_rtt,
+            longest_unloaded_rtt(topo, run.config.max_frame_bytes())
+        );
+        assert!(p.base_rtt > topo.max_path_propagation() * 2);
+        assert_eq!(run.config.switch.ecn, None, "HPCC needs no marking");
+        let keys = "[transport.hpcc]\neta = 0.9\nmax_stage = 0\nw_ai = \"80B\"\n\
+                    base_rtt = \"9us\"\nper_hop = true\nfast_react = false\n";
+        let CcConfig::Hpcc(p) = hpcc(keys).unwrap().config.transport.cc else {
+            panic!()
+        };
+        assert_eq!((p.eta, p.max_stage, p.w_ai_bytes), (0.9, 0, Some(80)));
+        assert_eq!(
+            (p.base_rtt, p.per_hop, p.fast_react),
+            (Duration::from_us(9), true, false)
+        );
+        let auto = "[transport.hpcc]\nw_ai = \"auto\"\nbase_rtt = \"auto\"\n";
+        assert_eq!(
+            hpcc(auto).unwrap().config.transport.cc,
+            run.config.transport.cc
+        );
+        for (keys, wrong) in [
+            ("base_rtt = 9", "transport.hpcc.base_rtt"),
+            ("base_rtt = \"0us\"", "transport.hpcc.base_rtt"),
+            ("max_stage = -1", "transport.hpcc.max_stage"),
+            ("eta = 1.5", "transport.hpcc.eta"),
+            ("w_ai = \"fast\"", "transport.hpcc.w_ai"),
+        ] {
+            let e = hpcc(&format!("[transport.hpcc]\n{keys}\n")).unwrap_err();
+            assert!(e.to_string().contains(wrong), "{keys}: {e}");
+        }
+        let e = one("[transport]\ncc = \"dcqcn\"\n[transport.hpcc]\neta = 0.9\n").unwrap_err();
+        assert!(e.to_string().contains("cc = \"hpcc\""), "{e}");
+        let verbs = "[workload]\nverbs = { write = 1 }\n[transport]\ncc = \"hpcc\"\n";
+        let e = one(verbs).unwrap_err();
+        assert!(e.to_string().contains("verbs workload"), "{e}");
+        // Without HPCC, no INT bytes anywhere.
+
+        assert_eq!(one("").unwrap().config.extra_header_bytes, 0);
+    }
+
+    #[test]
+    fn swift_takes_its_keys_and_each_flow_its_hops() {
+        let swift = |keys: &str| one(&format!("[transport]\ncc = \"swift\"\n{keys}"));
+        let run = swift("").unwrap();
+        let CcConfig::Swift(p) = run.config.transport.cc else {
+            panic!("{:?}", run.config.transport.cc)
+        };
+        let rtt = longest_unloaded_rtt(&run.config.topology, run.config.max_frame_bytes());
+        assert_eq!((p.base_target, p.fs_range), (rtt, rtt));
+        assert_eq!((p.beta, p.max_mdf, p.ai), (0.8, 0.5, 1.0));
+        assert_eq!(run.config.switch.ecn, None);
+        assert_eq!(run.config.extra_header_bytes, 0, "no INT");
+        // Each flow's transport knows its path's switches.
+        let spec = run.config.flows[0];
+        let CcConfig::Swift(f) = run.config.flow_transport(&spec).cc else {
+            panic!()
+        };
+        let path = run.config.topology.path(spec.src, spec.dst);
+        assert_eq!(f.hops, path.hops - 1);
+        let keys = "[transport.swift]\nbase_target = \"20us\"\nhop_scaling = \"1us\"\n\
+                    fs_range = \"0us\"\nmax_mdf = 0.25\n";
+        let CcConfig::Swift(p) = swift(keys).unwrap().config.transport.cc else {
+            panic!()
+        };
+        assert_eq!(
+            (p.base_target, p.hop_scaling),
+            (Duration::from_us(20), Duration::from_us(1))
+        );
+        assert_eq!((p.fs_range, p.max_mdf), (Duration::ZERO, 0.25));
+        for (keys, wrong) in [
+            ("fs_min_cwnd = 200.0", "transport.swift.fs_min_cwnd"),
+            ("max_mdf = 1.0", "transport.swift.max_mdf"),
+            ("base_target = 5", "transport.swift.base_target"),
+        ] {
+            let e = swift(&format!("[transport.swift]\n{keys}\n")).unwrap_err();
+            assert!(e.to_string().contains(wrong), "{keys}: {e}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use irn_core::packet::Qpn;
 use irn_core::transport::{Acks, Requester, TransportConfig};
 use irn_core::{Packet, Receiver, Time};
 
+use super::telemetry::IntTable;
 use super::trace::Trace;
 use super::Simulation;
 use crate::config::SimConfig;
@@ -146,8 +147,13 @@ impl<T: Trace> Simulation<'_, T> {
                         self.counters.data_packets_sent += 1;
                     }
                     let traced = T::ON && flow.traced;
+                    let data = sim.is_data();
                     self.sync_timer(f);
-                    return Some(self.packets.alloc(sim, traced));
+                    let id = self.packets.alloc(sim, traced);
+                    if T::INT && data {
+                        self.int_start(id);
+                    }
+                    return Some(id);
                 }
                 None => flow.in_ready[side as usize] = false,
             }
@@ -193,7 +199,11 @@ impl<T: Trace> Simulation<'_, T> {
                     while let Some(reply) = receiver.poll_transmit(now) {
                         let to = (f, flow.src, T::ON && flow.traced);
                         let control = (&mut self.packets, &mut self.counters.control_bytes);
-                        queue_reply(control, &mut nic.control, reply, to);
+                        let id = queue_reply(control, &mut nic.control, reply, to);
+                        if T::INT {
+                            let control = (&mut self.packets, &mut self.counters.control_bytes);
+                            echo_int(self.int.as_deref_mut(), control, id);
+                        }
                     }
                     let received = receiver.poll_completion().is_some();
                     if received {
@@ -205,6 +215,9 @@ impl<T: Trace> Simulation<'_, T> {
                         self.flow_received(f, now);
                     }
                 } else {
+                    if let Some(table) = self.int.as_deref().filter(|_| T::INT) {
+                        sender.handle_telemetry(table.arrived());
+                    }
                     sender.handle_packet(now, &pkt.pkt);
                     if sender.poll_completion().is_some() {
                         flow.acked_at = Some(now);
@@ -273,7 +286,11 @@ impl<T: Trace> Simulation<'_, T> {
         while let Some(reply) = layer.poll_transmit(now, receiver) {
             let to = (f, flow.src, T::ON && flow.traced);
             let control = (&mut self.packets, &mut self.counters.control_bytes);
-            queue_reply(control, &mut nic.control, reply, to);
+            let id = queue_reply(control, &mut nic.control, reply, to);
+            if T::INT {
+                let control = (&mut self.packets, &mut self.counters.control_bytes);
+                echo_int(self.int.as_deref_mut(), control, id);
+            }
         }
         let mut received = None;
         if receiver.poll_completion().is_some() {
@@ -498,14 +515,15 @@ impl<T: Trace> Simulation<'_, T> {
 }
 
 /// Queues a message flow's receiver's `reply` (ACK, NACK, SACK, CNP) on its NIC's `control`
-/// queue, for flow `f` back to its source `to`, `traced` or not, and counts its bytes.
+/// queue, for flow `f` back to its source `to`, `traced` or not, and counts its bytes; returns
+/// its slot.
 #[inline(always)]
 fn queue_reply(
     (packets, sent): (&mut Packets, &mut ControlBytes),
     control: &mut Fifo,
     reply: Packet,
     (f, to, traced): (FlowId, HostIdx, bool),
-) {
+) -> PacketId {
     sent.add(&reply, reply.wire_len());
     let packet = SimPacket {
         wire_bytes: reply.wire_len(),
@@ -516,6 +534,23 @@ fn queue_reply(
     };
     let id = packets.alloc(packet, traced);
     packets.push(control, id);
+    id
+}
+
+/// Reply `id` echoes the INT records of the data packet that triggered it, if the run has
+/// any (`table`), and grows by their bytes on the wire, which count as its own.
+#[inline(always)]
+fn echo_int(
+    table: Option<&mut IntTable>,
+    (packets, sent): (&mut Packets, &mut ControlBytes),
+    id: PacketId,
+) {
+    if let Some(table) = table {
+        let bytes = table.echo(id.index());
+        let reply = packets.get_mut(id);
+        reply.wire_bytes += bytes;
+        sent.add(&reply.pkt, bytes);
+    }
 }
 
 /// Parks a verbs packet in `slab` and wraps its network view for the trip to host `to`.

@@ -41,6 +41,9 @@ impl<T: Trace> Simulation<'_, T> {
         if T::ON && self.packets.traced(pkt) {
             self.trace_transmit(p, pkt);
         }
+        if T::INT {
+            self.int_egress(p, pkt);
+        }
         let port = &mut self.ports[p.index()];
         let wire_bytes = self.packets.get(pkt).wire_bytes;
         let done = self.now + port.serialization(wire_bytes, &self.extra[p.index()]);
@@ -87,6 +90,9 @@ impl<T: Trace> Simulation<'_, T> {
             OwnerKind::Host(h) => {
                 if T::ON && self.packets.traced(pkt) {
                     self.trace_arrive(h, pkt);
+                }
+                if T::INT {
+                    self.int_arrive(pkt);
                 }
                 let pkt = self.packets.free(pkt);
                 self.host_receive(h, pkt)

@@ -66,12 +66,14 @@ mod pausing;
 mod releasing;
 mod sampler;
 mod switches;
+mod telemetry;
 pub mod trace;
 
 use crediting::Credits;
 use hosts::{Flow, FlowCounts, Nic};
 use releasing::Releases;
 use sampler::{Monitor, OrderingMemory};
+use telemetry::IntTable;
 use trace::Trace;
 
 /// One simulation run.
@@ -136,6 +138,8 @@ pub struct Simulation<'a, T: Trace> {
     /// (`cfg.link_loss`), and only looked at when the trace type compiles loss in
     /// ([`Trace::LOSS`](trace::Trace::LOSS)).
     loss: Vec<LossDraw>,
+    /// Every packet's in-band telemetry records; `None` unless the controller reads them.
+    int: Option<Box<IntTable>>,
     /// The flow trace (`--trace-flow`): [`NoTrace`](trace::NoTrace), which compiles every
     /// hook away, or a [`Tracer`](trace::Tracer).
     trace: T,
@@ -372,6 +376,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     .map(|p| LossDraw::new(cfg.seed, PortId(p as u32), &cfg.link_loss))
                     .collect()
             },
+            int: (T::INT && cfg.transport.cc.wants_int())
+                .then(|| Box::new(IntTable::new(topo.max_path_switches()))),
             trace,
         }
         .mark_traced();

@@ -261,6 +261,10 @@ pub trait Trace {
     /// constant for the same reason; the test of a flag in the event loop cost 0.7 % more
     /// instructions on the leaf-spine benchmark (984.5 M against 977.7 M).
     const LOSS: bool;
+    /// Whether the packet path calls in-band telemetry's hooks (`super::telemetry`): a
+    /// constant for the same reason, so runs whose controller reads no telemetry carry none
+    /// of it.
+    const INT: bool;
     /// What the trace has seen; `None` when not tracing.
     fn state(&mut self) -> Option<&mut TraceState>;
     /// Hands a row over.
@@ -275,15 +279,17 @@ impl Trace for NoTrace {
     const ON: bool = false;
     const CREDITS: bool = false;
     const LOSS: bool = false;
+    const INT: bool = false;
     fn state(&mut self) -> Option<&mut TraceState> {
         None
     }
     fn emit(&mut self, _: &TraceRow) {}
 }
 
-/// No trace, with the rare link features compiled in (credit flow control, lossy links): every
-/// untraced run with `[switch] credits` or a lossy link. One type for both keeps the event loop
-/// compiled twice, not three times; the two are never configured together.
+/// No trace, with the rare packet-path features compiled in (credit flow control, lossy links,
+/// in-band telemetry): every untraced run with `[switch] credits`, a lossy link or a controller
+/// that reads telemetry. One type for all keeps the event loop compiled twice, not four times;
+/// each tests at run time whether it is configured.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoTraceLinkHooks;
 
@@ -291,6 +297,7 @@ impl Trace for NoTraceLinkHooks {
     const ON: bool = false;
     const CREDITS: bool = true;
     const LOSS: bool = true;
+    const INT: bool = true;
     fn state(&mut self) -> Option<&mut TraceState> {
         None
     }
@@ -335,6 +342,7 @@ impl<S: FnMut(&TraceRow)> Trace for Tracer<S> {
     const ON: bool = true;
     const CREDITS: bool = true;
     const LOSS: bool = true;
+    const INT: bool = true;
     fn state(&mut self) -> Option<&mut TraceState> {
         Some(&mut self.state)
     }

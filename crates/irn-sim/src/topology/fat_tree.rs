@@ -128,6 +128,7 @@ mod tests {
                 assert_eq!(t.node_ports(s).len(), k as usize, "k = {k}, switch {s}");
             }
             assert_eq!(t.max_path_propagation(), DELAY * 6, "k = {k}");
+            assert_eq!(t.max_path_switches(), 5, "k = {k}");
         }
     }
 

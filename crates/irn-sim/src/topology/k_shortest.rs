@@ -229,6 +229,14 @@ impl KShortestPaths {
         self.max_path_propagation
     }
 
+    /// The most switches on any path: one more than its switch-to-switch ports.
+    pub(super) fn max_path_switches(&self) -> u32 {
+        let ends = self.path_start.iter().skip(1).copied();
+        let ends = ends.chain([self.hops.len() as u32]);
+        let longest = self.path_start.iter().zip(ends).map(|(s, e)| e - s).max();
+        longest.unwrap_or(0) + 1
+    }
+
     pub(super) fn heap_bytes(&self) -> usize {
         (self.edge_of_switch.capacity()
             + self.edge_of_host.capacity()
@@ -880,7 +888,9 @@ mod tests {
         // path. Links in order: host links 100, 200, 300 ns; 3-4 400 ns, 4-5 500 ns, 3-5 600 ns.
         let t = graph(3, &[(0, 2)]);
         let shortest = t.max_path_propagation();
+        assert_eq!(t.max_path_switches(), 2, "3-5 directly");
         let t = t.with_k_shortest_paths(2).unwrap();
+        assert_eq!(t.max_path_switches(), 3, "3-4-5, the second path");
         // Longest host-to-host path: 300 + 400 + 500 + 300 ns (the bound takes each edge
         // switch's longest host link on both ends).
         assert_eq!(t.max_path_propagation(), Duration::from_ns(1500));

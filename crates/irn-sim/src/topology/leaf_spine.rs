@@ -166,6 +166,7 @@ mod tests {
         assert_eq!(down.len(), 1, "a spine has one way down");
         assert_eq!(peer_node(&t, down[0]), NodeId(14));
         assert_eq!(t.max_path_propagation(), DELAY * 4);
+        assert_eq!(t.max_path_switches(), 3);
     }
 
     #[test]

@@ -518,6 +518,14 @@ impl Topology {
         self.routing.max_path_propagation()
     }
 
+    /// The most switches a packet crosses between two hosts (the topology's diameter in
+    /// switches): on shortest paths, or under source routing on the longest route. Bounds the
+    /// in-band telemetry records a packet gathers.
+    pub fn max_path_switches(&self) -> usize {
+        let routed = self.source_routes.as_deref().map(|r| r.max_path_switches());
+        routed.unwrap_or_else(|| self.routing.max_path_switches()) as usize
+    }
+
     /// The lowest host link rate: flows start at line rate, so this bounds the BDP cap.
     pub fn min_host_rate(&self) -> Bandwidth {
         self.min_host_rate

@@ -39,6 +39,9 @@ pub(crate) struct RoutingTable {
     candidates: Vec<PortId>,
     /// The largest sum of link delays along a first-candidate path between two hosts.
     max_path_propagation: Duration,
+    /// The most switches on a shortest path between two hosts; 0 for a source-routed
+    /// topology's transit table, whose routes say.
+    max_path_switches: u32,
 }
 
 /// The wiring a routing table is computed from (everything `Topology` holds but the routes).
@@ -91,6 +94,7 @@ impl RoutingTable {
         // Delay from each node to the current destination along first candidates.
         let mut prop = vec![Duration::ZERO; nodes];
         let mut max_path_propagation = Duration::ZERO;
+        let mut max_path_switches = 0;
 
         for (h, &dst) in w.hosts.iter().enumerate() {
             bfs(w, (&peer_node, &up), dst, &mut dist, &mut order);
@@ -154,6 +158,8 @@ impl RoutingTable {
                 let next = peer_node[p] as usize;
                 let total = w.ports[p].delay + prop[next];
                 max_path_propagation = max_path_propagation.max(total);
+                // Links from host to host: one more than the switches between.
+                max_path_switches = max_path_switches.max(dist[src.index()] - 1);
             }
         }
 
@@ -171,6 +177,7 @@ impl RoutingTable {
             spans,
             candidates,
             max_path_propagation,
+            max_path_switches,
         })
     }
 
@@ -224,6 +231,7 @@ impl RoutingTable {
             spans,
             candidates,
             max_path_propagation,
+            max_path_switches: 0,
         }
     }
 
@@ -252,6 +260,10 @@ impl RoutingTable {
 
     pub(super) fn max_path_propagation(&self) -> Duration {
         self.max_path_propagation
+    }
+
+    pub(super) fn max_path_switches(&self) -> u32 {
+        self.max_path_switches
     }
 
     /// Bytes held by the table, for capacity planning and tests.
