@@ -229,18 +229,28 @@ fn query_rows(runs: &[Finished], label_w: usize, col_w: usize) -> String {
     for (label, get, decimals) in ROWS {
         let _ = write!(out, "{label:label_w$}");
         for r in runs {
-            match r.result.summary.queries.as_ref().and_then(get) {
-                Some(v) => {
-                    let _ = write!(out, " {v:>col_w$.decimals$}");
-                }
-                None => {
-                    let _ = write!(out, " {:>col_w$}", "-");
-                }
-            }
+            cell(
+                &mut out,
+                r.result.summary.queries.as_ref().and_then(get),
+                col_w,
+                decimals,
+            );
         }
         out.push('\n');
     }
     out
+}
+
+/// One right-aligned column of a row: `v` with `decimals`, or `-` when there is none.
+fn cell(out: &mut String, v: Option<f64>, col_w: usize, decimals: usize) {
+    match v {
+        Some(v) => {
+            let _ = write!(out, " {v:>col_w$.decimals$}");
+        }
+        None => {
+            let _ = write!(out, " {:>col_w$}", "-");
+        }
+    }
 }
 
 /// A collective workload's rows, per job: its mean iteration time and nccl-tests' algorithm
@@ -259,14 +269,7 @@ fn collective_rows(runs: &[Finished], label_w: usize, col_w: usize) -> String {
             let _ = write!(out, "{:label_w$}", format!("job {j} {label}"));
             for r in runs {
                 let job = r.result.summary.collectives.as_ref().and_then(|c| c.get(j));
-                match job.and_then(get) {
-                    Some(v) => {
-                        let _ = write!(out, " {v:>col_w$.decimals$}");
-                    }
-                    None => {
-                        let _ = write!(out, " {:>col_w$}", "-");
-                    }
-                }
+                cell(&mut out, job.and_then(get), col_w, decimals);
             }
             out.push('\n');
         }

@@ -210,12 +210,7 @@ const COLUMNS: [&str; 7] = [
 /// A DAG file's flows (sorted by earliest start, see [`FlowDag::set_earliest_starts`]) and
 /// their graph.
 pub fn dag_csv(path: &Path, hosts: u32) -> Result<(Vec<FlowSpec>, FlowDag), WorkloadError> {
-    let file = path.display().to_string();
-    let text =
-        crate::input::read_text(path, crate::input::FLOWS).map_err(|error| WorkloadError::Io {
-            file: file.clone(),
-            error,
-        })?;
+    let (text, file) = super::trace::read_flows(path)?;
     dag_text(&text, &file, hosts)
 }
 

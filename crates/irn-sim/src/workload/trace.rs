@@ -27,13 +27,17 @@ const COLUMNS: [&str; 4] = ["src", "dst", "size_bytes", "start_ns"];
 /// `>= hosts`, a size of 0, a missing column. The result is sorted by start time; flows that
 /// start together keep their order in the file.
 pub fn trace_csv(path: &Path, hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError> {
-    let file = path.display().to_string();
-    let text =
-        crate::input::read_text(path, crate::input::FLOWS).map_err(|error| WorkloadError::Io {
-            file: file.clone(),
-            error,
-        })?;
+    let (text, file) = read_flows(path)?;
     trace_text(&text, &file, hosts)
+}
+
+/// A flows file's text and its name for errors, as the trace and DAG readers take them.
+pub(super) fn read_flows(path: &Path) -> Result<(String, String), WorkloadError> {
+    let file = path.display().to_string();
+    match crate::input::read_text(path, crate::input::FLOWS) {
+        Ok(text) => Ok((text, file)),
+        Err(error) => Err(WorkloadError::Io { file, error }),
+    }
 }
 
 /// [`trace_csv`] of text already read (a scenario's inline `workload.csv`); `file` names it in
