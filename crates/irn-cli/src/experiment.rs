@@ -48,6 +48,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("eunomia", "eunomia/fig16.toml"),
     shipped!("eunomia", "eunomia/fig18.toml"),
     shipped!("eunomia", "eunomia/fig17.toml"),
+    shipped!("eunomia", "eunomia/fig17bc.toml"),
     shipped!("eunomia", "eunomia/fig19.toml"),
     shipped!("conweave", "conweave/headline_lossless.toml"),
     shipped!("conweave", "conweave/headline_irn.toml"),

@@ -113,6 +113,24 @@ fn only_nacks_trigger_recovery() {
             reaction(5, 1, 2, 1, &[5, 6, 7, 8, 9]),
             reaction(5, 1, 2, 1, &[5, 7, 9]),
         ),
+        (
+            "a NACK overtaken by an ACK still recovers the packet it names",
+            vec![ack(7), drop_nack(5, 7)],
+            reaction(7, 1, 0, 1, &[7, 8, 9]),
+            reaction(7, 1, 0, 1, &[7]),
+        ),
+        (
+            "a NACK overtaken by an ACK after a rewind: go-back-N is resending it already",
+            vec![drop_nack(5, 6), ack(7), drop_nack(5, 8)],
+            reaction(7, 1, 0, 2, &[7, 8, 9]),
+            reaction(7, 1, 0, 2, &[7, 8]),
+        ),
+        (
+            "a NACK naming a packet acknowledged since is stale",
+            vec![ack(8), drop_nack(5, 7)],
+            reaction(8, 0, 0, 1, &[]),
+            reaction(8, 0, 0, 1, &[]),
+        ),
     ];
     for (name, replies, want_gbn, want_sr) in cases {
         assert_eq!(react(go_back_n, &replies), want_gbn, "{name}: go-back-N");

@@ -61,6 +61,9 @@ pub struct Sender {
     rto_armed: Option<Duration>,
     /// Rate-based congestion control: the next packet may not leave before this.
     next_tx_at: Time,
+    /// When go-back-N last rewound (a NACK or a timeout): every packet sent before then and
+    /// not yet acknowledged is being sent again.
+    rewound_at: Time,
     /// For [`RtoPolicy::Dual`]: the running timer was already extended from RTO_low to RTO_high.
     timer_extended: bool,
     /// Doublings of the timeout ([`RtoBackoff::Exponential`]): timeouts since the cumulative
@@ -199,6 +202,7 @@ impl Sender {
                 RtoPolicy::Dual { low, .. } => Some(low),
             },
             next_tx_at: Time::ZERO,
+            rewound_at: Time::ZERO,
             timer_extended: false,
             backoff: 0,
             cc_active: !matches!(cc, CongestionControl::None),
@@ -337,6 +341,7 @@ impl Sender {
                 None
             }
         };
+        let cumulative = cumulative.or_else(|| self.unrepaired_drop(now, signal, echo.ts));
         match signal {
             Signal::Ack => self.stats.acks_received += 1,
             Signal::Nack(_) | Signal::Dropped(_) => self.stats.nacks_received += 1,
@@ -368,7 +373,7 @@ impl Sender {
             Signal::Ack => return,
             Signal::Nack(sack) => {
                 self.mark_sacked(sack);
-                self.start_recovery(cumulative)
+                self.start_recovery(now, cumulative)
             }
             // Eunomia (§3.2.2): the packet is held at the receiver, so it is never resent, but
             // the reordering that put it there is not loss.
@@ -380,7 +385,7 @@ impl Sender {
             // starts as on a NACK.
             Signal::Dropped(dropped) => {
                 self.mark_lost(dropped);
-                self.start_recovery(cumulative)
+                self.start_recovery(now, cumulative)
             }
         };
         if recovering {
@@ -472,6 +477,7 @@ impl Sender {
         match &mut self.loss {
             Loss::GoBackN => {
                 self.nxt = self.una;
+                self.rewound_at = now;
                 self.slow_restart();
             }
             Loss::Selective(s) => {
@@ -734,6 +740,25 @@ impl Sender {
     /// resends the unSACKed packets below the highest SACK, so that mark moves past `dropped`
     /// (without SACKing it). *Choice:* unSACKed packets between the old mark and `dropped` are
     /// resent too, although some may still be on their way.
+    /// An ordering layer's NACK that a later ACK overtook (their paths differ under per-packet
+    /// balancing) is stale by its cumulative ACK, yet the packet it names may still be
+    /// unacknowledged. The receiver discarded that copy and nothing else will say so (without
+    /// timeouts, under PFC, the flow would never finish), so the NACK counts as one at the
+    /// current cumulative ACK, unless go-back-N has rewound since the copy left (`ts`, echoed):
+    /// the rewind is sending it again already. (An IRN or RoCE NACK's SACK is not a discarded
+    /// packet of this kind, so its staleness stands.)
+    fn unrepaired_drop(&self, now: Time, signal: Signal, ts: u32) -> Option<u64> {
+        let Signal::Dropped(dropped) = signal else {
+            return None;
+        };
+        let unacked = self
+            .number_at_or_after_una(dropped)
+            .is_some_and(|d| d < self.high);
+        let sent_after_rewind = since_timestamp(now, ts) <= now.saturating_since(self.rewound_at);
+        let repaired = matches!(self.loss, Loss::GoBackN) && !sent_after_rewind;
+        (unacked && !repaired).then_some(self.una)
+    }
+
     fn mark_lost(&mut self, dropped: Psn) {
         let dropped_n = self
             .number_at_or_after_una(dropped)
@@ -747,12 +772,13 @@ impl Sender {
 
     /// A loss was signalled with cumulative ACK `cumulative` (`None` if stale): go-back-N
     /// rewinds, selective repeat enters recovery. True if a recovery started.
-    fn start_recovery(&mut self, cumulative: Option<u64>) -> bool {
+    fn start_recovery(&mut self, now: Time, cumulative: Option<u64>) -> bool {
         match &mut self.loss {
             Loss::GoBackN => {
                 // A stale NACK names a loss already repaired: rewinding would resend for nothing.
                 if cumulative.is_some() && self.nxt > self.una {
                     self.nxt = self.una;
+                    self.rewound_at = now;
                     self.stats.recoveries += 1;
                     self.slow_restart();
                     return true;
