@@ -164,6 +164,9 @@ pub struct Experiment {
     /// Seeds each run repeats with, averaged; `None`: windowed (one seed, convergence).
     pub repetitions: Option<u64>,
     pub quick_window: String,
+    /// `[experiment] warmup`: simulated, unmeasured, before each window (`None`: a tenth of
+    /// the window).
+    pub warmup: Option<irn_core::Duration>,
     pub chart: Chart,
     pub chart_metrics: Vec<Metric>,
     pub checks: Vec<Check>,
@@ -198,6 +201,7 @@ impl Experiment {
             points,
             repetitions: None,
             quick_window: String::new(),
+            warmup: None,
             chart: Chart::Bars,
             chart_metrics: Vec::new(),
             checks,
@@ -307,6 +311,7 @@ impl Experiment {
             points,
             repetitions: e.repetitions,
             quick_window: e.quick_window.unwrap_or_else(|| "4ms".into()),
+            warmup: e.warmup.as_deref().map(str::parse).transpose()?,
             chart: e.chart,
             chart_metrics,
             checks,

@@ -165,8 +165,7 @@ fn run_window(
             let mut overrides = engine.plan.overrides.to_vec();
             overrides.extend(point_overrides.iter().cloned());
             if let Some(w) = window {
-                overrides.push(format!("workload.duration={w}"));
-                overrides.push(format!("run.warmup={}", warmup_of(w)?));
+                overrides.extend(window_keys(w, exp.warmup.filter(|_| !engine.plan.quick))?);
             }
             if let Some(seed) = seed {
                 overrides.push(format!("seed={seed}"));
@@ -278,10 +277,21 @@ fn slides_unit_us(config: &irn_sim::SimConfig) -> Option<f64> {
     Some(irn_sim::pause::quanta_time(rate, irn_sim::pause::MAX_QUANTA).as_us_f64())
 }
 
-/// A tenth of the window, the warm-up every shipped scenario uses.
-fn warmup_of(window: &str) -> Result<String> {
-    let d: irn_core::Duration = window.parse().context("window")?;
-    Ok(format!("{}ps", d.as_ps() / 10))
+/// The keys a run of `window` sets: its arrivals and its unmeasured start. Without an
+/// experiment's `warmup`, the first tenth of the window (every shipped scenario's own share);
+/// with one, that long before the window, which is then measured whole.
+fn window_keys(window: &str, warmup: Option<irn_core::Duration>) -> Result<[String; 2]> {
+    let w: irn_core::Duration = window.parse().context("window")?;
+    Ok(match warmup {
+        None => [
+            format!("workload.duration={window}"),
+            format!("run.warmup={}ps", w.as_ps() / 10),
+        ],
+        Some(before) => [
+            format!("workload.duration={}", w + before),
+            format!("run.warmup={before}"),
+        ],
+    })
 }
 
 /// A term's mean over its runs at `point` (several for repeated one-off workloads); `NaN` when
@@ -605,7 +615,11 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
             runs = next;
             outcomes = after;
         }
-        (window.to_string(), converged, runs, outcomes)
+        let label = match exp.warmup {
+            Some(before) => format!("{window} after a {before} warm-up"),
+            None => window.to_string(),
+        };
+        (label, converged, runs, outcomes)
     };
     let (series, series_contents) = series_html(exp, &runs, engine.out)?;
     Ok(FigureResult {

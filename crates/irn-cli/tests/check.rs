@@ -170,6 +170,41 @@ fn reports_are_the_same_bytes_fresh_or_read_back() {
     }
 }
 
+/// `[experiment] warmup`: each window's runs first simulate that long unmeasured, so a window
+/// of W runs W + warmup of arrivals and measures the last W; the report says so.
+#[test]
+fn a_warmup_runs_before_each_window_unmeasured() {
+    let dir = scratch("check-warmup");
+    let exp = EXPERIMENT.replace(
+        "note = \"Hand-made: every link 20x longer.\"",
+        "note = \"Hand-made: every link 20x longer.\"\nwarmup = \"100us\"",
+    );
+    std::fs::write(dir.join("exp.toml"), exp).unwrap();
+    ok(&irn(
+        &["check", "exp.toml", "--out", "c", "--max-window", "400us"],
+        &dir,
+    ));
+    for (window, duration) in [("200us", "300us"), ("400us", "500us")] {
+        let summary = dir
+            .join("c/slow-core")
+            .join(window)
+            .join("light/fast/summary.json");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+        let resolved = &json["resolved_scenario"];
+        assert_eq!(resolved["workload"]["duration"], duration, "{resolved}");
+        assert_eq!(resolved["run"]["warmup"], "100us", "{resolved}");
+    }
+    let md = std::fs::read_to_string(dir.join("c/report.md")).unwrap();
+    assert!(md.contains("window 400us after a 100us warm-up: "), "{md}");
+    // `--quick` keeps its runs short: the window alone, its tenth unmeasured.
+    ok(&irn(&["check", "exp.toml", "--out", "q", "--quick"], &dir));
+    let quick = dir.join("q/slow-core/4ms/light/fast/summary.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(quick).unwrap()).unwrap();
+    assert_eq!(json["resolved_scenario"]["workload"]["duration"], "4ms");
+}
+
 #[test]
 fn a_mistaken_experiment_is_refused_before_anything_runs() {
     let dir = scratch("check-errors");
@@ -221,6 +256,14 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         (
             ("paper = [2, 3]", "paper = true"),
             "paper = true: a number (9.5), a range of two ([2.8, 3.7]), one of those per grid point",
+        ),
+        (
+            ("note = \"Hand", "warmup = \"soon\"\nnote = \"Hand"),
+            "experiment.warmup = \"soon\": `soon` has no number",
+        ),
+        (
+            ("note = \"Hand", "warmup = \"1ms\"\nrepetitions = 2\nnote = \"Hand"),
+            "experiment.warmup = 1ms: only for a windowed experiment (not with repetitions)",
         ),
         (
             ("paper = [2, 3]", "paper = \"2-3x\""),

@@ -17,6 +17,7 @@
 //! chart_metrics = ["avg_fct_us"]    # the bars' metrics (default: avg slowdown, avg and p99 FCT)
 //! repetitions = 3                   # no arrival window (an incast): average this many seeds
 //! quick_window = "4ms"              # the window of `--quick`
+//! warmup = "10ms"                   # not measured before each window (default: a tenth of it)
 //! [[experiment.point]]              # grid points, each a set of keys over the scenario
 //! name = "M=10"
 //! set = { "workload.senders" = 10 }
@@ -70,6 +71,11 @@ pub struct ExperimentSection {
     pub repetitions: Option<u64>,
     /// The window `--quick` runs. Default 4 ms.
     pub quick_window: Option<String>,
+    /// How long each window's runs simulate before the window starts, unmeasured, so the
+    /// network reaches its steady state first: a run of window `W` has `W` + `warmup` of
+    /// arrivals. Unset: the first tenth of the window itself (`run.warmup` = `W` / 10). Not
+    /// used by `--quick`, a smoke test whose runs stay short.
+    pub warmup: Option<String>,
     /// Grid points; none: the scenario as written.
     pub point: Vec<PointSection>,
 }
@@ -483,6 +489,17 @@ pub(super) fn validate(
         }
         if let Some(w) = &e.quick_window {
             super::parse_key::<irn_core::Duration>(file, "experiment.quick_window", w)?;
+        }
+        if let Some(w) = &e.warmup {
+            super::parse_key::<irn_core::Duration>(file, "experiment.warmup", w)?;
+            if e.repetitions.is_some() {
+                return Err(invalid(
+                    file,
+                    "experiment.warmup",
+                    w,
+                    "only for a windowed experiment (not with repetitions)",
+                ));
+            }
         }
     }
     for (i, c) in checks.iter().enumerate() {
