@@ -907,6 +907,10 @@ fn cc_config(
                 ("min_rate", Param::Rate(&mut p.min_rate)),
                 ("update", choice(&mut p.update)),
                 ("segment", Param::Size(&mut segment)),
+                (
+                    "low_counts_as_increase",
+                    Param::Flag(&mut p.low_counts_as_increase),
+                ),
             ];
             apply_params(file, line_rate, "transport.timely", table, params)?;
             timely_order(file, table, &p, line_rate)?;
