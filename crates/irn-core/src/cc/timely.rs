@@ -392,7 +392,11 @@ mod tests {
         for (k, &(rtt, want_paper, want_ns3)) in table.iter().enumerate() {
             paper.on_rtt(at(k as u64), us(rtt));
             ns3.on_rtt(at(k as u64), us(rtt));
-            assert_eq!(paper.rate().as_bps(), want_paper * 1_000_000, "paper, row {k}");
+            assert_eq!(
+                paper.rate().as_bps(),
+                want_paper * 1_000_000,
+                "paper, row {k}"
+            );
             assert_eq!(ns3.rate().as_bps(), want_ns3 * 1_000_000, "ns-3, row {k}");
         }
         // A rise to 60 µs: gradient 0.875·30/20 > 1/β, the rate drops to the floor, and the
