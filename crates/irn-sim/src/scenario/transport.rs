@@ -1079,7 +1079,7 @@ fn powertcp_params(
 
 /// `[transport.swift]`: Swift's parameters (`irn_core::cc::swift`) with the table's overrides;
 /// `base_target = "auto"` is the longest path's unloaded round trip ([`longest_unloaded_rtt`]),
-/// `fs_range = "auto"` the base target.
+/// `fs_range = "auto"` five times the base target (htsim's, `irn_core::cc::swift`).
 fn swift_params(
     file: &str,
     line_rate: Bandwidth,
@@ -1115,7 +1115,7 @@ fn swift_params(
             (Duration::ZERO, ""),
             None,
         )?,
-        None => p.base_target,
+        None => p.base_target * irn_core::cc::SwiftParams::FS_RANGE_PER_BASE_TARGET,
     };
     if p.fs_min_cwnd >= p.fs_max_cwnd {
         return Err(invalid(
@@ -1420,7 +1420,7 @@ mod tests {
             panic!("{:?}", run.config.transport.cc)
         };
         let rtt = longest_unloaded_rtt(&run.config.topology, run.config.max_frame_bytes());
-        assert_eq!((p.base_target, p.fs_range), (rtt, rtt));
+        assert_eq!((p.base_target, p.fs_range), (rtt, rtt * 5));
         assert_eq!((p.beta, p.max_mdf, p.ai), (0.8, 0.5, 1.0));
         assert_eq!(run.config.switch.ecn, None);
         assert_eq!(run.config.extra_header_bytes, 0, "no INT");
