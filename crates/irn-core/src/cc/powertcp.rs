@@ -53,8 +53,12 @@
 //! * γ: 0.9 for PowerTCP (paper and both models), 0.7 for θ (the RDMA model).
 //! * β, the additive step: the RDMA model's 150 Mb/s, over T (the TCP model's default is
 //!   50 Mb/s; the paper sizes β from the host bandwidth and the expected number of flows).
-//! * ACKs between the once-per-RTT updates update W from Wc (the RDMA model's fast reaction,
-//!   on by default); [`PowertcpParams::fast_react`] off ignores them.
+//! * ACKs between the once-per-RTT updates update W from Wc (the RDMA model's fast reaction);
+//!   [`PowertcpParams::fast_react`] off ignores them. On for PowerTCP; off for θ, as the TCP
+//!   model leaves θ's fast reaction out: between two ACKs a packet apart, one packet's
+//!   serialization of RTT jitter is a gradient of ±1, and on an 8→1 incast per-ACK θ updates
+//!   left the last flow at 1.7× line rate's completion time against 1.1× once per RTT. θ's
+//!   gradient then spans one RTT.
 //! * θ's τ: the least RTT sampled, starting from T (the RDMA model's `m_baseRtt`); the first
 //!   sample only records.
 //! * The first ACK of the INT variant only records L (there is nothing to take differences
@@ -106,7 +110,8 @@ pub struct PowertcpParams {
     pub base_rtt: Duration,
     /// The rate never drops below this. 100 Mb/s (ns-3 `MinRate`).
     pub min_rate: Bandwidth,
-    /// ACKs between once-per-RTT updates update W too. True (the RDMA model's `FastReact`).
+    /// ACKs between once-per-RTT updates update W too. True for INT (the RDMA model's
+    /// `FastReact`); false for θ (the TCP model's).
     pub fast_react: bool,
 }
 
@@ -127,7 +132,7 @@ impl PowertcpParams {
             beta_bytes: None,
             base_rtt: Duration::from_us(10),
             min_rate: Bandwidth::from_bps(100_000_000),
-            fast_react: true,
+            fast_react: variant == PowertcpVariant::Int,
         }
     }
 
@@ -390,6 +395,7 @@ mod tests {
         );
         let theta = PowertcpParams::new(PowertcpVariant::Theta);
         assert_eq!((theta.eta, theta.gamma), (1.05, 0.7));
+        assert!(int.fast_react && !theta.fast_react);
         // 150 Mb/s over 10 µs: 187.5 B.
         assert!(close(int.beta(), 187.5));
         assert!(int.wants_int() && !theta.wants_int());

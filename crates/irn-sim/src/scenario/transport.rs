@@ -1470,7 +1470,7 @@ mod tests {
         assert_eq!(run.config.switch.ecn, None);
         // θ: its own defaults, no telemetry; any key overrides them.
         let keys = "[transport.powertcp]\nvariant = \"theta\"\ngamma = 0.5\nbeta = \"1KB\"\n\
-                    base_rtt = \"9us\"\nfast_react = false\n";
+                    base_rtt = \"9us\"\nfast_react = true\n";
         let run = powertcp(keys).unwrap();
         let CcConfig::Powertcp(p) = run.config.transport.cc else {
             panic!()
@@ -1483,7 +1483,7 @@ mod tests {
             (p.beta_bytes, p.base_rtt),
             (Some(1000), Duration::from_us(9))
         );
-        assert!(!p.fast_react);
+        assert!(p.fast_react);
         assert_eq!(run.config.extra_header_bytes, 0, "θ carries no INT");
         for (keys, wrong) in [
             ("variant = \"delay\"", "transport.powertcp.variant"),
