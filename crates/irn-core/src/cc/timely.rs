@@ -33,8 +33,8 @@
 //! * [`TimelyParams::low_counts_as_increase`] (off): the rule of the ns-3 RDMA models (HPCC's
 //!   `RdmaHw::UpdateRateTimely`, which ConWeave's ns-3 runs), where an RTT below T_low is an
 //!   increase like a gradient ≤ 0 one: it reads and advances the same counter, so after five
-//!   such updates it adds N·δ. On a trace replayed in both, flows over 1 MB took 1.4–1.5× as
-//!   long under the paper's rule as under ns-3's, which spends most of its time below T_low.
+//!   such updates it adds N·δ. On a trace replayed in both, irn's flows over 1 MB took
+//!   1.4–1.5× ns-3's time under the paper's rule (datacenter RTTs sit mostly below T_low).
 //! * The multiplicative factor is floored at 0 before the clamp (a gradient above 1/β would
 //!   otherwise make it negative); the clamp then holds the rate at `min_rate`.
 //! * Not included: the authors' published code also scales steps by the time since the last

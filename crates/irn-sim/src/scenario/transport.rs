@@ -1340,11 +1340,13 @@ mod tests {
         );
         // DCQCN turns on DCQCN's RED marking by default.
         assert_eq!(run.config.switch.ecn, Some(EcnConfig::DCQCN));
-        let run = one("[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"20us\"\nhai_threshold = 3\n").unwrap();
+        let run = one("[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"20us\"\nhai_threshold = 3\nlow_counts_as_increase = true\n").unwrap();
         let CcConfig::Timely(p) = run.config.transport.cc else {
             panic!()
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
+        assert!(p.low_counts_as_increase);
+        assert!(!irn_core::cc::TimelyParams::default().low_counts_as_increase);
         assert_eq!(run.config.switch.ecn, None);
     }
 
