@@ -52,7 +52,7 @@
 //!   η = 1.05 here (the RTT may exceed its minimum by 5 %).
 //! * γ: 0.9 for PowerTCP (paper and both models), 0.7 for θ (the RDMA model).
 //! * β, the additive step: the RDMA model's 150 Mb/s, over T (the TCP model's default is
-//!   50 Mb/s; the paper sizes β from the host bandwidth and the expected number of flows).
+//!   50 Mb/s).
 //! * ACKs between the once-per-RTT updates update W from Wc (the RDMA model's fast reaction);
 //!   [`PowertcpParams::fast_react`] off ignores them. On for PowerTCP; off for θ, as the TCP
 //!   model leaves θ's fast reaction out: between two ACKs a packet apart, one packet's
