@@ -745,10 +745,11 @@ fn validate(
     Ok((config, warnings))
 }
 
-/// In-band telemetry: with `cc = "hpcc"` (unless `kind = "mp-rdma"`, whose own window
-/// ignores `cc`), the most records a packet gathers, one per switch of the longest path; `None`
-/// without. Refused with a verbs workload (whose queue pairs would need the records passed
-/// through both ends) and on paths longer than a controller's per-hop state.
+/// In-band telemetry: with `cc = "hpcc"` or `"powertcp"` but its θ variant (unless `kind =
+/// "mp-rdma"`, whose own window ignores `cc`), the most records a packet gathers, one per
+/// switch of the longest path; `None` without. Refused with a verbs workload (whose queue pairs
+/// would need the records passed through both ends) and on paths longer than a controller's
+/// per-hop state.
 fn telemetry(
     s: &ScenarioFile,
     file: &str,
@@ -756,15 +757,22 @@ fn telemetry(
     verbs: bool,
 ) -> Result<Option<usize>, ScenarioError> {
     let t = &s.transport;
-    if t.cc != CcKind::Hpcc || t.kind == TransportKind::MpRdma {
+    if !transport::wants_int(t) || t.kind == TransportKind::MpRdma {
         return Ok(None);
     }
+    let cc = match t.cc {
+        CcKind::Hpcc => ("\"hpcc\"", "HPCC"),
+        _ => ("\"powertcp\"", "PowerTCP"),
+    };
     if verbs {
         return Err(invalid(
             file,
             "transport.cc",
-            "\"hpcc\"",
-            "not with a verbs workload (workload.verbs): HPCC runs under message flows",
+            cc.0,
+            &format!(
+                "not with a verbs workload (workload.verbs): {} runs under message flows",
+                cc.1
+            ),
         ));
     }
     let hops = topology.max_path_switches();
@@ -772,10 +780,12 @@ fn telemetry(
         return Err(invalid(
             file,
             "transport.cc",
-            "\"hpcc\"",
+            cc.0,
             &format!(
-                "a topology whose paths cross at most {} switches (this one's cross {hops}):                  HPCC keeps state per hop",
-                irn_core::cc::int::MAX_INT_HOPS
+                "a topology whose paths cross at most {} switches (this one's cross {hops}): \
+                 {} keeps state per hop",
+                irn_core::cc::int::MAX_INT_HOPS,
+                cc.1
             ),
         ));
     }

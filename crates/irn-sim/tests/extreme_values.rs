@@ -99,6 +99,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.timely", &["transport.cc=\"timely\""]),
     ("transport.hpcc", &["transport.cc=\"hpcc\""]),
     ("transport.swift", &["transport.cc=\"swift\""]),
+    ("transport.powertcp", &["transport.cc=\"powertcp\""]),
     ("transport.timely.segment", &["transport.cc=\"timely\"", "transport.timely.update=\"per-segment\""]),
     ("transport.dctcp", &["transport.cc=\"dctcp\""]),
     ("transport.aimd", &["transport.cc=\"aimd\""]),

@@ -250,6 +250,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.timely", &["transport.cc=\"timely\""]),
     ("transport.hpcc", &["transport.cc=\"hpcc\""]),
     ("transport.swift", &["transport.cc=\"swift\""]),
+    ("transport.powertcp", &["transport.cc=\"powertcp\""]),
     (
         "transport.timely.segment",
         &[

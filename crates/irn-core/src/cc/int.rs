@@ -1,6 +1,6 @@
 //! In-band network telemetry (INT): what each switch on a data packet's path writes into it when
 //! the packet starts leaving the switch, and what the receiver echoes back in the ACK, for the
-//! controllers that steer by it (HPCC).
+//! controllers that steer by it (HPCC, PowerTCP).
 //!
 //! On the wire, as in HPCC's ns-3 model (`int-header.h`): a 2-byte header (the hop count) that
 //! the sending NIC adds to every data packet, and an 8-byte record per hop (ns-3 packs the four

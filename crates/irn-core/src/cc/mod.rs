@@ -4,7 +4,7 @@
 //! IRN decouples loss recovery from congestion control (§3): any transport can run with any
 //! controller, or none. Rate-based controllers (DCQCN, Timely) pace the queue pair's packets;
 //! window-based ones (DCTCP, AIMD) bound its packets in flight, on top of BDP-FC when that is on;
-//! HPCC does both; Swift keeps a window and paces when it falls below one packet.
+//! HPCC and PowerTCP do both; Swift keeps a window and paces when it falls below one packet.
 //!
 //! | controller | signal | output | module |
 //! | --- | --- | --- | --- |
@@ -14,12 +14,14 @@
 //! | AIMD (TCP Reno style) | losses | window | [`aimd`] |
 //! | HPCC (Li et al., SIGCOMM 2019) | in-band telemetry ([`int`]) echoed on ACKs | window and rate | [`hpcc`] |
 //! | Swift (Kumar et al., SIGCOMM 2020) | RTT samples against a target delay | window (paced below one packet) | [`swift`] |
+//! | PowerTCP (Addanki et al., NSDI 2022) | in-band telemetry, or RTT samples (θ-PowerTCP) | window and rate | [`powertcp`] |
 
 pub mod aimd;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
 pub mod int;
+pub mod powertcp;
 pub mod swift;
 pub mod timely;
 
@@ -29,6 +31,7 @@ pub use aimd::{Aimd, AimdParams};
 pub use dcqcn::{AlphaUpdate, CnpPacer, Dcqcn, DcqcnParams, IncreaseStages, Named, RateDecrease};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use hpcc::{Hpcc, HpccParams};
+pub use powertcp::{Powertcp, PowertcpParams, PowertcpVariant};
 pub use swift::{Swift, SwiftParams};
 pub use timely::{Timely, TimelyParams, TimelyUpdate};
 
@@ -44,13 +47,18 @@ pub enum CcConfig {
     Aimd(AimdParams),
     Hpcc(HpccParams),
     Swift(SwiftParams),
+    Powertcp(PowertcpParams),
 }
 
 impl CcConfig {
     /// Whether the controller steers by in-band network telemetry ([`int`]): then data
     /// packets gather a record per switch and ACKs echo them.
     pub fn wants_int(&self) -> bool {
-        matches!(self, CcConfig::Hpcc(_))
+        match self {
+            CcConfig::Hpcc(_) => true,
+            CcConfig::Powertcp(p) => p.wants_int(),
+            _ => false,
+        }
     }
 }
 
@@ -82,6 +90,8 @@ pub enum CongestionControl {
     Hpcc(Box<Hpcc>),
     /// Boxed for the same reason: the other controllers' queue pairs keep their layout.
     Swift(Box<Swift>),
+    /// Boxed as HPCC is, for its per-hop records.
+    Powertcp(Box<Powertcp>),
 }
 
 impl CongestionControl {
@@ -99,6 +109,9 @@ impl CongestionControl {
             CcConfig::Swift(p) => {
                 CongestionControl::Swift(Box::new(Swift::new(*p, line_rate, initial_window, mtu)))
             }
+            CcConfig::Powertcp(p) => {
+                CongestionControl::Powertcp(Box::new(Powertcp::new(*p, line_rate, mtu)))
+            }
         }
     }
 
@@ -114,6 +127,7 @@ impl CongestionControl {
             CongestionControl::Timely(c) => Some(c.rate()),
             CongestionControl::Hpcc(c) => Some(c.rate()),
             CongestionControl::Swift(c) => Some(c.rate()),
+            CongestionControl::Powertcp(c) => Some(c.rate()),
             _ => None,
         }
     }
@@ -126,6 +140,7 @@ impl CongestionControl {
             CongestionControl::Aimd(c) => Some(c.window()),
             CongestionControl::Hpcc(c) => Some(c.window()),
             CongestionControl::Swift(c) => Some(c.window()),
+            CongestionControl::Powertcp(c) => Some(c.window()),
             _ => None,
         }
     }
@@ -146,14 +161,17 @@ impl CongestionControl {
             CongestionControl::Aimd(c) => c.on_ack(now, ack),
             CongestionControl::Hpcc(c) => c.on_ack(now, ack),
             CongestionControl::Swift(c) => c.on_ack(now, ack),
+            CongestionControl::Powertcp(c) => c.on_ack(now, ack),
             _ => {}
         }
     }
 
     /// The INT records the next ACK echoes ([`int`]), handed over just before it.
     pub fn on_telemetry(&mut self, hops: &[int::IntHop]) {
-        if let CongestionControl::Hpcc(c) = self {
-            c.on_telemetry(hops);
+        match self {
+            CongestionControl::Hpcc(c) => c.on_telemetry(hops),
+            CongestionControl::Powertcp(c) => c.on_telemetry(hops),
+            _ => {}
         }
     }
 

@@ -24,13 +24,28 @@
 //!   it from the IP TTL of the ACK's data packet).
 //! * Not modelled: the paper's reset of cwnd to `min_cwnd` after repeated timeouts
 //!   (`RETX_RESET_THRESHOLD`), and separate fabric and endpoint windows.
+//!
+//! # Where the defaults come from
+//!
+//! The paper names its parameters (Algorithm 1, §3.5) without publishing the values Google
+//! deploys. The defaults here are those of htsim's Swift (github Broadcom/csg-htsim,
+//! `sim/swift.cpp`, `SwiftSrc`'s constructor), the public simulator model the Swift
+//! comparisons of later work run, which marks most of them as its own estimates: ai = 1 packet,
+//! β = 0.8, max_mdf = 0.5, fs_min_cwnd = 0.1 and fs_max_cwnd = 100 packets, and flow scaling's
+//! range five times the base target (a scenario's `fs_range = "auto"`). Where this differs:
+//!
+//! * The base target: htsim's is a fixed 20 µs; scenarios here take the longest path's
+//!   unloaded round trip (`base_target = "auto"`), which already counts every hop.
+//! * `hop_scaling`: htsim adds the base target / 6.55 per hop on top of its fixed target; 0 here,
+//!   since the base target already covers the longest path.
+//! * `min_cwnd`: htsim's is 10 bytes; 0.001 packets here (a byte at the default MTU).
 //! * The window in packets is ⌊cwnd⌋, at least 1; below 1 the sender paces at
 //!   cwnd·MTU/RTT instead.
 
 use super::AckEvent;
 use crate::time::{Bandwidth, Duration, Time};
 
-/// Swift's parameters; see the scenario reference for where each default comes from.
+/// Swift's parameters; see the module documentation for where each default comes from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SwiftParams {
     /// The target delay of a path with no switch (and before flow scaling).
@@ -41,18 +56,23 @@ pub struct SwiftParams {
     pub hops: u32,
     /// The most flow scaling adds to the target (reached at `fs_min_cwnd`).
     pub fs_range: Duration,
-    /// The window at which flow scaling is largest, packets.
+    /// The window at which flow scaling is largest, packets. 0.1 (htsim).
     pub fs_min_cwnd: f64,
-    /// The window at which flow scaling is 0, packets.
+    /// The window at which flow scaling is 0, packets. 100 (htsim).
     pub fs_max_cwnd: f64,
-    /// Additive increase per RTT, packets.
+    /// Additive increase per RTT, packets. 1 (htsim).
     pub ai: f64,
-    /// β, the multiplicative decrease's gain on the relative excess delay.
+    /// β, the multiplicative decrease's gain on the relative excess delay. 0.8 (htsim).
     pub beta: f64,
-    /// The most one decrease takes off the window, as a fraction.
+    /// The most one decrease takes off the window, as a fraction. 0.5 (htsim).
     pub max_mdf: f64,
     /// The window never goes below this, packets.
     pub min_cwnd: f64,
+}
+
+impl SwiftParams {
+    /// Flow scaling's range as a multiple of the base target: 5 (htsim's `_fs_range`).
+    pub const FS_RANGE_PER_BASE_TARGET: u64 = 5;
 }
 
 impl Default for SwiftParams {
@@ -61,7 +81,7 @@ impl Default for SwiftParams {
             base_target: Duration::from_us(10),
             hop_scaling: Duration::ZERO,
             hops: 0,
-            fs_range: Duration::from_us(10),
+            fs_range: Duration::from_us(50),
             fs_min_cwnd: 0.1,
             fs_max_cwnd: 100.0,
             ai: 1.0,
@@ -230,6 +250,7 @@ mod tests {
         let p = SwiftParams {
             hop_scaling: Duration::from_us(1),
             hops: 3,
+            fs_range: Duration::from_us(10),
             ..SwiftParams::default()
         };
         // fs_range 10 µs between windows 0.1 and 100: α = 10 µs / (1/√0.1 − 1/√100)

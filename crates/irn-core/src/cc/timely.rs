@@ -29,7 +29,12 @@
 //! * Hyper-active increase (HAI): a counter of consecutive gradient ≤ 0 increases, read *before*
 //!   it is incremented, so increases 1–5 add δ and the 6th and later add N·δ = 5δ. Any decrease
 //!   (the T_high rule or a positive gradient) resets it; the T_low rule adds δ and leaves it
-//!   alone.
+//!   alone (Algorithm 1: only the gradient branch calls the HAI rule).
+//! * [`TimelyParams::low_counts_as_increase`] (off): the rule of the ns-3 RDMA models (HPCC's
+//!   `RdmaHw::UpdateRateTimely`, which ConWeave's ns-3 runs), where an RTT below T_low is an
+//!   increase like a gradient ≤ 0 one: it reads and advances the same counter, so after five
+//!   such updates it adds N·δ. On a trace replayed in both, irn's flows over 1 MB took
+//!   1.4–1.5× ns-3's time under the paper's rule (datacenter RTTs sit mostly below T_low).
 //! * The multiplicative factor is floored at 0 before the clamp (a gradient above 1/β would
 //!   otherwise make it negative); the clamp then holds the rate at `min_rate`.
 //! * Not included: the authors' published code also scales steps by the time since the last
@@ -113,6 +118,9 @@ pub struct TimelyParams {
     pub min_rate: Bandwidth,
     /// Which ACKs update the rate: [`DEFAULT_UPDATE`] (every ACK) unless a scenario says.
     pub update: TimelyUpdate,
+    /// An RTT below T_low counts as an increase for hyper-active increase, as in the ns-3 RDMA
+    /// models (see the module documentation). False: Algorithm 1's rule, δ only.
+    pub low_counts_as_increase: bool,
 }
 
 impl Default for TimelyParams {
@@ -128,6 +136,7 @@ impl Default for TimelyParams {
             hai_multiplier: 5,
             min_rate: Bandwidth::from_bps(100_000_000),
             update: DEFAULT_UPDATE,
+            low_counts_as_increase: false,
         }
     }
 }
@@ -221,25 +230,33 @@ impl Timely {
         let gradient = self.gradient();
         let rate = self.rate as f64;
         let delta = self.p.additive_step.as_bps() as f64;
-        let new_rate = if rtt < self.p.t_low {
+        let new_rate = if rtt < self.p.t_low && !self.p.low_counts_as_increase {
             rate + delta
+        } else if rtt < self.p.t_low {
+            rate + self.increase_steps() * delta
         } else if rtt > self.p.t_high {
             self.neg_steps = 0;
             let t_high = self.p.t_high.as_ps() as f64;
             rate * (1.0 - self.p.beta * (1.0 - t_high / sample as f64)).max(0.0)
         } else if gradient <= 0.0 {
-            let n = if self.neg_steps >= self.p.hai_threshold {
-                f64::from(self.p.hai_multiplier)
-            } else {
-                1.0
-            };
-            self.neg_steps = self.neg_steps.saturating_add(1);
-            rate + n * delta
+            rate + self.increase_steps() * delta
         } else {
             self.neg_steps = 0;
             rate * (1.0 - self.p.beta * gradient).max(0.0)
         };
         self.rate = (new_rate.round() as u64).clamp(self.floor, self.line);
+    }
+
+    /// A counted increase: N once the HAI counter has reached its threshold, else 1; the
+    /// counter advances.
+    fn increase_steps(&mut self) -> f64 {
+        let n = if self.neg_steps >= self.p.hai_threshold {
+            f64::from(self.p.hai_multiplier)
+        } else {
+            1.0
+        };
+        self.neg_steps = self.neg_steps.saturating_add(1);
+        n
     }
 }
 
@@ -351,6 +368,43 @@ mod tests {
         }
         // Never hyper-active under T_low: 9 steps of δ.
         assert_eq!(t.rate().as_bps(), 10_090_000_000);
+    }
+
+    #[test]
+    fn below_t_low_counts_towards_hai_under_the_ns3_rule() {
+        // (RTT µs, rate after, paper's rule, ns-3's rule) from 10 Gb/s: the first sample only
+        // records. Paper: δ each time below T_low. ns-3: increases 1–5 add δ, the 6th on
+        // N·δ = 50 Mb/s; a decrease (here the gradient of a rise to 60 µs) resets the counter
+        // in both.
+        let table: &[(u64, u64, u64)] = &[
+            (30, 10_000, 10_000),
+            (30, 10_010, 10_010),
+            (30, 10_020, 10_020),
+            (30, 10_030, 10_030),
+            (30, 10_040, 10_040),
+            (30, 10_050, 10_050),
+            (30, 10_060, 10_100),
+            (30, 10_070, 10_150),
+        ];
+        let mut paper = timely_at(10_000_000_000);
+        let mut ns3 = timely_at(10_000_000_000);
+        ns3.p.low_counts_as_increase = true;
+        for (k, &(rtt, want_paper, want_ns3)) in table.iter().enumerate() {
+            paper.on_rtt(at(k as u64), us(rtt));
+            ns3.on_rtt(at(k as u64), us(rtt));
+            assert_eq!(
+                paper.rate().as_bps(),
+                want_paper * 1_000_000,
+                "paper, row {k}"
+            );
+            assert_eq!(ns3.rate().as_bps(), want_ns3 * 1_000_000, "ns-3, row {k}");
+        }
+        // A rise to 60 µs: gradient 0.875·30/20 > 1/β, the rate drops to the floor, and the
+        // counter starts again: the next T_low update adds δ.
+        ns3.on_rtt(at(20), us(60));
+        assert_eq!(ns3.rate().as_bps(), 100_000_000);
+        ns3.on_rtt(at(21), us(30));
+        assert_eq!(ns3.rate().as_bps(), 110_000_000);
     }
 
     #[test]

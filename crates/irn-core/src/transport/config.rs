@@ -396,6 +396,7 @@ impl TransportConfig {
                     | CcConfig::Aimd(_)
                     | CcConfig::Hpcc(_)
                     | CcConfig::Swift(_)
+                    | CcConfig::Powertcp(_)
             ) {
                 Some("ACK-clocked congestion control")
             } else {

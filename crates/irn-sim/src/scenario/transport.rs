@@ -8,7 +8,8 @@
 //! rto_low = "100us"
 //! rto_high = "auto"   # the longest round trip + draining a full buffer (IRN §4.1), or a duration
 //! timeouts = "auto"   # off when PFC is on and cannot drop, on otherwise
-//! cc = "dcqcn"        # "none" (default), "dcqcn", "timely", "dctcp", "aimd", "hpcc", "swift"
+//! cc = "dcqcn"        # "none" (default), "dcqcn", "timely", "dctcp", "aimd", "hpcc", "swift",
+//!                     # "powertcp"
 //! tx_window = "auto"  # go-back-N's options (`go_back_n.rs`): "off" (default), "auto", packets
 //! [transport.dcqcn]   # the chosen controller's parameter overrides
 //! min_rate = "1Gbps"
@@ -48,6 +49,9 @@ pub enum CcKind {
     Hpcc,
     /// Swift (Kumar et al., SIGCOMM'20), RTT against a target delay: `[transport.swift]`.
     Swift,
+    /// PowerTCP (Addanki et al., NSDI'22), from in-band telemetry or (θ-PowerTCP) RTTs:
+    /// `[transport.powertcp]`.
+    Powertcp,
 }
 
 /// Which NIC transport every flow uses.
@@ -111,7 +115,8 @@ pub struct TransportSection {
     /// A retransmission may leave only this long after its loss was detected (IRN §6.3's
     /// worst case: "2us").
     pub retransmit_delay: String,
-    /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"`, `"aimd"`, `"hpcc"` or `"swift"`.
+    /// Congestion control: `"none"`, `"dcqcn"`, `"timely"`, `"dctcp"`, `"aimd"`, `"hpcc"`,
+    /// `"swift"` or `"powertcp"`.
     pub cc: CcKind,
     /// Go-back-N's transmit window (ConnectX): `"off"` (absent), `"auto"` (the BDP cap the
     /// topology gives) or a packet count.
@@ -156,6 +161,9 @@ pub struct TransportSection {
     /// `[transport.swift]`: Swift parameter overrides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swift: Option<toml::Table>,
+    /// `[transport.powertcp]`: PowerTCP parameter overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub powertcp: Option<toml::Table>,
     /// `[transport.mp_rdma]`: MP-RDMA parameter overrides (`kind = "mp-rdma"` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mp_rdma: Option<toml::Table>,
@@ -189,6 +197,7 @@ impl Default for TransportSection {
             aimd: None,
             hpcc: None,
             swift: None,
+            powertcp: None,
             mp_rdma: None,
         }
     }
@@ -650,6 +659,13 @@ impl Reals {
     }
 }
 
+/// PowerTCP's η, the normalised power aimed at: (0, 2] (θ-PowerTCP's default is above 1).
+const TARGET: Reals = Reals {
+    low: (0.0, false),
+    high: (2.0, true),
+    what: "a normalised power",
+};
+
 /// AIMD's additive increase: packets per window of ACKs, above 0 and at most the largest window.
 const PER_WINDOW: Reals = Reals {
     low: (0.0, false),
@@ -818,6 +834,7 @@ fn cc_config(
         ("aimd", &t.aimd, CcKind::Aimd),
         ("hpcc", &t.hpcc, CcKind::Hpcc),
         ("swift", &t.swift, CcKind::Swift),
+        ("powertcp", &t.powertcp, CcKind::Powertcp),
     ];
     for (name, table, kind) in &tables {
         if table.is_some() && t.cc != *kind {
@@ -907,6 +924,10 @@ fn cc_config(
                 ("min_rate", Param::Rate(&mut p.min_rate)),
                 ("update", choice(&mut p.update)),
                 ("segment", Param::Size(&mut segment)),
+                (
+                    "low_counts_as_increase",
+                    Param::Flag(&mut p.low_counts_as_increase),
+                ),
             ];
             apply_params(file, line_rate, "transport.timely", table, params)?;
             timely_order(file, table, &p, line_rate)?;
@@ -981,12 +1002,84 @@ fn cc_config(
             let table = t.swift.as_ref().unwrap_or(&empty);
             CcConfig::Swift(swift_params(file, line_rate, table, auto_rtt)?)
         }
+        CcKind::Powertcp => {
+            let table = t.powertcp.as_ref().unwrap_or(&empty);
+            CcConfig::Powertcp(powertcp_params(file, line_rate, table, auto_rtt)?)
+        }
     })
+}
+
+/// `[transport.powertcp]`'s variant: `"int"` (absent) or `"theta"`.
+fn powertcp_variant(
+    file: &str,
+    table: &toml::Table,
+) -> Result<irn_core::cc::PowertcpVariant, ScenarioError> {
+    use irn_core::cc::{Named, PowertcpVariant};
+    match table.get("variant") {
+        None => Ok(PowertcpVariant::Int),
+        Some(v) => v
+            .as_str()
+            .and_then(PowertcpVariant::from_name)
+            .ok_or_else(|| {
+                invalid(
+                    file,
+                    "transport.powertcp.variant",
+                    &written(v),
+                    "\"int\" or \"theta\"",
+                )
+            }),
+    }
+}
+
+/// Whether the run's controller reads in-band telemetry: HPCC, and PowerTCP but θ-PowerTCP.
+/// A wrong variant is reported when the controller is built.
+pub(super) fn wants_int(t: &TransportSection) -> bool {
+    match t.cc {
+        CcKind::Hpcc => true,
+        CcKind::Powertcp => {
+            let empty = toml::Table::new();
+            let table = t.powertcp.as_ref().unwrap_or(&empty);
+            powertcp_variant("", table).is_ok_and(|v| v == irn_core::cc::PowertcpVariant::Int)
+        }
+        _ => false,
+    }
+}
+
+/// `[transport.powertcp]`: PowerTCP's parameters (`irn_core::cc::powertcp`), the variant's
+/// defaults with the table's overrides; `base_rtt = "auto"` as HPCC's.
+fn powertcp_params(
+    file: &str,
+    line_rate: Bandwidth,
+    table: &toml::Table,
+    auto_rtt: impl FnOnce() -> Duration,
+) -> Result<irn_core::cc::PowertcpParams, ScenarioError> {
+    // The variant first: it sets the other keys' defaults.
+    let mut p = irn_core::cc::PowertcpParams::new(powertcp_variant(file, table)?);
+    let params = vec![
+        ("variant", Param::Applied),
+        ("eta", Param::Real(&mut p.eta, TARGET)),
+        ("gamma", Param::Real(&mut p.gamma, Reals::GAIN)),
+        ("beta", Param::Applied),
+        ("base_rtt", Param::Applied),
+        ("min_rate", Param::Rate(&mut p.min_rate)),
+        ("fast_react", Param::Flag(&mut p.fast_react)),
+    ];
+    apply_params(file, line_rate, "transport.powertcp", table, params)?;
+    let auto = |key: &str| auto_value(file, "transport.powertcp", table, key);
+    if let Some(v) = auto("beta")? {
+        p.beta_bytes = Some(parse_key::<Bytes>(file, "transport.powertcp.beta", &v)?.0);
+    }
+    let (floor, why) = min_frame_floor(line_rate, "the hosts' line rate");
+    p.base_rtt = match auto("base_rtt")? {
+        Some(v) => duration_in(file, "transport.powertcp.base_rtt", &v, (floor, &why), None)?,
+        None => auto_rtt().max(floor),
+    };
+    Ok(p)
 }
 
 /// `[transport.swift]`: Swift's parameters (`irn_core::cc::swift`) with the table's overrides;
 /// `base_target = "auto"` is the longest path's unloaded round trip ([`longest_unloaded_rtt`]),
-/// `fs_range = "auto"` the base target.
+/// `fs_range = "auto"` five times the base target (htsim's, `irn_core::cc::swift`).
 fn swift_params(
     file: &str,
     line_rate: Bandwidth,
@@ -1022,7 +1115,7 @@ fn swift_params(
             (Duration::ZERO, ""),
             None,
         )?,
-        None => p.base_target,
+        None => p.base_target * irn_core::cc::SwiftParams::FS_RANGE_PER_BASE_TARGET,
     };
     if p.fs_min_cwnd >= p.fs_max_cwnd {
         return Err(invalid(
@@ -1090,7 +1183,7 @@ fn hpcc_params(
     Ok(p)
 }
 
-/// HPCC's `base_rtt = "auto"` and Swift's `base_target = "auto"`: the longest path's round trip, its propagation both ways plus,
+/// HPCC's and PowerTCP's `base_rtt = "auto"` and Swift's `base_target = "auto"`: the longest path's round trip, its propagation both ways plus,
 /// on each of its links at the hosts' rate, a full frame out and an ACK back (an ACK echoing a
 /// record per switch): as HPCC's ns-3 scripts size T from the longest path.
 pub(super) fn longest_unloaded_rtt(topology: &Topology, max_frame: u64) -> Duration {
@@ -1167,9 +1260,15 @@ fn ecn_config(
         // MP-RDMA's window reacts to ECN as DCTCP's does: single-threshold marking.
         ("auto", _) if mp_rdma => Some(EcnConfig::dctcp(rate, frame)),
         ("off", _)
-        | ("auto", CcKind::None | CcKind::Timely | CcKind::Aimd | CcKind::Hpcc | CcKind::Swift) => {
-            None
-        }
+        | (
+            "auto",
+            CcKind::None
+            | CcKind::Timely
+            | CcKind::Aimd
+            | CcKind::Hpcc
+            | CcKind::Swift
+            | CcKind::Powertcp,
+        ) => None,
         ("dcqcn", _) | ("auto", CcKind::Dcqcn) => Some(EcnConfig::DCQCN),
         ("dctcp", _) | ("auto", CcKind::Dctcp) => Some(EcnConfig::dctcp(rate, frame)),
         (v, _) => {
@@ -1241,11 +1340,13 @@ mod tests {
         );
         // DCQCN turns on DCQCN's RED marking by default.
         assert_eq!(run.config.switch.ecn, Some(EcnConfig::DCQCN));
-        let run = one("[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"20us\"\nhai_threshold = 3\n").unwrap();
+        let run = one("[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"20us\"\nhai_threshold = 3\nlow_counts_as_increase = true\n").unwrap();
         let CcConfig::Timely(p) = run.config.transport.cc else {
             panic!()
         };
         assert_eq!((p.t_low, p.hai_threshold), (Duration::from_us(20), 3));
+        assert!(p.low_counts_as_increase);
+        assert!(!irn_core::cc::TimelyParams::default().low_counts_as_increase);
         assert_eq!(run.config.switch.ecn, None);
     }
 
@@ -1321,7 +1422,7 @@ mod tests {
             panic!("{:?}", run.config.transport.cc)
         };
         let rtt = longest_unloaded_rtt(&run.config.topology, run.config.max_frame_bytes());
-        assert_eq!((p.base_target, p.fs_range), (rtt, rtt));
+        assert_eq!((p.base_target, p.fs_range), (rtt, rtt * 5));
         assert_eq!((p.beta, p.max_mdf, p.ai), (0.8, 0.5, 1.0));
         assert_eq!(run.config.switch.ecn, None);
         assert_eq!(run.config.extra_header_bytes, 0, "no INT");
@@ -1348,6 +1449,52 @@ mod tests {
             ("base_target = 5", "transport.swift.base_target"),
         ] {
             let e = swift(&format!("[transport.swift]\n{keys}\n")).unwrap_err();
+            assert!(e.to_string().contains(wrong), "{keys}: {e}");
+        }
+    }
+
+    #[test]
+    fn powertcp_takes_its_variant_first_then_its_keys() {
+        use irn_core::cc::{PowertcpParams, PowertcpVariant};
+        let powertcp = |keys: &str| one(&format!("[transport]\ncc = \"powertcp\"\n{keys}"));
+        let run = powertcp("").unwrap();
+        let CcConfig::Powertcp(p) = run.config.transport.cc else {
+            panic!("{:?}", run.config.transport.cc)
+        };
+        let topo = &run.config.topology;
+        let rtt = longest_unloaded_rtt(topo, run.config.max_frame_bytes());
+        let int = PowertcpParams {
+            base_rtt: rtt,
+            ..PowertcpParams::new(PowertcpVariant::Int)
+        };
+        assert_eq!(p, int);
+        assert_eq!(run.config.extra_header_bytes, 2, "INT's header");
+        assert_eq!(run.config.switch.ecn, None);
+        // θ: its own defaults, no telemetry; any key overrides them.
+        let keys = "[transport.powertcp]\nvariant = \"theta\"\ngamma = 0.5\nbeta = \"1KB\"\n\
+                    base_rtt = \"9us\"\nfast_react = true\n";
+        let run = powertcp(keys).unwrap();
+        let CcConfig::Powertcp(p) = run.config.transport.cc else {
+            panic!()
+        };
+        assert_eq!(
+            (p.variant, p.eta, p.gamma),
+            (PowertcpVariant::Theta, 1.05, 0.5)
+        );
+        assert_eq!(
+            (p.beta_bytes, p.base_rtt),
+            (Some(1000), Duration::from_us(9))
+        );
+        assert!(p.fast_react);
+        assert_eq!(run.config.extra_header_bytes, 0, "θ carries no INT");
+        for (keys, wrong) in [
+            ("variant = \"delay\"", "transport.powertcp.variant"),
+            ("eta = 2.5", "transport.powertcp.eta"),
+            ("gamma = 0.0", "transport.powertcp.gamma"),
+            ("base_rtt = 5", "transport.powertcp.base_rtt"),
+            ("pint = true", "transport.powertcp.pint"),
+        ] {
+            let e = powertcp(&format!("[transport.powertcp]\n{keys}\n")).unwrap_err();
             assert!(e.to_string().contains(wrong), "{keys}: {e}");
         }
     }

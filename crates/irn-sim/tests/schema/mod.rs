@@ -22,7 +22,9 @@ pub const DOCUMENTED_ELSEWHERE: &[&str] = &["experiment", "check"];
 const SITES: &[&str] = &["topology.site", "topology.site_b"];
 
 /// The `[transport.<cc>]` tables whose keys the transport reads itself.
-const CC_TABLES: &[&str] = &["dcqcn", "timely", "dctcp", "aimd", "hpcc", "swift"];
+const CC_TABLES: &[&str] = &[
+    "dcqcn", "timely", "dctcp", "aimd", "hpcc", "swift", "powertcp",
+];
 
 /// Records, for every struct reached, its dotted path and its field names; free-form tables
 /// (a `toml::Table` field) are recorded with no fields.

@@ -212,8 +212,9 @@ fn no_acks(
             | CcConfig::Aimd(_)
             | CcConfig::Hpcc(_)
             | CcConfig::Swift(_)
+            | CcConfig::Powertcp(_)
     ) {
-        Some("Timely, DCTCP, AIMD, HPCC and Swift are clocked by ACKs; without them use cc = \"none\" or \"dcqcn\"".into())
+        Some("Timely, DCTCP, AIMD, HPCC, Swift and PowerTCP are clocked by ACKs; without them use cc = \"none\" or \"dcqcn\"".into())
     } else if s.ordering.kind != OrderingKind::None {
         Some("an [ordering] layer answers with SACKs and replays with an ACK: use ordering.kind = \"none\"".into())
     } else if s.workload.verbs.is_some() {
@@ -315,7 +316,7 @@ mod tests {
             ("", "acks = \"none\"\n", "transport.acks = \"none\": a network without PFC (or credits) loses packets"),
             (pfc, "acks = \"none\"\ntimeouts = \"on\"\n", "transport.acks = \"none\": timeouts are on"),
             (pfc, "acks = \"none\"\ntx_window = 8\n", "transport.acks = \"none\": a transmit window (or BDP-FC) waits for ACKs"),
-            (pfc, "acks = \"none\"\ncc = \"timely\"\n", "transport.acks = \"none\": Timely, DCTCP, AIMD, HPCC and Swift are clocked by ACKs"),
+            (pfc, "acks = \"none\"\ncc = \"timely\"\n", "transport.acks = \"none\": Timely, DCTCP, AIMD, HPCC, Swift and PowerTCP are clocked by ACKs"),
             (pfc, "kind = \"irn\"\nacks = \"none\"\n", "transport.acks = \"none\": kind = \"irn\" needs ACKs"),
             ("[ordering]\nkind = \"ideal\"\n[switch]\npfc = true\n", "acks = \"none\"\n", "transport.acks = \"none\": an [ordering] layer"),
         ];
