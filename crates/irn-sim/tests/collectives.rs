@@ -364,3 +364,47 @@ fn collectives_are_deterministic() {
         ("pairwise", 2)
     );
 }
+
+/// Random link failures go on for as long as a DAG runs, not only until its last root's start
+/// plus the drain limit (all that is known before the run): a chain of 40 flows of 1 MB, each
+/// released by the one before, outlives that 500 us horizon several times over, and a new set
+/// of links fails every interval until its last flow finishes. Scheduled failures after that
+/// horizon apply too.
+#[test]
+fn failures_keep_coming_while_a_dag_runs() {
+    let mut csv = String::from("id,src,dst,size_bytes,start_ns,after,delay_ns\\n");
+    for i in 0..40 {
+        let (src, dst) = if i % 2 == 0 { (0, 2) } else { (2, 0) };
+        if i == 0 {
+            csv.push_str(&format!("f0,{src},{dst},1000000,0,,\\n"));
+        } else {
+            csv.push_str(&format!("f{i},{src},{dst},1000000,,f{},\\n", i - 1));
+        }
+    }
+    let text = |failures: &str| {
+        format!(
+            "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n\
+             [switch]\npfc = false\n[transport]\nkind = \"irn\"\n\
+             [workload]\nkind = \"dag\"\ncsv = \"{csv}\"\n[run]\ndrain_limit = \"500us\"\n\
+             [failures]\n{failures}"
+        )
+    };
+    let r = run(&text("fraction = 0.25\ninterval = \"100us\"\n"));
+    assert_eq!(r.summary.flows_incomplete, 0);
+    let end_us = r.flows.iter().map(|f| f.start_us + f.fct_us.unwrap()).fold(0.0, f64::max);
+    assert!(end_us > 2000.0, "the chain runs {end_us} us");
+    // One of the 4 leaf-spine links fails every 100 us from 0 until the run ends.
+    let failed = r.summary.failures.as_ref().unwrap().link_failures;
+    assert!(
+        failed as f64 >= (end_us / 100.0).floor() - 1.0,
+        "{failed} failures in {end_us} us"
+    );
+    // The same run twice: the same failures, the same flows.
+    let again = run(&text("fraction = 0.25\ninterval = \"100us\"\n"));
+    assert_eq!(format!("{:?}", again.flows), format!("{:?}", r.flows));
+    // A failure scheduled at 1.5 ms, long after the 500 us known before the run, happens.
+    let r = run(&text(
+        "[[failures.link]]\nnodes = [4, 6]\nat = \"1500us\"\nfor = \"100us\"\n",
+    ));
+    assert_eq!(r.summary.failures.as_ref().unwrap().link_failures, 1);
+}
