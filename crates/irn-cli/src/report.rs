@@ -582,9 +582,11 @@ fn job_value(job: &Value, key: &str) -> Option<f64> {
 fn slowest_flow(job: &Value) -> Option<String> {
     let steps = job.get("steps")?.as_array()?;
     let fct = |s: &Value| s.get("slowest_fct_us").and_then(Value::as_f64);
-    let step = (steps.iter())
-        .filter(|s| fct(s).is_some())
-        .max_by(|a, b| fct(a).partial_cmp(&fct(b)).unwrap_or(std::cmp::Ordering::Equal))?;
+    let step = (steps.iter()).filter(|s| fct(s).is_some()).max_by(|a, b| {
+        fct(a)
+            .partial_cmp(&fct(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })?;
     Some(format!(
         "step {} flow {} ({})",
         step.get("step")?,
@@ -606,7 +608,12 @@ fn collective_charts(results: &Results) -> Result<Vec<Chart>> {
         .iter()
         .enumerate()
         .map(|(j, job)| {
-            let text = |k: &str| job.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+            let text = |k: &str| {
+                job.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string()
+            };
             let ranks = job.get("ranks").and_then(Value::as_u64).unwrap_or(0);
             format!("job {j}: {} ×{ranks}", text("op"))
         })

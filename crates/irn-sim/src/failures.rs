@@ -242,9 +242,11 @@ impl Timeline {
                 let j = i + r.rng.below(r.order.len() - i);
                 r.order.swap(i, j);
                 self.changes.push((at, Change::Fail(r.order[i])));
-                self.changes.push((at + interval, Change::Restore(r.order[i])));
+                self.changes
+                    .push((at + interval, Change::Restore(r.order[i])));
             }
-            self.changes.push((at + self.reconvergence, Change::Reconverge));
+            self.changes
+                .push((at + self.reconvergence, Change::Reconverge));
             (self.changes).push((at + interval + self.reconvergence, Change::Reconverge));
             r.next_at += interval;
         }

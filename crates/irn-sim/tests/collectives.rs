@@ -391,7 +391,11 @@ fn failures_keep_coming_while_a_dag_runs() {
     };
     let r = run(&text("fraction = 0.25\ninterval = \"100us\"\n"));
     assert_eq!(r.summary.flows_incomplete, 0);
-    let end_us = r.flows.iter().map(|f| f.start_us + f.fct_us.unwrap()).fold(0.0, f64::max);
+    let end_us = r
+        .flows
+        .iter()
+        .map(|f| f.start_us + f.fct_us.unwrap())
+        .fold(0.0, f64::max);
     assert!(end_us > 2000.0, "the chain runs {end_us} us");
     // One of the 4 leaf-spine links fails every 100 us from 0 until the run ends.
     let failed = r.summary.failures.as_ref().unwrap().link_failures;

@@ -177,8 +177,8 @@ impl Collectives {
     /// `None` for background traffic.
     pub fn name(&self, f: usize) -> Option<String> {
         let t = self.tags.get(f).copied().flatten()?;
-        let two_lanes = self.jobs.get(t.job as usize).map(|j| j.algorithm)
-            == Some(Algorithm::DoubleBinaryTree);
+        let two_lanes =
+            self.jobs.get(t.job as usize).map(|j| j.algorithm) == Some(Algorithm::DoubleBinaryTree);
         let lane = if two_lanes {
             format!("/t{}", t.lane)
         } else {

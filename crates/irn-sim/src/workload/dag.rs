@@ -437,7 +437,11 @@ fn json_flows(text: &str, file: &str) -> Result<Vec<RawFlow<'static>>, WorkloadE
         let Value::Object(object) = item else {
             return Err(place.error(
                 file,
-                format!("{}, not an object of keys {}", json_kind(&item), COLUMNS.join(", ")),
+                format!(
+                    "{}, not an object of keys {}",
+                    json_kind(&item),
+                    COLUMNS.join(", ")
+                ),
             ));
         };
         let mut fields: [Cow<str>; 7] = Default::default();
@@ -445,7 +449,10 @@ fn json_flows(text: &str, file: &str) -> Result<Vec<RawFlow<'static>>, WorkloadE
             let Some(k) = COLUMNS.iter().position(|c| *c == key) else {
                 return Err(place.error(
                     file,
-                    format!("unknown key `{key}`; a flow's keys are {}", COLUMNS.join(", ")),
+                    format!(
+                        "unknown key `{key}`; a flow's keys are {}",
+                        COLUMNS.join(", ")
+                    ),
                 ));
             };
             fields[k] = Cow::Owned(json_field(&key, value).map_err(|p| place.error(file, p))?);
@@ -547,7 +554,9 @@ fn graph(
                 ));
             };
             if p as usize == child {
-                return Err(row.place.error(file, format!("flow `{parent}` waits for itself")));
+                return Err(row
+                    .place
+                    .error(file, format!("flow `{parent}` waits for itself")));
             }
             edges.push(Edge {
                 parent: p,
@@ -633,7 +642,11 @@ fn flow<'a>(r: &'a RawFlow, hosts: u32) -> Result<(FlowSpec, Row<'a>), String> {
     };
     let start = match (ns(4)?, after.is_empty()) {
         (Some(ps), true) => Time::from_ps(ps),
-        (None, true) => return Err(format!("flow `{id}` waits for nothing, so it needs a start_ns")),
+        (None, true) => {
+            return Err(format!(
+                "flow `{id}` waits for nothing, so it needs a start_ns"
+            ))
+        }
         (Some(_), false) => {
             return Err(format!(
                 "flow `{id}` has a start_ns and waits for flows ({}): a flow starts either at \
@@ -845,7 +858,10 @@ mod tests {
                 r#"{"flows": []}"#.into(),
                 "d.json: a JSON DAG file is an array of flow objects",
             ),
-            ("[{\"id\": ".into(), "d.json: not valid JSON: EOF while parsing"),
+            (
+                "[{\"id\": ".into(),
+                "d.json: not valid JSON: EOF while parsing",
+            ),
         ];
         for (text, want) in cases {
             let err = dag_json_text(&text, "d.json", 4).unwrap_err().to_string();
