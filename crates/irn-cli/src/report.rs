@@ -250,11 +250,14 @@ fn load_comparison(dir: &Path, csv_path: &Path) -> Result<Results> {
 }
 
 /// The charts' ids, in report order (`metrics` only for comparisons).
-const CHART_IDS: [&str; 9] = [
+const CHART_IDS: [&str; 12] = [
     "metrics",
     "single_packet_fct_cdf",
     "slowdown_by_size",
     "fct_by_size",
+    COLLECTIVE_CHARTS[0].0,
+    COLLECTIVE_CHARTS[1].0,
+    COLLECTIVE_CHARTS[2].0,
     series::CHART_IDS[0],
     series::CHART_IDS[1],
     series::CHART_IDS[2],
@@ -464,6 +467,7 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
             counts.join(", ")
         ),
     });
+    charts.extend(collective_charts(results)?);
     let monitored: Vec<Monitored> = (results.variants.iter())
         .filter_map(|v| {
             let label = if results.comparison { &v.name } else { "" };
@@ -521,6 +525,141 @@ fn slides_unit_us(resolved: &Value) -> Option<f64> {
     let rate: irn_core::Bandwidth = rate.parse().ok()?;
     let unit = irn_sim::pause::quanta_time(rate, irn_sim::pause::MAX_QUANTA);
     controlled.then(|| unit.as_us_f64())
+}
+
+/// The collective charts: chart id, title, what a bar is, `summary.json` key of each job's
+/// value (the third: the largest of its steps' `slowest_fct_us`) and its format.
+const COLLECTIVE_CHARTS: [(&str, &str, &str, &str, Format); 3] = [
+    (
+        "collectives_busbw",
+        "Collectives: bus bandwidth per job",
+        "nccl-tests' bus bandwidth (busbw_gbytes_per_s, GB/s; higher is better), the mean over \
+         the job's completed iterations",
+        "busbw_gbytes_per_s",
+        fmt_gbytes,
+    ),
+    (
+        "collectives_time",
+        "Collectives: iteration time per job",
+        "the job's mean iteration time (time_us; lower is better)",
+        "time_us",
+        plot::fmt_us,
+    ),
+    (
+        "collectives_slowest_flow",
+        "Collectives: each job's slowest step flow",
+        "the FCT of the slowest flow of any step of the job (the largest of its steps' \
+         slowest_fct_us): the flow that held its ranks back the longest",
+        "slowest_fct_us",
+        plot::fmt_us,
+    ),
+];
+
+fn fmt_gbytes(v: f64) -> String {
+    plot::fmt_sig(v, 3)
+}
+
+/// Per variant, its `summary.json` `collectives` (empty without).
+fn collectives_of(v: &Variant) -> Vec<Value> {
+    (v.metrics.get("collectives").and_then(Value::as_array))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// One job's value for a collective chart: `key` of the job, or for `slowest_fct_us` the
+/// largest over its steps.
+fn job_value(job: &Value, key: &str) -> Option<f64> {
+    if key == "slowest_fct_us" {
+        (job.get("steps")?.as_array()?.iter())
+            .filter_map(|s| s.get(key).and_then(Value::as_f64))
+            .reduce(f64::max)
+    } else {
+        job.get(key).and_then(Value::as_f64)
+    }
+}
+
+/// The slowest step flow of `job`: its step, `flows.csv` id and FCT, for a chart's note.
+fn slowest_flow(job: &Value) -> Option<String> {
+    let steps = job.get("steps")?.as_array()?;
+    let fct = |s: &Value| s.get("slowest_fct_us").and_then(Value::as_f64);
+    let step = (steps.iter()).filter(|s| fct(s).is_some()).max_by(|a, b| {
+        fct(a)
+            .partial_cmp(&fct(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })?;
+    Some(format!(
+        "step {} flow {} ({})",
+        step.get("step")?,
+        step.get("slowest_flow")?,
+        plot::fmt_us(fct(step)?)
+    ))
+}
+
+/// With collective jobs (`summary.json`'s `collectives`), a chart each of their bus bandwidth,
+/// iteration time and slowest step flow: one group of bars per job, one bar per variant,
+/// relative to the first variant's; none without jobs.
+fn collective_charts(results: &Results) -> Result<Vec<Chart>> {
+    let names: Vec<&str> = results.variants.iter().map(|v| v.name.as_str()).collect();
+    let per_variant: Vec<Vec<Value>> = results.variants.iter().map(collectives_of).collect();
+    let Some(jobs) = per_variant.iter().find(|j| !j.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let labels: Vec<String> = jobs
+        .iter()
+        .enumerate()
+        .map(|(j, job)| {
+            let text = |k: &str| {
+                job.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string()
+            };
+            let ranks = job.get("ranks").and_then(Value::as_u64).unwrap_or(0);
+            format!("job {j}: {} ×{ranks}", text("op"))
+        })
+        .collect();
+    let mut charts = Vec::new();
+    for (id, title, what, key, format) in COLLECTIVE_CHARTS {
+        let groups: Vec<plot::BarGroup> = labels
+            .iter()
+            .enumerate()
+            .map(|(j, label)| plot::BarGroup {
+                label,
+                values: (per_variant.iter())
+                    .map(|jobs| jobs.get(j).and_then(|job| job_value(job, key)))
+                    .collect(),
+                format,
+            })
+            .collect();
+        let title = format!("{title}, relative to {}", names[0]);
+        let mut note = format!(
+            "Per job (summary.json's collectives), per variant: {what}. Bars are relative to \
+             {}'s; the labels are the absolute values.",
+            names[0]
+        );
+        if key == "slowest_fct_us" {
+            let which: Vec<String> = (results.variants.iter().zip(&per_variant))
+                .map(|(v, jobs)| {
+                    let flows: Vec<String> = (jobs.iter().enumerate())
+                        .filter_map(|(j, job)| Some(format!("job {j} {}", slowest_flow(job)?)))
+                        .collect();
+                    format!("{}: {}", v.name, flows.join(", "))
+                })
+                .collect();
+            let _ = write!(
+                note,
+                " The flows (flows.csv's flow_id; its dag_id names the step's ranks): {}.",
+                which.join("; ")
+            );
+        }
+        charts.push(Chart {
+            id: id.to_string(),
+            svg: svg_with_label(plot::grouped_bars(&title, &names, &groups)?, &title),
+            title,
+            note,
+        });
+    }
+    Ok(charts)
 }
 
 /// A `fct_by_size` bucket's label: "≤ 10 KB", "10 KB–100 KB", "> 1 MB".

@@ -303,6 +303,24 @@ channels = 2
     assert_eq!(jobs[0]["op"], "all-reduce");
     assert_eq!(jobs[0]["completed_iterations"], 2);
     assert_eq!(jobs[1]["algorithm"], "pairwise");
+    // flows.csv's last column names each job flow by job, iteration, step, channel and ranks.
+    let flows = String::from_utf8(read("a", "flows.csv")).unwrap();
+    assert!(
+        flows.lines().next().unwrap().ends_with(",nacks,dag_id"),
+        "{flows}"
+    );
+    assert!(flows.contains(",j0/i1/s0/c0/r0>r1\n"), "{flows}");
+    assert!(flows.contains(",j1/i0/s2/c1/r3>r2\n"), "{flows}");
+    // irn plot draws each job's bus bandwidth, iteration time and slowest step flow.
+    ok(&irn(&["plot", "a"], &dir));
+    for chart in [
+        "collectives_busbw",
+        "collectives_time",
+        "collectives_slowest_flow",
+    ] {
+        let svg = std::fs::read_to_string(dir.join(format!("a/plots/{chart}.svg"))).unwrap();
+        assert!(svg.contains("job 1: all-to-all ×4"), "{chart}: {svg}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

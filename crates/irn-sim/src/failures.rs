@@ -15,6 +15,10 @@
 //! Everything here is planned before the run: the whole timeline of failures and restorations
 //! (random sets drawn from the seed's `Failures` stream, scheduled ones as given) is one sorted
 //! list the simulation walks with a single event kind, so a run without failures pays nothing.
+//! The one exception: a workload whose flows wait for others (a DAG, collectives) runs for as
+//! long as its flows keep being released, which no plan knows in advance, so the random sets
+//! are drawn further, from the same stream, whenever the run's horizon moves past the plan
+//! ([`Timeline::extend`]); a run gets the sets it would have got from a plan to its end.
 
 use irn_core::time::{Duration, Time};
 
@@ -84,6 +88,21 @@ pub struct Timeline {
     pub links: Vec<(PortId, PortId)>,
     pub changes: Vec<(Time, Change)>,
     pub to_failed: ToFailed,
+    /// How long after each change routing reconverges.
+    reconvergence: Duration,
+    /// The random sets not drawn yet; `None` without random failures.
+    random: Option<RandomPlan>,
+}
+
+/// Where the drawing of random sets stands: the next set's time and the stream it comes from.
+#[derive(Clone, Debug)]
+struct RandomPlan {
+    failures: RandomFailures,
+    rng: SplitMix,
+    /// The links, shuffled in part by every set drawn.
+    order: Vec<u32>,
+    /// When the next set fails.
+    next_at: Time,
 }
 
 /// Why a `[failures]` setting cannot be planned on this topology.
@@ -140,8 +159,10 @@ pub fn find_link(
 }
 
 impl Timeline {
-    /// Plans `f` on `t` up to `horizon` (no change after it is needed), drawing random sets
-    /// from `seed`.
+    /// Plans `f` on `t` up to `horizon` (no change after it is needed, unless [`extend`]ed),
+    /// drawing random sets from `seed`.
+    ///
+    /// [`extend`]: Self::extend
     pub fn plan(
         f: &Failures,
         t: &Topology,
@@ -154,48 +175,83 @@ impl Timeline {
             let l = find_link(t, &links, s.nodes)?;
             changes.push((s.at, Change::Fail(l)));
             changes.push((s.at + s.duration, Change::Restore(l)));
+            changes.push((s.at + f.reconvergence, Change::Reconverge));
+            changes.push((s.at + s.duration + f.reconvergence, Change::Reconverge));
         }
-        if let Some(r) = f.random {
-            if r.links as usize > links.len() {
+        let random = match f.random {
+            Some(r) if r.links as usize > links.len() => {
                 return Err(FailureError::TooFew {
                     want: r.links,
                     have: links.len(),
-                });
+                })
             }
-            let mut rng = SplitMix::new(stream_seed(seed, Purpose::Failures, 0));
-            let mut order: Vec<u32> = (0..links.len() as u32).collect();
-            let mut at = r.start;
-            while at <= horizon {
-                if changes.len() > MAX_CHANGES {
-                    return Err(FailureError::TooMany {
-                        changes: changes.len(),
-                        horizon,
-                    });
-                }
-                // A partial Fisher-Yates shuffle: the first `links` entries are a uniform set.
-                for i in 0..r.links as usize {
-                    let j = i + rng.below(order.len() - i);
-                    order.swap(i, j);
-                    changes.push((at, Change::Fail(order[i])));
-                    changes.push((at + r.interval, Change::Restore(order[i])));
-                }
-                at += r.interval;
-            }
-        }
-        let mut instants: Vec<Time> = changes.iter().map(|c| c.0).collect();
-        instants.dedup();
-        changes.extend(
-            instants
-                .into_iter()
-                .map(|t| (t + f.reconvergence, Change::Reconverge)),
-        );
-        changes.sort_unstable();
-        changes.dedup();
-        Ok(Timeline {
+            Some(r) => Some(RandomPlan {
+                failures: r,
+                rng: SplitMix::new(stream_seed(seed, Purpose::Failures, 0)),
+                order: (0..links.len() as u32).collect(),
+                next_at: r.start,
+            }),
+            None => None,
+        };
+        let mut timeline = Timeline {
             links,
             changes,
             to_failed: f.to_failed,
-        })
+            reconvergence: f.reconvergence,
+            random,
+        };
+        timeline.extend(horizon, 0)?;
+        Ok(timeline)
+    }
+
+    /// Sorts the changes from `from` on, each once.
+    fn sort_from(&mut self, from: usize) {
+        let mut tail = self.changes.split_off(from);
+        tail.sort_unstable();
+        tail.dedup();
+        self.changes.append(&mut tail);
+    }
+
+    /// Whether random sets due by `horizon` are still to be drawn.
+    #[inline]
+    pub fn ends_before(&self, horizon: Time) -> bool {
+        self.random.as_ref().is_some_and(|r| r.next_at <= horizon)
+    }
+
+    /// Draws the random sets due by `horizon` (each failing its links and restoring them an
+    /// interval later, routing reconverging after both) and sorts them among the changes from
+    /// `from` on, the ones not applied yet.
+    pub fn extend(&mut self, horizon: Time, from: usize) -> Result<(), FailureError> {
+        let Some(r) = self.random.as_mut() else {
+            self.sort_from(from);
+            return Ok(());
+        };
+        let RandomFailures {
+            links, interval, ..
+        } = r.failures;
+        while r.next_at <= horizon {
+            if self.changes.len() > MAX_CHANGES {
+                return Err(FailureError::TooMany {
+                    changes: self.changes.len(),
+                    horizon,
+                });
+            }
+            let at = r.next_at;
+            // A partial Fisher-Yates shuffle: the first `links` entries are a uniform set.
+            for i in 0..links as usize {
+                let j = i + r.rng.below(r.order.len() - i);
+                r.order.swap(i, j);
+                self.changes.push((at, Change::Fail(r.order[i])));
+                self.changes
+                    .push((at + interval, Change::Restore(r.order[i])));
+            }
+            self.changes
+                .push((at + self.reconvergence, Change::Reconverge));
+            (self.changes).push((at + interval + self.reconvergence, Change::Reconverge));
+            r.next_at += interval;
+        }
+        self.sort_from(from);
+        Ok(())
     }
 }
 
@@ -206,6 +262,9 @@ pub struct FailureState {
     pub timeline: Timeline,
     /// The next change to apply.
     pub next: usize,
+    /// When the pending `LinkChange` event is; [`Time::MAX`] with none. An event at another
+    /// time is stale (an extension scheduled an earlier one) and does nothing.
+    pub due: Time,
     /// Per link, how many failures hold it down (scheduled ones may overlap random ones).
     pub holds: Vec<u16>,
     /// Per port: its link is down.
@@ -235,6 +294,7 @@ impl FailureState {
         FailureState {
             timeline,
             next: 0,
+            due: Time::MAX,
             holds: vec![0; links],
             port_down: vec![false; ports],
             routed_down: vec![false; ports],

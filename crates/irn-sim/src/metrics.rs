@@ -304,6 +304,21 @@ pub struct FlowRow {
     pub ordering_refused_connections: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ordering_refused_pool: Option<u64>,
+    /// With a DAG or collective workload only (the column is absent otherwise, and last): the
+    /// flow's name in its workload, so a run's rows join the user's own trace: a DAG file's
+    /// `id`, a collective flow's `j{job}/i{iteration}/s{step}/c{channel}/r{from}>r{to}`;
+    /// empty for background traffic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dag_id: Option<Option<String>>,
+}
+
+/// Flow `f`'s name in its workload (`flows.csv`'s `dag_id`): its collective tag's, or its id
+/// in the DAG file; `None` for a flow without (background traffic).
+fn dag_id(cfg: &SimConfig, f: usize) -> Option<String> {
+    match &cfg.collectives {
+        Some(c) => c.name(f),
+        None => cfg.dag.as_ref()?.name(f).map(str::to_string),
+    }
 }
 
 /// `summary.json`'s `queries`: the query completion times of a queries workload (Eunomia
@@ -936,6 +951,7 @@ impl RunResult {
                     }),
                     ordering_refused_connections: r.ordering_refused.map(|r| r.0),
                     ordering_refused_pool: r.ordering_refused.map(|r| r.1),
+                    dag_id: cfg.dag.is_some().then(|| dag_id(cfg, r.id as usize)),
                 }
             })
             .collect();
@@ -1116,6 +1132,7 @@ mod tests {
             query: None,
             ordering_refused_connections: None,
             ordering_refused_pool: None,
+            dag_id: None,
         }
     }
 

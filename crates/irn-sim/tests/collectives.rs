@@ -151,6 +151,53 @@ fn a_diamond_starts_each_flow_when_its_last_parent_finishes() {
     assert!(end(c) > end(b));
     assert!((d.start_us - (end(c) + 0.2)).abs() < 1e-9, "{d:?}");
     assert_eq!(r.summary.flows_incomplete, 0);
+    // flows.csv names each flow by its id in the file.
+    let ids: Vec<Option<&str>> = [a, b, c, d]
+        .iter()
+        .map(|f| f.dag_id.as_ref().unwrap().as_deref())
+        .collect();
+    assert_eq!(ids, [Some("a"), Some("b"), Some("c"), Some("d")]);
+}
+
+/// The diamond as a JSON file (found by its extension, or by `format` whatever its name) runs
+/// as the CSV does, flow for flow.
+#[test]
+fn a_json_dag_runs_as_its_csv() {
+    let dir = std::env::temp_dir().join(format!("irn-json-dag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = "id,src,dst,size_bytes,start_ns,after,delay_ns\\n\
+               a,0,1,20000,1000,,\\n\
+               b,1,2,5000,,a,\\n\
+               c,1,3,30000,,a,500\\n\
+               d,2,3,1000,,b c,200\\n";
+    let json = r#"[
+        {"id": "a", "src": 0, "dst": 1, "size_bytes": 20000, "start_ns": 1000},
+        {"id": "b", "src": 1, "dst": 2, "size_bytes": 5000, "after": ["a"]},
+        {"id": "c", "src": 1, "dst": 3, "size_bytes": 30000, "after": ["a"], "delay_ns": 500},
+        {"id": "d", "src": 2, "dst": 3, "size_bytes": 1000, "after": ["b", "c"], "delay_ns": 200}
+    ]"#;
+    std::fs::write(dir.join("dag.json"), json).unwrap();
+    std::fs::write(dir.join("dag.txt"), json).unwrap();
+    let from_csv = run(&format!(
+        "{STAR}[workload]\nkind = \"dag\"\ncsv = \"{csv}\"\n"
+    ));
+    let from_file = |keys: &str| {
+        let s = parse(
+            &format!("{STAR}[workload]\nkind = \"dag\"\n{keys}"),
+            "c.toml",
+            &dir,
+            &[],
+        )
+        .unwrap();
+        irn_sim::run(&s.runs[0].config, &mut |_| {})
+    };
+    let rows = |r: &RunResult| format!("{:?}", r.flows);
+    assert_eq!(rows(&from_file("file = \"dag.json\"\n")), rows(&from_csv));
+    assert_eq!(
+        rows(&from_file("file = \"dag.txt\"\nformat = \"json\"\n")),
+        rows(&from_csv)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Bad graphs and placements are refused before anything runs, naming the scenario, the key,
@@ -182,7 +229,43 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
             "twice.csv:3: id `a` is already the flow of line 2",
         ),
     ];
-    for (name, text, want) in files {
+    let flow = |id: &str, rest: &str| {
+        format!(r#"{{"id": "{id}", "src": 0, "dst": 1, "size_bytes": 10{rest}}}"#)
+    };
+    let json = [
+        (
+            "cycle.json",
+            format!(
+                "[{}, {}, {}]",
+                flow("a", r#", "start_ns": 0"#),
+                flow("b", r#", "after": ["c"]"#),
+                flow("c", r#", "after": ["b"]"#)
+            ),
+            "cycle.json: flow at index 1: the flows wait for each other in a cycle: b waits for \
+             c waits for b",
+        ),
+        (
+            "parent.json",
+            format!("[{}]", flow("b", r#", "after": ["x"]"#)),
+            "parent.json: flow at index 0: flow `b` waits for `x`, which no flow of the file \
+             defines",
+        ),
+        (
+            "host.json",
+            r#"[{"id": "a", "src": 9, "dst": 1, "size_bytes": 10, "start_ns": 0}]"#.to_string(),
+            "host.json: flow at index 0: src 9 is not a host: there are 4 hosts, numbered 0 to 3",
+        ),
+        (
+            "twice.json",
+            format!(
+                "[{}, {}]",
+                flow("a", r#", "start_ns": 0"#),
+                flow("a", r#", "start_ns": 5"#)
+            ),
+            "twice.json: flow at index 1: id `a` is already the flow of index 0",
+        ),
+    ];
+    for (name, text, want) in files.into_iter().chain(json) {
         std::fs::write(dir.join(name), text).unwrap();
         let err = error(
             &format!("{STAR}[workload]\nkind = \"dag\"\nfile = \"{name}\"\n"),
@@ -192,6 +275,20 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
             err.starts_with(&format!("c.toml: workload.file = \"{name}\": ")) && err.contains(want),
             "{err}"
         );
+    }
+    let keys = [
+        (
+            "kind = \"dag\"\ncsv = \"x\"\nformat = \"json\"\n",
+            "c.toml: workload.format = \"json\": \"csv\" with an inline workload.csv",
+        ),
+        (
+            "kind = \"trace\"\nfile = \"t.csv\"\nformat = \"csv\"\n",
+            "workload.format",
+        ),
+    ];
+    for (keys, want) in keys {
+        let err = error(&format!("{STAR}[workload]\n{keys}"), &dir);
+        assert!(err.contains(want), "{keys}: {err}");
     }
     let job = |keys: &str| {
         format!(
@@ -250,6 +347,14 @@ fn collectives_are_deterministic() {
     };
     let rows = |r: &RunResult| format!("{:?}", r.flows);
     let a = run(&text(1));
+    // flows.csv names a job's flows by job, iteration, (tree,) step, channel and ranks, and
+    // leaves the background's unnamed.
+    let ids: Vec<Option<&str>> = (a.flows.iter())
+        .map(|f| f.dag_id.as_ref().unwrap().as_deref())
+        .collect();
+    assert!(ids.contains(&Some("j0/i0/s0/c1/r0>r1")), "{ids:?}");
+    assert!(ids.contains(&Some("j1/i1/t1/s0/c0/r0>r2")), "{ids:?}");
+    assert!(ids.contains(&None), "{ids:?}");
     assert_eq!(rows(&a), rows(&run(&text(1))));
     assert_ne!(rows(&a), rows(&run(&text(2))));
     assert_eq!(a.summary.flows_incomplete, 0);
@@ -258,4 +363,52 @@ fn collectives_are_deterministic() {
         (c[0].algorithm.as_str(), c[1].completed_iterations),
         ("pairwise", 2)
     );
+}
+
+/// Random link failures go on for as long as a DAG runs, not only until its last root's start
+/// plus the drain limit (all that is known before the run): a chain of 40 flows of 1 MB, each
+/// released by the one before, outlives that 500 us horizon several times over, and a new set
+/// of links fails every interval until its last flow finishes. Scheduled failures after that
+/// horizon apply too.
+#[test]
+fn failures_keep_coming_while_a_dag_runs() {
+    let mut csv = String::from("id,src,dst,size_bytes,start_ns,after,delay_ns\\n");
+    for i in 0..40 {
+        let (src, dst) = if i % 2 == 0 { (0, 2) } else { (2, 0) };
+        if i == 0 {
+            csv.push_str(&format!("f0,{src},{dst},1000000,0,,\\n"));
+        } else {
+            csv.push_str(&format!("f{i},{src},{dst},1000000,,f{},\\n", i - 1));
+        }
+    }
+    let text = |failures: &str| {
+        format!(
+            "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n\
+             [switch]\npfc = false\n[transport]\nkind = \"irn\"\n\
+             [workload]\nkind = \"dag\"\ncsv = \"{csv}\"\n[run]\ndrain_limit = \"500us\"\n\
+             [failures]\n{failures}"
+        )
+    };
+    let r = run(&text("fraction = 0.25\ninterval = \"100us\"\n"));
+    assert_eq!(r.summary.flows_incomplete, 0);
+    let end_us = r
+        .flows
+        .iter()
+        .map(|f| f.start_us + f.fct_us.unwrap())
+        .fold(0.0, f64::max);
+    assert!(end_us > 2000.0, "the chain runs {end_us} us");
+    // One of the 4 leaf-spine links fails every 100 us from 0 until the run ends.
+    let failed = r.summary.failures.as_ref().unwrap().link_failures;
+    assert!(
+        failed as f64 >= (end_us / 100.0).floor() - 1.0,
+        "{failed} failures in {end_us} us"
+    );
+    // The same run twice: the same failures, the same flows.
+    let again = run(&text("fraction = 0.25\ninterval = \"100us\"\n"));
+    assert_eq!(format!("{:?}", again.flows), format!("{:?}", r.flows));
+    // A failure scheduled at 1.5 ms, long after the 500 us known before the run, happens.
+    let r = run(&text(
+        "[[failures.link]]\nnodes = [4, 6]\nat = \"1500us\"\nfor = \"100us\"\n",
+    ));
+    assert_eq!(r.summary.failures.as_ref().unwrap().link_failures, 1);
 }

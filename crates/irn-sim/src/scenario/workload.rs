@@ -26,6 +26,7 @@ use crate::ids::HostIdx;
 use crate::topology::Topology;
 use crate::units::Bytes;
 use crate::workload::collective::{self, Algorithm, Job, Op};
+use crate::workload::dag::DagFormat;
 use crate::workload::{self, BuiltinCdf, Cdf, Collectives, FlowDag, FlowSpec, SizeDist, VerbMix};
 
 /// Where flows come from. Keys that do not apply to the chosen `kind` are rejected.
@@ -71,6 +72,10 @@ pub struct WorkloadSection {
     /// of a few flows is one file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub csv: Option<String>,
+    /// dag: how `file` is written, `"csv"` or `"json"` (default: JSON for a `.json` file, CSV
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<DagFormat>,
     /// Any kind: make every flow one RDMA verb on verbs queue pairs, drawn with these weights
     /// (IRN §5); without it, every flow is one message on the transport alone.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -185,6 +190,7 @@ impl Default for WorkloadSection {
             background_duration: None,
             file: None,
             csv: None,
+            format: None,
             verbs: None,
             job: None,
         }
@@ -228,6 +234,7 @@ impl WorkloadSection {
                 self.csv.is_some(),
                 self.kind == WorkloadKind::Trace || dag,
             ),
+            ("format", self.format.is_some(), dag),
             ("job", self.job.is_some(), collective),
         ];
         check_keys(file, ("workload", "kind"), kind, &keys)?;
@@ -276,12 +283,27 @@ impl WorkloadSection {
                     "give the flows in workload.file or in workload.csv, not both",
                 ))
             }
-            WorkloadKind::Trace | WorkloadKind::Dag => require(
-                file,
-                "workload.file",
-                kind,
-                self.file.is_some() || self.csv.is_some(),
-            )?,
+            WorkloadKind::Dag if self.csv.is_some() && self.format == Some(DagFormat::Json) => {
+                return Err(invalid(
+                    file,
+                    "workload.format",
+                    "\"json\"",
+                    "\"csv\" with an inline workload.csv (a JSON DAG goes in a file named by \
+                     workload.file)",
+                ))
+            }
+            WorkloadKind::Trace | WorkloadKind::Dag => {
+                require(
+                    file,
+                    "workload.file",
+                    kind,
+                    self.file.is_some() || self.csv.is_some(),
+                )?;
+                if let (true, Some(name)) = (dag, &self.file) {
+                    self.format
+                        .get_or_insert_with(|| DagFormat::of(Path::new(name)));
+                }
+            }
             WorkloadKind::Ns3 => require(file, "workload.file", kind, self.file.is_some())?,
         }
         Ok(())
@@ -435,7 +457,7 @@ pub(super) fn build(
     })
 }
 
-/// `kind = "dag"`'s flows and graph, from `file` or the inline `csv`.
+/// `kind = "dag"`'s flows and graph, from `file` (CSV or JSON) or the inline `csv`.
 fn dag_flows(
     w: &WorkloadSection,
     file: &str,
@@ -453,7 +475,11 @@ fn dag_flows(
             (
                 "workload.file",
                 format!("{name:?}"),
-                workload::dag::dag_csv(&resolve(base_dir, name), hosts),
+                workload::dag::dag_file(
+                    &resolve(base_dir, name),
+                    w.format.unwrap_or_default(),
+                    hosts,
+                ),
             )
         }
     };

@@ -23,27 +23,53 @@ pub(super) const DOWN: Time = Time::MAX;
 impl<T: Trace> Simulation<'_, T> {
     /// Schedules the timeline's first change, if there are failures.
     pub(super) fn schedule_failures(&mut self) {
-        let first = self
-            .failures
-            .as_deref()
-            .and_then(|f| f.timeline.changes.first());
-        if let Some(&(at, _)) = first {
+        let Some(f) = self.failures.as_deref_mut() else {
+            return;
+        };
+        if let Some(&(at, _)) = f.timeline.changes.first() {
+            f.due = at;
             self.queue.schedule(at, Event::LinkChange);
+        }
+    }
+
+    /// The run's horizon moved (a released flow): draws the random failures due by it that
+    /// the timeline has not planned yet, and moves the pending change earlier if one of them
+    /// comes first. An extension that would exceed the timeline's limit draws nothing more.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn extend_failures(&mut self) {
+        let Some(f) = self.failures.as_deref_mut() else {
+            return;
+        };
+        if !f.timeline.ends_before(self.horizon) || f.timeline.extend(self.horizon, f.next).is_err()
+        {
+            return;
+        }
+        if let Some(&(at, _)) = f.timeline.changes.get(f.next) {
+            if at < f.due {
+                f.due = at;
+                self.queue.schedule(at, Event::LinkChange);
+            }
         }
     }
 
     /// Applies every change due now, then schedules the next one.
     #[cold]
     pub(super) fn change_links(&mut self) {
+        if self.failures.as_deref().map(|f| f.due) != Some(self.now) {
+            return;
+        }
         loop {
             let f = self
                 .failures
                 .as_deref_mut()
                 .expect("scheduled with failures");
             let Some(&(at, change)) = f.timeline.changes.get(f.next) else {
+                f.due = Time::MAX;
                 return;
             };
             if at > self.now {
+                f.due = at;
                 self.queue.schedule(at, Event::LinkChange);
                 return;
             }

@@ -75,7 +75,7 @@ impl<T: Trace> Simulation<'_, T> {
 
     /// Flow `f`'s receiver has the whole message at `at`: each child it was the last parent of
     /// is scheduled to start after its latest parent plus its delay, and the run's horizon
-    /// moves to leave it the drain limit.
+    /// moves to leave it the drain limit (and random link failures are planned that far).
     #[cold]
     #[inline(never)]
     pub(super) fn flow_received(&mut self, f: FlowId, at: Time) {
@@ -91,6 +91,13 @@ impl<T: Trace> Simulation<'_, T> {
                 self.horizon = self.horizon.max(start + self.cfg.drain_limit);
                 self.queue.schedule(start, Event::FlowRelease(child));
             }
+        }
+        if self
+            .failures
+            .as_deref()
+            .is_some_and(|f| f.timeline.ends_before(self.horizon))
+        {
+            self.extend_failures();
         }
     }
 }

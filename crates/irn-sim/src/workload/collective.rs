@@ -143,13 +143,21 @@ impl Job {
     }
 }
 
-/// Which job, iteration and step a collective flow is part of.
+/// Which job, iteration and step a collective flow is part of, and which transfer of the
+/// step it is (its lane, channel and ranks): the metrics group flows by the first three, and
+/// `flows.csv` names each flow by all of them ([`Collectives::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tag {
     pub job: u32,
     pub iteration: u32,
     /// The step within its lane, from 0.
     pub step: u32,
+    /// The rank that sends and the rank that receives.
+    pub from: u32,
+    pub to: u32,
+    /// The lane (the double binary tree's two trees: 0 and 1; 0 for the other algorithms).
+    pub lane: u16,
+    pub channel: u16,
 }
 
 /// A run's collective jobs and which flow belongs to which: what the metrics need to report
@@ -161,6 +169,26 @@ pub struct Collectives {
     pub steps: Vec<u32>,
     /// Per flow (by flow id): its job, iteration and step; `None` for background traffic.
     pub tags: Vec<Option<Tag>>,
+}
+
+impl Collectives {
+    /// Flow `f`'s name in `flows.csv`: `j{job}/i{iteration}/s{step}/c{channel}/r{from}>r{to}`
+    /// (a double binary tree's flows with their tree after the iteration, `/t0` or `/t1`);
+    /// `None` for background traffic.
+    pub fn name(&self, f: usize) -> Option<String> {
+        let t = self.tags.get(f).copied().flatten()?;
+        let two_lanes =
+            self.jobs.get(t.job as usize).map(|j| j.algorithm) == Some(Algorithm::DoubleBinaryTree);
+        let lane = if two_lanes {
+            format!("/t{}", t.lane)
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "j{}/i{}{lane}/s{}/c{}/r{}>r{}",
+            t.job, t.iteration, t.step, t.channel, t.from, t.to
+        ))
+    }
 }
 
 /// One transfer of a step: rank `from` sends `bytes` to rank `to`.
@@ -383,6 +411,10 @@ fn add_job(out: &mut Generated, j: u32, job: &Job, lanes: &[Lane]) {
                         job: j,
                         iteration,
                         step: step as u32,
+                        from: 0,
+                        to: 0,
+                        lane: l as u16,
+                        channel: c as u16,
                     };
                     add_step(out, job, transfers, c, tag, waiting);
                 }
@@ -391,7 +423,8 @@ fn add_job(out: &mut Generated, j: u32, job: &Job, lanes: &[Lane]) {
     }
 }
 
-/// Appends one step's flows on channel `c`: each waits for what its sender has pending; then
+/// Appends one step's flows on channel `c` (`tag`'s, which each flow's tag completes with its
+/// ranks): each waits for what its sender has pending; then
 /// a rank that sent has only this step's flows pending, and one that only received adds them.
 fn add_step(
     out: &mut Generated,
@@ -419,7 +452,11 @@ fn add_step(
             class: FlowClass::Regular,
             verb: None,
         });
-        out.tags.push(Some(tag));
+        out.tags.push(Some(Tag {
+            from: t.from,
+            to: t.to,
+            ..tag
+        }));
     }
     for t in transfers {
         waiting[t.from as usize].clear();

@@ -10,7 +10,7 @@
 //! slice), so releasing a finished flow's children costs one pass over them and nothing per
 //! packet.
 //!
-//! [`dag_csv`] reads a graph from a CSV file (`kind = "dag"`):
+//! [`dag_file`] reads a graph from a CSV file (`kind = "dag"`):
 //!
 //! ```text
 //! id,src,dst,size_bytes,start_ns,after,delay_ns
@@ -25,11 +25,26 @@
 //! (empty for a flow with parents); `delay_ns` (optional, default 0) is how long after its
 //! last parent finished the flow starts. Blank lines and `#` comments are skipped, as in a
 //! trace.
+//!
+//! The same flows as JSON (a `.json` file, or `workload.format = "json"`): an array of objects
+//! with the columns as keys, `after` a list of ids, absent keys empty:
+//!
+//! ```text
+//! [{"id": "a", "src": 0, "dst": 1, "size_bytes": 1000000, "start_ns": 0},
+//!  {"id": "c", "src": 1, "dst": 3, "size_bytes": 1000000, "after": ["a"], "delay_ns": 500}]
+//! ```
+//!
+//! Both are checked by one code path, so a JSON file is refused for what a CSV file is, its
+//! errors naming the flow's index in the array instead of a line. The graph keeps each flow's
+//! id ([`FlowDag::name`]), which `flows.csv` writes beside irn's own flow number.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
 use irn_core::time::{Duration, Time};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{FlowClass, FlowSpec, WorkloadError};
 use crate::ids::{FlowId, HostIdx};
@@ -43,6 +58,9 @@ pub struct FlowDag {
     first_child: Vec<u32>,
     /// Every edge as (child, delay after the parent finished), grouped by parent.
     children: Vec<(FlowId, Duration)>,
+    /// Per flow: its id in the DAG file it came from, for `flows.csv`; empty for a graph
+    /// built otherwise (a collective's flows are named by their tags).
+    names: Vec<Box<str>>,
 }
 
 /// One dependency: `child` starts no earlier than `delay` after `parent` finished.
@@ -77,7 +95,21 @@ impl FlowDag {
             parents,
             first_child,
             children,
+            names: Vec::new(),
         }
+    }
+
+    /// The graph with each flow's id in its file (`names[f]` for flow `f`), kept through
+    /// [`sort`](Self::sort).
+    pub fn with_names(mut self, names: Vec<Box<str>>) -> Self {
+        debug_assert!(names.is_empty() || names.len() == self.len());
+        self.names = names;
+        self
+    }
+
+    /// Flow `f`'s id in the DAG file it came from; `None` for a graph without names.
+    pub fn name(&self, f: usize) -> Option<&str> {
+        self.names.get(f).map(|n| &**n)
     }
 
     /// How many flows the graph covers.
@@ -191,12 +223,18 @@ impl FlowDag {
             })
             .collect();
         *flows = order.iter().map(|&i| flows[i as usize]).collect();
-        *self = FlowDag::new(flows.len(), &edges);
+        let names = std::mem::take(&mut self.names);
+        let names = if names.is_empty() {
+            names
+        } else {
+            order.iter().map(|&i| names[i as usize].clone()).collect()
+        };
+        *self = FlowDag::new(flows.len(), &edges).with_names(names);
         order
     }
 }
 
-/// The columns of a DAG file.
+/// The columns of a DAG file (the keys of a JSON DAG file's flow objects).
 const COLUMNS: [&str; 7] = [
     "id",
     "src",
@@ -207,22 +245,104 @@ const COLUMNS: [&str; 7] = [
     "delay_ns",
 ];
 
-/// A DAG file's flows (sorted by earliest start, see [`FlowDag::set_earliest_starts`]) and
-/// their graph.
-pub fn dag_csv(path: &Path, hosts: u32) -> Result<(Vec<FlowSpec>, FlowDag), WorkloadError> {
-    let (text, file) = super::trace::read_flows(path)?;
-    dag_text(&text, &file, hosts)
+/// How a DAG file is written: chosen by `workload.format`, or by the file's extension.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DagFormat {
+    /// A header line and one line per flow (the module's example).
+    #[default]
+    Csv,
+    /// An array of flow objects with the CSV's columns as keys (`after` a list of ids).
+    Json,
 }
 
-/// One row of a DAG file, as read.
+impl DagFormat {
+    /// The format a file's name says: JSON for `.json` (any case), CSV otherwise.
+    pub fn of(path: &Path) -> DagFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("json") => DagFormat::Json,
+            _ => DagFormat::Csv,
+        }
+    }
+}
+
+/// A DAG file's flows (sorted by earliest start, see [`FlowDag::set_earliest_starts`]) and
+/// their graph, which keeps the file's ids ([`FlowDag::name`]).
+pub fn dag_file(
+    path: &Path,
+    format: DagFormat,
+    hosts: u32,
+) -> Result<(Vec<FlowSpec>, FlowDag), WorkloadError> {
+    let (text, file) = super::trace::read_flows(path)?;
+    match format {
+        DagFormat::Csv => dag_text(&text, &file, hosts),
+        DagFormat::Json => dag_json_text(&text, &file, hosts),
+    }
+}
+
+/// Where a flow is in its file, for errors: a CSV line (from 1) or a JSON array index (from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Line(u64),
+    Index(usize),
+}
+
+impl Place {
+    /// The place in a sentence: `line 3`, `index 2`.
+    fn describe(self) -> String {
+        match self {
+            Place::Line(l) => format!("line {l}"),
+            Place::Index(i) => format!("index {i}"),
+        }
+    }
+
+    /// What the file holds one flow in (`no line of the file defines it`).
+    fn holder(self) -> &'static str {
+        match self {
+            Place::Line(_) => "line",
+            Place::Index(_) => "flow",
+        }
+    }
+
+    /// What the file holds one field of a flow in.
+    fn field(self) -> &'static str {
+        match self {
+            Place::Line(_) => "column",
+            Place::Index(_) => "key",
+        }
+    }
+
+    /// `problem` at this place of `file`: `file:line: problem`, or `file: flow at index i:
+    /// problem`.
+    fn error(self, file: &str, problem: impl Into<String>) -> WorkloadError {
+        match self {
+            Place::Line(l) => WorkloadError::at(file, l, problem),
+            Place::Index(i) => WorkloadError::File {
+                file: file.to_string(),
+                problem: format!("flow at index {i}: {}", problem.into()),
+            },
+        }
+    }
+}
+
+/// One flow as its file gives it: each column's text in [`COLUMNS`] order, empty when absent
+/// (`after`: the ids separated by spaces). Both formats become this, so they are checked by
+/// the same code and refused with the same words.
+struct RawFlow<'a> {
+    place: Place,
+    fields: [Cow<'a, str>; 7],
+}
+
+/// One flow of a DAG file, checked, with what its graph needs.
 struct Row<'a> {
-    line: u64,
+    place: Place,
     id: &'a str,
     after: Vec<&'a str>,
     delay: Duration,
 }
 
-/// [`dag_csv`] of text already read; `file` names it in errors.
+/// [`dag_file`] of CSV text already read (a scenario's inline `workload.csv`); `file` names it
+/// in errors.
 ///
 /// Errors name the file, the line and the value: a duplicate id, an unknown parent, a host
 /// outside the network, a flow waiting for itself or on a cycle (the cycle is spelled out), a
@@ -232,8 +352,23 @@ pub fn dag_text(
     file: &str,
     hosts: u32,
 ) -> Result<(Vec<FlowSpec>, FlowDag), WorkloadError> {
+    graph(&csv_flows(text, file)?, file, hosts)
+}
+
+/// [`dag_file`] of JSON text already read: an array of objects with the CSV's columns as keys,
+/// `after` a list of ids (ids strings or whole numbers; absent or `null` keys are empty
+/// columns). Errors name the file, the flow's index in the array and the value.
+pub fn dag_json_text(
+    text: &str,
+    file: &str,
+    hosts: u32,
+) -> Result<(Vec<FlowSpec>, FlowDag), WorkloadError> {
+    graph(&json_flows(text, file)?, file, hosts)
+}
+
+/// A CSV DAG file's flows as written; blank lines and `#` comments skipped.
+fn csv_flows<'a>(text: &'a str, file: &str) -> Result<Vec<RawFlow<'a>>, WorkloadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let at = |line: u64, problem: String| WorkloadError::at(file, line, problem);
     let mut lines = text
         .lines()
         .enumerate()
@@ -246,7 +381,8 @@ pub fn dag_text(
         if let Some(i) = names.iter().position(|h| *h == name) {
             *slot = i;
         } else if name != "delay_ns" {
-            return Err(at(
+            return Err(WorkloadError::at(
+                file,
                 header_line,
                 format!(
                     "the header has no `{name}` column; a DAG file starts with the header `{}` \
@@ -257,12 +393,11 @@ pub fn dag_text(
         }
     }
     let mut flows = Vec::new();
-    let mut rows: Vec<Row> = Vec::new();
-    let mut index: HashMap<&str, u32> = HashMap::new();
     for (line, content) in lines {
         let fields: Vec<&str> = content.split(',').map(str::trim).collect();
         if fields.len() > names.len() {
-            return Err(at(
+            return Err(WorkloadError::at(
+                file,
                 line,
                 format!(
                     "{} fields, but the header names only {} columns",
@@ -271,138 +406,157 @@ pub fn dag_text(
                 ),
             ));
         }
-        let get = |k: usize| fields.get(cols[k]).copied().unwrap_or("");
-        let need = |k: usize| match get(k) {
-            "" => Err(at(line, format!("missing column `{}`", COLUMNS[k]))),
-            v => Ok(v),
-        };
-        let id = need(0)?;
-        if id.contains(char::is_whitespace) {
-            return Err(at(
-                line,
-                format!("id `{id}` has a space: ids are single words"),
-            ));
-        }
-        if let Some(&first) = index.get(id) {
-            return Err(at(
-                line,
+        let get = |k: usize| Cow::Borrowed(fields.get(cols[k]).copied().unwrap_or(""));
+        flows.push(RawFlow {
+            place: Place::Line(line),
+            fields: std::array::from_fn(get),
+        });
+    }
+    Ok(flows)
+}
+
+/// A JSON DAG file's flows as written: each key's value as the text a CSV column would hold.
+fn json_flows(text: &str, file: &str) -> Result<Vec<RawFlow<'static>>, WorkloadError> {
+    let whole = |problem: String| WorkloadError::File {
+        file: file.to_string(),
+        problem,
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| whole(format!("not valid JSON: {e}")))?;
+    let Value::Array(items) = value else {
+        return Err(whole(format!(
+            "a JSON DAG file is an array of flow objects, [{{\"id\": \"a\", \"src\": 0, …}}, …], \
+             not {}",
+            json_kind(&value)
+        )));
+    };
+    let mut flows = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let place = Place::Index(i);
+        let Value::Object(object) = item else {
+            return Err(place.error(
+                file,
                 format!(
-                    "id `{id}` is already the flow of line {}: ids are unique",
-                    rows[first as usize].line
+                    "{}, not an object of keys {}",
+                    json_kind(&item),
+                    COLUMNS.join(", ")
+                ),
+            ));
+        };
+        let mut fields: [Cow<str>; 7] = Default::default();
+        for (key, value) in object {
+            let Some(k) = COLUMNS.iter().position(|c| *c == key) else {
+                return Err(place.error(
+                    file,
+                    format!(
+                        "unknown key `{key}`; a flow's keys are {}",
+                        COLUMNS.join(", ")
+                    ),
+                ));
+            };
+            fields[k] = Cow::Owned(json_field(&key, value).map_err(|p| place.error(file, p))?);
+        }
+        flows.push(RawFlow { place, fields });
+    }
+    Ok(flows)
+}
+
+/// A JSON flow's `key` as the text of its CSV column: a string as it is, a number as written,
+/// `null` empty; `after` a list of ids (or one string of them), joined by spaces.
+fn json_field(key: &str, value: Value) -> Result<String, String> {
+    match value {
+        Value::String(s) => Ok(s),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Null => Ok(String::new()),
+        Value::Array(ids) if key == "after" => {
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let text = match id {
+                    Value::String(s) => s,
+                    Value::Number(n) => n.to_string(),
+                    other => {
+                        return Err(format!(
+                            "`after` lists {}: ids are strings or whole numbers",
+                            json_kind(&other)
+                        ))
+                    }
+                };
+                if text.is_empty() || text.contains(char::is_whitespace) {
+                    return Err(format!(
+                        "`after` lists the id {text:?}: ids are single words"
+                    ));
+                }
+                out.push(text);
+            }
+            Ok(out.join(" "))
+        }
+        other => Err(format!(
+            "key `{key}` is {}: give a {}",
+            json_kind(&other),
+            if key == "after" {
+                "list of ids"
+            } else {
+                "number or a string"
+            }
+        )),
+    }
+}
+
+/// What a JSON value is, for errors.
+fn json_kind(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// The flows and graph of a DAG file's flows as written, every value checked.
+fn graph(
+    raw: &[RawFlow],
+    file: &str,
+    hosts: u32,
+) -> Result<(Vec<FlowSpec>, FlowDag), WorkloadError> {
+    let mut flows = Vec::with_capacity(raw.len());
+    let mut rows: Vec<Row> = Vec::with_capacity(raw.len());
+    let mut index: HashMap<&str, u32> = HashMap::new();
+    for r in raw {
+        let (flow, row) = flow(r, hosts).map_err(|p| r.place.error(file, p))?;
+        if let Some(&first) = index.get(row.id) {
+            return Err(r.place.error(
+                file,
+                format!(
+                    "id `{}` is already the flow of {}: ids are unique",
+                    row.id,
+                    rows[first as usize].place.describe()
                 ),
             ));
         }
-        let host = |k: usize| -> Result<HostIdx, WorkloadError> {
-            let text = need(k)?;
-            match text.parse::<u32>() {
-                Ok(h) if h < hosts => Ok(HostIdx(h)),
-                Ok(h) => Err(at(
-                    line,
-                    format!(
-                        "{} {h} is not a host: there are {hosts} hosts, numbered 0 to {}",
-                        COLUMNS[k],
-                        hosts.saturating_sub(1)
-                    ),
-                )),
-                Err(_) => Err(at(
-                    line,
-                    format!(
-                        "{} `{text}` is not a host index (a whole number)",
-                        COLUMNS[k]
-                    ),
-                )),
-            }
-        };
-        let (src, dst) = (host(1)?, host(2)?);
-        if src == dst {
-            return Err(at(
-                line,
-                format!("src and dst are both host {src}: a flow needs two different hosts"),
-            ));
-        }
-        let size_text = need(3)?;
-        let size_bytes = match size_text.parse::<u64>() {
-            Ok(0) => {
-                return Err(at(
-                    line,
-                    "size_bytes is 0: every flow carries at least one byte".into(),
-                ))
-            }
-            Ok(b) => b,
-            Err(_) => {
-                return Err(at(
-                    line,
-                    format!("size_bytes `{size_text}` is not a whole number of bytes"),
-                ))
-            }
-        };
-        let after: Vec<&str> = get(5).split_whitespace().collect();
-        let ns = |k: usize| -> Result<Option<u64>, WorkloadError> {
-            match get(k) {
-                "" => Ok(None),
-                text => super::trace::ns_to_ps(text).map(Some).ok_or_else(|| {
-                    at(
-                        line,
-                        format!(
-                            "{} `{text}` is not a time in nanoseconds (a whole number, or with \
-                             at most 3 decimals)",
-                            COLUMNS[k]
-                        ),
-                    )
-                }),
-            }
-        };
-        let start = match (ns(4)?, after.is_empty()) {
-            (Some(ps), true) => Time::from_ps(ps),
-            (None, true) => {
-                return Err(at(
-                    line,
-                    format!("flow `{id}` waits for nothing, so it needs a start_ns"),
-                ))
-            }
-            (Some(_), false) => {
-                return Err(at(
-                    line,
-                    format!(
-                        "flow `{id}` has a start_ns and waits for flows ({}): a flow starts \
-                         either at its start_ns or after its parents; leave one empty",
-                        after.join(" ")
-                    ),
-                ))
-            }
-            (None, false) => Time::ZERO,
-        };
-        let delay = Duration::from_ps(ns(6)?.unwrap_or(0));
-        index.insert(id, rows.len() as u32);
-        rows.push(Row {
-            line,
-            id,
-            after,
-            delay,
-        });
-        flows.push(FlowSpec {
-            src,
-            dst,
-            size_bytes,
-            start,
-            class: FlowClass::Regular,
-            verb: None,
-        });
+        index.insert(row.id, rows.len() as u32);
+        rows.push(row);
+        flows.push(flow);
     }
     let mut edges = Vec::new();
     for (child, row) in rows.iter().enumerate() {
         for parent in &row.after {
             let Some(&p) = index.get(parent) else {
-                return Err(at(
-                    row.line,
+                return Err(row.place.error(
+                    file,
                     format!(
-                        "flow `{}` waits for `{parent}`, which no line of the file defines",
-                        row.id
+                        "flow `{}` waits for `{parent}`, which no {} of the file defines",
+                        row.id,
+                        row.place.holder()
                     ),
                 ));
             };
             if p as usize == child {
-                return Err(at(row.line, format!("flow `{parent}` waits for itself")));
+                return Err(row
+                    .place
+                    .error(file, format!("flow `{parent}` waits for itself")));
             }
             edges.push(Edge {
                 parent: p,
@@ -411,13 +565,14 @@ pub fn dag_text(
             });
         }
     }
-    let mut dag = FlowDag::new(flows.len(), &edges);
+    let names = rows.iter().map(|r| Box::from(r.id)).collect();
+    let mut dag = FlowDag::new(flows.len(), &edges).with_names(names);
     if let Err(stuck) = dag.topological_order() {
         let cycle = a_cycle(&rows, &index, &stuck);
         let first = &rows[cycle[0] as usize];
         let ids: Vec<&str> = cycle.iter().map(|&i| rows[i as usize].id).collect();
-        return Err(at(
-            first.line,
+        return Err(first.place.error(
+            file,
             format!(
                 "the flows wait for each other in a cycle: {} waits for {}, so none can start",
                 ids.join(" waits for "),
@@ -428,6 +583,95 @@ pub fn dag_text(
     dag.set_earliest_starts(&mut flows);
     dag.sort(&mut flows);
     Ok((flows, dag))
+}
+
+/// One flow as written, checked: its spec and its row; why not, without the place.
+fn flow<'a>(r: &'a RawFlow, hosts: u32) -> Result<(FlowSpec, Row<'a>), String> {
+    let get = |k: usize| r.fields[k].as_ref();
+    let need = |k: usize| match get(k) {
+        "" => Err(format!("missing {} `{}`", r.place.field(), COLUMNS[k])),
+        v => Ok(v),
+    };
+    let id = need(0)?;
+    if id.contains(char::is_whitespace) {
+        return Err(format!("id `{id}` has a space: ids are single words"));
+    }
+    let host = |k: usize| -> Result<HostIdx, String> {
+        let text = need(k)?;
+        match text.parse::<u32>() {
+            Ok(h) if h < hosts => Ok(HostIdx(h)),
+            Ok(h) => Err(format!(
+                "{} {h} is not a host: there are {hosts} hosts, numbered 0 to {}",
+                COLUMNS[k],
+                hosts.saturating_sub(1)
+            )),
+            Err(_) => Err(format!(
+                "{} `{text}` is not a host index (a whole number)",
+                COLUMNS[k]
+            )),
+        }
+    };
+    let (src, dst) = (host(1)?, host(2)?);
+    if src == dst {
+        return Err(format!(
+            "src and dst are both host {src}: a flow needs two different hosts"
+        ));
+    }
+    let size_text = need(3)?;
+    let size_bytes = match size_text.parse::<u64>() {
+        Ok(0) => return Err("size_bytes is 0: every flow carries at least one byte".into()),
+        Ok(b) => b,
+        Err(_) => {
+            return Err(format!(
+                "size_bytes `{size_text}` is not a whole number of bytes"
+            ))
+        }
+    };
+    let after: Vec<&str> = get(5).split_whitespace().collect();
+    let ns = |k: usize| -> Result<Option<u64>, String> {
+        match get(k) {
+            "" => Ok(None),
+            text => super::trace::ns_to_ps(text).map(Some).ok_or_else(|| {
+                format!(
+                    "{} `{text}` is not a time in nanoseconds (a whole number, or with at most \
+                     3 decimals)",
+                    COLUMNS[k]
+                )
+            }),
+        }
+    };
+    let start = match (ns(4)?, after.is_empty()) {
+        (Some(ps), true) => Time::from_ps(ps),
+        (None, true) => {
+            return Err(format!(
+                "flow `{id}` waits for nothing, so it needs a start_ns"
+            ))
+        }
+        (Some(_), false) => {
+            return Err(format!(
+                "flow `{id}` has a start_ns and waits for flows ({}): a flow starts either at \
+                 its start_ns or after its parents; leave one empty",
+                after.join(" ")
+            ))
+        }
+        (None, false) => Time::ZERO,
+    };
+    let delay = Duration::from_ps(ns(6)?.unwrap_or(0));
+    let spec = FlowSpec {
+        src,
+        dst,
+        size_bytes,
+        start,
+        class: FlowClass::Regular,
+        verb: None,
+    };
+    let row = Row {
+        place: r.place,
+        id,
+        after,
+        delay,
+    };
+    Ok((spec, row))
 }
 
 /// A cycle among the `stuck` flows (each waits for a stuck parent): walk parents from the
@@ -527,6 +771,109 @@ mod tests {
             let err = read(&text).unwrap_err().to_string();
             assert!(err.contains(want), "{text}\n{err}");
         }
+    }
+
+    /// The diamond of [`a_diamond_reads_into_a_graph`] as JSON reads into the same flows and
+    /// graph, its ids kept in the flows' new order; ids may be numbers.
+    #[test]
+    fn json_reads_like_csv() {
+        let csv = format!(
+            "{HEADER}a,0,1,1000,100,,\nd,2,3,1000,,b c,\nb,1,2,1000,,a,\nc,1,3,1000,,a,500\n"
+        );
+        let json = r#"[
+            {"id": "a", "src": 0, "dst": 1, "size_bytes": 1000, "start_ns": 100},
+            {"id": "d", "src": 2, "dst": 3, "size_bytes": 1000, "after": ["b", "c"]},
+            {"id": "b", "src": 1, "dst": 2, "size_bytes": 1000, "after": ["a"], "delay_ns": null},
+            {"id": "c", "src": 1, "dst": 3, "size_bytes": 1000, "after": ["a"], "delay_ns": 500}
+        ]"#;
+        let (csv_flows, csv_dag) = read(&csv).unwrap();
+        let (flows, dag) = dag_json_text(json, "d.json", 4).unwrap();
+        assert_eq!(flows, csv_flows);
+        assert_eq!(dag, csv_dag);
+        let names: Vec<&str> = (0..4).filter_map(|f| dag.name(f)).collect();
+        assert_eq!(names, ["a", "b", "c", "d"]);
+        let numbered = r#"[{"id": 7, "src": 0, "dst": 1, "size_bytes": 10, "start_ns": 1.5},
+                           {"id": 8, "src": 1, "dst": 2, "size_bytes": 10, "after": [7]}]"#;
+        let (flows, dag) = dag_json_text(numbered, "d.json", 4).unwrap();
+        assert_eq!(flows[0].start.as_ps(), 1_500);
+        assert_eq!((dag.name(0), dag.name(1)), (Some("7"), Some("8")));
+    }
+
+    #[test]
+    fn bad_json_names_the_file_the_index_and_the_value() {
+        let flow = |i: &str, rest: &str| {
+            format!(r#"{{"id": "{i}", "src": 0, "dst": 1, "size_bytes": 10{rest}}}"#)
+        };
+        let root = |i: &str| flow(i, r#", "start_ns": 0"#);
+        let cases = [
+            (
+                format!(
+                    "[{}, {}, {}]",
+                    root("a"),
+                    flow("b", r#", "after": ["a", "c"]"#),
+                    flow("c", r#", "after": ["b"]"#)
+                ),
+                "d.json: flow at index 1: the flows wait for each other in a cycle: b waits for \
+                 c waits for b",
+            ),
+            (
+                format!("[{}, {}]", root("a"), flow("b", r#", "after": ["zz"]"#)),
+                "d.json: flow at index 1: flow `b` waits for `zz`, which no flow of the file \
+                 defines",
+            ),
+            (
+                r#"[{"id": "a", "src": 0, "dst": 7, "size_bytes": 10, "start_ns": 0}]"#.into(),
+                "d.json: flow at index 0: dst 7 is not a host: there are 4 hosts, numbered 0 \
+                 to 3",
+            ),
+            (
+                format!("[{}, {}]", root("a"), root("a")),
+                "d.json: flow at index 1: id `a` is already the flow of index 0",
+            ),
+            (
+                format!("[{}]", flow("a", r#", "start_ns": 0, "size": 3"#)),
+                "d.json: flow at index 0: unknown key `size`; a flow's keys are id, src, dst",
+            ),
+            (
+                format!("[{}]", flow("a", "")),
+                "d.json: flow at index 0: flow `a` waits for nothing, so it needs a start_ns",
+            ),
+            (
+                r#"[{"src": 0, "dst": 1, "size_bytes": 10, "start_ns": 0}]"#.into(),
+                "d.json: flow at index 0: missing key `id`",
+            ),
+            (
+                format!("[{}]", flow("a", r#", "start_ns": 0, "after": [true]"#)),
+                "d.json: flow at index 0: `after` lists true: ids are strings or whole numbers",
+            ),
+            (
+                format!("[{}]", flow("a", r#", "start_ns": 1e-4"#)),
+                "d.json: flow at index 0: start_ns `0.0001` is not a time in nanoseconds",
+            ),
+            (
+                format!("[{}, 3]", root("a")),
+                "d.json: flow at index 1: the number 3, not an object of keys id, src",
+            ),
+            (
+                r#"{"flows": []}"#.into(),
+                "d.json: a JSON DAG file is an array of flow objects",
+            ),
+            (
+                "[{\"id\": ".into(),
+                "d.json: not valid JSON: EOF while parsing",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = dag_json_text(&text, "d.json", 4).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}\n{err}");
+        }
+    }
+
+    #[test]
+    fn the_format_follows_the_extension() {
+        assert_eq!(DagFormat::of(Path::new("x/dag.JSON")), DagFormat::Json);
+        assert_eq!(DagFormat::of(Path::new("dag.csv")), DagFormat::Csv);
+        assert_eq!(DagFormat::of(Path::new("dag")), DagFormat::Csv);
     }
 
     #[test]
