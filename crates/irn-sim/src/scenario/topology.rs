@@ -459,6 +459,12 @@ fn routed(tp: &TopologySection, file: &str, topology: Topology) -> Result<Topolo
 /// crosses 200 000 km of fibre in it).
 const MAX_LINK_DELAY: Duration = Duration::from_ms(1000);
 
+/// The largest fat-tree: its memory grows as k^4 (see the error).
+const MAX_FAT_TREE_K: u32 = 64;
+
+/// [`crate::topology::MAX_SWITCH_PORTS`], as the keys count.
+const MAX_PORTS: u32 = crate::topology::MAX_SWITCH_PORTS as u32;
+
 /// The network of the table at `at` (`topology`, or a wan's `topology.site`).
 fn network(
     tp: &TopologySection,
@@ -491,12 +497,16 @@ fn network(
         TopologyKind::FatTree => {
             let (rate, delay) = uniform()?;
             let k = tp.k.unwrap_or(6);
-            if k > 24 {
+            if k > MAX_FAT_TREE_K {
                 return Err(invalid(
                     file,
                     &key("k"),
                     &k.to_string(),
-                    "at most 24 (3456 hosts)",
+                    &format!(
+                        "at most {MAX_FAT_TREE_K} (65,536 hosts): memory grows as k^4, 5 k^4 bytes \
+                         of routes and 10 k^4 of input-queued switches' queues, 250 MB at \
+                         k = 64 and 4 GB at k = 128"
+                    ),
                 ));
             }
             Topology::fat_tree(k, rate, delay)
@@ -505,12 +515,15 @@ fn network(
         TopologyKind::Star => {
             let (rate, delay) = uniform()?;
             let hosts = tp.hosts.unwrap_or(0);
-            if !(2..=63).contains(&hosts) {
+            if !(2..MAX_PORTS).contains(&hosts) {
                 return Err(invalid(
                     file,
                     &key("hosts"),
                     &hosts.to_string(),
-                    "between 2 and 63 (a switch has at most 64 ports)",
+                    &format!(
+                        "between 2 and {} (a switch has at most {MAX_PORTS} ports)",
+                        MAX_PORTS - 1
+                    ),
                 ));
             }
             Topology::star(hosts, rate, delay)
@@ -524,12 +537,15 @@ fn network(
             };
             let (left, right) = (tp.left.unwrap_or(0), tp.right.unwrap_or(0));
             for (name, n) in [("left", left), ("right", right)] {
-                if !(1..=63).contains(&n) {
+                if !(1..MAX_PORTS).contains(&n) {
                     return Err(invalid(
                         file,
                         &key(name),
                         &n.to_string(),
-                        "between 1 and 63",
+                        &format!(
+                            "between 1 and {} (a switch has at most {MAX_PORTS} ports)",
+                            MAX_PORTS - 1
+                        ),
                     ));
                 }
             }
@@ -760,24 +776,24 @@ mod tests {
         let cases = [
             (
                 "leaves = 0",
-                "t.toml: topology.leaves = 0: between 1 and 64",
+                "t.toml: topology.leaves = 0: between 1 and 512",
             ),
             (
-                "leaves = 65",
-                "topology.leaves = 65: between 1 and 64 (a spine has one port per leaf",
+                "leaves = 513",
+                "topology.leaves = 513: between 1 and 512 (a spine has one port per leaf",
             ),
-            ("spines = 0", "topology.spines = 0: between 1 and 48"),
+            ("spines = 0", "topology.spines = 0: between 1 and 496"),
             (
-                "spines = 49",
-                "topology.spines = 49: between 1 and 48 (a leaf has hosts_per_leaf = 16 host ports",
+                "spines = 497",
+                "topology.spines = 497: between 1 and 496 (a leaf has hosts_per_leaf = 16 host ports",
             ),
             (
                 "hosts_per_leaf = 0",
-                "topology.hosts_per_leaf = 0: between 1 and 63",
+                "topology.hosts_per_leaf = 0: between 1 and 511",
             ),
             (
-                "hosts_per_leaf = 64",
-                "topology.hosts_per_leaf = 64: between 1 and 63",
+                "hosts_per_leaf = 512",
+                "topology.hosts_per_leaf = 512: between 1 and 511",
             ),
             (
                 "leaves = 1\nhosts_per_leaf = 1",
@@ -842,8 +858,8 @@ mod tests {
             ),
             ("hosts = 1", "topology.hosts = 1: at least 2"),
             (
-                "ports = 65",
-                "topology.ports = 65: jellyfish: 65 ports: at most 64",
+                "ports = 513",
+                "topology.ports = 513: jellyfish: 513 ports: at most 512",
             ),
             (
                 "switches = 10\nhosts = 61",

@@ -9,9 +9,11 @@ use irn_core::time::Bandwidth;
 use super::WanSite;
 use crate::ids::NodeId;
 
-/// The most ports one switch may have: the switch model keeps per-port state (e.g. paused
-/// outputs) in a `u64` bit mask.
-pub const MAX_SWITCH_PORTS: usize = 64;
+/// The most ports one switch may have: port numbers on a node are 16-bit, and the switch models
+/// keep per-port sets of this many bits (paused inputs, inputs to resume). An input-queued
+/// switch holds one virtual output queue per (input, output): 8 bytes times the square of its
+/// ports, 2 MiB at 512 ports.
+pub const MAX_SWITCH_PORTS: usize = 512;
 
 /// A topology that cannot be simulated, and why.
 #[derive(thiserror::Error, Debug, Clone, PartialEq)]
@@ -51,10 +53,7 @@ pub enum TopologyError {
     HostLinks { host: NodeId, links: usize },
 
     /// See [`MAX_SWITCH_PORTS`].
-    #[error(
-        "switch {switch} has {ports} ports; a switch has at most {MAX_SWITCH_PORTS} ports \
-         (the switch model tracks its ports in a 64-bit mask)"
-    )]
+    #[error("switch {switch} has {ports} ports; a switch has at most {MAX_SWITCH_PORTS} ports")]
     TooManyPorts { switch: NodeId, ports: usize },
 
     /// Some flow could never be delivered.

@@ -210,9 +210,9 @@ mod tests {
                 format!("fat-tree k = {k}: k must be even and at least 2")
             );
         }
-        let err = Topology::fat_tree(66, RATE, DELAY).unwrap_err();
-        assert!(err.to_string().contains("k = 66"), "{err}");
-        assert!(err.to_string().contains("64"), "{err}");
+        let err = Topology::fat_tree(514, RATE, DELAY).unwrap_err();
+        assert!(err.to_string().contains("k = 514"), "{err}");
+        assert!(err.to_string().contains("512"), "{err}");
         assert!(Topology::fat_tree(u32::MAX - 1, RATE, DELAY).is_err());
     }
 

@@ -9,7 +9,7 @@
 //! | file | holds |
 //! | --- | --- |
 //! | `mod.rs` | the types, the generic builder [`Topology::from_links`], queries, [`PathInfo`] |
-//! | `routing.rs` | the BFS-per-destination ECMP table |
+//! | `routing.rs` | the ECMP table: a BFS per destination switch, the host's port at its switch |
 //! | `k_shortest.rs` | Yen's k shortest paths between edge switches, for source routing |
 //! | `up_down.rs` | up*/down* order and legal-path searches: routes that cannot deadlock PFC |
 //! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
