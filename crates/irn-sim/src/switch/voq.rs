@@ -162,13 +162,13 @@ impl VoqSwitch {
         }
     }
 
-    /// Whether an input of 64 or above has packets for `output`.
-    #[inline(always)]
+    /// Whether an input of 64 or above has packets for `output`, on a switch of more than 64
+    /// ports: out of line, so that `has_work` stays small enough to inline.
+    #[inline(never)]
     fn high_waiting(&self, output: usize) -> bool {
-        self.high_words != 0
-            && (self.waiting_high[output * self.high_words..][..self.high_words])
-                .iter()
-                .any(|&w| w != 0)
+        (self.waiting_high[output * self.high_words..][..self.high_words])
+            .iter()
+            .any(|&w| w != 0)
     }
 
     /// The first input at or after `output`'s round-robin turn (wrapping) with packets for it,
@@ -317,10 +317,12 @@ impl Queues for VoqSwitch {
         Some((p, self.release(packets, input, output, p)))
     }
 
-    #[inline]
+    #[inline(always)]
     fn has_work(&self, output: usize) -> bool {
         let out = &self.outputs[output];
-        !out.control.is_empty() || out.waiting != 0 || self.high_waiting(output)
+        !out.control.is_empty()
+            || out.waiting != 0
+            || (self.high_words != 0 && self.high_waiting(output))
     }
 
     fn queued_bytes(&self, output: usize) -> u64 {
