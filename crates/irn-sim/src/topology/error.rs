@@ -91,6 +91,13 @@ pub enum TopologyError {
     )]
     FatTreeTooLarge { k: u32 },
 
+    /// A three-tier Clos or a rail-optimized fabric needs every tier.
+    #[error("{kind}: there must be at least 1 {what}")]
+    TierEmpty {
+        kind: &'static str,
+        what: &'static str,
+    },
+
     /// A leaf-spine needs every tier.
     #[error("leaf-spine: there must be at least 1 {what}")]
     LeafSpineEmpty { what: &'static str },
@@ -126,6 +133,15 @@ pub enum TopologyError {
         switch: NodeId,
         ports: usize,
     },
+
+    /// The routing table holds one 8-byte entry per (switch, switch with hosts).
+    #[error(
+        "routing needs {switches} switches x {tors} switches with hosts = {} entries of 8 bytes; \
+         at most {} (2 GiB)",
+        *switches as u64 * *tors as u64,
+        super::routing::MAX_ENTRIES
+    )]
+    RoutingTooLarge { switches: usize, tors: usize },
 
     /// Node and port ids are `u32`.
     #[error("the topology has {count} {what}; at most {} are supported", u32::MAX)]

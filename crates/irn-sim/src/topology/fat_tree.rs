@@ -32,6 +32,7 @@ impl Topology {
         let edges = k * k / 2;
         let aggs = edges;
         let cores = half * half;
+        super::routing::check_size((edges + aggs + cores) as usize, edges as usize)?;
 
         let host = |pod: u32, edge: u32, i: u32| NodeId((pod * half + edge) * half + i);
         let edge = |pod: u32, e: u32| NodeId(hosts + pod * half + e);

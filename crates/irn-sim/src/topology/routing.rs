@@ -25,6 +25,10 @@ use crate::ids::{HostIdx, NodeId, PortId};
 /// Marks a node a search has not reached, and a node that is not a switch.
 const NONE: u32 = u32::MAX;
 
+/// The most (switch, destination switch) entries a table may hold: 2 GiB of [`Span`]s, more
+/// than a 65,536-host fat-tree's 10.5 million.
+pub(super) const MAX_ENTRIES: usize = 1 << 28;
+
 /// Where one ECMP candidate list lives in [`RoutingTable::candidates`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Span {
@@ -165,9 +169,10 @@ impl RoutingTable {
         }
         let switch_row = switch_rows(w);
         let tors = Tors::new(w, &switch_row);
-        let links = SwitchLinks::new(w, &switch_row, up);
         let switches = w.switches.len();
         let cols = tors.nodes.len();
+        check_size(switches, cols)?;
+        let links = SwitchLinks::new(w, &switch_row, up);
         let delays = tors.host_delays(w);
         // Per column: its hosts' largest link delay, and the longest two-host path through it.
         let max_delay: Vec<Duration> = (delays.iter())
@@ -357,6 +362,15 @@ fn switch_rows(w: &Wiring<'_>) -> Vec<u32> {
         switch_row[s.index()] = row as u32;
     }
     switch_row
+}
+
+/// Fails if a table of `switches` rows of `tors` entries is too large to hold: builders check
+/// this before they allocate their links.
+pub(super) fn check_size(switches: usize, tors: usize) -> Result<(), TopologyError> {
+    match switches.checked_mul(tors) {
+        Some(n) if n <= MAX_ENTRIES => Ok(()),
+        _ => Err(TopologyError::RoutingTooLarge { switches, tors }),
+    }
 }
 
 /// `v` sorted, ascending.
