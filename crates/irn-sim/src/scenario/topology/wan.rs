@@ -135,11 +135,15 @@ pub(super) fn build(
                 } else {
                     (b, SITES[1].1)
                 };
-                // Only a leaf-spine's spines can be full: a fat-tree's k is at most 24.
-                (
-                    format!("{at}.leaves"),
-                    s.leaves.unwrap_or_default().to_string(),
-                )
+                // The top tier's ports count a leaf-spine's leaves, a clos3's pods or a rail's
+                // rail leaves (groups x rails); a fat-tree's k is at most 64, far below the
+                // radix.
+                let (name, n) = match s.kind.unwrap_or_default() {
+                    TopologyKind::Clos3 => ("pods", s.pods),
+                    TopologyKind::Rail => ("groups", s.groups),
+                    _ => ("leaves", s.leaves),
+                };
+                (format!("{at}.{name}"), n.unwrap_or_default().to_string())
             }
             _ => ("topology.wan.links".into(), links.links.to_string()),
         };
