@@ -11,6 +11,7 @@
 use irn_core::Time;
 
 use crate::packet::SimPacket;
+use crate::topology::MAX_SWITCH_PORTS;
 
 /// No packet: the end of a list.
 const NIL: u32 = u32::MAX;
@@ -72,7 +73,7 @@ struct Slot {
     /// (`Topology::route_hop`); `UNROUTED` until its first switch picks a path.
     route: u32,
     /// In a switch queue: the local input port it came in on (buffers are accounted per input).
-    input: u8,
+    input: u16,
     /// Times DIBS has deflected it (bounded by the TTL).
     deflected: u8,
     /// What ConWeave's side table holds for it (`crate::sim::conweaving`): 0, nothing. Reset
@@ -217,8 +218,11 @@ impl Packets {
 
     #[inline]
     pub fn set_input(&mut self, id: PacketId, input: usize) {
-        debug_assert!(input < 64, "switches have at most 64 ports");
-        self.slots[id.0 as usize].input = input as u8;
+        debug_assert!(
+            input < MAX_SWITCH_PORTS,
+            "switches have at most {MAX_SWITCH_PORTS} ports"
+        );
+        self.slots[id.0 as usize].input = input as u16;
     }
 
     /// The rank an SRPT switch queue gave packet `id` (see `crate::switch::srpt`).

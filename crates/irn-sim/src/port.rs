@@ -10,7 +10,7 @@
 
 use irn_core::{Bandwidth, Duration, Time};
 
-use crate::ids::{HostIdx, NodeId, PortId};
+use crate::ids::{HostIdx, PortId};
 use crate::packets::Fifo;
 use crate::pause::PauseFrames;
 
@@ -71,10 +71,10 @@ pub struct Port {
     pub in_flight: Fifo,
     /// The port at the other end of the link.
     pub peer: PortId,
-    pub node: NodeId,
+    /// Its node; the node's id (for reports) is the topology's (`Topology::ports`).
     pub owner: Owner,
-    /// This port's number on its node (switches have at most 64 ports).
-    pub local: u8,
+    /// This port's number on its node (switches have at most `MAX_SWITCH_PORTS` ports).
+    pub local: u16,
     /// Data is paused by the peer's PFC, or waits for credit (control packets still go).
     pub paused: bool,
     /// Credit flow control's roles ([`Port::SENDS_ON_CREDIT`], [`Port::SENDS_ON_GRANT`],
@@ -84,7 +84,7 @@ pub struct Port {
     /// The peer's node and local number, so an arrival is handled without loading the peer's
     /// line.
     pub peer_owner: Owner,
-    pub peer_local: u8,
+    pub peer_local: u16,
 }
 
 const _: () = assert!(std::mem::size_of::<Port>() == 64);
@@ -116,10 +116,9 @@ impl Port {
     /// grant replaces, and keeps no counters.
     pub const SENDS_ON_GRANT: u8 = 4;
 
-    /// Port `local` of `node` (owned by `owner`), whose link leads to `peer`: the far port, its
+    /// Port `local` of the node owned by `owner`, whose link leads to `peer`: the far port, its
     /// node's owner and its local number there.
     pub fn new(
-        node: NodeId,
         owner: Owner,
         local: usize,
         peer: (PortId, Owner, usize),
@@ -141,13 +140,13 @@ impl Port {
             bytes_sent: 0,
             in_flight: Fifo::default(),
             peer,
-            node,
             owner,
-            local: u8::try_from(local).expect("nodes have at most 64 ports"),
+            local: u16::try_from(local).expect("nodes have at most MAX_SWITCH_PORTS ports"),
             paused: false,
             credit: 0,
             peer_owner,
-            peer_local: u8::try_from(peer_local).expect("nodes have at most 64 ports"),
+            peer_local: u16::try_from(peer_local)
+                .expect("nodes have at most MAX_SWITCH_PORTS ports"),
         }
     }
 
@@ -258,7 +257,6 @@ mod tests {
 
     fn port(rate: Bandwidth) -> (Port, PortExtra) {
         let port = Port::new(
-            NodeId(0),
             Owner::switch(3),
             2,
             (PortId(1), Owner::switch(4), 0),

@@ -49,7 +49,7 @@ pub struct PortSample {
     pub port: u32,
     /// Its node, and its number there.
     pub node: NodeName,
-    pub local: u8,
+    pub local: u16,
     /// The node at the far end of its link.
     pub peer: NodeName,
     /// Hop distances from the nearest host of the node and of the peer: the link's tier.

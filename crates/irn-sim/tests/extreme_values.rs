@@ -43,6 +43,11 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("topology.spines", LEAF_SPINE),
     ("topology.hosts_per_leaf", LEAF_SPINE),
     ("topology.spine_link_rate", LEAF_SPINE),
+    ("topology.pods", CLOS3),
+    ("topology.super_spines", CLOS3),
+    ("topology.groups", RAIL),
+    ("topology.servers", RAIL),
+    ("topology.rails", RAIL),
     ("topology.switches", JELLYFISH),
     ("topology.ports", JELLYFISH),
     ("topology.seed", JELLYFISH),
@@ -133,6 +138,12 @@ const SLOW_RESTART: &[&str] = &[
 ];
 const LEAF_SPINE: &[&str] = &[
     "topology={ kind = \"leaf-spine\", leaves = 2, spines = 2, hosts_per_leaf = 2, link_rate = \"10Gbps\" }",
+];
+const CLOS3: &[&str] = &[
+    "topology={ kind = \"clos3\", pods = 2, leaves = 1, hosts_per_leaf = 2, spines = 1, super_spines = 1, link_rate = \"10Gbps\" }",
+];
+const RAIL: &[&str] = &[
+    "topology={ kind = \"rail\", groups = 1, servers = 2, rails = 2, spines = 1, link_rate = \"10Gbps\" }",
 ];
 const JELLYFISH: &[&str] = &[
     "topology={ kind = \"jellyfish\", switches = 4, ports = 4, hosts = 4, link_rate = \"10Gbps\" }",

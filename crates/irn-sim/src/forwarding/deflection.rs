@@ -27,7 +27,7 @@ impl Deflection {
 pub struct Deflector {
     ttl: u8,
     /// Each switch's switch-facing local ports: `ports[starts[s]..starts[s + 1]]`.
-    ports: Vec<u8>,
+    ports: Vec<u16>,
     starts: Vec<u32>,
     /// One generator per switch, so one switch's draws never shift another's.
     rngs: Vec<SplitMix>,
@@ -50,7 +50,7 @@ impl Deflector {
                     .filter(|&p| {
                         topology.kind(all[all[p as usize].peer.index()].node) == NodeKind::Switch
                     })
-                    .map(|p| (p - first) as u8),
+                    .map(|p| (p - first) as u16),
             );
             starts.push(ports.len() as u32);
         }
@@ -80,7 +80,7 @@ impl Deflector {
         &mut self,
         s: usize,
         refused: usize,
-        order: &mut [u8; MAX_SWITCH_PORTS],
+        order: &mut [u16; MAX_SWITCH_PORTS],
     ) -> usize {
         let mine = &self.ports[self.starts[s] as usize..self.starts[s + 1] as usize];
         let mut n = 0;

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_keys, duration_in, invalid, link_rate, require, resolve, ScenarioError};
 use crate::loss::LinkLoss;
-use crate::topology::{Topology, TopologyError, MAX_PATHS};
+use crate::topology::{Clos3, ClosLinks, Rail, Topology, TopologyError, MAX_PATHS};
 
 mod wan;
 
@@ -69,15 +69,33 @@ pub struct TopologySection {
     pub left: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub right: Option<u32>,
-    /// leaf-spine: leaf switches (default 8).
+    /// leaf-spine: leaf switches (default 8); clos3: leaves per pod (default 4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaves: Option<u32>,
-    /// leaf-spine: spine switches, each linked once to every leaf (default 8).
+    /// leaf-spine: spine switches, each linked once to every leaf (default 8); clos3: spines
+    /// per pod, each linked to every leaf of its pod, and planes of super-spines (default 4);
+    /// rail: spines, each linked to every rail leaf (default 8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spines: Option<u32>,
-    /// leaf-spine: hosts on each leaf (default 16).
+    /// leaf-spine: hosts on each leaf (default 16); clos3: likewise (default 8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hosts_per_leaf: Option<u32>,
+    /// clos3: pods, each its own leaf-spine (default 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pods: Option<u32>,
+    /// clos3: super-spines per plane; spine `s` of every pod links to every super-spine of
+    /// plane `s` (default 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub super_spines: Option<u32>,
+    /// rail: groups of servers, each with its own rail leaves (default 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<u32>,
+    /// rail: servers per group (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<u32>,
+    /// rail: NICs per server (one host each), and rail leaves per group (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rails: Option<u32>,
     /// Every link's rate (not for ns3 files, which give each link's own). Default 40Gbps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_rate: Option<String>,
@@ -87,8 +105,8 @@ pub struct TopologySection {
     /// dumbbell: the middle link's rate (default: `link_rate`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bottleneck_rate: Option<String>,
-    /// leaf-spine: the leaf-spine links' rate (default: `link_rate`, which then sets only
-    /// the host links').
+    /// leaf-spine, clos3, rail: the switch-to-switch links' rate (default: `link_rate`, which
+    /// then sets only the host links').
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spine_link_rate: Option<String>,
     /// ns3: a topology file in the HPCC/ConWeave format (MODEL.md §8).
@@ -181,6 +199,11 @@ pub enum TopologyKind {
     Ns3,
     /// Two sites joined by long-haul links between their border switches.
     Wan,
+    /// Pods of leaves and spines joined by planes of super-spines.
+    Clos3,
+    /// Servers of several NICs, NIC `i` of every server of a group on the group's rail leaf
+    /// `i`, rail leaves joined by spines.
+    Rail,
 }
 
 impl TopologyKind {
@@ -194,6 +217,8 @@ impl TopologyKind {
             TopologyKind::Jellyfish => "jellyfish",
             TopologyKind::Ns3 => "ns3",
             TopologyKind::Wan => "wan",
+            TopologyKind::Clos3 => "clos3",
+            TopologyKind::Rail => "rail",
         }
     }
 }
@@ -219,6 +244,11 @@ impl Default for TopologySection {
             leaves: None,
             spines: None,
             hosts_per_leaf: None,
+            pods: None,
+            super_spines: None,
+            groups: None,
+            servers: None,
+            rails: None,
             link_rate: Some(default_rate()),
             link_delay: Some(default_delay()),
             bottleneck_rate: None,
@@ -259,6 +289,8 @@ impl TopologySection {
         let wan = k == TopologyKind::Wan;
         let source_routed = self.routing.is_some_and(Routing::source_routed);
         let jellyfish = k == TopologyKind::Jellyfish;
+        let (clos3, rail) = (k == TopologyKind::Clos3, k == TopologyKind::Rail);
+        let tiered = matches!(k, TopologyKind::LeafSpine | TopologyKind::Clos3);
         let keys = [
             ("k", self.k.is_some(), k == TopologyKind::FatTree),
             (
@@ -276,25 +308,18 @@ impl TopologySection {
                 self.bottleneck_rate.is_some(),
                 k == TopologyKind::Dumbbell,
             ),
-            (
-                "leaves",
-                self.leaves.is_some(),
-                k == TopologyKind::LeafSpine,
-            ),
-            (
-                "spines",
-                self.spines.is_some(),
-                k == TopologyKind::LeafSpine,
-            ),
-            (
-                "hosts_per_leaf",
-                self.hosts_per_leaf.is_some(),
-                k == TopologyKind::LeafSpine,
-            ),
+            ("leaves", self.leaves.is_some(), tiered),
+            ("spines", self.spines.is_some(), tiered || rail),
+            ("hosts_per_leaf", self.hosts_per_leaf.is_some(), tiered),
+            ("pods", self.pods.is_some(), clos3),
+            ("super_spines", self.super_spines.is_some(), clos3),
+            ("groups", self.groups.is_some(), rail),
+            ("servers", self.servers.is_some(), rail),
+            ("rails", self.rails.is_some(), rail),
             (
                 "spine_link_rate",
                 self.spine_link_rate.is_some(),
-                k == TopologyKind::LeafSpine,
+                tiered || rail,
             ),
             ("link_rate", self.link_rate.is_some(), uniform),
             ("link_delay", self.link_delay.is_some(), uniform),
@@ -353,6 +378,19 @@ impl TopologySection {
             }
             TopologyKind::Ns3 => require(file, &key("file"), kind, self.file.is_some())?,
             TopologyKind::Wan => wan::normalize(self, file)?,
+            TopologyKind::Clos3 => {
+                self.pods.get_or_insert(4);
+                self.leaves.get_or_insert(4);
+                self.hosts_per_leaf.get_or_insert(8);
+                self.spines.get_or_insert(4);
+                self.super_spines.get_or_insert(4);
+            }
+            TopologyKind::Rail => {
+                self.groups.get_or_insert(2);
+                self.servers.get_or_insert(8);
+                self.rails.get_or_insert(8);
+                self.spines.get_or_insert(8);
+            }
         }
         Ok(())
     }
@@ -459,6 +497,12 @@ fn routed(tp: &TopologySection, file: &str, topology: Topology) -> Result<Topolo
 /// crosses 200 000 km of fibre in it).
 const MAX_LINK_DELAY: Duration = Duration::from_ms(1000);
 
+/// The largest fat-tree: its memory grows as k^4 (see the error).
+const MAX_FAT_TREE_K: u32 = 64;
+
+/// [`crate::topology::MAX_SWITCH_PORTS`], as the keys count.
+const MAX_PORTS: u32 = crate::topology::MAX_SWITCH_PORTS as u32;
+
 /// The network of the table at `at` (`topology`, or a wan's `topology.site`).
 fn network(
     tp: &TopologySection,
@@ -491,12 +535,16 @@ fn network(
         TopologyKind::FatTree => {
             let (rate, delay) = uniform()?;
             let k = tp.k.unwrap_or(6);
-            if k > 24 {
+            if k > MAX_FAT_TREE_K {
                 return Err(invalid(
                     file,
                     &key("k"),
                     &k.to_string(),
-                    "at most 24 (3456 hosts)",
+                    &format!(
+                        "at most {MAX_FAT_TREE_K} (65,536 hosts): memory grows as k^4, 5 k^4 bytes \
+                         of routes and 10 k^4 of input-queued switches' queues, 250 MB at \
+                         k = 64 and 4 GB at k = 128"
+                    ),
                 ));
             }
             Topology::fat_tree(k, rate, delay)
@@ -505,12 +553,15 @@ fn network(
         TopologyKind::Star => {
             let (rate, delay) = uniform()?;
             let hosts = tp.hosts.unwrap_or(0);
-            if !(2..=63).contains(&hosts) {
+            if !(2..MAX_PORTS).contains(&hosts) {
                 return Err(invalid(
                     file,
                     &key("hosts"),
                     &hosts.to_string(),
-                    "between 2 and 63 (a switch has at most 64 ports)",
+                    &format!(
+                        "between 2 and {} (a switch has at most {MAX_PORTS} ports)",
+                        MAX_PORTS - 1
+                    ),
                 ));
             }
             Topology::star(hosts, rate, delay)
@@ -524,12 +575,15 @@ fn network(
             };
             let (left, right) = (tp.left.unwrap_or(0), tp.right.unwrap_or(0));
             for (name, n) in [("left", left), ("right", right)] {
-                if !(1..=63).contains(&n) {
+                if !(1..MAX_PORTS).contains(&n) {
                     return Err(invalid(
                         file,
                         &key(name),
                         &n.to_string(),
-                        "between 1 and 63",
+                        &format!(
+                            "between 1 and {} (a switch has at most {MAX_PORTS} ports)",
+                            MAX_PORTS - 1
+                        ),
                     ));
                 }
             }
@@ -546,7 +600,188 @@ fn network(
         }
         // Its sites are not wans (`wan::normalize`), so this recurses once.
         TopologyKind::Wan => wan::build(tp, file, base_dir, seed)?,
+        TopologyKind::Clos3 => {
+            let links = clos_links(tp, at, file, uniform()?)?;
+            clos3(tp, at, file, links)?
+        }
+        TopologyKind::Rail => {
+            let links = clos_links(tp, at, file, uniform()?)?;
+            rail(tp, at, file, links)?
+        }
     })
+}
+
+/// The links of a clos3 or rail fabric: `link_rate` to the hosts, `spine_link_rate` (default
+/// the same) between switches.
+fn clos_links(
+    tp: &TopologySection,
+    at: &str,
+    file: &str,
+    (host, delay): (Bandwidth, Duration),
+) -> Result<ClosLinks, ScenarioError> {
+    let fabric = match &tp.spine_link_rate {
+        Some(r) => link_rate(file, &format!("{at}.spine_link_rate"), r)?,
+        None => host,
+    };
+    Ok(ClosLinks {
+        host,
+        fabric,
+        delay,
+    })
+}
+
+/// One bound of a fabric's keys: (key, value, whether it holds, what is allowed).
+type Check = (&'static str, u32, bool, String);
+
+/// The first of `checks` that fails, as the error naming its key.
+fn first_failed(file: &str, at: &str, checks: &[Check]) -> Result<(), ScenarioError> {
+    match checks.iter().find(|c| !c.2) {
+        Some((name, value, _, allowed)) => Err(invalid(
+            file,
+            &format!("{at}.{name}"),
+            &value.to_string(),
+            allowed,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Builds `kind = "clos3"` at `at`, each switch's radix checked against the key most likely to
+/// change: a super-spine's against `pods`, a leaf's against `spines`, a spine's against
+/// `leaves`.
+fn clos3(
+    tp: &TopologySection,
+    at: &str,
+    file: &str,
+    links: ClosLinks,
+) -> Result<Topology, ScenarioError> {
+    let c = Clos3 {
+        pods: tp.pods.unwrap_or(4),
+        leaves: tp.leaves.unwrap_or(4),
+        hosts_per_leaf: tp.hosts_per_leaf.unwrap_or(8),
+        spines: tp.spines.unwrap_or(4),
+        super_spines: tp.super_spines.unwrap_or(4),
+    };
+    let max = MAX_PORTS;
+    let (per_leaf, up) = (c.hosts_per_leaf, c.super_spines);
+    let hosts = u64::from(c.pods) * u64::from(c.leaves) * u64::from(per_leaf);
+    first_failed(
+        file,
+        at,
+        &[
+            (
+                "pods",
+                c.pods,
+                (1..=max).contains(&c.pods),
+                format!("between 1 and {max} (a super-spine has one port per pod)"),
+            ),
+            (
+                "hosts_per_leaf",
+                per_leaf,
+                (1..max).contains(&per_leaf),
+                format!("between 1 and {} (a leaf has at most {max} ports)", max - 1),
+            ),
+            (
+                "spines",
+                c.spines,
+                c.spines >= 1 && c.spines.saturating_add(per_leaf) <= max,
+                format!(
+                    "between 1 and {} (a leaf has hosts_per_leaf = {per_leaf} host ports plus                      one port per spine of its pod, at most {max} ports)",
+                    max.saturating_sub(per_leaf)
+                ),
+            ),
+            (
+                "super_spines",
+                up,
+                (1..max).contains(&up),
+                format!("between 1 and {} (a spine has at most {max} ports)", max - 1),
+            ),
+            (
+                "leaves",
+                c.leaves,
+                c.leaves >= 1 && c.leaves.saturating_add(up) <= max,
+                format!(
+                    "between 1 and {} (a spine has one port per leaf of its pod plus                      super_spines = {up} up, at most {max} ports)",
+                    max.saturating_sub(up)
+                ),
+            ),
+            (
+                "hosts_per_leaf",
+                per_leaf,
+                hosts >= 2,
+                "at least 2 hosts in all (pods x leaves x hosts_per_leaf)".into(),
+            ),
+        ],
+    )?;
+    Topology::clos3(c, links).map_err(|e| invalid(file, at, "clos3", &e.to_string()))
+}
+
+/// Builds `kind = "rail"` at `at`: a spine's radix checked against `groups`, a rail leaf's
+/// against `spines`.
+fn rail(
+    tp: &TopologySection,
+    at: &str,
+    file: &str,
+    links: ClosLinks,
+) -> Result<Topology, ScenarioError> {
+    let r = Rail {
+        groups: tp.groups.unwrap_or(2),
+        servers: tp.servers.unwrap_or(8),
+        rails: tp.rails.unwrap_or(8),
+        spines: tp.spines.unwrap_or(8),
+    };
+    let max = MAX_PORTS;
+    let hosts = u64::from(r.groups) * u64::from(r.servers) * u64::from(r.rails);
+    first_failed(
+        file,
+        at,
+        &[
+            (
+                "rails",
+                r.rails,
+                (1..=max).contains(&r.rails),
+                format!("between 1 and {max} (a spine has one port per rail leaf)"),
+            ),
+            (
+                "groups",
+                r.groups,
+                r.groups >= 1 && u64::from(r.groups) * u64::from(r.rails) <= u64::from(max),
+                format!(
+                    "between 1 and {} (a spine has one port per rail leaf, groups x rails = \
+                     groups x {}, at most {max} ports)",
+                    max / r.rails.max(1),
+                    r.rails
+                ),
+            ),
+            (
+                "servers",
+                r.servers,
+                (1..max).contains(&r.servers),
+                format!(
+                    "between 1 and {} (a rail leaf has at most {max} ports)",
+                    max - 1
+                ),
+            ),
+            (
+                "spines",
+                r.spines,
+                r.spines >= 1 && r.spines.saturating_add(r.servers) <= max,
+                format!(
+                    "between 1 and {} (a rail leaf has servers = {} host ports plus one port \
+                     per spine, at most {max} ports)",
+                    max.saturating_sub(r.servers),
+                    r.servers
+                ),
+            ),
+            (
+                "servers",
+                r.servers,
+                hosts >= 2,
+                "at least 2 hosts in all (groups x servers x rails)".into(),
+            ),
+        ],
+    )?;
+    Topology::rail(r, links).map_err(|e| invalid(file, at, "rail", &e.to_string()))
 }
 
 /// Builds `kind = "jellyfish"` at `at`. Its parameters are checked together (hosts against
@@ -760,24 +995,24 @@ mod tests {
         let cases = [
             (
                 "leaves = 0",
-                "t.toml: topology.leaves = 0: between 1 and 64",
+                "t.toml: topology.leaves = 0: between 1 and 512",
             ),
             (
-                "leaves = 65",
-                "topology.leaves = 65: between 1 and 64 (a spine has one port per leaf",
+                "leaves = 513",
+                "topology.leaves = 513: between 1 and 512 (a spine has one port per leaf",
             ),
-            ("spines = 0", "topology.spines = 0: between 1 and 48"),
+            ("spines = 0", "topology.spines = 0: between 1 and 496"),
             (
-                "spines = 49",
-                "topology.spines = 49: between 1 and 48 (a leaf has hosts_per_leaf = 16 host ports",
+                "spines = 497",
+                "topology.spines = 497: between 1 and 496 (a leaf has hosts_per_leaf = 16 host ports",
             ),
             (
                 "hosts_per_leaf = 0",
-                "topology.hosts_per_leaf = 0: between 1 and 63",
+                "topology.hosts_per_leaf = 0: between 1 and 511",
             ),
             (
-                "hosts_per_leaf = 64",
-                "topology.hosts_per_leaf = 64: between 1 and 63",
+                "hosts_per_leaf = 512",
+                "topology.hosts_per_leaf = 512: between 1 and 511",
             ),
             (
                 "leaves = 1\nhosts_per_leaf = 1",
@@ -842,8 +1077,8 @@ mod tests {
             ),
             ("hosts = 1", "topology.hosts = 1: at least 2"),
             (
-                "ports = 65",
-                "topology.ports = 65: jellyfish: 65 ports: at most 64",
+                "ports = 513",
+                "topology.ports = 513: jellyfish: 513 ports: at most 512",
             ),
             (
                 "switches = 10\nhosts = 61",

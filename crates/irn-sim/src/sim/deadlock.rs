@@ -12,6 +12,7 @@
 //! paused ports whose switches each hold packets for the next, paused in turn.
 
 use super::{Simulation, Trace};
+use crate::ids::PortId;
 use crate::metrics::PausedAtEnd;
 use crate::port::{OwnerKind, Port};
 use crate::series::NodeName;
@@ -45,15 +46,17 @@ impl<T: Trace> Simulation<'_, T> {
     /// from each paused port in port order: the ports in the order they wait on each other.
     fn pause_cycle(&self) -> Option<Vec<u32>> {
         let ports = &self.ports;
+        let topology_node = |p: PortId| self.cfg.topology.ports()[p.index()].node;
         // Paused egress ports of `p`'s peer switch with packets queued: what `p` waits on.
         let waits_on = |p: usize| -> Vec<u32> {
-            let peer = &ports[ports[p].peer.index()];
+            let peer_id = ports[p].peer;
+            let peer = &ports[peer_id.index()];
             let OwnerKind::Switch(s) = peer.owner.kind() else {
                 return Vec::new();
             };
             let switch = &self.switches[s];
             // Reversed: the search pops them, so it visits them in port order.
-            (self.cfg.topology.node_ports(peer.node).rev())
+            (self.cfg.topology.node_ports(topology_node(peer_id)).rev())
                 .filter(|&q| {
                     let q_port = &ports[q as usize];
                     q_port.paused && switch.queued_bytes(usize::from(q_port.local)) > 0

@@ -131,7 +131,7 @@ impl<T: Trace> Simulation<'_, T> {
         };
         let local = usize::from(port.local);
         while let Some((pkt, resume)) = self.switches[s].dequeue(&mut self.packets, local, false) {
-            self.resume_inputs(p, local, resume);
+            self.resume_inputs(s, p, local, resume);
             self.lose_to_failure(p, pkt);
         }
     }

@@ -303,7 +303,6 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     let far = topo.ports()[port.peer.index()].node.index();
                     let far_local = port.peer.index() - first_port[far] as usize;
                     Port::new(
-                        port.node,
                         owners[node],
                         local,
                         (port.peer, owners[far], far_local),

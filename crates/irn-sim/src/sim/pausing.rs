@@ -64,7 +64,8 @@ impl<T: Trace> Simulation<'_, T> {
             unreachable!("pause control runs on switch ports (checked by the scenario)")
         };
         let occupancy = self.switches[s].buffer_bytes(usize::from(port.local));
-        self.log_pause_check(i as usize, port.node, occupancy);
+        let node = self.cfg.topology.ports()[control.port.index()].node;
+        self.log_pause_check(i as usize, node, occupancy);
         if T::CREDITS && self.grants_credit() {
             self.grant_credit(&control, occupancy);
         } else if let Some(frame) = control.rule.at_interval(occupancy) {

@@ -322,12 +322,13 @@ impl<'a> Monitor<'a> {
                 .map(|&p| {
                     let port = &ports[p.index()];
                     let peer = &ports[port.peer.index()];
+                    let node_of = |p: PortId| cfg.topology.ports()[p.index()].node.index();
                     Watched {
                         port: p,
                         node: name(port),
                         peer: name(peer),
-                        tier: tiers[port.node.index()],
-                        peer_tier: tiers[peer.node.index()],
+                        tier: tiers[node_of(p)],
+                        peer_tier: tiers[node_of(port.peer)],
                         label: cfg.topology.port_label(p),
                         last: PortCounts::default(),
                     }

@@ -7,7 +7,7 @@ use super::trace::Trace;
 use super::Simulation;
 use crate::ids::PortId;
 use crate::packets::{PacketId, UNROUTED};
-use crate::switch::{Admit, Queues};
+use crate::switch::{Admit, Queues, Resume};
 use crate::topology::{MAX_PATHS, MAX_SWITCH_PORTS};
 
 /// A set of a switch's source routes to a destination, by their index among
@@ -105,7 +105,7 @@ impl<T: Trace> Simulation<'_, T> {
                 if !self.admitted(admit, ingress, id) {
                     return;
                 }
-                self.resume_inputs(out, output, resume);
+                self.resume_inputs(s, out, output, resume);
             }
             return self.transmit(out, id, false);
         }
@@ -224,7 +224,7 @@ impl<T: Trace> Simulation<'_, T> {
             self.admitted(Admit::Dropped, ingress, v);
         }
         self.admitted(eviction.admit, ingress, id);
-        self.resume_inputs(out, refused, eviction.resume);
+        self.resume_inputs(s, out, refused, eviction.resume);
         if T::ON && self.packets.traced(id) {
             self.trace_enqueue(s, out, refused, id);
         }
@@ -313,19 +313,30 @@ impl<T: Trace> Simulation<'_, T> {
         else {
             return;
         };
-        self.resume_inputs(p, local, resume);
+        self.resume_inputs(s, p, local, resume);
         self.transmit(p, pkt, more);
     }
 
-    /// Resumes the upstream neighbours of the inputs in `mask`, on the switch whose local port
-    /// `local` is `p`.
+    /// Resumes the upstream neighbours of the inputs in `resume`, on switch `s`, whose local
+    /// port `local` is `p`.
     #[inline(always)]
-    pub(super) fn resume_inputs(&mut self, p: PortId, local: usize, mut mask: u64) {
-        let first = p.0 - local as u32;
-        while mask != 0 {
-            let input = mask.trailing_zeros();
-            mask &= mask - 1;
-            self.send_pfc(PortId(first + input), false);
+    pub(super) fn resume_inputs(&mut self, s: usize, p: PortId, local: usize, resume: Resume) {
+        if resume != Resume::NONE {
+            self.resume_some(s, p.0 - local as u32, resume);
+        }
+    }
+
+    /// [`resume_inputs`](Self::resume_inputs) with some to resume, on the switch whose ports
+    /// start at `first`: out of line, as most packets resume nothing.
+    #[inline(never)]
+    fn resume_some(&mut self, s: usize, first: u32, resume: Resume) {
+        match resume.one() {
+            Some(input) => self.send_pfc(PortId(first + input as u32), false),
+            None => {
+                for input in self.switches[s].take_resumed().iter() {
+                    self.send_pfc(PortId(first + input as u32), false);
+                }
+            }
         }
     }
 }

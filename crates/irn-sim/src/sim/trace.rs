@@ -132,7 +132,7 @@ pub struct TraceRow {
     pub node: OwnerKind,
     /// `port`: the node's local port number (the output, at a switch); empty for an event of
     /// the transport.
-    pub port: Option<u8>,
+    pub port: Option<u16>,
     pub event: TraceEvent,
     /// `psn`: the packet's PSN (for an ACK or NACK, the cumulative one); empty when no packet.
     pub psn: Option<Psn>,
@@ -369,7 +369,7 @@ impl<T: Trace> Simulation<'_, T> {
     /// Hands a row of flow `flow` at node `node` to the sink.
     fn row(
         &mut self,
-        (flow, node, port): (FlowId, OwnerKind, Option<u8>),
+        (flow, node, port): (FlowId, OwnerKind, Option<u16>),
         event: TraceEvent,
         pkt: Option<&SimPacket>,
         detail: Detail,
@@ -388,7 +388,7 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// The node and local number of port `p`.
-    fn place(&self, p: PortId) -> (OwnerKind, Option<u8>) {
+    fn place(&self, p: PortId) -> (OwnerKind, Option<u16>) {
         let port = &self.ports[p.index()];
         (port.owner.kind(), Some(port.local))
     }

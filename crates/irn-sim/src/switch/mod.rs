@@ -10,6 +10,7 @@
 //! and both mark ECN on the output's queue as a packet leaves. The simulation moves packets in
 //! and out and sends the PFC frames they ask for.
 
+mod ports;
 pub mod shared;
 pub mod voq;
 
@@ -21,6 +22,7 @@ use crate::config::EcnConfig;
 use crate::packet::SimPacket;
 use crate::packets::{PacketId, Packets};
 
+pub use ports::{PortSet, Resume};
 pub use shared::srpt::{Eviction, FlowRanks};
 pub use shared::SharedSwitch;
 pub use voq::VoqSwitch;
@@ -93,14 +95,19 @@ pub trait Queues {
     /// A control packet to send on `output`: never dropped or paused.
     fn admit_control(&mut self, packets: &mut Packets, output: usize, p: PacketId);
 
-    /// The next packet `output` should send (control first; data unless `paused`), and a mask of
-    /// the inputs whose upstream neighbours may now be resumed.
+    /// The next packet `output` should send (control first; data unless `paused`), and the
+    /// inputs whose upstream neighbours may now be resumed.
     fn dequeue(
         &mut self,
         packets: &mut Packets,
         output: usize,
         paused: bool,
-    ) -> Option<(PacketId, u64)>;
+    ) -> Option<(PacketId, Resume)>;
+
+    /// The inputs a [`Resume::SEVERAL`] stands for, no longer held.
+    fn take_resumed(&mut self) -> PortSet {
+        PortSet::default()
+    }
 
     /// Whether `output` has anything it could send (ignoring pause for data).
     fn has_work(&self, output: usize) -> bool;
@@ -116,7 +123,7 @@ pub trait Queues {
         packets: &mut Packets,
         output: usize,
         paused: bool,
-    ) -> Option<(PacketId, u64, bool)> {
+    ) -> Option<(PacketId, Resume, bool)> {
         let (p, resume) = self.dequeue(packets, output, paused)?;
         Some((p, resume, self.has_work(output)))
     }
@@ -131,7 +138,13 @@ pub(crate) trait Accounting {
 
     /// Packet `p`, from `input`, leaves `output`: the accounting of [`Queues::dequeue`] once
     /// the packet is out of its queue. Returns the inputs to resume.
-    fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64;
+    fn release(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> Resume;
 }
 
 /// A data packet from `input` for `output`, which has nothing queued and is free to send it now
@@ -145,10 +158,10 @@ fn cut_through<S: Accounting>(
     input: usize,
     output: usize,
     p: PacketId,
-) -> (Admit, u64) {
+) -> (Admit, Resume) {
     let admit = switch.charge(input, output, u64::from(packets.get(p).wire_bytes));
     if admit == Admit::Dropped {
-        return (admit, 0);
+        return (admit, Resume::NONE);
     }
     (admit, switch.release(packets, input, output, p))
 }
@@ -196,8 +209,12 @@ impl Queues for Switch {
         packets: &mut Packets,
         output: usize,
         paused: bool,
-    ) -> Option<(PacketId, u64)> {
+    ) -> Option<(PacketId, Resume)> {
         delegate!(self, s => s.dequeue(packets, output, paused))
+    }
+
+    fn take_resumed(&mut self) -> PortSet {
+        delegate!(self, s => s.take_resumed())
     }
 
     #[inline]
@@ -216,7 +233,7 @@ impl Queues for Switch {
         packets: &mut Packets,
         output: usize,
         paused: bool,
-    ) -> Option<(PacketId, u64, bool)> {
+    ) -> Option<(PacketId, Resume, bool)> {
         delegate!(self, s => s.dequeue_more(packets, output, paused))
     }
 }
@@ -231,7 +248,7 @@ impl Switch {
         input: usize,
         output: usize,
         p: PacketId,
-    ) -> (Admit, u64) {
+    ) -> (Admit, Resume) {
         delegate!(self, s => cut_through(s, packets, input, output, p))
     }
 
@@ -244,7 +261,7 @@ impl Switch {
         &mut self,
         packets: &mut Packets,
         (input, refused): (usize, usize),
-        order: &[u8],
+        order: &[u16],
         p: PacketId,
     ) -> Option<(usize, Admit)> {
         let Switch::Shared(s) = self else {
@@ -346,9 +363,20 @@ impl<S: Queues> Harness<S> {
         self.switch.admit_control(&mut self.packets, output, id);
     }
 
+    /// [`Queues::dequeue`], with the inputs to resume as a mask (tests have few ports).
     pub fn dequeue(&mut self, output: usize, paused: bool) -> Option<(SimPacket, u64)> {
         let (id, resume) = self.switch.dequeue(&mut self.packets, output, paused)?;
-        Some((self.packets.free(id), resume))
+        Some((self.packets.free(id), self.mask(resume)))
+    }
+
+    /// `resume` as a mask of inputs.
+    fn mask(&mut self, resume: Resume) -> u64 {
+        let several = match resume {
+            Resume::SEVERAL => self.switch.take_resumed(),
+            _ => PortSet::default(),
+        };
+        let one = resume.one().map_or(0, |i| 1 << i);
+        several.iter().fold(one, |m, i| m | 1 << i)
     }
 
     pub fn has_work(&self, output: usize) -> bool {
@@ -369,7 +397,7 @@ impl<S: Queues + Accounting> Harness<S> {
         let (admit, resume) = cut_through(&mut self.switch, &mut self.packets, input, output, id);
         (
             admit,
-            resume,
+            self.mask(resume),
             Some(self.packets.free(id)).filter(|_| admit != Admit::Dropped),
         )
     }

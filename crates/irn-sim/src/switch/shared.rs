@@ -39,8 +39,9 @@ pub mod srpt;
 use std::sync::Arc;
 
 use self::srpt::{FlowRanks, Srpt};
-use super::{Accounting, Admit, EcnMarker, Queues};
+use super::{Accounting, Admit, EcnMarker, PortSet, Queues, Resume};
 use crate::packets::{Fifo, PacketId, Packets};
+use crate::topology::MAX_SWITCH_PORTS;
 
 /// A port's queues, as an output. Each port's fields sit together, so a packet touches one
 /// line for its output and one for its input.
@@ -86,8 +87,13 @@ pub struct SharedSwitch {
     headroom_used: u64,
     /// PFC's resume gap; `None` without PFC.
     resume_gap: Option<u64>,
-    /// Inputs that have paused their upstream neighbour.
-    pausing: u64,
+    /// Inputs that have paused their upstream neighbour...
+    pausing: PortSet,
+    /// ...how many...
+    pausing_count: u32,
+    /// ...and those that may resume, until the simulation takes them
+    /// ([`Queues::take_resumed`]).
+    resumed: PortSet,
     pub(super) ecn: Option<EcnMarker>,
     /// Most bytes the buffer held at once.
     pub peak_occupancy: u64,
@@ -104,7 +110,7 @@ impl SharedSwitch {
     /// With PFC, `pfc` gives each input's headroom (`headroom(i)`) and the resume gap.
     ///
     /// # Panics
-    /// With more than 64 ports (topologies are validated against this).
+    /// With more than [`MAX_SWITCH_PORTS`] ports (topologies are validated against this).
     pub fn new(
         ports: usize,
         buffer_bytes: u64,
@@ -113,7 +119,10 @@ impl SharedSwitch {
         pfc: Option<(&dyn Fn(usize) -> u64, u64)>,
         ecn: Option<EcnMarker>,
     ) -> Self {
-        assert!(ports <= 64, "a switch has at most 64 ports");
+        assert!(
+            ports <= MAX_SWITCH_PORTS,
+            "a switch has at most {MAX_SWITCH_PORTS} ports"
+        );
         let inputs: Vec<Input> = (0..ports)
             .map(|i| Input {
                 headroom: pfc.map_or(0, |(h, _)| h(i)),
@@ -129,7 +138,9 @@ impl SharedSwitch {
             inputs,
             headroom_used: 0,
             resume_gap: pfc.map(|(_, gap)| gap),
-            pausing: 0,
+            pausing: PortSet::default(),
+            pausing_count: 0,
+            resumed: PortSet::default(),
             ecn,
             peak_occupancy: 0,
             drops: vec![0; ports],
@@ -171,23 +182,33 @@ impl SharedSwitch {
 
     /// The paused inputs that may resume now, no longer counted as pausing.
     #[inline(always)]
-    fn resumable(&mut self) -> u64 {
-        let mut resume = 0;
-        if let Some(gap) = self.resume_gap.filter(|_| self.pausing != 0) {
-            // Freeing shared buffer raises every input's threshold: any paused one may resume.
-            let threshold = self.threshold();
-            let mut paused_inputs = self.pausing;
-            while paused_inputs != 0 {
-                let i = paused_inputs.trailing_zeros() as usize;
-                paused_inputs &= paused_inputs - 1;
-                let inp = &self.inputs[i];
-                if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
-                    resume |= 1 << i;
-                }
-            }
-            self.pausing &= !resume;
+    fn resumable(&mut self) -> Resume {
+        match self.resume_gap {
+            Some(gap) if self.pausing_count != 0 => self.resumable_under(gap),
+            _ => Resume::NONE,
         }
-        resume
+    }
+
+    /// [`resumable`](Self::resumable) while some input pauses, with PFC's resume gap `gap`.
+    fn resumable_under(&mut self, gap: u64) -> Resume {
+        // Freeing shared buffer raises every input's threshold: any paused one may resume.
+        let threshold = self.threshold();
+        let mut now = PortSet::default();
+        for i in self.pausing.iter() {
+            let inp = &self.inputs[i];
+            if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
+                now.insert(i);
+            }
+        }
+        if now == PortSet::default() {
+            return Resume::NONE;
+        }
+        for i in now.iter() {
+            self.pausing.remove(i);
+            self.pausing_count -= 1;
+            self.resumed.insert(i);
+        }
+        Resume::SEVERAL
     }
 }
 
@@ -240,8 +261,9 @@ impl Accounting for SharedSwitch {
             }
             let over = inp.headroom_used > 0
                 || inp.shared >= threshold_of(self.shared_size, self.shared_used, self.alpha_q16);
-            if over && self.pausing & (1 << input) == 0 {
-                self.pausing |= 1 << input;
+            if over && !self.pausing.contains(input) {
+                self.pausing.insert(input);
+                self.pausing_count += 1;
                 admit = Admit::QueuedAndPause;
             }
         } else {
@@ -261,7 +283,13 @@ impl Accounting for SharedSwitch {
     }
 
     #[inline(always)]
-    fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64 {
+    fn release(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> Resume {
         let out = &mut self.outputs[output];
         if let Some(marker) = &mut self.ecn {
             out.marks += u64::from(marker.mark(out.egress, packets.get_mut(p)));
@@ -316,10 +344,10 @@ impl Queues for SharedSwitch {
         packets: &mut Packets,
         output: usize,
         paused: bool,
-    ) -> Option<(PacketId, u64)> {
+    ) -> Option<(PacketId, Resume)> {
         let out = &mut self.outputs[output];
         if let Some(p) = packets.pop(&mut out.control) {
-            return Some((p, 0));
+            return Some((p, Resume::NONE));
         }
         if paused {
             return None;
@@ -340,6 +368,10 @@ impl Queues for SharedSwitch {
 
     fn queued_bytes(&self, output: usize) -> u64 {
         self.outputs[output].egress
+    }
+
+    fn take_resumed(&mut self) -> PortSet {
+        std::mem::take(&mut self.resumed)
     }
 }
 

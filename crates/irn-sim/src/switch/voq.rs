@@ -13,14 +13,17 @@
 //! This module holds the queues and counters and makes the admission and arbitration decisions;
 //! the simulation moves packets in and out and sends the PFC frames it asks for.
 
-use super::{Accounting, Admit, EcnMarker, Queues};
+use super::{Accounting, Admit, EcnMarker, Queues, Resume};
 use crate::packets::{Fifo, PacketId, Packets};
+use crate::topology::MAX_SWITCH_PORTS;
 
 /// A port's state as an output. Each port's fields sit together, so a packet touches one line
 /// for its output and one for its input.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Output {
-    /// Bit `i` set while `voq[i][output]` holds packets.
+    /// Bit `i` set while `voq[i][output]` holds packets, for inputs below 64 (the others are in
+    /// [`VoqSwitch::waiting_high`]): one word, in the output's line, for every switch of up to
+    /// 64 ports.
     waiting: u64,
     /// Data bytes waiting for it, over all inputs (the queue ECN marking watches).
     queued: u64,
@@ -51,6 +54,11 @@ struct Input {
 #[derive(Debug)]
 pub struct VoqSwitch {
     ports: usize,
+    /// Words of waiting inputs per output beyond `Output::waiting`: 0 up to 64 ports.
+    high_words: usize,
+    /// `waiting_high[output * high_words + w - 1]`: bit `i` of word `w` set while
+    /// `voq[64 * w + i][output]` holds packets.
+    waiting_high: Vec<u64>,
     /// `voq[input * ports + output]`.
     voq: Vec<Fifo>,
     pub(super) outputs: Vec<Output>,
@@ -67,16 +75,21 @@ impl VoqSwitch {
     /// `i`'s (pause threshold, resume threshold), or `None` to disable PFC. A paused input
     /// resumes below the resume threshold or, whatever that threshold (0 included), once empty.
     ///
-    /// # Panics
-    /// With more than 64 ports (topologies are validated against this).
     /// `ecn` enables RED marking with the given random stream.
+    ///
+    /// # Panics
+    /// With more than [`MAX_SWITCH_PORTS`] ports (topologies are validated against this).
     pub fn new(
         ports: usize,
         buffer: impl Fn(usize) -> u64,
         pfc: impl Fn(usize) -> Option<(u64, u64)>,
         ecn: Option<EcnMarker>,
     ) -> Self {
-        assert!(ports <= 64, "a switch has at most 64 ports");
+        assert!(
+            ports <= MAX_SWITCH_PORTS,
+            "a switch has at most {MAX_SWITCH_PORTS} ports"
+        );
+        let high_words = ports.div_ceil(64).saturating_sub(1);
         let inputs = (0..ports)
             .map(|i| {
                 let (pause_at, resume_below) = pfc(i).unwrap_or((u64::MAX, 0));
@@ -92,6 +105,8 @@ impl VoqSwitch {
             .collect();
         VoqSwitch {
             ports,
+            high_words,
+            waiting_high: vec![0; ports * high_words],
             voq: vec![Fifo::default(); ports * ports],
             outputs: vec![
                 Output {
@@ -126,6 +141,61 @@ impl VoqSwitch {
         let next = self.outputs[output].next_input as usize;
         (next + self.ports - 1) % self.ports
     }
+
+    /// Notes that `voq[input][output]` holds packets.
+    #[inline(always)]
+    fn set_waiting(&mut self, input: usize, output: usize) {
+        if input < 64 {
+            self.outputs[output].waiting |= 1 << input;
+        } else {
+            self.waiting_high[output * self.high_words + input / 64 - 1] |= 1 << (input % 64);
+        }
+    }
+
+    /// Notes that `voq[input][output]` is empty.
+    #[inline(always)]
+    fn clear_waiting(&mut self, input: usize, output: usize) {
+        if input < 64 {
+            self.outputs[output].waiting &= !(1 << input);
+        } else {
+            self.waiting_high[output * self.high_words + input / 64 - 1] &= !(1 << (input % 64));
+        }
+    }
+
+    /// Whether an input of 64 or above has packets for `output`, on a switch of more than 64
+    /// ports: out of line, so that `has_work` stays small enough to inline.
+    #[inline(never)]
+    fn high_waiting(&self, output: usize) -> bool {
+        (self.waiting_high[output * self.high_words..][..self.high_words])
+            .iter()
+            .any(|&w| w != 0)
+    }
+
+    /// The first input at or after `output`'s round-robin turn (wrapping) with packets for it,
+    /// on a switch of more than 64 ports.
+    #[inline(never)]
+    fn next_waiting_wide(&self, output: usize) -> Option<usize> {
+        let high = &self.waiting_high[output * self.high_words..][..self.high_words];
+        let word = |w: usize| {
+            if w == 0 {
+                self.outputs[output].waiting
+            } else {
+                high[w - 1]
+            }
+        };
+        let words = self.high_words + 1;
+        let start = self.outputs[output].next_input as usize % self.ports;
+        let (first, bit) = (start / 64, start % 64);
+        let from_start = word(first) & (u64::MAX << bit);
+        if from_start != 0 {
+            return Some(first * 64 + from_start.trailing_zeros() as usize);
+        }
+        // The other words in order, then the first word's bits before the turn.
+        (1..=words).map(|k| (first + k) % words).find_map(|w| {
+            let bits = word(w);
+            (bits != 0).then(|| w * 64 + bits.trailing_zeros() as usize)
+        })
+    }
 }
 
 impl Accounting for VoqSwitch {
@@ -149,7 +219,13 @@ impl Accounting for VoqSwitch {
     }
 
     #[inline(always)]
-    fn release(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) -> u64 {
+    fn release(
+        &mut self,
+        packets: &mut Packets,
+        input: usize,
+        output: usize,
+        p: PacketId,
+    ) -> Resume {
         let out = &mut self.outputs[output];
         // The output's round-robin turn passes this input.
         out.next_input = (input as u32 + 1) % self.ports as u32;
@@ -164,7 +240,7 @@ impl Accounting for VoqSwitch {
         if resume {
             inp.pausing = false;
         }
-        u64::from(resume) << input
+        Resume::input_if(resume, input)
     }
 }
 
@@ -180,14 +256,14 @@ impl Queues for VoqSwitch {
     ) -> Admit {
         let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
         if admit != Admit::Dropped {
-            self.outputs[output].waiting |= 1 << input;
+            self.set_waiting(input, output);
             packets.push(&mut self.voq[input * self.ports + output], p);
         }
         admit
     }
 
     fn enqueue_charged(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) {
-        self.outputs[output].waiting |= 1 << input;
+        self.set_waiting(input, output);
         packets.push(&mut self.voq[input * self.ports + output], p);
     }
 
@@ -205,39 +281,48 @@ impl Queues for VoqSwitch {
         packets: &mut Packets,
         output: usize,
         paused: bool,
-    ) -> Option<(PacketId, u64)> {
+    ) -> Option<(PacketId, Resume)> {
         let out = &mut self.outputs[output];
         if let Some(p) = packets.pop(&mut out.control) {
-            return Some((p, 0));
+            return Some((p, Resume::NONE));
         }
-        let waiting = out.waiting;
-        if paused || waiting == 0 {
+        if paused {
             return None;
         }
-        let start = out.next_input;
-        let from_start = if start >= 64 {
-            0
+        let input = if self.high_words == 0 {
+            let waiting = out.waiting;
+            if waiting == 0 {
+                return None;
+            }
+            let start = out.next_input;
+            let from_start = if start >= 64 {
+                0
+            } else {
+                waiting & (u64::MAX << start)
+            };
+            if from_start != 0 {
+                from_start.trailing_zeros() as usize
+            } else {
+                waiting.trailing_zeros() as usize
+            }
         } else {
-            waiting & (u64::MAX << start)
+            self.next_waiting_wide(output)?
         };
-        let input = if from_start != 0 {
-            from_start.trailing_zeros()
-        } else {
-            waiting.trailing_zeros()
-        } as usize;
         let queue = &mut self.voq[input * self.ports + output];
         let p = packets.pop(queue)?;
         match packets.front(queue) {
             Some(next) => packets.prefetch(next),
-            None => out.waiting &= !(1 << input),
+            None => self.clear_waiting(input, output),
         }
         Some((p, self.release(packets, input, output, p)))
     }
 
-    #[inline]
+    #[inline(always)]
     fn has_work(&self, output: usize) -> bool {
         let out = &self.outputs[output];
-        !out.control.is_empty() || out.waiting != 0
+        !out.control.is_empty()
+            || out.waiting != 0
+            || (self.high_words != 0 && self.high_waiting(output))
     }
 
     fn queued_bytes(&self, output: usize) -> u64 {

@@ -9,9 +9,11 @@ use irn_core::time::Bandwidth;
 use super::WanSite;
 use crate::ids::NodeId;
 
-/// The most ports one switch may have: the switch model keeps per-port state (e.g. paused
-/// outputs) in a `u64` bit mask.
-pub const MAX_SWITCH_PORTS: usize = 64;
+/// The most ports one switch may have: port numbers on a node are 16-bit, and the switch models
+/// keep per-port sets of this many bits (paused inputs, inputs to resume). An input-queued
+/// switch holds one virtual output queue per (input, output): 8 bytes times the square of its
+/// ports, 2 MiB at 512 ports.
+pub const MAX_SWITCH_PORTS: usize = 512;
 
 /// A topology that cannot be simulated, and why.
 #[derive(thiserror::Error, Debug, Clone, PartialEq)]
@@ -51,10 +53,7 @@ pub enum TopologyError {
     HostLinks { host: NodeId, links: usize },
 
     /// See [`MAX_SWITCH_PORTS`].
-    #[error(
-        "switch {switch} has {ports} ports; a switch has at most {MAX_SWITCH_PORTS} ports \
-         (the switch model tracks its ports in a 64-bit mask)"
-    )]
+    #[error("switch {switch} has {ports} ports; a switch has at most {MAX_SWITCH_PORTS} ports")]
     TooManyPorts { switch: NodeId, ports: usize },
 
     /// Some flow could never be delivered.
@@ -92,6 +91,13 @@ pub enum TopologyError {
     )]
     FatTreeTooLarge { k: u32 },
 
+    /// A three-tier Clos or a rail-optimized fabric needs every tier.
+    #[error("{kind}: there must be at least 1 {what}")]
+    TierEmpty {
+        kind: &'static str,
+        what: &'static str,
+    },
+
     /// A leaf-spine needs every tier.
     #[error("leaf-spine: there must be at least 1 {what}")]
     LeafSpineEmpty { what: &'static str },
@@ -127,6 +133,15 @@ pub enum TopologyError {
         switch: NodeId,
         ports: usize,
     },
+
+    /// The routing table holds one 8-byte entry per (switch, switch with hosts).
+    #[error(
+        "routing needs {switches} switches x {tors} switches with hosts = {} entries of 8 bytes; \
+         at most {} (2 GiB)",
+        *switches as u64 * *tors as u64,
+        super::routing::MAX_ENTRIES
+    )]
+    RoutingTooLarge { switches: usize, tors: usize },
 
     /// Node and port ids are `u32`.
     #[error("the topology has {count} {what}; at most {} are supported", u32::MAX)]

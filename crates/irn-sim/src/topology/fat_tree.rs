@@ -32,6 +32,7 @@ impl Topology {
         let edges = k * k / 2;
         let aggs = edges;
         let cores = half * half;
+        super::routing::check_size((edges + aggs + cores) as usize, edges as usize)?;
 
         let host = |pod: u32, edge: u32, i: u32| NodeId((pod * half + edge) * half + i);
         let edge = |pod: u32, e: u32| NodeId(hosts + pod * half + e);
@@ -210,9 +211,9 @@ mod tests {
                 format!("fat-tree k = {k}: k must be even and at least 2")
             );
         }
-        let err = Topology::fat_tree(66, RATE, DELAY).unwrap_err();
-        assert!(err.to_string().contains("k = 66"), "{err}");
-        assert!(err.to_string().contains("64"), "{err}");
+        let err = Topology::fat_tree(514, RATE, DELAY).unwrap_err();
+        assert!(err.to_string().contains("k = 514"), "{err}");
+        assert!(err.to_string().contains("512"), "{err}");
         assert!(Topology::fat_tree(u32::MAX - 1, RATE, DELAY).is_err());
     }
 

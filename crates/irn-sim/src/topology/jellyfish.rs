@@ -332,7 +332,7 @@ mod tests {
         let link = (Bandwidth::from_gbps(100), Duration::from_us(1));
         for ((s, p, h), want) in [
             ((2, 8, 4), "at least 3 are needed"),
-            ((10, 65, 4), "at most 64"),
+            ((10, 513, 4), "at most 512"),
             ((10, 8, 1), "1 hosts: at least 2"),
             ((10, 4, 30), "leaving 1 of its 4 ports"),
             ((4, 8, 4), "only 3 other switches"),

@@ -51,7 +51,7 @@ impl Topology {
                 ports: leaves as usize,
             });
         }
-        // Both counts are at most 64 here, so nothing below overflows.
+        // Both counts are at most 512 here, so nothing below overflows.
         let hosts = hosts as u32;
         let leaf = |l: u32| NodeId(hosts + l);
         let spine = |s: u32| NodeId(hosts + leaves + s);
@@ -188,18 +188,18 @@ mod tests {
             e(2, 2, 0)
         );
         assert!(e(1, 1, 1).contains("at least 2 hosts"), "{}", e(1, 1, 1));
-        // Leaf 0 is node 2 * 60 = 120: 60 host ports and 5 spine ports.
+        // Leaf 0 is node 2 * 508 = 1016: 508 host ports and 5 spine ports.
         assert!(
-            e(2, 5, 60).contains("switch 120 has 65 ports"),
+            e(2, 5, 508).contains("switch 1016 has 513 ports"),
             "{}",
-            e(2, 5, 60)
+            e(2, 5, 508)
         );
-        // The first spine is node 65 + 65: one port per leaf.
+        // The first spine is node 513 + 513: one port per leaf.
         assert!(
-            e(65, 1, 1).contains("switch 130 has 65 ports"),
+            e(513, 1, 1).contains("switch 1026 has 513 ports"),
             "{}",
-            e(65, 1, 1)
+            e(513, 1, 1)
         );
-        assert!(build(64, 1, 63).is_ok());
+        assert!(build(512, 1, 3).is_ok());
     }
 }

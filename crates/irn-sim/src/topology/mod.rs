@@ -9,12 +9,13 @@
 //! | file | holds |
 //! | --- | --- |
 //! | `mod.rs` | the types, the generic builder [`Topology::from_links`], queries, [`PathInfo`] |
-//! | `routing.rs` | the BFS-per-destination ECMP table |
+//! | `routing.rs` | the ECMP table: a BFS per destination switch, the host's port at its switch |
 //! | `k_shortest.rs` | Yen's k shortest paths between edge switches, for source routing |
 //! | `up_down.rs` | up*/down* order and legal-path searches: routes that cannot deadlock PFC |
 //! | `fat_tree.rs` | the Al-Fares k-ary fat-tree of the IRN paper (MODEL.md §2) |
 //! | `labels.rs` | nodes and ports named by tier and index ([`Topology::node_label`]) |
 //! | `leaf_spine.rs` | the two-tier leaf-spine Clos of Eunomia |
+//! | `clos.rs` | the three-tier Clos and the rail-optimized fabric of AI clusters |
 //! | `jellyfish.rs` | Jellyfish: a random regular graph of switches with servers attached |
 //! | `simple.rs` | hand-checkable star and dumbbell networks |
 //! | `wan.rs` | two sites joined by long-haul links between border switches ([`Topology::wan`]) |
@@ -22,6 +23,7 @@
 //!
 //! A topology is validated once, when built; afterwards every query is infallible and cheap.
 
+mod clos;
 mod error;
 mod fat_tree;
 mod jellyfish;
@@ -41,6 +43,7 @@ use std::sync::Arc;
 
 use irn_core::time::{Bandwidth, Duration};
 
+pub use self::clos::{Clos3, ClosLinks, Rail};
 pub use self::error::{TopologyError, MAX_SWITCH_PORTS};
 use self::k_shortest::KShortestPaths;
 pub use self::k_shortest::MAX_PATHS;

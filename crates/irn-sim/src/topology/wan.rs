@@ -555,8 +555,8 @@ mod tests {
 
     #[test]
     fn rejected_wans() {
-        let (s2, s63) = (star(2), star(63));
-        let tall = Topology::leaf_spine(64, 1, 1, G10, G10, US).unwrap();
+        let (s2, s511) = (star(2), star(511));
+        let tall = Topology::leaf_spine(512, 1, 1, G10, G10, US).unwrap();
         let err = |a: Site<'_>, b: Site<'_>, n: u32| {
             Topology::wan(a, b, links(n, G10, US))
                 .unwrap_err()
@@ -579,18 +579,18 @@ mod tests {
                 "site B's border must be one of the site's switches; node 1 is not".into(),
             ),
             (
-                err(at_switch(&s63), at_switch(&s2), 2),
-                "site A's border switch would have 65 ports (63 towards its site, 2 long-haul)"
+                err(at_switch(&s511), at_switch(&s2), 2),
+                "site A's border switch would have 513 ports (511 towards its site, 2 long-haul)"
                     .into(),
             ),
             (
                 err(at_switch(&s2), top_tier(&tall), 1),
-                "site B's top-tier switch (node 128 of the site) has 64 ports already".into(),
+                "site B's top-tier switch (node 1024 of the site) has 512 ports already".into(),
             ),
         ];
         for (got, want) in cases {
             assert!(got.starts_with(&want), "{got}");
         }
-        assert!(Topology::wan(at_switch(&s63), at_switch(&s2), links(1, G10, US)).is_ok());
+        assert!(Topology::wan(at_switch(&s511), at_switch(&s2), links(1, G10, US)).is_ok());
     }
 }

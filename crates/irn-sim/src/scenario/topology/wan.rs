@@ -135,11 +135,15 @@ pub(super) fn build(
                 } else {
                     (b, SITES[1].1)
                 };
-                // Only a leaf-spine's spines can be full: a fat-tree's k is at most 24.
-                (
-                    format!("{at}.leaves"),
-                    s.leaves.unwrap_or_default().to_string(),
-                )
+                // The top tier's ports count a leaf-spine's leaves, a clos3's pods or a rail's
+                // rail leaves (groups x rails); a fat-tree's k is at most 64, far below the
+                // radix.
+                let (name, n) = match s.kind.unwrap_or_default() {
+                    TopologyKind::Clos3 => ("pods", s.pods),
+                    TopologyKind::Rail => ("groups", s.groups),
+                    _ => ("leaves", s.leaves),
+                };
+                (format!("{at}.{name}"), n.unwrap_or_default().to_string())
             }
             _ => ("topology.wan.links".into(), links.links.to_string()),
         };
@@ -352,8 +356,8 @@ mod tests {
                 "topology.site.hosts = (missing): required for kind = \"star\"",
             ),
             (
-                star.replace("hosts = 2", "hosts = 64"),
-                "topology.site.hosts = 64: between 2 and 63",
+                star.replace("hosts = 2", "hosts = 512"),
+                "topology.site.hosts = 512: between 2 and 511",
             ),
             (
                 format!("{star}link_rate = \"fast\"\n"),
@@ -361,22 +365,22 @@ mod tests {
             ),
             (
                 format!("{star}[topology.site_b]\nkind = \"leaf-spine\"\nleaves = 0\n"),
-                "topology.site_b.leaves = 0: between 1 and 64",
+                "topology.site_b.leaves = 0: between 1 and 512",
             ),
             (
                 "[topology]\nkind = \"wan\"\n[topology.site]\nkind = \"leaf-spine\"\n\
-                 leaves = 64\nspines = 1\nhosts_per_leaf = 1\n"
+                 leaves = 512\nspines = 1\nhosts_per_leaf = 1\n"
                     .into(),
-                "topology.site.leaves = 64: site A's top-tier switch (node 128 of the site) has \
-                 64 ports already",
+                "topology.site.leaves = 512: site A's top-tier switch (node 1024 of the site) has \
+                 512 ports already",
             ),
             (
                 format!("{star}[topology.wan]\nlinks = 0\n"),
                 "topology.wan.links = 0: at least 1",
             ),
             (
-                format!("{star}[topology.wan]\nlinks = 64\n"),
-                "topology.wan.links = 64: site A's border switch would have 66 ports",
+                format!("{star}[topology.wan]\nlinks = 512\n"),
+                "topology.wan.links = 512: site A's border switch would have 514 ports",
             ),
             (
                 format!("{star}[topology.wan]\nrate = \"0Gbps\"\n"),
@@ -427,6 +431,6 @@ mod tests {
             let err = one(&text).unwrap_err().to_string();
             assert!(err.contains(want), "{text}\n{err}");
         }
-        one(&format!("{star}[topology.wan]\nlinks = 62\n")).unwrap();
+        one(&format!("{star}[topology.wan]\nlinks = 510\n")).unwrap();
     }
 }

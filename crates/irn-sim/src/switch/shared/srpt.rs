@@ -48,7 +48,7 @@ use irn_core::Psn;
 use super::{Admit, Input, SharedSwitch};
 use crate::packet::SimPacket;
 use crate::packets::{Fifo, PacketId, Packets};
-use crate::switch::Accounting;
+use crate::switch::{Accounting, Resume};
 
 /// What a flow's packets are ranked by.
 #[derive(Debug, Clone, Copy)]
@@ -145,7 +145,7 @@ pub struct Eviction {
     /// drops.
     pub evicted: Fifo,
     /// Inputs the evictions let resume.
-    pub resume: u64,
+    pub resume: Resume,
 }
 
 impl SharedSwitch {
@@ -333,7 +333,7 @@ mod tests {
                 self.packets.free(id);
                 return (Admit::Dropped, vec![]);
             };
-            assert_eq!(e.resume, 0);
+            assert_eq!(e.resume, Resume::NONE);
             (e.admit, free_all(&mut self.packets, &mut e.evicted))
         }
 
