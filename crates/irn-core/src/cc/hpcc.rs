@@ -46,7 +46,7 @@
 //!   computes with rates (R = Rc/(U/η) + R_AI): the same rule, since W = R·T; here the records
 //!   are exact.
 
-use super::int::{IntHop, MAX_INT_HOPS};
+use super::int::{EchoedPath, IntHop, MAX_INT_HOPS};
 use super::AckEvent;
 use crate::time::{Bandwidth, Duration, Time};
 
@@ -137,11 +137,8 @@ pub struct Hpcc {
     hop_ref: [Reference; MAX_INT_HOPS],
     /// `snd_nxt` at the last once-per-RTT update; `None` before the first ACK.
     last_update: Option<u64>,
-    /// L: the records the previous ACK echoed, per hop.
-    last: [IntHop; MAX_INT_HOPS],
-    /// The records the next ACK echoes, handed over just before it.
-    echoed: [IntHop; MAX_INT_HOPS],
-    echoed_len: usize,
+    /// INT: each hop's L and the records the ACK being handled echoes.
+    path: EchoedPath,
 }
 
 impl Hpcc {
@@ -168,9 +165,7 @@ impl Hpcc {
             agg: start,
             hop_ref: [start; MAX_INT_HOPS],
             last_update: None,
-            last: [IntHop::ZERO; MAX_INT_HOPS],
-            echoed: [IntHop::ZERO; MAX_INT_HOPS],
-            echoed_len: 0,
+            path: EchoedPath::new(),
         }
     }
 
@@ -204,17 +199,15 @@ impl Hpcc {
 
     /// The records the next ACK echoes.
     pub fn on_telemetry(&mut self, hops: &[IntHop]) {
-        let n = hops.len().min(MAX_INT_HOPS);
-        self.echoed[..n].copy_from_slice(&hops[..n]);
-        self.echoed_len = n;
+        self.path.hand_over(hops);
     }
 
     /// An ACK arrived, with the records [`on_telemetry`](Self::on_telemetry) handed over.
     pub fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
-        let n = std::mem::take(&mut self.echoed_len);
+        let n = self.path.take();
         let Some(last_update) = self.last_update else {
             self.last_update = Some(ack.nxt);
-            self.last[..n].copy_from_slice(&self.echoed[..n]);
+            self.path.remember(n);
             return;
         };
         let per_rtt = ack.una > last_update;
@@ -238,11 +231,11 @@ impl Hpcc {
     /// Hop `i`'s normalised inflight from its new record and L, with the time between them
     /// (ps); `None` for a hop `sample_feedback` skips. L becomes the new record.
     fn measure(&mut self, i: usize, per_rtt: bool) -> Option<(f64, f64)> {
-        let (new, old) = (self.echoed[i], self.last[i]);
+        let (new, old) = self.path.hop(i);
         if self.p.sample_feedback && !per_rtt && new.qlen_bytes == 0 {
             return None;
         }
-        self.last[i] = new;
+        self.path.keep(i);
         let b = new.rate.as_bps().max(1) as f64;
         let tau = new.ts.as_ps().saturating_sub(old.ts.as_ps()) as f64;
         let tx_rate = match tau > 0.0 {

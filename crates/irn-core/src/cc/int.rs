@@ -45,6 +45,60 @@ impl IntHop {
     };
 }
 
+/// A flow's path as an INT controller sees it: L, the records the previous ACK echoed, per
+/// hop, and the records the ACK being handled echoes. HPCC and PowerTCP both compare each
+/// hop's new record with its L.
+#[derive(Debug, Clone)]
+pub struct EchoedPath {
+    last: [IntHop; MAX_INT_HOPS],
+    echoed: [IntHop; MAX_INT_HOPS],
+    echoed_len: usize,
+}
+
+impl EchoedPath {
+    /// No record yet.
+    pub const fn new() -> Self {
+        EchoedPath {
+            last: [IntHop::ZERO; MAX_INT_HOPS],
+            echoed: [IntHop::ZERO; MAX_INT_HOPS],
+            echoed_len: 0,
+        }
+    }
+
+    /// The records the next ACK echoes, handed over just before it.
+    pub fn hand_over(&mut self, hops: &[IntHop]) {
+        let n = hops.len().min(MAX_INT_HOPS);
+        self.echoed[..n].copy_from_slice(&hops[..n]);
+        self.echoed_len = n;
+    }
+
+    /// How many records the ACK now handled echoed; the hand-over is used up.
+    pub fn take(&mut self) -> usize {
+        std::mem::take(&mut self.echoed_len)
+    }
+
+    /// The first `n` echoed records become L (the first ACK: nothing to compare yet).
+    pub fn remember(&mut self, n: usize) {
+        self.last[..n].copy_from_slice(&self.echoed[..n]);
+    }
+
+    /// Hop `i`'s new record and its L.
+    pub fn hop(&self, i: usize) -> (IntHop, IntHop) {
+        (self.echoed[i], self.last[i])
+    }
+
+    /// Hop `i`'s new record becomes its L.
+    pub fn keep(&mut self, i: usize) {
+        self.last[i] = self.echoed[i];
+    }
+}
+
+impl Default for EchoedPath {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// The bytes INT adds to a packet carrying `hops` records (header included).
 pub const fn wire_bytes(hops: usize) -> u32 {
     INT_HEADER_BYTES + INT_HOP_BYTES * hops as u32

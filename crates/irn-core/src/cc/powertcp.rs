@@ -73,7 +73,7 @@
 //!   (its comment calls them the same); the TCP model and the paper add the gradient, as here.
 //! * ns-3 quantizes the records (see [`super::int`]); here they are exact.
 
-use super::int::{IntHop, MAX_INT_HOPS};
+use super::int::{EchoedPath, IntHop};
 use super::{AckEvent, Named};
 use crate::time::{Bandwidth, Duration, Time};
 
@@ -186,11 +186,8 @@ pub struct Powertcp {
     /// θ: the previous sample, and τ, the least RTT seen (ps).
     prev: Option<Sample>,
     tau_ps: f64,
-    /// INT: L, the records the previous ACK echoed, per hop.
-    last: [IntHop; MAX_INT_HOPS],
-    /// INT: the records the next ACK echoes, handed over just before it.
-    echoed: [IntHop; MAX_INT_HOPS],
-    echoed_len: usize,
+    /// INT: each hop's L and the records the ACK being handled echoes.
+    path: EchoedPath,
 }
 
 impl Powertcp {
@@ -213,9 +210,7 @@ impl Powertcp {
             last_update: None,
             prev: None,
             tau_ps: t_ps,
-            last: [IntHop::ZERO; MAX_INT_HOPS],
-            echoed: [IntHop::ZERO; MAX_INT_HOPS],
-            echoed_len: 0,
+            path: EchoedPath::new(),
         }
     }
 
@@ -246,15 +241,13 @@ impl Powertcp {
 
     /// The records the next ACK echoes (INT only; θ ignores them).
     pub fn on_telemetry(&mut self, hops: &[IntHop]) {
-        let n = hops.len().min(MAX_INT_HOPS);
-        self.echoed[..n].copy_from_slice(&hops[..n]);
-        self.echoed_len = n;
+        self.path.hand_over(hops);
     }
 
     /// An ACK arrived: with the records [`on_telemetry`](Self::on_telemetry) handed over
     /// (INT), or its RTT sample (θ).
     pub fn on_ack(&mut self, now: Time, ack: &AckEvent) {
-        let n = std::mem::take(&mut self.echoed_len);
+        let n = self.path.take();
         let sample = match self.p.variant {
             PowertcpVariant::Int => None,
             PowertcpVariant::Theta => match ack.rtt {
@@ -264,7 +257,7 @@ impl Powertcp {
         };
         let Some(last_update) = self.last_update else {
             self.last_update = Some(ack.nxt);
-            self.last[..n].copy_from_slice(&self.echoed[..n]);
+            self.path.remember(n);
             self.prev = sample.map(|rtt| self.record(now, rtt));
             return;
         };
@@ -289,8 +282,8 @@ impl Powertcp {
     fn int_power(&mut self, n: usize) -> Option<(f64, f64)> {
         let mut most: Option<(f64, f64)> = None;
         for i in 0..n {
-            let (new, old) = (self.echoed[i], self.last[i]);
-            self.last[i] = new;
+            let (new, old) = self.path.hop(i);
+            self.path.keep(i);
             let b = new.rate.as_bps().max(1) as f64;
             let dt = new.ts.as_ps().saturating_sub(old.ts.as_ps()) as f64;
             let current = match dt > 0.0 {
