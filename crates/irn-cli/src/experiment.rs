@@ -167,6 +167,8 @@ pub struct Experiment {
     /// `[experiment] warmup`: simulated, unmeasured, before each window (`None`: a tenth of
     /// the window).
     pub warmup: Option<irn_core::Duration>,
+    /// `[experiment] cooldown`: arrivals after each window, unmeasured (`None`: none).
+    pub cooldown: Option<irn_core::Duration>,
     pub chart: Chart,
     pub chart_metrics: Vec<Metric>,
     pub checks: Vec<Check>,
@@ -202,6 +204,7 @@ impl Experiment {
             repetitions: None,
             quick_window: String::new(),
             warmup: None,
+            cooldown: None,
             chart: Chart::Bars,
             chart_metrics: Vec::new(),
             checks,
@@ -312,6 +315,7 @@ impl Experiment {
             repetitions: e.repetitions,
             quick_window: e.quick_window.unwrap_or_else(|| "4ms".into()),
             warmup: e.warmup.as_deref().map(str::parse).transpose()?,
+            cooldown: e.cooldown.as_deref().map(str::parse).transpose()?,
             chart: e.chart,
             chart_metrics,
             checks,

@@ -87,13 +87,19 @@ pub struct ReproduceArgs {
     /// Override a key in every experiment's scenario, e.g. `--set transport.mtu=4096`
     /// (repeatable), as `irn run --set` does; a figure's own points (the robustness grid, the
     /// incast degrees) apply over it. The keys reproduce sets itself (`workload.duration`,
-    /// `run.warmup`, `seed`) are refused.
+    /// `run.warmup`, `run.measure_until`, `seed`) are refused.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
 }
 
-/// Keys `reproduce` sets in every run itself: the window (and its warm-up) and incast seeds.
-const OWN_KEYS: [&str; 3] = ["workload.duration", "run.warmup", "seed"];
+/// Keys `reproduce` sets in every run itself: the window (its warm-up and cool-down) and
+/// incast seeds.
+const OWN_KEYS: [&str; 4] = [
+    "workload.duration",
+    "run.warmup",
+    "run.measure_until",
+    "seed",
+];
 
 /// One finished run.
 struct RunOutcome {
@@ -165,7 +171,7 @@ fn run_window(
             let mut overrides = engine.plan.overrides.to_vec();
             overrides.extend(point_overrides.iter().cloned());
             if let Some(w) = window {
-                overrides.extend(window_keys(w, exp.warmup.filter(|_| !engine.plan.quick))?);
+                overrides.extend(window_keys(w, exp, engine.plan.quick)?);
             }
             if let Some(seed) = seed {
                 overrides.push(format!("seed={seed}"));
@@ -277,21 +283,51 @@ fn slides_unit_us(config: &irn_sim::SimConfig) -> Option<f64> {
     Some(irn_sim::pause::quanta_time(rate, irn_sim::pause::MAX_QUANTA).as_us_f64())
 }
 
-/// The keys a run of `window` sets: its arrivals and its unmeasured start. Without an
+/// The keys a run of `window` sets: its arrivals and its unmeasured start and end. Without an
 /// experiment's `warmup`, the first tenth of the window (every shipped scenario's own share);
-/// with one, that long before the window, which is then measured whole.
-fn window_keys(window: &str, warmup: Option<irn_core::Duration>) -> Result<[String; 2]> {
+/// with one, that long before the window, which is then measured whole. With a `cooldown`,
+/// arrivals go on that long after the window, unmeasured; without, they stop with it (and
+/// `run.measure_until` stays unset, so earlier runs are still reused).
+fn window_keys(window: &str, exp: &Experiment, quick: bool) -> Result<Vec<String>> {
     let w: irn_core::Duration = window.parse().context("window")?;
-    Ok(match warmup {
-        None => [
-            format!("workload.duration={window}"),
-            format!("run.warmup={}ps", w.as_ps() / 10),
-        ],
-        Some(before) => [
-            format!("workload.duration={}", w + before),
-            format!("run.warmup={before}"),
-        ],
-    })
+    let (warmup, cooldown) = match quick {
+        true => (None, None),
+        false => (exp.warmup, exp.cooldown),
+    };
+    // Written as earlier versions wrote them, so their runs are reused.
+    let (mut keys, end) = match warmup {
+        None => (
+            vec![
+                format!("workload.duration={window}"),
+                format!("run.warmup={}ps", w.as_ps() / 10),
+            ],
+            w,
+        ),
+        Some(before) => (
+            vec![
+                format!("workload.duration={}", w + before),
+                format!("run.warmup={before}"),
+            ],
+            w + before,
+        ),
+    };
+    if let Some(after) = cooldown {
+        keys[0] = format!("workload.duration={}", end + after);
+        keys.push(format!("run.measure_until={end}"));
+    }
+    Ok(keys)
+}
+
+/// How the report names a window: "10ms after a 10ms warm-up, before a 5ms cool-down".
+fn window_label(window: &str, exp: &Experiment) -> String {
+    let mut label = window.to_string();
+    if let Some(before) = exp.warmup {
+        label += &format!(" after a {before} warm-up");
+    }
+    if let Some(after) = exp.cooldown {
+        label += &format!(", before a {after} cool-down");
+    }
+    label
 }
 
 /// A term's mean over its runs at `point` (several for repeated one-off workloads); `NaN` when
@@ -615,10 +651,7 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
             runs = next;
             outcomes = after;
         }
-        let label = match exp.warmup {
-            Some(before) => format!("{window} after a {before} warm-up"),
-            None => window.to_string(),
-        };
+        let label = window_label(&window.to_string(), exp);
         (label, converged, runs, outcomes)
     };
     let (series, series_contents) = series_html(exp, &runs, engine.out)?;

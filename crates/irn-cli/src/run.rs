@@ -301,17 +301,23 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
         1 => "1 flow".to_string(),
         n => format!("{n} flows"),
     };
-    let warmup = key(first, "run.warmup");
+    let warmup = match key(first, "run.measure_until").as_str() {
+        "-" => format!("a {} warm-up", key(first, "run.warmup")),
+        until => format!(
+            "a {} warm-up (measured until {until})",
+            key(first, "run.warmup")
+        ),
+    };
     // Flows that wait for others start when the run gets there: no window to tell.
     let timing = match &c.dag {
         Some(dag) => {
             let roots = (0..dag.len()).filter(|&f| dag.is_root(f)).count();
             format!(
-                "a {warmup} warm-up, {flows} ({roots} start at set times, the rest when the \
+                "{warmup}, {flows} ({roots} start at set times, the rest when the \
                  flows they wait for finish)"
             )
         }
-        None => format!("arrivals over {window:.0} us after a {warmup} warm-up, {flows}"),
+        None => format!("arrivals over {window:.0} us after {warmup}, {flows}"),
     };
     let mut out = format!(
         "{}: {} ({} hosts, {} switches), {} workload{load}, {timing}\n",

@@ -171,38 +171,69 @@ fn reports_are_the_same_bytes_fresh_or_read_back() {
 }
 
 /// `[experiment] warmup`: each window's runs first simulate that long unmeasured, so a window
-/// of W runs W + warmup of arrivals and measures the last W; the report says so.
+/// of W runs W + warmup of arrivals and measures the last W; the report says so. With a
+/// `cooldown` too, arrivals go on that long after the window and are not measured.
 #[test]
-fn a_warmup_runs_before_each_window_unmeasured() {
+fn a_warmup_runs_before_each_window_unmeasured_and_a_cooldown_after_it() {
     let dir = scratch("check-warmup");
-    let exp = EXPERIMENT.replace(
-        "note = \"Hand-made: every link 20x longer.\"",
-        "note = \"Hand-made: every link 20x longer.\"\nwarmup = \"100us\"",
-    );
-    std::fs::write(dir.join("exp.toml"), exp).unwrap();
+    let with = |keys: &str| {
+        EXPERIMENT.replace(
+            "note = \"Hand-made: every link 20x longer.\"",
+            &format!("note = \"Hand-made: every link 20x longer.\"\n{keys}"),
+        )
+    };
+    let resolved = |out: &str, window: &str| {
+        let summary = dir
+            .join(out)
+            .join("slow-core")
+            .join(window)
+            .join("light/fast/summary.json");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+        json["resolved_scenario"].clone()
+    };
+    std::fs::write(dir.join("exp.toml"), with("warmup = \"100us\"")).unwrap();
     ok(&irn(
         &["check", "exp.toml", "--out", "c", "--max-window", "400us"],
         &dir,
     ));
     for (window, duration) in [("200us", "300us"), ("400us", "500us")] {
-        let summary = dir
-            .join("c/slow-core")
-            .join(window)
-            .join("light/fast/summary.json");
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
-        let resolved = &json["resolved_scenario"];
+        let resolved = resolved("c", window);
         assert_eq!(resolved["workload"]["duration"], duration, "{resolved}");
         assert_eq!(resolved["run"]["warmup"], "100us", "{resolved}");
+        assert!(resolved["run"].get("measure_until").is_none(), "{resolved}");
     }
     let md = std::fs::read_to_string(dir.join("c/report.md")).unwrap();
     assert!(md.contains("window 400us after a 100us warm-up: "), "{md}");
+
+    std::fs::write(
+        dir.join("exp.toml"),
+        with("warmup = \"100us\"\ncooldown = \"50us\""),
+    )
+    .unwrap();
+    ok(&irn(
+        &["check", "exp.toml", "--out", "d", "--max-window", "200us"],
+        &dir,
+    ));
+    let resolved = resolved("d", "200us");
+    assert_eq!(resolved["workload"]["duration"], "350us", "{resolved}");
+    assert_eq!(resolved["run"]["warmup"], "100us", "{resolved}");
+    assert_eq!(resolved["run"]["measure_until"], "300us", "{resolved}");
+    let md = std::fs::read_to_string(dir.join("d/report.md")).unwrap();
+    assert!(
+        md.contains("window 200us after a 100us warm-up, before a 50us cool-down ("),
+        "{md}"
+    );
+
     // `--quick` keeps its runs short: the window alone, its tenth unmeasured.
     ok(&irn(&["check", "exp.toml", "--out", "q", "--quick"], &dir));
     let quick = dir.join("q/slow-core/4ms/light/fast/summary.json");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(quick).unwrap()).unwrap();
     assert_eq!(json["resolved_scenario"]["workload"]["duration"], "4ms");
+    assert!(json["resolved_scenario"]["run"]
+        .get("measure_until")
+        .is_none());
 }
 
 #[test]
@@ -264,6 +295,14 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         (
             ("note = \"Hand", "warmup = \"1ms\"\nrepetitions = 2\nnote = \"Hand"),
             "experiment.warmup = 1ms: only for a windowed experiment (not with repetitions)",
+        ),
+        (
+            ("note = \"Hand", "cooldown = \"-1ms\"\nnote = \"Hand"),
+            "experiment.cooldown = \"-1ms\"",
+        ),
+        (
+            ("note = \"Hand", "cooldown = \"1ms\"\nrepetitions = 2\nnote = \"Hand"),
+            "experiment.cooldown = 1ms: only for a windowed experiment (not with repetitions)",
         ),
         (
             ("paper = [2, 3]", "paper = \"2-3x\""),

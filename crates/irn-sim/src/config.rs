@@ -5,7 +5,7 @@ use std::sync::Arc;
 use irn_core::cc::CcConfig;
 use irn_core::ordering::{Feedback, OrderingConfig, OrderingMode, WriteLast};
 use irn_core::transport::TransportConfig;
-use irn_core::{Bandwidth, Duration, Psn};
+use irn_core::{Bandwidth, Duration, Psn, Time};
 
 use crate::credits::CreditConfig;
 use crate::failures::Timeline;
@@ -35,6 +35,9 @@ pub struct SimConfig {
     pub collectives: Option<Arc<Collectives>>,
     /// Flows starting before this are simulated but left out of the metrics.
     pub warmup: Duration,
+    /// Flows starting at or after this are simulated but left out of the metrics too (a
+    /// cool-down: arrivals past the measured window); `None`: no end.
+    pub measure_until: Option<Duration>,
     /// After the last flow starts, stop once this much more time has passed even if some flows
     /// are unfinished (they are reported as incomplete).
     pub drain_limit: Duration,
@@ -186,6 +189,7 @@ impl SimConfig {
             dag: None,
             collectives: None,
             warmup: Duration::ZERO,
+            measure_until: None,
             drain_limit: Duration::from_ms(100),
             extra_header_bytes: 0,
             verbs_irn_headers: true,
@@ -202,6 +206,15 @@ impl SimConfig {
             deflection: None,
             failures: None,
         }
+    }
+
+    /// Whether a flow (or query) that starts at `start` is measured: on or after the warm-up,
+    /// and before the cool-down when there is one.
+    pub fn is_measured(&self, start: Time) -> bool {
+        start >= Time::ZERO + self.warmup
+            && self
+                .measure_until
+                .is_none_or(|end| start < Time::ZERO + end)
     }
 
     /// The transport flow `spec` runs: the configuration's, with its own path's BDP-FC cap

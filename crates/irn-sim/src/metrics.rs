@@ -715,10 +715,10 @@ fn mean(values: &[f64]) -> f64 {
     }
 }
 
-/// [`Summary::queries`] of `records`, counting the queries that arrived at or after `warmup`;
-/// `None` without query flows. Built from the records after the run, so queries cost the
-/// simulation nothing.
-fn query_summary(records: &[FlowRecord], warmup: Time) -> Option<QuerySummary> {
+/// [`Summary::queries`] of `records`, counting the queries that arrived while the run measures
+/// ([`SimConfig::is_measured`]); `None` without query flows. Built from the records after the
+/// run, so queries cost the simulation nothing.
+fn query_summary(cfg: &SimConfig, records: &[FlowRecord]) -> Option<QuerySummary> {
     let query = |r: &FlowRecord| match r.class {
         FlowClass::Query(id) => Some(id as usize),
         _ => None,
@@ -735,7 +735,7 @@ fn query_summary(records: &[FlowRecord], warmup: Time) -> Option<QuerySummary> {
     let measured: Vec<(Time, Option<Time>)> = queries
         .into_iter()
         .flatten()
-        .filter(|&(arrival, _)| arrival >= warmup)
+        .filter(|&(arrival, _)| cfg.is_measured(arrival))
         .collect();
     let qcts = sorted(
         measured
@@ -884,7 +884,6 @@ fn slowdown(fct: Duration, ideal: Duration) -> f64 {
 
 impl RunResult {
     pub fn new(cfg: &SimConfig, records: Vec<FlowRecord>, c: NetworkCounters) -> Self {
-        let warmup = Time::ZERO + cfg.warmup;
         let end = Time::ZERO + c.sim_time;
         let us = |d: Duration| d.as_us_f64();
         let ns = |d: Duration| (d.as_ps() + 500) / 1000;
@@ -935,7 +934,7 @@ impl RunResult {
                     slowdown: fct.map(|f| slowdown(f, ideal)),
                     retransmissions: r.retransmissions,
                     timeouts: r.timeouts,
-                    measured: r.start >= warmup,
+                    measured: cfg.is_measured(r.start),
                     min_rate_gbps: r.min_rate_bps.map(|b| b as f64 / 1e9),
                     min_window_packets: r.min_window,
                     incast: r.class == FlowClass::Incast,
@@ -1076,7 +1075,7 @@ impl RunResult {
             ordering_peak_nic_bytes: c.ordering_memory.and_then(|m| m.peak_nic_bytes),
             ordering_avg_nic_bitmap_bytes: c.ordering_memory.and_then(|m| m.avg_nic_bitmap_bytes),
             ordering_avg_connection_bytes: c.ordering_memory.and_then(|m| m.avg_connection_bytes),
-            queries: query_summary(&records, warmup),
+            queries: query_summary(cfg, &records),
             pause_control: c.pause_control.map(|p| p.summary()),
             ordering_refused_connections: layered.then(|| {
                 rows.iter()

@@ -450,6 +450,7 @@ const DURATION_KEYS: &[&str] = &[
     "duration",
     "background_duration",
     "warmup",
+    "measure_until",
     "drain_limit",
     "interval",
     "flowlet_gap",
@@ -703,7 +704,12 @@ fn validate(
         dag,
         collectives,
     } = workload::build(s, file, base_dir, &topology, verbs)?;
-    let (warmup, drain_limit, fct_size_buckets) = run::build(&s.run, file)?;
+    let run::RunLimits {
+        warmup,
+        measure_until,
+        drain_limit,
+        fct_size_buckets,
+    } = run::build(&s.run, file)?;
     let failures = failures_timeline(s, file, &topology, credits.is_some(), &flows, drain_limit)?;
     let monitor = (s.monitor.as_ref())
         .map(|m| monitor::build(m, file, &topology, flows.len()))
@@ -726,6 +732,7 @@ fn validate(
         dag: dag.map(Arc::new),
         collectives: collectives.map(Arc::new),
         warmup,
+        measure_until,
         drain_limit,
         extra_header_bytes,
         verbs_irn_headers,

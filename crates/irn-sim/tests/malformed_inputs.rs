@@ -210,6 +210,7 @@ const KEYS: &[&str] = &[
     "workload.background_duration",
     "workload.verbs",
     "run.warmup",
+    "run.measure_until",
     "run.drain_limit",
 ];
 const VALUES: &[&str] = &[

@@ -1,6 +1,7 @@
 //! The summary's statistics and `fct.txt` on runs small enough to work out by hand: an incast
 //! cut off by the drain limit (no RCT, censored statistics), a run without single-packet flows,
-//! utilization of a trace that starts late, and ns-3's FCT semantics.
+//! utilization of a trace that starts late, the measured flows between a warm-up and a
+//! cool-down, and ns-3's FCT semantics.
 //!
 //! Summary values are read from the JSON `summary.json` is written from, where a missing value
 //! is `null` rather than a zero.
@@ -162,6 +163,41 @@ fn single_packet_statistics_are_null_without_single_packet_flows() {
     assert_eq!(m["single_packet_flows"], 1);
     for key in keys {
         assert_eq!(m[key], 4.4344, "{key}");
+    }
+}
+
+/// Three one-packet flows at 0, 10 and 20 µs: a warm-up leaves out the flows that start
+/// before it, a cool-down (`measure_until`) those that start at or after it; both still run.
+#[test]
+fn the_warm_up_and_the_cool_down_bound_the_measured_flows() {
+    let star = || Topology::star(2, RATE, DELAY).unwrap();
+    let at = |us| Time::ZERO + Duration::from_us(us);
+    let flows: Vec<_> = [0, 10, 20]
+        .into_iter()
+        .map(|us| flow(0, 1, 1024, at(us), FlowClass::Regular))
+        .collect();
+    // (warm-up, measure until) → which flows are measured.
+    for (warmup_us, until_us, measured) in [
+        (0, None, [true, true, true]),
+        (10, None, [false, true, true]),
+        (0, Some(20), [true, true, false]),
+        (5, Some(15), [false, true, false]),
+        (0, Some(21), [true, true, true]),
+    ] {
+        let mut cfg = config(star(), flows.clone());
+        cfg.warmup = Duration::from_us(warmup_us);
+        cfg.measure_until = until_us.map(Duration::from_us);
+        let r = run(&cfg);
+        let case = format!("warm-up {warmup_us} us, until {until_us:?} us");
+        assert_eq!(
+            r.flows.iter().map(|f| f.measured).collect::<Vec<_>>(),
+            measured,
+            "{case}"
+        );
+        let m = metrics(&r);
+        let n = measured.iter().filter(|&&b| b).count();
+        assert_eq!(m["flows_measured"], n, "{case}");
+        assert_eq!(m["flows_incomplete"], 0, "{case}: every flow still runs");
     }
 }
 

@@ -18,6 +18,7 @@
 //! repetitions = 3                   # no arrival window (an incast): average this many seeds
 //! quick_window = "4ms"              # the window of `--quick`
 //! warmup = "10ms"                   # not measured before each window (default: a tenth of it)
+//! cooldown = "5ms"                  # arrivals after each window, not measured (default: none)
 //! [[experiment.point]]              # grid points, each a set of keys over the scenario
 //! name = "M=10"
 //! set = { "workload.senders" = 10 }
@@ -76,6 +77,10 @@ pub struct ExperimentSection {
     /// arrivals. Unset: the first tenth of the window itself (`run.warmup` = `W` / 10). Not
     /// used by `--quick`, a smoke test whose runs stay short.
     pub warmup: Option<String>,
+    /// How long arrivals go on after each window, unmeasured, so the window's last flows
+    /// finish in a loaded network rather than one that drains (`run.measure_until` at the
+    /// window's end). Unset: arrivals stop with the window. Not used by `--quick`.
+    pub cooldown: Option<String>,
     /// Grid points; none: the scenario as written.
     pub point: Vec<PointSection>,
 }
@@ -490,12 +495,14 @@ pub(super) fn validate(
         if let Some(w) = &e.quick_window {
             super::parse_key::<irn_core::Duration>(file, "experiment.quick_window", w)?;
         }
-        if let Some(w) = &e.warmup {
-            super::parse_key::<irn_core::Duration>(file, "experiment.warmup", w)?;
+        for (key, value) in [("warmup", &e.warmup), ("cooldown", &e.cooldown)] {
+            let Some(w) = value else { continue };
+            let key = format!("experiment.{key}");
+            super::parse_key::<irn_core::Duration>(file, &key, w)?;
             if e.repetitions.is_some() {
                 return Err(invalid(
                     file,
-                    "experiment.warmup",
+                    &key,
                     w,
                     "only for a windowed experiment (not with repetitions)",
                 ));

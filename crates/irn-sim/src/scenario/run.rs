@@ -3,6 +3,7 @@
 //! ```toml
 //! [run]
 //! warmup = "0us"          # flows starting before this are not measured
+//! measure_until = "20ms"  # nor those starting at or after this (default: none)
 //! drain_limit = "100ms"   # stop this long after the last flow starts
 //! fct_size_buckets = ["10KB", "100KB", "1MB"] # summary.json's fct_by_size buckets
 //! ```
@@ -21,6 +22,12 @@ use crate::units::Bytes;
 pub struct RunSection {
     /// Flows starting before this are simulated but not measured.
     pub warmup: String,
+    /// Flows starting at or after this are simulated but not measured either: arrivals that
+    /// go on past the measured window keep its last flows in a loaded network (a cool-down).
+    /// Absent: every flow from the warm-up on is measured. Left out of the resolved scenario
+    /// when absent, so runs of earlier versions still resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_until: Option<String>,
     /// Stop this long after the last flow starts even if flows remain (reported incomplete).
     pub drain_limit: String,
     /// Upper edges of `summary.json`'s `fct_by_size` buckets, increasing sizes such as
@@ -34,6 +41,7 @@ impl Default for RunSection {
     fn default() -> Self {
         RunSection {
             warmup: "0us".into(),
+            measure_until: None,
             drain_limit: "100ms".into(),
             fct_size_buckets: None,
         }
@@ -46,12 +54,31 @@ impl Default for RunSection {
 /// estimate covers only the arrivals, so a longer limit would run on past any estimate.
 pub const MAX_DRAIN_LIMIT: Duration = Duration::from_ms(60_000);
 
-/// The warmup, the drain limit and the FCT buckets' upper edges in bytes.
-pub(super) fn build(
-    r: &RunSection,
-    file: &str,
-) -> Result<(Duration, Duration, Vec<u64>), ScenarioError> {
+/// `[run]` checked: which flows are measured, when a run gives up, how sizes are bucketed.
+pub(super) struct RunLimits {
+    pub warmup: Duration,
+    pub measure_until: Option<Duration>,
+    pub drain_limit: Duration,
+    pub fct_size_buckets: Vec<u64>,
+}
+
+pub(super) fn build(r: &RunSection, file: &str) -> Result<RunLimits, ScenarioError> {
     let warmup = parse_key::<Duration>(file, "run.warmup", &r.warmup)?;
+    let measure_until = match &r.measure_until {
+        Some(text) => {
+            let until = parse_key::<Duration>(file, "run.measure_until", text)?;
+            if until <= warmup {
+                return Err(invalid(
+                    file,
+                    "run.measure_until",
+                    text,
+                    &format!("after run.warmup ({}): nothing would be measured", r.warmup),
+                ));
+            }
+            Some(until)
+        }
+        None => None,
+    };
     let drain_limit = duration_in(
         file,
         "run.drain_limit",
@@ -63,7 +90,12 @@ pub(super) fn build(
         )),
     )?;
     let fct_size_buckets = fct_size_buckets(file, r.fct_size_buckets.as_deref())?;
-    Ok((warmup, drain_limit, fct_size_buckets))
+    Ok(RunLimits {
+        warmup,
+        measure_until,
+        drain_limit,
+        fct_size_buckets,
+    })
 }
 
 /// `run.fct_size_buckets` as byte edges: positive and increasing.
@@ -92,6 +124,32 @@ fn fct_size_buckets(file: &str, edges: Option<&[String]>) -> Result<Vec<u64>, Sc
 mod tests {
     use super::*;
     use crate::scenario::tests::one;
+
+    #[test]
+    fn measuring_ends_after_the_warm_up() {
+        let until = |warmup: &str, v: &str| {
+            one(&format!(
+                "[run]\nwarmup = \"{warmup}\"\nmeasure_until = \"{v}\"\n"
+            ))
+            .map(|r| r.config.measure_until)
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(until("1ms", "3ms"), Ok(Some(Duration::from_ms(3))));
+        assert_eq!(one("").unwrap().config.measure_until, None);
+        for (warmup, v) in [("1ms", "1ms"), ("1ms", "0.5ms"), ("0us", "0us")] {
+            let err = until(warmup, v).unwrap_err();
+            assert!(
+                err.contains(&format!(
+                    "t.toml: run.measure_until = {v}: after run.warmup ({warmup}): nothing \
+                     would be measured"
+                )),
+                "{err}"
+            );
+        }
+        assert!(until("0us", "soon")
+            .unwrap_err()
+            .contains("run.measure_until"));
+    }
 
     #[test]
     fn the_drain_limit_is_at_most_a_minute() {

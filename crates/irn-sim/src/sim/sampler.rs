@@ -50,18 +50,19 @@ pub(super) struct Schedule {
 
 impl Schedule {
     /// The window of `cfg`'s measured arrivals: from the end of its warm-up (or its first
-    /// arrival, if later) to its last arrival, or to the end of the run when flows wait for
-    /// others (they arrive as the run goes).
+    /// arrival, if later) to its last arrival (or the start of its cool-down, if earlier), or
+    /// to the end of the run when flows wait for others (they arrive as the run goes).
     fn of_arrivals(cfg: &SimConfig, interval: Duration) -> Self {
         let first = cfg.flows.first().map_or(Time::ZERO, |f| f.start);
         let last = match cfg.dag {
             Some(_) => Time::MAX,
             None => cfg.flows.last().map_or(Time::ZERO, |f| f.start),
         };
+        let cooldown = cfg.measure_until.map_or(Time::MAX, |end| Time::ZERO + end);
         Schedule {
             interval,
             from: first.max(Time::ZERO + cfg.warmup),
-            until: last,
+            until: last.min(cooldown),
         }
     }
 
