@@ -330,12 +330,14 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
     for (r, changes) in scenario.runs.iter().zip(variant_changes(scenario)) {
         // Shown only when they depart from the defaults, which most scenarios keep.
         let mut extras = String::new();
-        if r.config.topology.source_routed() {
+        // ConWeave's ToRs keep path tables too, but of every shortest path: no count to show.
+        let count = key(r, "topology.paths");
+        if r.config.topology.source_routed() && count != "-" {
             let paths = match key(r, "topology.routing").as_str() {
                 "up-down" => "up*/down*",
                 _ => "shortest",
             };
-            extras += &format!(", {} {paths} paths", key(r, "topology.paths"));
+            extras += &format!(", {count} {paths} paths");
         }
         if let Some(d) = r.config.deflection {
             extras += &format!(", DIBS (TTL {})", d.ttl);

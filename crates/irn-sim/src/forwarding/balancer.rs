@@ -121,7 +121,9 @@ impl Balancer {
     ) -> Self {
         let per_destination = match kind {
             LoadBalancing::Spray => vec![0; switches * hosts],
-            LoadBalancing::Drill { m, .. } => vec![0; switches * hosts * usize::from(m)],
+            LoadBalancing::Drill { m, .. } => {
+                vec![NOT_REMEMBERED; switches * hosts * usize::from(m)]
+            }
             _ => Vec::new(),
         };
         let random = !matches!(kind, LoadBalancing::Ecmp | LoadBalancing::Spray);
@@ -239,8 +241,11 @@ impl Balancer {
     /// DRILL(d, m): the remembered candidates are offered first, so a sample replaces one only
     /// when its queue is strictly shorter (ties keep the path, which reorders less); then the
     /// `m` best of what was compared are remembered for the next packet to the same
-    /// destination. The `d` samples are distinct (with replacement beyond 64 candidates, where a
-    /// candidate drawn twice is compared once).
+    /// destination. The memory starts empty, so a destination's first packet takes its best
+    /// sample (as in DRILL's paper and ConWeave's ns-3): a memory that started at the first
+    /// next hop would send every destination there while queues are empty and tie. The `d`
+    /// samples are distinct (with replacement beyond 64 candidates, where a candidate drawn
+    /// twice is compared once).
     fn drill(
         &mut self,
         s: usize,
@@ -254,18 +259,19 @@ impl Balancer {
         let row = (s * self.hosts + dst.index()) * m;
         // Without memory (m = 0) the best sample still wins.
         let mut best = Best::new(m.max(1));
-        for k in 0..m {
-            let i = usize::from(self.per_destination[row + k]) % n;
-            best.offer(i, |i| queued(hops[i]));
+        for &i in &self.per_destination[row..row + m] {
+            if i != NOT_REMEMBERED {
+                best.offer(usize::from(i) % n, |i| queued(hops[i]));
+            }
         }
         let rng = &mut self.rngs[s];
         let d = usize::from(d).min(n);
         if n <= 64 {
-            // Floyd's algorithm: `d` distinct candidates, uniformly, with a bit per candidate.
+            // `d` distinct candidates drawn one after another, each uniform among those not
+            // drawn yet, so that the first drawn, which wins a tie, is any of them alike.
             let mut drawn = 0u64;
-            for j in n - d..n {
-                let t = rng.below(j + 1);
-                let pick = if drawn >> t & 1 == 1 { j } else { t };
+            for k in 0..d {
+                let pick = nth_zero_bit(drawn, rng.below(n - k));
                 drawn |= 1 << pick;
                 best.offer(pick, |i| queued(hops[i]));
             }
@@ -291,6 +297,19 @@ impl Balancer {
         e.candidate as usize % n
     }
 }
+
+/// The position of the `t`-th (from 0) clear bit of `bits`, which has more than `t` of them.
+#[inline]
+fn nth_zero_bit(bits: u64, t: usize) -> usize {
+    let mut free = !bits;
+    for _ in 0..t {
+        free &= free - 1;
+    }
+    free.trailing_zeros() as usize
+}
+
+/// A DRILL memory slot that holds no candidate yet.
+const NOT_REMEMBERED: u16 = u16::MAX;
 
 /// DRILL's memory is at most this many candidates (its paper uses m = 1 and finds larger m
 /// unhelpful).
@@ -494,6 +513,44 @@ mod tests {
         let mut b = balancer(LoadBalancing::DRILL);
         let got = picks(&mut b, 50, 1, [7; 4]);
         assert!(got.iter().all(|&p| p == got[0]), "{got:?}");
+    }
+
+    /// The memory starts empty: with every queue empty, each destination keeps the port its
+    /// first packet drew, and destinations spread over every port alike (a memory starting
+    /// at the first next hop would send them all to port 10; a tie won by a draw that can
+    /// never be the last port would leave port 13 out).
+    #[test]
+    fn drill_remembers_each_destinations_first_draw_not_the_first_port() {
+        let mut b = Balancer::new(LoadBalancing::DRILL, (1, 64), false, 42, 7);
+        let mut first = Vec::new();
+        for dst in 0..64 {
+            let ports: Vec<u32> = (0..5)
+                .map(|_| {
+                    let flow = (FlowId(dst), HostIdx(dst));
+                    b.choose(0, NodeId(5), flow, Time::ZERO, &HOPS, |_| 0).0
+                })
+                .collect();
+            assert!(ports.iter().all(|&p| p == ports[0]), "{ports:?}");
+            first.push(ports[0] - 10);
+        }
+        for port in 0..HOPS.len() as u32 {
+            let n = first.iter().filter(|&&p| p == port).count();
+            assert!((6..=26).contains(&n), "port {port}: {n} of 64 destinations");
+        }
+    }
+
+    #[test]
+    fn the_nth_zero_bit_skips_the_set_ones() {
+        for (bits, t, want) in [
+            (0, 0, 0),
+            (0, 5, 5),
+            (0b1, 0, 1),
+            (0b1011, 0, 2),
+            (0b1011, 1, 4),
+        ] {
+            assert_eq!(nth_zero_bit(bits, t), want, "{bits:#b}, {t}");
+        }
+        assert_eq!(nth_zero_bit(u64::MAX >> 1, 0), 63);
     }
 
     #[test]
