@@ -70,7 +70,8 @@ pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "hpcc", "wan"];
 /// - `eunomia`: 10 ms (5 ms doubled once; about 1.5 h on one core: the Clos figures 45 min,
 ///   the Jellyfish, link failures, SRPT and deflection as much again);
 /// - `conweave`: 20 ms (5 ms doubled twice; about 25 min on one core: 3.3 min at 5 ms);
-/// - `hpcc`: 10 ms (5 ms doubled once; 320 hosts and five controllers: about TIME on one core);
+/// - `hpcc`: 10 ms (5 ms doubled once; 320 hosts, seven controllers: about an hour on one
+///   core, estimated from the 5 ms windows' 20 min);
 /// - `wan`: none (one event per run, no window; 85 s on one core: the credits, the pause
 ///   rules and their panels, the buffer depth against C, the transports, RDMA against TCP).
 ///
