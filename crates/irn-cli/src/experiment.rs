@@ -76,12 +76,7 @@ pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "hpcc", "wan"];
 ///   rules and their panels, the buffer depth against C, the transports, RDMA against TCP).
 ///
 /// A user's experiment (`irn check`) has none: its window runs once unless `--max-window`.
-const MAX_WINDOWS: &[(&str, u64)] = &[
-    ("irn", 80),
-    ("eunomia", 10),
-    ("conweave", 20),
-    ("hpcc", 10),
-];
+const MAX_WINDOWS: &[(&str, u64)] = &[("irn", 80), ("eunomia", 10), ("conweave", 20), ("hpcc", 10)];
 
 /// One side of a ratio: a variant's metric, at one grid point or at each.
 #[derive(Debug, Clone)]
