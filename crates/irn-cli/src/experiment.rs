@@ -52,6 +52,8 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("eunomia", "eunomia/fig19.toml"),
     shipped!("conweave", "conweave/headline_lossless.toml"),
     shipped!("conweave", "conweave/headline_irn.toml"),
+    shipped!("hpcc", "hpcc/websearch.toml"),
+    shipped!("hpcc", "hpcc/fbhadoop.toml"),
     shipped!("wan", "wan/pause_control.toml"),
     shipped!("wan", "wan/buffer_depth.toml"),
     shipped!("wan", "wan/transports.toml"),
@@ -60,7 +62,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
 ];
 
 /// The papers `irn reproduce` knows, by the key that selects all of a paper's figures.
-pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "wan"];
+pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "hpcc", "wan"];
 
 /// Each paper's default `--max-window`: the window its figures need to settle (or as close as
 /// the cost allows), with what a full run costs on one core, from docs/reproduce.md's timings:
@@ -68,11 +70,13 @@ pub const PAPERS: &[&str] = &["irn", "eunomia", "conweave", "wan"];
 /// - `eunomia`: 10 ms (5 ms doubled once; about 1.5 h on one core: the Clos figures 45 min,
 ///   the Jellyfish, link failures, SRPT and deflection as much again);
 /// - `conweave`: 20 ms (5 ms doubled twice; about 25 min on one core: 3.3 min at 5 ms);
+/// - `hpcc`: 10 ms (5 ms doubled once; 320 hosts, seven controllers: about an hour on one
+///   core, estimated from the 5 ms windows' 20 min);
 /// - `wan`: none (one event per run, no window; 85 s on one core: the credits, the pause
 ///   rules and their panels, the buffer depth against C, the transports, RDMA against TCP).
 ///
 /// A user's experiment (`irn check`) has none: its window runs once unless `--max-window`.
-const MAX_WINDOWS: &[(&str, u64)] = &[("irn", 80), ("eunomia", 10), ("conweave", 20)];
+const MAX_WINDOWS: &[(&str, u64)] = &[("irn", 80), ("eunomia", 10), ("conweave", 20), ("hpcc", 10)];
 
 /// One side of a ratio: a variant's metric, at one grid point or at each.
 #[derive(Debug, Clone)]
@@ -437,6 +441,7 @@ mod tests {
         assert_eq!(window("irn"), "80ms");
         assert_eq!(window("eunomia"), "10ms");
         assert_eq!(window("conweave"), "20ms");
+        assert_eq!(window("hpcc"), "10ms");
         assert_eq!(window("wan"), "0ps");
     }
 
@@ -448,6 +453,7 @@ mod tests {
             "scenarios/paper",
             "scenarios/paper/eunomia",
             "scenarios/paper/conweave",
+            "scenarios/paper/hpcc",
             "scenarios/paper/wan",
         ] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {

@@ -14,8 +14,8 @@
 //! A full run checks convergence (MODEL.md §4): it runs the window the scenario names, then
 //! twice that, and keeps doubling until no ratio moves by more than 5 %
 //! ([`verdict::CONVERGED`]) or the maximum window is reached: `--max-window`, by default the
-//! paper's own ([`Experiment::default_max_window`]: 80 ms for IRN, 10 ms for Eunomia, 20 ms for
-//! ConWeave; each documented with its one-core time). Each check says whether it converged at
+//! paper's own ([`Experiment::default_max_window`]: 80 ms for IRN, 10 ms for Eunomia and HPCC,
+//! 20 ms for ConWeave; each documented with its one-core time). Each check says whether it converged at
 //! the last window or by how much it still moved. `--quick` runs one short window and says so.
 //!
 //! Output: `results/reproduce/<figure>/<window>/<variant>/…` (the files of `irn run`),
@@ -61,7 +61,7 @@ use verdict::Magnitude;
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
     /// A figure (`fig01` … `fig12`, `fig09_cross`, `robustness`, `eunomia-fig01` …), a paper
-    /// (`irn`, `eunomia`, `conweave`, `wan`: all its figures) or `all`.
+    /// (`irn`, `eunomia`, `conweave`, `hpcc`, `wan`: all its figures) or `all`.
     #[arg(default_value = "all")]
     figure: String,
     /// A reduced run (short windows, no convergence check) that finishes in minutes.
@@ -75,9 +75,9 @@ pub struct ReproduceArgs {
     out: Option<PathBuf>,
     /// The longest window a full run doubles up to while looking for convergence (each
     /// doubling costs as much as everything before it). Default: each paper's own (irn 80ms,
-    /// eunomia 10ms, conweave 20ms). At or below a figure's first window (20 ms for IRN, 5 ms
-    /// for Eunomia and ConWeave), that window runs once, without the convergence check;
-    /// `--quick` is the short run.
+    /// eunomia 10ms, conweave 20ms, hpcc 10ms). At or below a figure's first window (20 ms for
+    /// IRN, 5 ms for Eunomia, ConWeave and HPCC), that window runs once, without the
+    /// convergence check; `--quick` is the short run.
     #[arg(long, value_name = "DURATION")]
     max_window: Option<irn_core::Duration>,
     /// Rerun everything. By default a run whose folder already holds its results (same resolved

@@ -490,7 +490,7 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("reused"));
     let o = irn(&["reproduce", "fig99", "--quick"], &dir);
     assert!(String::from_utf8_lossy(&o.stderr).contains(
-        "unknown figure `fig99`; choose all, a paper (irn, eunomia, conweave, wan) or a figure: fig01"
+        "unknown figure `fig99`; choose all, a paper (irn, eunomia, conweave, hpcc, wan) or a figure: fig01"
     ));
 }
 

@@ -413,7 +413,8 @@ fn unit_form(key: &str) -> &'static str {
     let name = last.split('[').next().unwrap_or(last);
     let pause_control = key.starts_with("pause_control");
     if key == "workload.sizes" || key.starts_with("workload.sizes.") {
-        "; `sizes` is \"irn-default\", \"alistorage\", \"fb-hadoop\" or a table of one key: \
+        "; `sizes` is \"irn-default\", \"alistorage\", \"fb-hadoop\", \"websearch\", \
+         \"fb-hadoop-hpcc\" or a table of one key: \
          write a distribution whole: --set 'workload.sizes={ fixed = \"1MB\" }' (or \
          { cdf = \"file\" }, { uniform = [\"500KB\", \"5MB\"] })"
     } else if DURATION_KEYS.contains(&name) {

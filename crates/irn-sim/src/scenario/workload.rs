@@ -353,6 +353,10 @@ pub enum SizesSection {
     /// Facebook Hadoop 2015 (`data/cdf/fbhadoop2015_conweave.txt`; ConWeave's and Eunomia's
     /// "FB Hadoop"), built in.
     FbHadoop,
+    /// Web search (`data/cdf/websearch_hpcc.txt`, the HPCC paper's), built in.
+    Websearch,
+    /// Facebook Hadoop as the HPCC paper ran it (`data/cdf/fbhadoop_hpcc.txt`), built in.
+    FbHadoopHpcc,
     /// A CDF file (HPCC percent or TLT fraction format).
     Cdf(String),
     /// Uniform between two sizes, e.g. `["500KB", "5MB"]`.
@@ -958,6 +962,8 @@ fn size_dist(s: &SizesSection, file: &str, base_dir: &Path) -> Result<SizeDist, 
         SizesSection::IrnDefault => SizeDist::Cdf(Cdf::irn_default()),
         SizesSection::Alistorage => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::Alistorage)),
         SizesSection::FbHadoop => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::FbHadoop)),
+        SizesSection::Websearch => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::WebSearch)),
+        SizesSection::FbHadoopHpcc => SizeDist::Cdf(Cdf::builtin(BuiltinCdf::FbHadoopHpcc)),
         SizesSection::Cdf(p) => {
             let key = "workload.sizes.cdf";
             let cdf = Cdf::from_file(&resolve(base_dir, p))

@@ -50,6 +50,10 @@ pub enum BuiltinCdf {
     Alistorage,
     /// `data/cdf/fbhadoop2015_conweave.txt`.
     FbHadoop,
+    /// `data/cdf/websearch_hpcc.txt`: HPCC's web search.
+    WebSearch,
+    /// `data/cdf/fbhadoop_hpcc.txt`: HPCC's FB Hadoop, the 20-point file its paper ran.
+    FbHadoopHpcc,
 }
 
 /// Largest flow: the RDMA message limit (2 GiB).
@@ -176,6 +180,14 @@ impl Cdf {
                 include_str!("../../../../data/cdf/fbhadoop2015_conweave.txt"),
                 "fbhadoop2015_conweave.txt",
             ),
+            BuiltinCdf::WebSearch => (
+                include_str!("../../../../data/cdf/websearch_hpcc.txt"),
+                "websearch_hpcc.txt",
+            ),
+            BuiltinCdf::FbHadoopHpcc => (
+                include_str!("../../../../data/cdf/fbhadoop_hpcc.txt"),
+                "fbhadoop_hpcc.txt",
+            ),
         };
         Cdf::parse(text, name).expect("a built-in CDF is valid")
     }
@@ -284,6 +296,7 @@ mod tests {
             ("irn_default.txt", CdfFormat::Percent, 200_722.24),
             ("websearch_hpcc.txt", CdfFormat::Percent, 1_711_250.0),
             ("fbhadoop2015_conweave.txt", CdfFormat::Percent, 121_849.0),
+            ("fbhadoop_hpcc.txt", CdfFormat::Percent, 120_420.75),
             ("solar2022_conweave.txt", CdfFormat::Percent, 39_424.0),
             ("dctcp_websearch_tlt.txt", CdfFormat::Fraction, 1_711_250.0),
             ("websearch_tlt.txt", CdfFormat::Fraction, 1_710_004.0),
@@ -300,6 +313,20 @@ mod tests {
             let pts = cdf.points();
             assert_eq!(pts[0].1, 0.0, "{file}");
             assert_eq!(pts[pts.len() - 1].1, 100.0, "{file}");
+        }
+    }
+
+    #[test]
+    fn built_in_distributions_are_their_files() {
+        let cases = [
+            (BuiltinCdf::Alistorage, "alistorage2019.txt"),
+            (BuiltinCdf::FbHadoop, "fbhadoop2015_conweave.txt"),
+            (BuiltinCdf::WebSearch, "websearch_hpcc.txt"),
+            (BuiltinCdf::FbHadoopHpcc, "fbhadoop_hpcc.txt"),
+        ];
+        for (which, file) in cases {
+            let file_cdf = Cdf::from_file(&data(file)).unwrap();
+            assert_eq!(Cdf::builtin(which).points(), file_cdf.points(), "{file}");
         }
     }
 
