@@ -1,7 +1,7 @@
 //! `irn bench`: how fast irn simulates a scenario, one run at a time on one core.
 //!
-//! For each variant: wall time, events, events per second, simulated milliseconds per wall
-//! second; at the end the process's peak resident memory. With `--repeat N` each variant runs N
+//! For each variant: wall time, events, events per second, packet hops (a packet crossing a
+//! link) per second, simulated milliseconds per wall second; at the end the process's peak resident memory. With `--repeat N` each variant runs N
 //! times and the fastest run is reported: on a shared machine, whose speed drifts between runs,
 //! the best of a few is the figure that repeats. The default is the ns-3 comparison
 //! scenario (`scenarios/bench/leafspine128.toml`, compiled in like `irn run`'s default, so
@@ -60,32 +60,34 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         outln!("each variant's fastest of {} runs", a.repeat);
     }
     outln!(
-        "{:<20} {:>10} {:>12} {:>12} {:>14} {:>10}",
+        "{:<20} {:>10} {:>12} {:>12} {:>12} {:>14} {:>10}",
         "run",
         "wall (s)",
         "events",
         "M events/s",
+        "M hops/s",
         "sim ms/wall s",
         "flows"
     );
     for run in &sc.runs {
         // Only the summary is kept between repeats, so they do not add to the peak memory.
-        let mut fastest: Option<(f64, irn_sim::metrics::Summary)> = None;
+        let mut fastest: Option<(f64, irn_sim::metrics::Summary, u64)> = None;
         for _ in 0..a.repeat {
             let started = Instant::now();
             let r = irn_sim::run(&run.config, &mut |_| {});
             let wall = started.elapsed().as_secs_f64();
-            if fastest.as_ref().is_none_or(|(best, _)| wall < *best) {
-                fastest = Some((wall, r.summary));
+            if fastest.as_ref().is_none_or(|(best, ..)| wall < *best) {
+                fastest = Some((wall, r.summary, r.packet_hops));
             }
         }
-        let (wall, s) = fastest.expect("--repeat is at least 1");
+        let (wall, s, hops) = fastest.expect("--repeat is at least 1");
         outln!(
-            "{:<20} {:>10.2} {:>12} {:>12.2} {:>14.3} {:>10}",
+            "{:<20} {:>10.2} {:>12} {:>12.2} {:>12.2} {:>14.3} {:>10}",
             run.name,
             wall,
             s.events,
             s.events as f64 / wall / 1e6,
+            hops as f64 / wall / 1e6,
             s.sim_time_us / 1e3 / wall,
             s.flows_total - s.flows_incomplete
         );

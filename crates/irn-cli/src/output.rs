@@ -49,15 +49,19 @@ use serde::{Deserialize, Serialize};
 pub struct Performance {
     pub wall_time_s: f64,
     pub events_per_s: f64,
+    /// Packets' link crossings per second ([`RunResult::packet_hops`]).
+    pub packet_hops_per_s: f64,
     pub sim_ms_per_wall_s: f64,
 }
 
 impl Performance {
-    pub fn new(summary: &Summary, wall: std::time::Duration) -> Self {
+    pub fn new(result: &RunResult, wall: std::time::Duration) -> Self {
         let secs = wall.as_secs_f64().max(1e-9);
+        let summary = &result.summary;
         Performance {
             wall_time_s: secs,
             events_per_s: summary.events as f64 / secs,
+            packet_hops_per_s: result.packet_hops as f64 / secs,
             sim_ms_per_wall_s: summary.sim_time_us / 1000.0 / secs,
         }
     }

@@ -259,7 +259,7 @@ fn run_one(
     let bar = dest.strip_prefix(engine.out).unwrap_or(dest).display();
     let mut report = engine.bars.reporter(&bar.to_string());
     let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;
-    let performance = Performance::new(&result.summary, started.elapsed());
+    let performance = Performance::new(&result, started.elapsed());
     let finished = Finished {
         name: &run.name,
         resolved: &run.resolved,

@@ -131,7 +131,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                     }
                     result
                 };
-                let performance = Performance::new(&result.summary, started.elapsed());
+                let performance = Performance::new(&result, started.elapsed());
                 finished_runs.fetch_add(1, Ordering::Relaxed);
                 Ok(Finished {
                     name: &r.name,

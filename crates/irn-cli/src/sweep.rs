@@ -563,7 +563,7 @@ fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[PathBuf], bars: &Bars) 
     let started = Instant::now();
     let mut report = bars.reporter(&job.label());
     let result = series::run(&run.config, &staging.run_dir("")?, &mut report)?;
-    let performance = Performance::new(&result.summary, started.elapsed());
+    let performance = Performance::new(&result, started.elapsed());
     let finished = Finished {
         name: &run.name,
         resolved: &run.resolved,

@@ -554,7 +554,7 @@ fn zero_jobs_is_refused_saying_the_least() {
 }
 
 /// `irn bench` times every variant (the fastest of `--repeat` runs), with the same event counts
-/// each time, and reports peak memory; a repeat count of 0 is refused.
+/// each time, its event and packet-hop rates, and reports peak memory; a repeat count of 0 is refused.
 #[test]
 fn bench_times_each_variant() {
     let dir = scratch("bench");
@@ -573,6 +573,7 @@ fn bench_times_each_variant() {
                 let cols: Vec<&str> = l.split_whitespace().collect();
                 assert!(cols[1].parse::<f64>().unwrap() >= 0.0, "{l}");
                 assert!(cols[3].parse::<f64>().unwrap() > 0.0, "{l}");
+                assert!(cols[4].parse::<f64>().unwrap() > 0.0, "{l}");
                 (cols[0].to_string(), cols[2].parse().unwrap())
             })
             .collect()

@@ -128,6 +128,9 @@ pub struct NetworkCounters {
     pub goodput_gbps: f64,
     pub peak_buffer_bytes: u64,
     pub events: u64,
+    /// Packets that reached the far end of a link, counted once per link crossed (data and
+    /// control alike): the simulator's work, beside its events.
+    pub packet_hops: u64,
     /// The simulated clock when the run ended (from t = 0, not from the first arrival).
     pub sim_time: Duration,
     /// Finished verbs flows whose destination memory differs from what the verb should have
@@ -636,6 +639,9 @@ pub struct RunResult {
     /// simulators read irn's output unchanged.
     pub fct: Vec<FctRecord>,
     pub summary: Summary,
+    /// [`NetworkCounters::packet_hops`]: the work behind the speed figures (`irn bench`'s hops
+    /// per second, `summary.json`'s `performance`), so not among the network's metrics.
+    pub packet_hops: u64,
 }
 
 /// What link failures did (`summary.json`'s `failures`). A flow is *affected* when it lost a
@@ -1097,6 +1103,7 @@ impl RunResult {
             flows: rows,
             fct,
             summary,
+            packet_hops: c.packet_hops,
         }
     }
 }

@@ -100,6 +100,9 @@ fn an_incast_cut_off_by_the_drain_limit_has_no_rct_and_its_censored_statistics_a
     let r = run(&cfg);
     let m = metrics(&r);
     assert_eq!(m["sim_time_us"], 8.0904, "{m:#}");
+    // Link crossings: the packet to B and its ACK, two links each, and the packet to C's
+    // first link (the slow one still serializes it).
+    assert_eq!(r.packet_hops, 5);
     assert_eq!(
         (m["flows_measured"].as_u64(), m["flows_incomplete"].as_u64()),
         (Some(2), Some(1))

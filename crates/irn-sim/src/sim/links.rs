@@ -76,6 +76,7 @@ impl<T: Trace> Simulation<'_, T> {
             return;
         };
         let (ingress, owner, input) = (port.peer, port.peer_owner, usize::from(port.peer_local));
+        self.counters.packet_hops += 1;
         if let Some(next) = next {
             self.queue.schedule(next, Event::Arrive(p));
             // The new head arrives a serialization time from now: bring it into cache.

@@ -329,7 +329,10 @@ impl Switch {
 
     /// The most bytes one buffer held at once (an input's, or the shared one).
     pub fn peak_occupancy(&self) -> u64 {
-        delegate!(self, s => s.peak_occupancy)
+        match self {
+            Switch::Voq(s) => s.peak_occupancy(),
+            Switch::Shared(s) => s.peak_occupancy,
+        }
     }
 }
 

@@ -31,9 +31,15 @@ pub(super) struct Output {
     control: Fifo,
     /// The input to consider first next time.
     next_input: u32,
+    /// The switch has more than 64 ports, so inputs from 64 on wait in
+    /// [`VoqSwitch::waiting_high`]: a copy of the switch's width in each output's line (in what
+    /// was padding), so the packet path's "anything waiting?" reads no other line of the switch.
+    wide: bool,
     /// Data packets marked CE leaving it: counted where the output is at hand anyway.
     pub(super) marks: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<Output>() == 40);
 
 /// A port's buffer, as an input.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +52,9 @@ struct Input {
     pause_at: u64,
     /// ...resume below this one: at least 1, so an input that empties always resumes.
     resume_below: u64,
+    /// Most bytes buffered at once: kept here, in the line a packet's admission writes anyway,
+    /// rather than once for the switch in a line of its own.
+    peak: u64,
     /// PAUSE sent and not yet resumed.
     pausing: bool,
 }
@@ -64,8 +73,6 @@ pub struct VoqSwitch {
     pub(super) outputs: Vec<Output>,
     inputs: Vec<Input>,
     pub(super) ecn: Option<EcnMarker>,
-    /// Most bytes any input held at once.
-    pub peak_occupancy: u64,
     /// Data packets dropped, per output they were bound for (touched only by a drop).
     pub(super) drops: Vec<u64>,
 }
@@ -99,6 +106,7 @@ impl VoqSwitch {
                     pause_at,
                     // Raising 0 to 1 resumes an empty input at no cost per packet.
                     resume_below: resume_below.max(1),
+                    peak: 0,
                     pausing: false,
                 }
             })
@@ -114,15 +122,20 @@ impl VoqSwitch {
                     queued: 0,
                     control: Fifo::default(),
                     next_input: 0,
+                    wide: high_words != 0,
                     marks: 0,
                 };
                 ports
             ],
             inputs,
             ecn,
-            peak_occupancy: 0,
             drops: vec![0; ports],
         }
+    }
+
+    /// Most bytes any input held at once.
+    pub fn peak_occupancy(&self) -> u64 {
+        self.inputs.iter().map(|i| i.peak).max().unwrap_or(0)
     }
 
     /// Bytes in input `input`'s buffer.
@@ -208,7 +221,7 @@ impl Accounting for VoqSwitch {
             return Admit::Dropped;
         }
         inp.occupancy = occ;
-        self.peak_occupancy = self.peak_occupancy.max(occ);
+        inp.peak = inp.peak.max(occ);
         self.outputs[output].queued += bytes;
         if !inp.pausing && occ > inp.pause_at {
             inp.pausing = true;
@@ -289,7 +302,7 @@ impl Queues for VoqSwitch {
         if paused {
             return None;
         }
-        let input = if self.high_words == 0 {
+        let input = if !out.wide {
             let waiting = out.waiting;
             if waiting == 0 {
                 return None;
@@ -320,9 +333,7 @@ impl Queues for VoqSwitch {
     #[inline(always)]
     fn has_work(&self, output: usize) -> bool {
         let out = &self.outputs[output];
-        !out.control.is_empty()
-            || out.waiting != 0
-            || (self.high_words != 0 && self.high_waiting(output))
+        !out.control.is_empty() || out.waiting != 0 || (out.wide && self.high_waiting(output))
     }
 
     fn queued_bytes(&self, output: usize) -> u64 {
