@@ -850,8 +850,8 @@ fn check_overrides(overrides: &[String], command: &str) -> Result<()> {
         let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
         if OWN_KEYS.contains(&key) {
             bail!(
-                "--set {o}: {command} sets `{key}` itself (the window, its warm-up, the incast \
-                 seeds); use --quick or --max-window to choose the windows"
+                "--set {o}: {command} sets `{key}` itself (the window, its warm-up and cool-down, the \
+                 incast seeds); use --quick or --max-window to choose the windows"
             );
         }
     }
