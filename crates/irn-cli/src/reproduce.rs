@@ -294,25 +294,21 @@ fn window_keys(window: &str, exp: &Experiment, quick: bool) -> Result<Vec<String
         true => (None, None),
         false => (exp.warmup, exp.cooldown),
     };
-    // Written as earlier versions wrote them, so their runs are reused.
-    let (mut keys, end) = match warmup {
-        None => (
-            vec![
-                format!("workload.duration={window}"),
-                format!("run.warmup={}ps", w.as_ps() / 10),
-            ],
-            w,
-        ),
-        Some(before) => (
-            vec![
-                format!("workload.duration={}", w + before),
-                format!("run.warmup={before}"),
-            ],
-            w + before,
-        ),
+    let (warmup_key, end) = match warmup {
+        None => (format!("{}ps", w.as_ps() / 10), w),
+        Some(before) => (before.to_string(), w + before),
     };
-    if let Some(after) = cooldown {
-        keys[0] = format!("workload.duration={}", end + after);
+    // Written as earlier versions wrote them, so their runs are reused.
+    let arrivals = match (warmup, cooldown) {
+        (None, None) => window.to_string(),
+        (_, None) => end.to_string(),
+        (_, Some(after)) => (end + after).to_string(),
+    };
+    let mut keys = vec![
+        format!("workload.duration={arrivals}"),
+        format!("run.warmup={warmup_key}"),
+    ];
+    if cooldown.is_some() {
         keys.push(format!("run.measure_until={end}"));
     }
     Ok(keys)
