@@ -342,6 +342,9 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
         if let Some(d) = r.config.deflection {
             extras += &format!(", DIBS (TTL {})", d.ttl);
         }
+        if r.config.control_balancing == irn_sim::config::ControlBalancing::Ecmp {
+            extras += " (ACKs by ECMP)";
+        }
         out.push_str(&format!(
             "  {}: {}, PFC {}, cc {}, load balancing {}{extras}, ordering {}{}\n",
             r.name,
@@ -457,6 +460,9 @@ fn recovery_options(t: &irn_core::TransportConfig) -> String {
     }
     if t.timeout_resend == irn_core::transport::TimeoutResend::Unsacked {
         parts += ", a timeout resends every unSACKed packet";
+    }
+    if t.nack_resend == irn_core::transport::NackResend::Unsacked {
+        parts += ", a NACK resends every unSACKed packet";
     }
     parts
 }

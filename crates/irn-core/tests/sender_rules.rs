@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use irn_core::transport::{
-    Growth, RtoBackoff, RtoPolicy, SlowRestart, TimeoutResend, TransportConfig,
+    Growth, NackResend, RtoBackoff, RtoPolicy, SlowRestart, TimeoutResend, TransportConfig,
 };
 use Step::*;
 
@@ -104,6 +104,39 @@ fn irn_loss_recovery_order() {
             Timer(None),
         ],
     );
+}
+
+#[test]
+fn what_a_nack_resends() {
+    // Eight packets out; 2 is late (reordered) and 4 arrived first: the NACK names 2 and SACKs 4.
+    for resend in [NackResend::Holes, NackResend::Unsacked] {
+        let cfg = TransportConfig {
+            nack_resend: resend,
+            ..irn_cap(8)
+        };
+        run(
+            &format!("{resend:?}"),
+            cfg,
+            0,
+            vec![
+                Post(8 * KB),
+                Send((0..8).map(new).collect()),
+                In(nack(2, 4)),
+                Recovering(true),
+                Send(match resend {
+                    // IRN: the cumulative-ACK packet and the holes below the highest SACK
+                    NackResend::Holes => vec![re(2), re(3)],
+                    // ns-3: every packet not SACKed, those above the highest SACK included
+                    NackResend::Unsacked => [2, 3, 5, 6, 7].into_iter().map(re).collect(),
+                }),
+                In(nack(2, 5)),
+                Send(vec![]), // 5 is not resent again in this episode
+                In(ack(8)),
+                Recovering(false),
+                Done(vec![(0, 8 * KB)]),
+            ],
+        );
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use irn_core::{Bandwidth, Duration, Psn, Time};
 
 use crate::credits::CreditConfig;
 use crate::failures::Timeline;
-pub use crate::forwarding::{Deflection, LoadBalancing};
+pub use crate::forwarding::{ControlBalancing, Deflection, LoadBalancing};
 use crate::ids::{FlowId, PortId};
 use crate::loss::LinkLoss;
 use crate::pause::{PauseControl, PauseFrames, PauseSourceConfig};
@@ -51,6 +51,8 @@ pub struct SimConfig {
     pub initial_psn: InitialPsn,
     /// How switches choose among equal-cost next hops.
     pub load_balancing: LoadBalancing,
+    /// How a per-packet balancer routes ACKs, NACKs and CNPs.
+    pub control_balancing: ControlBalancing,
     /// Upper edges (bytes, increasing) of the flow-size buckets `summary.json`'s `fct_by_size`
     /// reports; a last bucket holds every larger flow.
     pub fct_size_buckets: Vec<u64>,
@@ -195,6 +197,7 @@ impl SimConfig {
             verbs_irn_headers: true,
             initial_psn: InitialPsn::Seeded,
             load_balancing: LoadBalancing::Ecmp,
+            control_balancing: ControlBalancing::Balanced,
             fct_size_buckets: DEFAULT_FCT_SIZE_BUCKETS.to_vec(),
             ordering: Ordering::default(),
             monitor: None,

@@ -20,7 +20,7 @@ use irn_core::ordering::OrderingMode;
 use irn_core::transport::RtoPolicy;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{InitialPsn, Ordering, SimConfig, SwitchConfig};
+use crate::config::{ControlBalancing, InitialPsn, Ordering, SimConfig, SwitchConfig};
 use crate::workload::VerbMix;
 
 mod credits;
@@ -44,7 +44,7 @@ pub use experiment::{
     VariantLine,
 };
 pub use failures::{FailuresSection, LinkFailureSection};
-pub use load_balancing::{BalancerKind, LoadBalancingSection};
+pub use load_balancing::{BalancerKind, Control, LoadBalancingSection};
 pub use monitor::{node_tiers, MonitorSection, PortSelection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
 pub use pause::{Level, PauseControlSection, PausesSection, RuleKind, Span, LONGEST_PAUSE_BYTES};
@@ -739,6 +739,10 @@ fn validate(
         verbs_irn_headers,
         initial_psn: InitialPsn::Seeded,
         load_balancing: s.load_balancing.to_balancing(file)?,
+        control_balancing: s
+            .load_balancing
+            .control
+            .map_or(ControlBalancing::Balanced, Control::to_balancing),
         fct_size_buckets,
         ordering,
         monitor,

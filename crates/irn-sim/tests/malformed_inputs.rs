@@ -199,6 +199,7 @@ const KEYS: &[&str] = &[
     "transport.nack_interval",
     "transport.acks",
     "transport.timeout_resend",
+    "transport.nack_resend",
     "workload.kind",
     "workload.load",
     "workload.duration",

@@ -40,7 +40,8 @@ mod sender;
 mod tcp;
 
 pub use config::{
-    Acks, ConfigError, LossRecovery, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
+    Acks, ConfigError, LossRecovery, NackResend, RtoBackoff, RtoPolicy, TimeoutResend,
+    TransportConfig,
 };
 pub(crate) use fifo::Fifo;
 pub use mp_rdma::{MpRdmaError, MpRdmaParams, MpRdmaSender, MpRdmaStats};

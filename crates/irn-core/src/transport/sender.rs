@@ -1,6 +1,8 @@
 //! The requester: segments messages into packets, decides what to (re)send, runs the timer.
 
-use super::config::{LossRecovery, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig};
+use super::config::{
+    LossRecovery, NackResend, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
+};
 use super::detection::Detection;
 use super::outbox::{Outbox, PostError};
 use super::restart::RestartWindow;
@@ -115,7 +117,8 @@ struct Recovery {
     /// no SACK bitmap, the PSN the latest NACK asked for.
     pending: Option<u64>,
     /// Every unSACKed packet below this is lost too, whatever the highest SACK: `point` after a
-    /// timeout under [`TimeoutResend::Unsacked`], else 0 (only the highest SACK decides).
+    /// timeout under [`TimeoutResend::Unsacked`] or a NACK under [`NackResend::Unsacked`], else
+    /// 0 (only the highest SACK decides).
     lost_below: u64,
 }
 
@@ -790,7 +793,11 @@ impl Sender {
                 let Some(c) = cumulative else { return false };
                 match &mut s.recovery {
                     None => {
-                        s.recovery = Some(Recovery::start(self.una, self.high));
+                        let mut r = Recovery::start(self.una, self.high);
+                        if self.cfg.nack_resend == NackResend::Unsacked {
+                            r.lost_below = self.high;
+                        }
+                        s.recovery = Some(r);
                         self.stats.recoveries += 1;
                         true
                     }

@@ -70,6 +70,19 @@ impl LoadBalancing {
     }
 }
 
+/// How a per-packet balancer routes ACKs, NACKs and CNPs (`load_balancing.control`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ControlBalancing {
+    /// As data packets: each control packet is balanced on its own (and DRILL's memory is
+    /// shared with the data packets to the same host).
+    #[default]
+    Balanced,
+    /// By ECMP's per-flow hash, whatever the data does: ConWeave's ns-3 (`SwitchNode::GetOutDev`
+    /// sends every ACK, NACK, CNP and PAUSE through `DoLbFlowECMP`), so a flow's ACKs keep
+    /// their order and DRILL samples and remembers for data packets only.
+    Ecmp,
+}
+
 /// Slots in each switch's flowlet table. A flow's entry is `flow % FLOWLET_SLOTS`, tagged with
 /// the flow: a flow that finds another flow's entry starts a new flowlet, as a collision in a
 /// hardware flowlet table does. Far more than the flows a switch carries at once in the
@@ -94,6 +107,9 @@ pub struct Balancer {
     /// False for the others and for ECMP over source routes, whose first switch hashes the
     /// flow over paths instead (FKSP).
     hashes_hops: bool,
+    /// Control packets hash as ECMP's do while data packets are balanced per packet
+    /// ([`ControlBalancing::Ecmp`], next hops only).
+    hashes_control: bool,
     /// ECMP's hash salt, common to all switches (each switch mixes in its node id).
     salt: u32,
     /// Hosts: the row length of the per-destination tables.
@@ -146,12 +162,21 @@ impl Balancer {
         Balancer {
             kind,
             hashes_hops: kind == LoadBalancing::Ecmp && !source_routed,
+            hashes_control: false,
             salt,
             hosts,
             per_destination,
             rngs,
             flowlets,
         }
+    }
+
+    /// The balancer routing control packets as `control` says (a per-packet kind over next
+    /// hops only: ECMP hashes them anyway, and source routes pick paths at the first switch).
+    pub fn with_control(mut self, control: ControlBalancing, source_routed: bool) -> Self {
+        self.hashes_control =
+            control == ControlBalancing::Ecmp && self.kind.per_packet() && !source_routed;
+        self
     }
 
     /// A uniformly random index below `n` from switch `s`'s generator (ConWeave's path draws).
@@ -164,14 +189,21 @@ impl Balancer {
     }
 
     /// ECMP's egress port for a packet of `flow` at switch node `node` among `hops` (more than
-    /// one), or `None` when the balancer chooses per packet (then ask [`choose`](Self::choose)).
+    /// one), or `None` when the balancer chooses per packet (then ask [`choose`](Self::choose));
+    /// `data` is false for ACKs, NACKs and CNPs, which [`ControlBalancing::Ecmp`] hashes.
     ///
     /// The switch's packet path asks this first: ECMP, the default, stays a hash inlined there,
     /// and the per-packet balancers are a call away, so their code never crowds the event loop
     /// of a run that does not use them.
     #[inline(always)]
-    pub fn per_flow(&self, flow: FlowId, node: NodeId, hops: &[PortId]) -> Option<PortId> {
-        self.hashes_hops
+    pub fn per_flow(
+        &self,
+        flow: FlowId,
+        node: NodeId,
+        hops: &[PortId],
+        data: bool,
+    ) -> Option<PortId> {
+        (self.hashes_hops || (self.hashes_control && !data))
             .then(|| hops[self.ecmp(flow, node, hops.len())])
     }
 
@@ -442,7 +474,7 @@ mod tests {
             for node in [NodeId(5), NodeId(6)] {
                 let flow = (FlowId(f), HostIdx(2));
                 let chosen = b.choose(0, node, flow, Time::ZERO, &HOPS, |_| 0);
-                assert_eq!(b.per_flow(flow.0, node, &HOPS), Some(chosen));
+                assert_eq!(b.per_flow(flow.0, node, &HOPS, true), Some(chosen));
             }
         }
         for kind in [
@@ -452,7 +484,10 @@ mod tests {
             LoadBalancing::PowerOfTwo,
             LoadBalancing::LETFLOW,
         ] {
-            assert_eq!(balancer(kind).per_flow(FlowId(1), NodeId(5), &HOPS), None);
+            assert_eq!(
+                balancer(kind).per_flow(FlowId(1), NodeId(5), &HOPS, true),
+                None
+            );
         }
     }
 
@@ -612,6 +647,30 @@ mod tests {
         go(&mut b, twin, 95);
         let e = b.flowlets[1];
         assert_eq!(e.flow, twin);
+    }
+
+    #[test]
+    fn control_packets_hash_as_ecmp_only_when_asked() {
+        let ecmp = balancer(LoadBalancing::Ecmp);
+        let drill = |control, source_routed| {
+            balancer(LoadBalancing::DRILL).with_control(control, source_routed)
+        };
+        let asked = drill(ControlBalancing::Ecmp, false);
+        for f in 0..32 {
+            let (flow, node) = (FlowId(f), NodeId(5));
+            let hashed = ecmp.per_flow(flow, node, &HOPS, true);
+            assert!(hashed.is_some());
+            // ACKs take ECMP's port for their flow; data packets are still DRILL's.
+            assert_eq!(asked.per_flow(flow, node, &HOPS, false), hashed);
+            assert_eq!(asked.per_flow(flow, node, &HOPS, true), None);
+            // By default, and over source routes, control packets are balanced as data.
+            for b in [
+                drill(ControlBalancing::Balanced, false),
+                drill(ControlBalancing::Ecmp, true),
+            ] {
+                assert_eq!(b.per_flow(flow, node, &HOPS, false), None);
+            }
+        }
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //!                      # "up-down"), "conweave"
 //! samples = 2          # drill: random candidates per packet (d)
 //! memory = 1           # drill: least loaded candidates remembered (m)
+//! control = "balanced" # per-packet kinds: ACKs, NACKs and CNPs balanced as data; or "ecmp"
+//!                      # (ConWeave's ns-3): hashed per flow
 //! flowlet_gap = "100us" # letflow: a longer pause starts a new flowlet
 //! reply_extra = "4us"  # conweave: θ_reply, added to the ToR-to-ToR base RTT
 //! path_busy = "16us"   # conweave: how long a NOTIFY marks a path busy
@@ -27,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, ScenarioError};
 use crate::forwarding::conweave::ConWeaveParams;
-use crate::forwarding::{LoadBalancing, MAX_DRILL_MEMORY};
+use crate::forwarding::{ControlBalancing, LoadBalancing, MAX_DRILL_MEMORY};
 
 /// The section as written; keys of another `kind` are rejected, the chosen kind's defaults
 /// filled in when the scenario is loaded.
@@ -41,6 +43,9 @@ pub struct LoadBalancingSection {
     /// drill: m, the least loaded candidates remembered for the next packet. Default 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<u8>,
+    /// Per-packet kinds: how ACKs, NACKs and CNPs are routed. Default "balanced".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<Control>,
     /// letflow: the pause that ends a flowlet. Default 100us.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flowlet_gap: Option<String>,
@@ -88,6 +93,26 @@ pub enum ReorderBuffer {
     Outside,
 }
 
+/// `load_balancing.control`: how a per-packet balancer routes control packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Control {
+    /// Each one balanced as a data packet is.
+    Balanced,
+    /// Hashed per flow as ECMP does (ConWeave's ns-3).
+    Ecmp,
+}
+
+impl Control {
+    /// The simulator's setting.
+    pub(super) fn to_balancing(self) -> ControlBalancing {
+        match self {
+            Control::Balanced => ControlBalancing::Balanced,
+            Control::Ecmp => ControlBalancing::Ecmp,
+        }
+    }
+}
+
 /// `load_balancing.kind`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -117,6 +142,15 @@ impl LoadBalancingSection {
         };
         let drill = kind == BalancerKind::Drill;
         let conweave = kind == BalancerKind::Conweave;
+        // The kinds that balance each packet on its own over next hops.
+        let per_packet = matches!(
+            kind,
+            BalancerKind::Spray
+                | BalancerKind::RandomSpray
+                | BalancerKind::Drill
+                | BalancerKind::PowerOfTwo
+                | BalancerKind::Letflow
+        );
         check_keys(
             file,
             ("load_balancing", "kind"),
@@ -124,6 +158,7 @@ impl LoadBalancingSection {
             &[
                 ("samples", self.samples.is_some(), drill),
                 ("memory", self.memory.is_some(), drill),
+                ("control", self.control.is_some(), per_packet),
                 (
                     "flowlet_gap",
                     self.flowlet_gap.is_some(),
@@ -157,6 +192,9 @@ impl LoadBalancingSection {
                 self.samples.get_or_insert(d);
                 self.memory.get_or_insert(m);
             }
+        }
+        if per_packet {
+            self.control.get_or_insert(Control::Balanced);
         }
         if kind == BalancerKind::Letflow && self.flowlet_gap.is_none() {
             self.flowlet_gap = Some("100us".into());
@@ -308,6 +346,54 @@ mod tests {
         parse(text, "t.toml", Path::new("."), &overrides)
             .map(|s| s.runs[0].config.load_balancing)
             .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn control_is_a_per_packet_choice_resolved_for_those_kinds() {
+        let control = |section: &str| {
+            let text = format!("[load_balancing]\n{section}\n");
+            let overrides = ["workload.duration=10us".to_string()];
+            parse(&text, "t.toml", Path::new("."), &overrides)
+                .map(|s| {
+                    let r = &s.runs[0];
+                    (
+                        r.config.control_balancing,
+                        r.resolved.load_balancing.control,
+                    )
+                })
+                .map_err(|e| e.to_string())
+        };
+        let balanced = Ok((ControlBalancing::Balanced, Some(Control::Balanced)));
+        assert_eq!(control("kind = \"drill\""), balanced);
+        assert_eq!(
+            control("kind = \"letflow\"\ncontrol = \"balanced\""),
+            balanced
+        );
+        assert_eq!(
+            control("kind = \"drill\"\ncontrol = \"ecmp\""),
+            Ok((ControlBalancing::Ecmp, Some(Control::Ecmp)))
+        );
+        assert_eq!(
+            control("kind = \"ecmp\""),
+            Ok((ControlBalancing::Balanced, None))
+        );
+        for (section, want) in [
+            (
+                "kind = \"ecmp\"\ncontrol = \"ecmp\"",
+                "load_balancing.control",
+            ),
+            (
+                "kind = \"conweave\"\ncontrol = \"ecmp\"",
+                "load_balancing.control",
+            ),
+            (
+                "kind = \"drill\"\ncontrol = \"flow\"",
+                "unknown variant `flow`",
+            ),
+        ] {
+            let e = control(section).unwrap_err();
+            assert!(e.contains(want), "{section}: {e}");
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@
 
 use irn_core::cc::CcConfig;
 use irn_core::transport::{
-    MpRdmaError, MpRdmaParams, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
+    MpRdmaError, MpRdmaParams, NackResend, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
 };
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
@@ -143,6 +143,12 @@ pub struct TransportSection {
     /// packet not SACKed, as TCP and go-back-N always do, whatever this says). See `irn_core::transport::TimeoutResend`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_resend: Option<String>,
+    /// What selective repeat resends when a NACK starts recovery: `"holes"` (absent: the
+    /// cumulative-ACK packet and the holes below the highest SACK, IRN §3.1) or `"unsacked"`
+    /// (every packet not SACKed, up to the highest sent: ConWeave's ns-3). See
+    /// `irn_core::transport::NackResend`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nack_resend: Option<String>,
     /// `[transport.dcqcn]`: DCQCN parameter overrides (see `scenarios/example.toml`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dcqcn: Option<toml::Table>,
@@ -190,6 +196,7 @@ impl Default for TransportSection {
             nack_interval: None,
             acks: None,
             timeout_resend: None,
+            nack_resend: None,
             cc: CcKind::None,
             dcqcn: None,
             timely: None,
@@ -273,6 +280,7 @@ pub(super) fn build(
     }
     let rto_backoff = rto_backoff(t, file)?;
     let timeout_resend = timeout_resend(t, file)?;
+    let nack_resend = nack_resend(t, file)?;
     if t.kind == TransportKind::Tcp && t.cc != CcKind::None {
         return Err(invalid(
             file,
@@ -318,6 +326,7 @@ pub(super) fn build(
         rto,
         rto_backoff,
         timeout_resend,
+        nack_resend,
         mtu: t.mtu,
         cc,
         line_rate: topology.min_host_rate(),
@@ -507,6 +516,22 @@ fn timeout_resend(t: &TransportSection, file: &str) -> Result<TimeoutResend, Sce
             "transport.timeout_resend",
             &format!("{v:?}"),
             "\"holes\" or \"unsacked\"",
+        )),
+    }
+}
+
+/// `transport.nack_resend`: a selective-repeat choice, accepted with every kind as
+/// `timeout_resend` is (go-back-N rewinds on a NACK whatever it says).
+fn nack_resend(t: &TransportSection, file: &str) -> Result<NackResend, ScenarioError> {
+    match t.nack_resend.as_deref() {
+        None | Some("holes") => Ok(NackResend::Holes),
+        Some("unsacked") => Ok(NackResend::Unsacked),
+        Some(v) => Err(invalid(
+            file,
+            "transport.nack_resend",
+            &format!("{v:?}"),
+            "\"holes\" (IRN: the holes below the highest SACK) or \"unsacked\" (ConWeave's \
+             ns-3: every packet not SACKed)",
         )),
     }
 }
@@ -1617,6 +1642,33 @@ mod tests {
                 let keys = format!("kind = \"{kind}\"\ntimeout_resend = \"{v}\"");
                 assert!(resend(&keys).is_ok(), "{kind} {v}");
             }
+        }
+    }
+
+    #[test]
+    fn nack_resend_is_a_selective_repeat_choice() {
+        let resend = |keys: &str| {
+            one(&format!("[transport]\n{keys}"))
+                .map(|r| r.config.transport.nack_resend)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(resend(""), Ok(NackResend::Holes));
+        assert_eq!(resend("nack_resend = \"holes\""), Ok(NackResend::Holes));
+        assert_eq!(
+            resend("nack_resend = \"unsacked\""),
+            Ok(NackResend::Unsacked)
+        );
+        let e = resend("nack_resend = \"all\"").unwrap_err();
+        assert!(
+            e.contains("transport.nack_resend")
+                && e.contains("\"holes\"")
+                && e.contains("\"unsacked\""),
+            "{e}"
+        );
+        // Every kind accepts it, as timeout_resend: a scenario-wide key serves every variant.
+        for kind in ["roce", "irn-go-back-n", "tcp", "irn-without-sack"] {
+            let keys = format!("kind = \"{kind}\"\nnack_resend = \"unsacked\"");
+            assert!(resend(&keys).is_ok(), "{kind}");
         }
     }
 

@@ -259,7 +259,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
             topo.source_routed(),
             cfg.seed,
             salt,
-        );
+        )
+        .with_control(cfg.control_balancing, topo.source_routed());
         let flows = cfg
             .flows
             .iter()

@@ -84,7 +84,7 @@ impl<T: Trace> Simulation<'_, T> {
             return self.lose_to_failure(ingress, id);
         } else if let Some(out) =
             self.balancer
-                .per_flow(pkt.hash_flow(), topology.switches()[s], hops)
+                .per_flow(pkt.hash_flow(), topology.switches()[s], hops, is_data)
         {
             out
         } else {
