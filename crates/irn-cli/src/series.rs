@@ -283,11 +283,23 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
             s.pauses_received += row.pause_received;
         }
     }
+    // The ports a chart draws, highest `key` first (none without any). With several runs, each
+    // run's highest comes first, in run order, so that no run's lines are crowded out of the
+    // overlay by the others' (a comparison is about every run), and the chart has up to one
+    // line per run when that is more than LINES.
     let top = |key: &dyn Fn(&Seen) -> f64| -> Vec<usize> {
         let mut order: Vec<usize> = (0..seen.len()).filter(|&i| key(&seen[i]) > 0.0).collect();
         // Stable: ties keep variant and port order.
         order.sort_by(|&a, &b| key(&seen[b]).total_cmp(&key(&seen[a])));
-        order.truncate(LINES);
+        if files.len() > 1 {
+            let mut first: Vec<usize> = (0..files.len())
+                .filter_map(|v| order.iter().copied().find(|&i| seen[i].variant == v))
+                .collect();
+            let rest: Vec<usize> = order.into_iter().filter(|i| !first.contains(i)).collect();
+            first.extend(rest);
+            order = first;
+        }
+        order.truncate(LINES.max(files.len()));
         order
     };
     let busiest = top(&|s| s.peak_queue as f64);
