@@ -54,6 +54,8 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     shipped!("conweave", "conweave/headline_irn.toml"),
     shipped!("hpcc", "hpcc/websearch.toml"),
     shipped!("hpcc", "hpcc/fbhadoop.toml"),
+    shipped!("hpcc", "hpcc/powertcp_burst.toml"),
+    shipped!("hpcc", "hpcc/powertcp_fairness.toml"),
     shipped!("wan", "wan/pause_control.toml"),
     shipped!("wan", "wan/buffer_depth.toml"),
     shipped!("wan", "wan/transports.toml"),

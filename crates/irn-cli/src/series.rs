@@ -283,11 +283,23 @@ pub fn charts(runs: &[Monitored], ids: [&str; 5]) -> Result<Vec<Chart>> {
             s.pauses_received += row.pause_received;
         }
     }
+    // The ports a chart draws, highest `key` first (none without any). With several runs, each
+    // run's highest comes first, in run order, so that no run's lines are crowded out of the
+    // overlay by the others' (a comparison is about every run), and the chart has up to one
+    // line per run when that is more than LINES.
     let top = |key: &dyn Fn(&Seen) -> f64| -> Vec<usize> {
         let mut order: Vec<usize> = (0..seen.len()).filter(|&i| key(&seen[i]) > 0.0).collect();
         // Stable: ties keep variant and port order.
         order.sort_by(|&a, &b| key(&seen[b]).total_cmp(&key(&seen[a])));
-        order.truncate(LINES);
+        if files.len() > 1 {
+            let mut first: Vec<usize> = (0..files.len())
+                .filter_map(|v| order.iter().copied().find(|&i| seen[i].variant == v))
+                .collect();
+            let rest: Vec<usize> = order.into_iter().filter(|i| !first.contains(i)).collect();
+            first.extend(rest);
+            order = first;
+        }
+        order.truncate(LINES.max(files.len()));
         order
     };
     let busiest = top(&|s| s.peak_queue as f64);
@@ -740,6 +752,57 @@ mod tests {
         let svg = |id: &str| &charts.iter().find(|c| c.id == id).unwrap().svg;
         assert!(svg("queue_over_time").contains("switch:0 → host:1"));
         assert!(svg("utilization_by_tier").contains("tier 1 → host"));
+    }
+
+    /// Overlaid runs each keep their busiest port's line, however much busier the other
+    /// runs' ports are, and a chart grows to one line per run beyond five.
+    #[test]
+    fn every_overlaid_run_has_its_line() {
+        let dir = std::env::temp_dir().join(format!("irn-series-runs-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let header = "time_us,port,node,local,peer,tier,peer_tier,queue_bytes,buffer_bytes,\
+                      paused,paused_us,pause_sent,pause_received,bytes_sent,utilization,\
+                      ecn_marks,drops,link_losses";
+        // Run 0: six ports with queues of 1000-6000 B; runs 1-6: one port with 10 B.
+        let runs: Vec<Monitored> = (0..7)
+            .map(|r| {
+                let rows: Vec<String> = if r == 0 {
+                    (1..=6)
+                        .map(|p| {
+                            format!(
+                                "1.0,{p},switch:0,{p},host:{p},1,0,{},,0,0.0,0,0,1,0.1,0,0,0",
+                                p * 1000
+                            )
+                        })
+                        .collect()
+                } else {
+                    vec!["1.0,9,switch:0,9,host:9,1,0,10,,0,0.0,0,0,1,0.1,0,0,0".to_string()]
+                };
+                let ports = dir.join(format!("ports{r}.csv"));
+                fs::write(&ports, format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+                Monitored {
+                    label: format!("run{r}"),
+                    ports,
+                    interval_us: 1.0,
+                }
+            })
+            .collect();
+        let charts = charts(&runs, CHART_IDS).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        let queue = &charts
+            .iter()
+            .find(|c| c.id == "queue_over_time")
+            .unwrap()
+            .svg;
+        for r in 1..7 {
+            assert!(
+                queue.contains(&format!("run{r} switch:0 → host:9")),
+                "run {r}"
+            );
+        }
+        // Run 0's busiest port, and no room for its others: seven runs, seven lines.
+        assert!(queue.contains("run0 switch:0 → host:6"));
+        assert!(!queue.contains("run0 switch:0 → host:5"));
     }
 
     #[test]

@@ -156,6 +156,9 @@ pub struct NetworkCounters {
     pub pause_control: Option<PauseControlLog>,
     /// Control packets the receivers sent, by kind.
     pub control_bytes: ControlBytes,
+    /// Jain's index of the long-lived flows' shares (see [`Summary::jain_index`]); `None`
+    /// when fewer than two flows were still running at the end.
+    pub jain_index: Option<f64>,
 }
 
 /// The periodic pause controls' checks (`[[pause_control]]` on-off or time-based), summed as
@@ -555,6 +558,29 @@ pub struct Summary {
     /// With a collective workload (absent otherwise): each job's times and bandwidths.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collectives: Option<Vec<CollectiveSummary>>,
+    /// Jain's fairness index, (Σx)² / (n·Σx²), of the bytes each flow still unfinished when
+    /// the run ended delivered from the last flow's arrival to the end: how evenly long-lived
+    /// flows shared the network once the last one had joined (1: equal shares; 1/n: one flow
+    /// took everything). Absent when fewer than two flows were unfinished at the end (every
+    /// run whose flows all finish), so such runs keep their files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jain_index: Option<f64>,
+}
+
+/// Jain's fairness index of `shares`, (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one
+/// holds everything; `None` for fewer than two shares, and 1 when every share is 0 (nothing
+/// was unequal).
+pub fn jain_index(shares: &[u64]) -> Option<f64> {
+    if shares.len() < 2 {
+        return None;
+    }
+    let sum: f64 = shares.iter().map(|&x| x as f64).sum();
+    let squares: f64 = shares.iter().map(|&x| (x as f64) * (x as f64)).sum();
+    Some(if squares == 0.0 {
+        1.0
+    } else {
+        sum * sum / (shares.len() as f64 * squares)
+    })
 }
 
 /// One flow-size bucket of [`Summary::fct_by_size`]: flows of `min_bytes` to `max_bytes`
@@ -1098,6 +1124,7 @@ impl RunResult {
                 c.control_bytes.total() as f64 / c.delivered_bytes as f64
             },
             collectives: (cfg.collectives.as_deref()).map(|c| collectives::summarize(c, &records)),
+            jain_index: c.jain_index,
         };
         RunResult {
             flows: rows,
@@ -1111,6 +1138,17 @@ impl RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jain_index_is_one_for_equal_shares_and_one_over_n_for_a_hog() {
+        assert_eq!(jain_index(&[]), None);
+        assert_eq!(jain_index(&[5]), None);
+        assert_eq!(jain_index(&[3, 3, 3]), Some(1.0));
+        assert_eq!(jain_index(&[0, 0]), Some(1.0));
+        assert_eq!(jain_index(&[8, 0, 0, 0]), Some(0.25));
+        // (1 + 3)² / (2 · (1 + 9)) = 0.8.
+        assert_eq!(jain_index(&[1, 3]), Some(0.8));
+    }
 
     fn row(start_us: f64, fct_us: Option<f64>, incast: bool) -> FlowRow {
         FlowRow {

@@ -210,3 +210,25 @@ fn fct_by_size_buckets_hold_the_flows_of_their_sizes() {
         assert!(buckets[3][key].is_null(), "{key}: {m:#}");
     }
 }
+
+#[test]
+fn jain_index_counts_the_unfinished_flows_shares_after_the_last_arrival() {
+    // Two 10 MB flows on disjoint paths (0 → 2 from 0 µs, 1 → 0 from 50 µs), cut off 200 µs
+    // after the second arrives: each sends at line rate, so from the last arrival both deliver
+    // about 200 µs of line rate (the second a few microseconds less, its first packet still on
+    // its way), and the index is close to 1.
+    let flows = vec![flow(0, 2, 10_000_000, 0), flow(1, 0, 10_000_000, 50)];
+    let mut cfg = config(star(), TransportConfig::irn(), flows);
+    cfg.drain_limit = Duration::from_us(200);
+    let r = run(&cfg);
+    assert_eq!(r.summary.flows_incomplete, 2);
+    let jain = r.summary.jain_index.unwrap();
+    assert!(jain > 0.999 && jain <= 1.0, "{jain}");
+    assert!(metrics(&r).get("jain_index").is_some());
+
+    // Every flow finishes: no long-lived flows, no index, and no key in summary.json.
+    let flows = vec![flow(0, 2, 100_000, 0), flow(1, 0, 100_000, 50)];
+    let r = run(&config(star(), TransportConfig::irn(), flows));
+    assert_eq!(r.summary.jain_index, None);
+    assert!(metrics(&r).get("jain_index").is_none());
+}

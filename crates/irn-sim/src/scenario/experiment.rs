@@ -335,6 +335,7 @@ fn check_path(path: &str) -> Result<(), String> {
         ordering_refused_connections: Some(0),
         ordering_refused_pool: Some(0),
         ordering_peak_records: Some(0),
+        jain_index: Some(0.0),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");

@@ -369,6 +369,9 @@ impl<T: Trace> Simulation<'_, T> {
     #[inline(never)]
     pub(super) fn start_flow(&mut self, i: usize) {
         self.flows_started += 1;
+        if self.flows_started == self.flows.len() {
+            self.delivered_at_last_arrival = Some(self.delivered_by_running_flows());
+        }
         self.note_start(i);
         let qpn = Qpn::new(i as u32);
         let spec = self.cfg.flows[i];
@@ -447,6 +450,37 @@ impl<T: Trace> Simulation<'_, T> {
             }
         }
         self.drop_layer(f);
+    }
+
+    /// The bytes each running message flow's receiver has accepted so far, by flow index:
+    /// packets kept × MTU, at most the size (a verbs flow counts only once finished, so it is
+    /// left out).
+    fn delivered_by_running_flows(&self) -> Vec<(usize, u64)> {
+        let mtu = u64::from(self.cfg.transport.mtu);
+        (self.flows.iter().enumerate())
+            .filter_map(|(i, flow)| match flow.qp.as_deref() {
+                Some(Endpoints::Message { receiver, .. }) => {
+                    let size = self.cfg.flows[i].size_bytes;
+                    Some((i, (receiver.stats().packets_accepted * mtu).min(size)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Jain's index of what the flows still running now delivered since the last flow
+    /// arrived (`summary.json`'s `jain_index`); `None` before the last arrival or with fewer
+    /// than two such flows.
+    pub(super) fn jain_index(&self) -> Option<f64> {
+        let before = self.delivered_at_last_arrival.as_deref()?;
+        let shares: Vec<u64> = (self.delivered_by_running_flows().into_iter())
+            .map(|(i, now)| {
+                let then =
+                    (before.binary_search_by_key(&i, |&(j, _)| j).ok()).map_or(0, |k| before[k].1);
+                now.saturating_sub(then)
+            })
+            .collect();
+        crate::metrics::jain_index(&shares)
     }
 
     /// Takes a flow's counters when its endpoints go away; a finished verbs flow also has its

@@ -97,6 +97,10 @@ pub struct Simulation<'a, T: Trace> {
     flows_finished: usize,
     /// What starts the flows that wait for others; `None` when every flow starts at its start.
     releases: Option<Box<Releases>>,
+    /// The bytes each running flow had delivered when the last flow arrived, by flow index
+    /// (increasing): where `summary.json`'s `jain_index` counts the long-lived flows' shares
+    /// from. `None` until the last flow starts.
+    delivered_at_last_arrival: Option<Vec<(usize, u64)>>,
     counters: NetworkCounters,
     horizon: Time,
     /// Every flow's data packets once, for [`Progress::packets_total`].
@@ -326,6 +330,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             flows_started: 0,
             flows_finished: 0,
             releases: cfg.dag.as_deref().map(|d| Box::new(Releases::new(d))),
+            delivered_at_last_arrival: None,
             counters: NetworkCounters::default(),
             horizon: last_start + cfg.drain_limit,
             packets_total: (cfg.flows.iter())
@@ -509,6 +514,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
     }
 
     fn finish(mut self) -> RunResult {
+        self.counters.jain_index = self.jain_index();
         // Flows cut off by the drain limit still report what they did.
         for i in 0..self.flows.len() {
             if let Some(ends) = self.flows[i].qp.take() {
