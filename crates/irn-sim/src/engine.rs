@@ -13,20 +13,21 @@
 //!
 //! The wheel has two tiers, so what it touches stays in cache. Fine buckets (a few hundred
 //! picoseconds: usually one event, rarely more than three) cover a window of two coarse buckets
-//! (each `SPAN` fine ones), the one being served and the next. Beyond the window, a ring of
-//! `COARSE` coarse buckets takes events by appending them to a vector, unsorted; when the
-//! window slides on by a coarse bucket, that bucket's events move into the fine buckets in one
-//! pass. Events beyond the ring (retransmission timers, far-off flow arrivals) wait in a heap and
-//! move into the ring as it turns. A link's arrivals, a link delay ahead, thus go to a vector
-//! tail that is hot in cache, instead of to a fine bucket last touched a wheel turn ago: with one
-//! flat wheel of 8192 fine buckets (512 KB) spanning the link delay, every such event missed the
-//! 1 MB L2 cache (the `Arrive` events' bucket was the largest single stall in the profile);
-//! with a 64 KB window, L2 misses halved. The window is now 128 KB. How many frame times it
-//! spans depends on the bucket width the simulation picks: with buckets a 256th of a frame, a
-//! 64 KB window (a coarse bucket two frames) sent 14 % of the leaf-spine's events through the
-//! ring, which cost more than 128 KB's cache misses (replaying a recorded event trace through
-//! the queue alone: 13.9 → 12.8 ns per event); buckets half as wide, with the window back at
-//! two frames, avoid more out-of-order inserts than the extra ring passes cost (2–3 % faster).
+//! (each `SPAN` fine ones), the one being served and the next. Beyond the window, a ring of coarse
+//! buckets (at least `COARSE`, more when the horizon asked for needs them) takes events by
+//! appending them to a vector, unsorted; when the window slides on by a coarse bucket, that
+//! bucket's events move into the fine buckets in one pass. Events beyond the ring (retransmission
+//! timers, far-off flow arrivals) wait in a heap and move into the ring as it turns. A link's
+//! arrivals, a link delay ahead, thus go to a vector tail that is hot in cache, instead of to a
+//! fine bucket last touched a wheel turn ago: with one flat wheel of 8192 fine buckets (512 KB)
+//! spanning the link delay, every such event missed the 1 MB L2 cache (the `Arrive` events' bucket
+//! was the largest single stall in the profile); with a 64 KB window, L2 misses halved. The window
+//! is now 128 KB. How many frame times it spans depends on the bucket width the simulation picks:
+//! with buckets a 256th of a frame, a 64 KB window (a coarse bucket two frames) sent 14 % of the
+//! leaf-spine's events through the ring, which cost more than 128 KB's cache misses (replaying a
+//! recorded event trace through the queue alone: 13.9 → 12.8 ns per event); buckets half as wide,
+//! with the window back at two frames, avoid more out-of-order inserts than the extra ring passes
+//! cost (2–3 % faster).
 //!
 //! Fine buckets are kept in order as events are inserted: an event goes behind every event of
 //! its bucket with the same or an earlier time, which is a plain append for most events and a
@@ -172,10 +173,14 @@ const SPAN: u64 = 1024;
 /// Fine buckets in the window: the coarse bucket being served and the next one.
 const FINE: usize = 2 * SPAN as usize;
 const WORDS: usize = FINE / 64;
-/// Coarse buckets in the ring beyond the window: with the simulator's width (at most a 512th
-/// of a full frame), a horizon of 64 to 128 full-frame times, past a datacenter link's delay
-/// plus a frame.
+/// The fewest coarse buckets in the ring beyond the window: with the simulator's width (at most
+/// a 512th of a full frame), a horizon of 64 to 128 full-frame times, past a datacenter link's
+/// delay plus a frame. Narrower buckets (many ports) get more, up to the horizon the simulation
+/// asks for ([`EventQueue::with_horizon`]).
 const COARSE: usize = 64;
+/// The most coarse buckets in the ring: the ring is an array of this many vectors (96 KB of
+/// headers, most never touched), so indexing it needs no bounds check.
+const MAX_COARSE: usize = 4096;
 /// Events a bucket holds in place (one cache line); more spill into a vector.
 const SLOTS: usize = 4;
 
@@ -212,9 +217,13 @@ pub struct EventQueue {
     /// The end of the window, an absolute fine bucket: two coarse buckets past the start of
     /// the one `cur` is in.
     window_end: u64,
-    /// `ring[c % COARSE]` holds the events of absolute coarse bucket `c`, for `c` from
-    /// `window_end / SPAN` up to [`COARSE`] beyond, in scheduling order.
-    ring: Box<[Vec<Slot>; COARSE]>,
+    /// `ring[c & ring_mask]` holds the events of absolute coarse bucket `c`, for `c` from
+    /// `window_end / SPAN` up to `ring_end`, `ring_mask + 1` (a power of two) coarse buckets,
+    /// in scheduling order.
+    ring: Box<[Vec<Slot>; MAX_COARSE]>,
+    ring_mask: usize,
+    /// The first absolute coarse bucket past the ring, kept with `window_end`.
+    ring_end: u64,
     /// Events in the ring, so an empty ring is known without looking.
     ring_len: usize,
     /// Events beyond the ring's horizon, earliest first...
@@ -232,7 +241,21 @@ impl EventQueue {
     /// time, so a bucket rarely holds events out of scheduling order, and the window (`FINE`
     /// widths) covers a serialization.
     pub fn new(width: Duration) -> Self {
+        Self::with_horizon(width, Duration::ZERO)
+    }
+
+    /// [`new`](Self::new), with a ring of coarse buckets that reaches at least `horizon` past
+    /// the window, so events scheduled up to that far ahead skip the overflow heap.
+    ///
+    /// With buckets of a few picoseconds (a k = 24 fat-tree's), the minimal ring reaches only
+    /// 256 ns, and 3 % of the events, those three frames or more ahead, went through the heap
+    /// on their way to the ring.
+    pub fn with_horizon(width: Duration, horizon: Duration) -> Self {
         let shift = 63 - width.as_ps().max(1).leading_zeros();
+        let coarse = (horizon.as_ps() >> shift)
+            .div_ceil(SPAN)
+            .next_power_of_two()
+            .clamp(COARSE as u64, MAX_COARSE as u64) as usize;
         EventQueue {
             shift,
             // Built on the heap: as stack temporaries, the arrays could overflow a thread's stack.
@@ -244,6 +267,8 @@ impl EventQueue {
             cur_pos: 0,
             window_end: FINE as u64,
             ring: boxed_array(Vec::new()),
+            ring_mask: coarse - 1,
+            ring_end: FINE as u64 / SPAN + coarse as u64,
             ring_len: 0,
             overflow: BinaryHeap::new(),
             overflow_next: u64::MAX,
@@ -256,9 +281,11 @@ impl EventQueue {
         time.as_ps() >> self.shift
     }
 
-    /// The first absolute coarse bucket past the ring.
-    fn ring_end(&self) -> u64 {
-        self.window_end / SPAN + COARSE as u64
+    /// Where in the ring absolute coarse bucket `c` goes (the constant mask tells the compiler
+    /// the index is in bounds).
+    #[inline(always)]
+    fn ring_slot(&self, c: u64) -> usize {
+        c as usize & self.ring_mask & (MAX_COARSE - 1)
     }
 
     /// Schedules `event` at `time`, which must not be before the last popped event.
@@ -269,8 +296,8 @@ impl EventQueue {
         let e = Slot { time, event };
         if b < self.window_end {
             self.put(b, e);
-        } else if b / SPAN < self.ring_end() {
-            self.ring[(b / SPAN) as usize % COARSE].push(e);
+        } else if b / SPAN < self.ring_end {
+            self.ring[self.ring_slot(b / SPAN)].push(e);
             self.ring_len += 1;
         } else {
             self.defer(e);
@@ -413,6 +440,7 @@ impl EventQueue {
                 }
                 // Nothing before the heap's earliest coarse bucket: jump there.
                 self.window_end = self.overflow_next * SPAN;
+                self.ring_end = self.overflow_next + self.ring_mask as u64 + 1;
                 self.refill();
             }
             from = self.window_end;
@@ -451,7 +479,8 @@ impl EventQueue {
     fn shift(&mut self) {
         let c = self.window_end / SPAN;
         self.window_end += SPAN;
-        let slot = c as usize % COARSE;
+        self.ring_end += 1;
+        let slot = self.ring_slot(c);
         if !self.ring[slot].is_empty() {
             let mut events = std::mem::take(&mut self.ring[slot]);
             self.ring_len -= events.len();
@@ -462,7 +491,7 @@ impl EventQueue {
             // Handed back, so its capacity is reused.
             self.ring[slot] = events;
         }
-        if self.overflow_next < self.ring_end() {
+        if self.overflow_next < self.ring_end {
             self.refill();
         }
     }
@@ -470,13 +499,13 @@ impl EventQueue {
     /// Moves the heap events that came within the ring's horizon into the ring.
     #[inline(never)]
     fn refill(&mut self) {
-        let end = self.ring_end();
+        let end = self.ring_end;
         while self.overflow_next < end {
             let Some(Reverse(e)) = self.overflow.pop() else {
                 break;
             };
             let c = self.bucket_of(e.time) / SPAN;
-            self.ring[c as usize % COARSE].push(Slot {
+            self.ring[self.ring_slot(c)].push(Slot {
                 time: e.time,
                 event: e.event,
             });
@@ -558,10 +587,25 @@ mod tests {
         assert!(q.is_empty());
     }
 
+    #[test]
+    fn the_ring_reaches_the_horizon() {
+        // 4 ps buckets: a coarse bucket is 4,096 ps, so 1 us needs 245 of them, rounded up.
+        let mut q = EventQueue::with_horizon(Duration::from_ps(4), Duration::from_us(1));
+        assert_eq!(q.ring_mask + 1, 256);
+        q.schedule(Time::from_ps(900_000), Event::FlowArrival);
+        assert!(q.overflow.is_empty());
+        assert_eq!(EventQueue::new(Duration::from_ps(4)).ring_mask + 1, COARSE);
+    }
+
     /// Replays `ops` (0: pop; otherwise schedule `delta` after the last popped time) against a
     /// plain ordered reference: events must come out in (time, scheduling order).
-    fn check_against_reference(width_ps: u64, ops: Vec<(u64, u64)>) -> Result<(), TestCaseError> {
-        let mut q = EventQueue::new(Duration::from_ps(width_ps));
+    fn check_against_reference(
+        width_ps: u64,
+        horizon_ps: u64,
+        ops: Vec<(u64, u64)>,
+    ) -> Result<(), TestCaseError> {
+        let mut q =
+            EventQueue::with_horizon(Duration::from_ps(width_ps), Duration::from_ps(horizon_ps));
         let mut reference: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
         let mut now = 0u64;
         let mut seq = 0u64;
@@ -594,16 +638,18 @@ mod tests {
 
     proptest! {
         /// Interleaved schedules (never in the past) and pops, across bucket edges, the
-        /// window's slides, the ring's wrap-around and the overflow heap.
+        /// window's slides, the ring's wrap-around (rings of 64 coarse buckets and more) and
+        /// the overflow heap.
         #[test]
         fn matches_a_sorted_reference(
             width_ps in 1u64..5000,
+            horizon_ps in prop_oneof![0u64..1, 0u64..2_000_000],
             ops in prop::collection::vec(
                 (0u64..3, prop_oneof![4 => 0u64..2000, 2 => 0u64..200_000, 1 => 0u64..50_000_000]),
                 1..400,
             ),
         ) {
-            check_against_reference(width_ps, ops)?;
+            check_against_reference(width_ps, horizon_ps, ops)?;
         }
 
         /// Many events in few buckets, out of order and at equal times: full buckets spill, the
@@ -613,7 +659,7 @@ mod tests {
             width_ps in 1u64..64,
             ops in prop::collection::vec((0u64..4, 0u64..100), 1..400),
         ) {
-            check_against_reference(width_ps, ops)?;
+            check_against_reference(width_ps, 0, ops)?;
         }
     }
 }
