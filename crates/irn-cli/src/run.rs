@@ -458,10 +458,10 @@ fn recovery_options(t: &irn_core::TransportConfig) -> String {
     if t.acks == irn_core::transport::Acks::None {
         parts += ", no ACKs";
     }
-    if t.timeout_resend == irn_core::transport::TimeoutResend::Unsacked {
+    if t.timeout_resend == irn_core::transport::Resend::Unsacked {
         parts += ", a timeout resends every unSACKed packet";
     }
-    if t.nack_resend == irn_core::transport::NackResend::Unsacked {
+    if t.nack_resend == irn_core::transport::Resend::Unsacked {
         parts += ", a NACK resends every unSACKed packet";
     }
     parts

@@ -33,8 +33,8 @@ use std::collections::BinaryHeap;
 
 use common::*;
 use irn_core::transport::{
-    packets_for, Acks, Growth, LossRecovery, MpRdmaParams, Requester, RtoPolicy, SlowRestart,
-    TimeoutResend, TransportConfig,
+    packets_for, Acks, Growth, LossRecovery, MpRdmaParams, Requester, Resend, RtoPolicy,
+    SlowRestart, TransportConfig,
 };
 use irn_core::{Duration, Packet, PacketKind, Psn, Receiver, Time};
 use proptest::prelude::*;
@@ -553,7 +553,7 @@ proptest! {
     #[test]
     fn irn_resending_all_on_timeout_survives_any_faults(sack in prop::bool::ANY, sc in scenario(true)) {
         let base = if sack { TransportConfig::irn() } else { TransportConfig::irn_without_sack() };
-        let cfg = TransportConfig { timeout_resend: TimeoutResend::Unsacked, ..small_cap(base) };
+        let cfg = TransportConfig { timeout_resend: Resend::Unsacked, ..small_cap(base) };
         Pair::new(cfg, sc).run()?;
     }
 

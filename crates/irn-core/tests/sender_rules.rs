@@ -4,9 +4,7 @@
 mod common;
 
 use common::*;
-use irn_core::transport::{
-    Growth, NackResend, RtoBackoff, RtoPolicy, SlowRestart, TimeoutResend, TransportConfig,
-};
+use irn_core::transport::{Growth, Resend, RtoBackoff, RtoPolicy, SlowRestart, TransportConfig};
 use Step::*;
 
 #[derive(Debug)]
@@ -109,7 +107,7 @@ fn irn_loss_recovery_order() {
 #[test]
 fn what_a_nack_resends() {
     // Eight packets out; 2 is late (reordered) and 4 arrived first: the NACK names 2 and SACKs 4.
-    for resend in [NackResend::Holes, NackResend::Unsacked] {
+    for resend in [Resend::Holes, Resend::Unsacked] {
         let cfg = TransportConfig {
             nack_resend: resend,
             ..irn_cap(8)
@@ -125,9 +123,9 @@ fn what_a_nack_resends() {
                 Recovering(true),
                 Send(match resend {
                     // IRN: the cumulative-ACK packet and the holes below the highest SACK
-                    NackResend::Holes => vec![re(2), re(3)],
+                    Resend::Holes => vec![re(2), re(3)],
                     // ns-3: every packet not SACKed, those above the highest SACK included
-                    NackResend::Unsacked => [2, 3, 5, 6, 7].into_iter().map(re).collect(),
+                    Resend::Unsacked => [2, 3, 5, 6, 7].into_iter().map(re).collect(),
                 }),
                 In(nack(2, 5)),
                 Send(vec![]), // 5 is not resent again in this episode
@@ -586,7 +584,7 @@ fn without_a_sack_bitmap_a_partial_ack_resends_the_next_hole() {
 #[test]
 fn what_a_timeout_resends() {
     // Eight packets out; 0 and the tail 5-7 lost, 1-4 SACKed; then nothing until RTO_high.
-    let tail_loss = |resend: TimeoutResend| {
+    let tail_loss = |resend: Resend| {
         vec![
             Post(8 * KB),
             Send((0..8).map(new).collect()),
@@ -602,9 +600,9 @@ fn what_a_timeout_resends() {
             Timeout,
             Send(match resend {
                 // the recovery rule again: 5-7 are taken to be still in flight
-                TimeoutResend::Holes => vec![re(0)],
+                Resend::Holes => vec![re(0)],
                 // every packet not SACKed, up to the highest sent
-                TimeoutResend::Unsacked => [0, 5, 6, 7].into_iter().map(re).collect(),
+                Resend::Unsacked => [0, 5, 6, 7].into_iter().map(re).collect(),
             }),
             In(ack(5)),
             Send(vec![]),
@@ -613,7 +611,7 @@ fn what_a_timeout_resends() {
             Done(vec![(0, 8 * KB)]),
         ]
     };
-    for resend in [TimeoutResend::Holes, TimeoutResend::Unsacked] {
+    for resend in [Resend::Holes, Resend::Unsacked] {
         let cfg = TransportConfig {
             timeout_resend: resend,
             rto_backoff: RtoBackoff::Constant,
@@ -625,7 +623,7 @@ fn what_a_timeout_resends() {
     run(
         "no SACK bitmap",
         TransportConfig {
-            timeout_resend: TimeoutResend::Unsacked,
+            timeout_resend: Resend::Unsacked,
             ..TransportConfig::irn_without_sack()
         },
         0,

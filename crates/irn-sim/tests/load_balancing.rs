@@ -330,7 +330,7 @@ proptest::proptest! {
 /// highest SACK), since spraying reorders without losing; every flow finishes either way.
 #[test]
 fn ns3_rules_for_control_packets_and_nack_recovery() {
-    use irn_core::transport::NackResend;
+    use irn_core::transport::Resend;
     use irn_sim::config::ControlBalancing;
     let run = |control, nack_resend| {
         let transport = TransportConfig {
@@ -348,11 +348,11 @@ fn ns3_rules_for_control_packets_and_nack_recovery() {
         };
         irn_sim::run(&cfg, &mut |_| {}).summary
     };
-    let sprayed = run(ControlBalancing::Balanced, NackResend::Holes);
-    let hashed = run(ControlBalancing::Ecmp, NackResend::Holes);
-    assert_eq!(hashed, run(ControlBalancing::Ecmp, NackResend::Holes));
+    let sprayed = run(ControlBalancing::Balanced, Resend::Holes);
+    let hashed = run(ControlBalancing::Ecmp, Resend::Holes);
+    assert_eq!(hashed, run(ControlBalancing::Ecmp, Resend::Holes));
     assert_ne!(hashed, sprayed);
-    let rewound = run(ControlBalancing::Balanced, NackResend::Unsacked);
+    let rewound = run(ControlBalancing::Balanced, Resend::Unsacked);
     for s in [&sprayed, &hashed, &rewound] {
         assert_eq!((s.drops, s.flows_incomplete), (0, 0), "{s:?}");
     }

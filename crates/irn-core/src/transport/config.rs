@@ -102,40 +102,27 @@ pub enum RtoBackoff {
     Exponential,
 }
 
-/// What selective repeat resends after a retransmission timeout.
+/// What selective repeat resends when it starts over: after a retransmission timeout
+/// (`timeout_resend`) and when a NACK starts loss recovery (`nack_resend`).
 ///
-/// The IRN paper gives the recovery rule (§3.1: the cumulative-ACK packet first, then a packet
-/// counts as lost only when a higher one has been SACKed) but not what a timeout resends. With
-/// the rule alone, a tail of consecutive losses with nothing SACKed above it comes back one
-/// packet per timeout: each timeout resends the head, its ACK shows nothing above, and the next
-/// head waits for the next timeout (an incast of Fig. 9 left one flow 6.5 ms, 23 timeouts of
-/// RTO_high, behind the others this way).
+/// IRN §3.1 gives the recovery rule (the cumulative-ACK packet first, then a packet counts as
+/// lost only once a higher one has been SACKed) but not what a timeout resends. With the rule
+/// alone, a tail of consecutive losses with nothing SACKed above it comes back one packet per
+/// timeout: each timeout resends the head, its ACK shows nothing above, and the next head
+/// waits for the next timeout (an incast of Fig. 9 left one flow 6.5 ms, 23 timeouts of
+/// RTO_high, behind the others this way). On a NACK, ConWeave's ns-3 IRN
+/// (`RdmaHw::ReceiveAck` → `RecoverQueue`) rewinds to the cumulative ACK and resends every
+/// packet not SACKed, those still in flight above the highest SACK included; where losses are
+/// rare and reordering common (per-packet load balancing) that resends much more: on
+/// ConWeave's leaf-spine under DRILL, about 4 times as many packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum TimeoutResend {
+pub enum Resend {
     /// The recovery rule: the cumulative-ACK packet, then every unSACKed packet below the
     /// highest SACK; packets above it are taken to be still in flight.
     #[default]
     Holes,
-    /// Every packet not SACKed, up to the highest sent, as TCP does after a timeout (RFC 6675
-    /// §5.1): a timeout means what was in flight is gone.
-    Unsacked,
-}
-
-/// What selective repeat resends when a NACK starts loss recovery.
-///
-/// IRN §3.1 counts a packet as lost only once a higher one is SACKed, so a recovery resends
-/// the cumulative-ACK packet and the holes below the highest SACK. ConWeave's ns-3 IRN
-/// (`RdmaHw::ReceiveAck` → `RecoverQueue`) instead rewinds to the cumulative ACK and resends
-/// every packet not SACKed, those still in flight above the highest SACK included. Where
-/// losses are rare and reordering common (per-packet load balancing), that resends much more:
-/// on ConWeave's leaf-spine under DRILL, about 4 times as many packets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum NackResend {
-    /// The recovery rule: the cumulative-ACK packet, then every unSACKed packet below the
-    /// highest SACK.
-    #[default]
-    Holes,
-    /// Every packet not SACKed, up to the highest sent (ConWeave's ns-3).
+    /// Every packet not SACKed, up to the highest sent: what TCP does after a timeout (RFC 6675
+    /// §5.1: what was in flight is gone), and what ConWeave's ns-3 does on a NACK.
     Unsacked,
 }
 
@@ -200,10 +187,10 @@ pub struct TransportConfig {
     pub acks: Acks,
     /// What selective repeat resends after a timeout. Go-back-N and TCP resend every
     /// unacknowledged (unSACKed) packet whatever this says.
-    pub timeout_resend: TimeoutResend,
+    pub timeout_resend: Resend,
     /// What selective repeat resends when a NACK starts loss recovery. Go-back-N rewinds and
     /// TCP follows RFC 6675 whatever this says.
-    pub nack_resend: NackResend,
+    pub nack_resend: Resend,
 }
 
 /// IRN §4.1 default values.
@@ -255,8 +242,8 @@ impl TransportConfig {
             slow_restart: None,
             nack_interval: None,
             acks: Acks::EveryPacket,
-            timeout_resend: TimeoutResend::Holes,
-            nack_resend: NackResend::Holes,
+            timeout_resend: Resend::Holes,
+            nack_resend: Resend::Holes,
         }
     }
 
@@ -277,8 +264,8 @@ impl TransportConfig {
             slow_restart: None,
             nack_interval: None,
             acks: Acks::EveryPacket,
-            timeout_resend: TimeoutResend::Holes,
-            nack_resend: NackResend::Holes,
+            timeout_resend: Resend::Holes,
+            nack_resend: Resend::Holes,
         }
     }
 

@@ -39,10 +39,7 @@ mod restart;
 mod sender;
 mod tcp;
 
-pub use config::{
-    Acks, ConfigError, LossRecovery, NackResend, RtoBackoff, RtoPolicy, TimeoutResend,
-    TransportConfig,
-};
+pub use config::{Acks, ConfigError, LossRecovery, Resend, RtoBackoff, RtoPolicy, TransportConfig};
 pub(crate) use fifo::Fifo;
 pub use mp_rdma::{MpRdmaError, MpRdmaParams, MpRdmaSender, MpRdmaStats};
 pub use outbox::{PostError, MAX_OUTSTANDING_PACKETS};

@@ -1,8 +1,6 @@
 //! The requester: segments messages into packets, decides what to (re)send, runs the timer.
 
-use super::config::{
-    LossRecovery, NackResend, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
-};
+use super::config::{LossRecovery, Resend, RtoBackoff, RtoPolicy, TransportConfig};
 use super::detection::Detection;
 use super::outbox::{Outbox, PostError};
 use super::restart::RestartWindow;
@@ -117,7 +115,7 @@ struct Recovery {
     /// no SACK bitmap, the PSN the latest NACK asked for.
     pending: Option<u64>,
     /// Every unSACKed packet below this is lost too, whatever the highest SACK: `point` after a
-    /// timeout under [`TimeoutResend::Unsacked`] or a NACK under [`NackResend::Unsacked`], else
+    /// timeout under [`Resend::Unsacked`] or a NACK under [`Resend::Unsacked`], else
     /// 0 (only the highest SACK decides).
     lost_below: u64,
 }
@@ -485,7 +483,7 @@ impl Sender {
             }
             Loss::Selective(s) => {
                 let mut r = Recovery::start(self.una, self.high);
-                if self.cfg.timeout_resend == TimeoutResend::Unsacked {
+                if self.cfg.timeout_resend == Resend::Unsacked {
                     r.lost_below = self.high;
                 }
                 s.recovery = Some(r);
@@ -794,7 +792,7 @@ impl Sender {
                 match &mut s.recovery {
                     None => {
                         let mut r = Recovery::start(self.una, self.high);
-                        if self.cfg.nack_resend == NackResend::Unsacked {
+                        if self.cfg.nack_resend == Resend::Unsacked {
                             r.lost_below = self.high;
                         }
                         s.recovery = Some(r);

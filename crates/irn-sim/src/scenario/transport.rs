@@ -17,7 +17,7 @@
 
 use irn_core::cc::CcConfig;
 use irn_core::transport::{
-    MpRdmaError, MpRdmaParams, NackResend, RtoBackoff, RtoPolicy, TimeoutResend, TransportConfig,
+    MpRdmaError, MpRdmaParams, Resend, RtoBackoff, RtoPolicy, TransportConfig,
 };
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
@@ -140,13 +140,13 @@ pub struct TransportSection {
     pub acks: Option<String>,
     /// What selective repeat resends after a timeout: `"holes"` (absent: the recovery rule,
     /// the cumulative-ACK packet and the holes below the highest SACK) or `"unsacked"` (every
-    /// packet not SACKed, as TCP and go-back-N always do, whatever this says). See `irn_core::transport::TimeoutResend`.
+    /// packet not SACKed, as TCP and go-back-N always do, whatever this says). See `irn_core::transport::Resend`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_resend: Option<String>,
     /// What selective repeat resends when a NACK starts recovery: `"holes"` (absent: the
     /// cumulative-ACK packet and the holes below the highest SACK, IRN §3.1) or `"unsacked"`
     /// (every packet not SACKed, up to the highest sent: ConWeave's ns-3). See
-    /// `irn_core::transport::NackResend`.
+    /// `irn_core::transport::Resend`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nack_resend: Option<String>,
     /// `[transport.dcqcn]`: DCQCN parameter overrides (see `scenarios/example.toml`).
@@ -279,8 +279,12 @@ pub(super) fn build(
         ));
     }
     let rto_backoff = rto_backoff(t, file)?;
-    let timeout_resend = timeout_resend(t, file)?;
-    let nack_resend = nack_resend(t, file)?;
+    let timeout_resend = resend(
+        t.timeout_resend.as_deref(),
+        "transport.timeout_resend",
+        file,
+    )?;
+    let nack_resend = resend(t.nack_resend.as_deref(), "transport.nack_resend", file)?;
     if t.kind == TransportKind::Tcp && t.cc != CcKind::None {
         return Err(invalid(
             file,
@@ -501,37 +505,20 @@ fn rto_backoff(t: &TransportSection, file: &str) -> Result<RtoBackoff, ScenarioE
     })
 }
 
-/// `transport.timeout_resend`: a selective-repeat choice. Go-back-N and TCP resend every
-/// unacknowledged packet after a timeout whatever it says, so one scenario-wide key can serve
-/// `[[compare]]` variants of every kind.
-fn timeout_resend(t: &TransportSection, file: &str) -> Result<TimeoutResend, ScenarioError> {
-    let Some(v) = t.timeout_resend.as_deref() else {
-        return Ok(TimeoutResend::Holes);
-    };
-    match v {
-        "holes" => Ok(TimeoutResend::Holes),
-        "unsacked" => Ok(TimeoutResend::Unsacked),
-        v => Err(invalid(
-            file,
-            "transport.timeout_resend",
-            &format!("{v:?}"),
-            "\"holes\" or \"unsacked\"",
-        )),
-    }
-}
-
-/// `transport.nack_resend`: a selective-repeat choice, accepted with every kind as
-/// `timeout_resend` is (go-back-N rewinds on a NACK whatever it says).
-fn nack_resend(t: &TransportSection, file: &str) -> Result<NackResend, ScenarioError> {
-    match t.nack_resend.as_deref() {
-        None | Some("holes") => Ok(NackResend::Holes),
-        Some("unsacked") => Ok(NackResend::Unsacked),
+/// `transport.timeout_resend` or `transport.nack_resend` (`key`): a selective-repeat choice,
+/// accepted with every kind (go-back-N and TCP resend every unacknowledged packet on a timeout
+/// and rewind on a NACK whatever it says), so one scenario-wide key can serve `[[compare]]`
+/// variants of every kind.
+fn resend(value: Option<&str>, key: &str, file: &str) -> Result<Resend, ScenarioError> {
+    match value {
+        None | Some("holes") => Ok(Resend::Holes),
+        Some("unsacked") => Ok(Resend::Unsacked),
         Some(v) => Err(invalid(
             file,
-            "transport.nack_resend",
+            key,
             &format!("{v:?}"),
-            "\"holes\" (IRN: the holes below the highest SACK) or \"unsacked\" (ConWeave's \
-             ns-3: every packet not SACKed)",
+            "\"holes\" or \"unsacked\" (IRN's holes below the highest SACK, or every packet \
+             not SACKed)",
         )),
     }
 }
@@ -1621,14 +1608,14 @@ mod tests {
                 .map(|r| r.config.transport.timeout_resend)
                 .map_err(|e| e.to_string())
         };
-        assert_eq!(resend(""), Ok(TimeoutResend::Holes));
+        assert_eq!(resend(""), Ok(Resend::Holes));
         assert_eq!(
             resend("timeout_resend = \"unsacked\""),
-            Ok(TimeoutResend::Unsacked)
+            Ok(Resend::Unsacked)
         );
         assert_eq!(
             resend("kind = \"irn-without-sack\"\ntimeout_resend = \"unsacked\""),
-            Ok(TimeoutResend::Unsacked)
+            Ok(Resend::Unsacked)
         );
         let e = resend("timeout_resend = \"all\"").unwrap_err();
         assert!(
@@ -1652,12 +1639,9 @@ mod tests {
                 .map(|r| r.config.transport.nack_resend)
                 .map_err(|e| e.to_string())
         };
-        assert_eq!(resend(""), Ok(NackResend::Holes));
-        assert_eq!(resend("nack_resend = \"holes\""), Ok(NackResend::Holes));
-        assert_eq!(
-            resend("nack_resend = \"unsacked\""),
-            Ok(NackResend::Unsacked)
-        );
+        assert_eq!(resend(""), Ok(Resend::Holes));
+        assert_eq!(resend("nack_resend = \"holes\""), Ok(Resend::Holes));
+        assert_eq!(resend("nack_resend = \"unsacked\""), Ok(Resend::Unsacked));
         let e = resend("nack_resend = \"all\"").unwrap_err();
         assert!(
             e.contains("transport.nack_resend")
