@@ -1372,11 +1372,17 @@ mod tests {
             ("", None),
             ("tx_window = 104\n", None),
             ("[transport.dctcp]\ninitial_window = 104\n", Some(104)),
-            ("tx_window = 104\n[transport.dctcp]\ninitial_window = 104\n", Some(104)),
+            (
+                "tx_window = 104\n[transport.dctcp]\ninitial_window = 104\n",
+                Some(104),
+            ),
             ("[transport.dctcp]\ninitial_window = 1\n", Some(1)),
         ];
         for &(keys, want) in table {
-            let run = one(&format!("[transport]\ncc = \"dctcp\"\n{keys}")).unwrap();
+            let run = one(&format!(
+                "[transport]\nkind = \"roce\"\ncc = \"dctcp\"\n{keys}"
+            ))
+            .unwrap();
             let CcConfig::Dctcp(p) = run.config.transport.cc else {
                 panic!("{:?}", run.config.transport.cc)
             };
