@@ -24,7 +24,13 @@
 //! * **α starts at 1** ([`DctcpParams::initial_alpha`]), as Linux does (`dctcp_alpha_on_init`
 //!   defaults to the maximum): the first marked window halves the window, the conservative
 //!   choice for flows that start at a full BDP. The DCTCP paper does not fix it.
-//! * No slow start: IRN's flows start at line rate with a BDP window (IRN §4.1).
+//! * No slow start: IRN's flows start at line rate with a BDP window (IRN §4.1): the
+//!   transport's own limit (BDP-FC's cap, else the tracking window), unless
+//!   [`DctcpParams::initial_window`] names one. A go-back-N transmit window does not lower
+//!   it: a window that starts above the transmit window is not binding, so its first ECN cuts
+//!   change nothing until it falls below (from 16,384 packets to 104, eight halvings). ns-3's
+//!   RDMA DCTCP (`HAS_WIN`, `VAR_WIN`) starts at one BDP, so its first cut takes effect at once;
+//!   `initial_window` set to the transmit window does the same.
 //!
 //! The window is kept as an `f64` so the per-ACK increase accumulates; [`Dctcp::window`] rounds
 //! it down.
@@ -43,6 +49,10 @@ pub struct DctcpParams {
     /// α before any observation window ends. 1.0 (Linux DCTCP's default; see the module
     /// documentation).
     pub initial_alpha: f64,
+    /// The window a flow starts with, in packets; `None`: the transport's own limit (BDP-FC's
+    /// cap, else its tracking window). See the module documentation for why a transmit window
+    /// is not enough.
+    pub initial_window: Option<u32>,
 }
 
 impl Default for DctcpParams {
@@ -51,6 +61,7 @@ impl Default for DctcpParams {
             g: 1.0 / 16.0,
             min_window: 1,
             initial_alpha: 1.0,
+            initial_window: None,
         }
     }
 }
@@ -73,11 +84,13 @@ pub struct Dctcp {
 }
 
 impl Dctcp {
-    /// DCTCP starting with a window of `initial_window` packets (a BDP: flows start at line rate).
+    /// DCTCP starting with a window of `initial_window` packets (a BDP: flows start at line
+    /// rate), or of [`DctcpParams::initial_window`] when that is set.
     pub fn new(p: DctcpParams, initial_window: u32) -> Self {
+        let start = p.initial_window.unwrap_or(initial_window);
         Dctcp {
             p,
-            cwnd: f64::from(initial_window.max(p.min_window).max(1)),
+            cwnd: f64::from(start.max(p.min_window).max(1)),
             alpha: p.initial_alpha,
             acks: 0,
             marked: 0,
@@ -166,6 +179,7 @@ mod tests {
         assert_eq!(p.g, 1.0 / 16.0);
         assert_eq!(p.min_window, 1);
         assert_eq!(p.initial_alpha, 1.0);
+        assert_eq!(p.initial_window, None);
         let c = Dctcp::new(p, 110);
         assert_eq!(c.window(), 110);
         assert_eq!(Dctcp::new(p, 0).window(), 1);
@@ -334,5 +348,48 @@ mod tests {
             c.on_loss(Time::ZERO, 1000 + 2000 * k, 2000 + 2000 * k);
         }
         assert_eq!(c.window(), 1);
+    }
+
+    /// A window that starts above the flight limit absorbs the first cuts: from the 16,384
+    /// packets of the tracking window it takes eight halvings (α stays 1 while every window is
+    /// marked) to fall below a 104-packet transmit window, while one that starts at 104 is cut
+    /// by the first marked window.
+    #[test]
+    fn initial_window_sets_where_the_cuts_start() {
+        // (initial_window, transport's window, window after 1, 7 and 8 marked windows)
+        let table: &[(Option<u32>, u32, [u32; 3])] = &[
+            (None, 16_384, [8192, 128, 64]),
+            (Some(104), 16_384, [52, 1, 1]),
+            (None, 104, [52, 1, 1]),
+            (Some(16_384), 104, [8192, 128, 64]),
+            (Some(0), 104, [1, 1, 1]),
+        ];
+        for &(initial_window, transport, after) in table {
+            let p = DctcpParams {
+                initial_window,
+                ..DctcpParams::default()
+            };
+            let mut c = Dctcp::new(p, transport);
+            let start = initial_window.unwrap_or(transport).max(1);
+            assert_eq!(c.window(), start, "{initial_window:?}, {transport}");
+            // One marked ACK per window of data: each ends a window and may cut.
+            let mut got = Vec::new();
+            for una in 1..=8u64 {
+                c.on_ack(
+                    Time::ZERO,
+                    &AckEvent {
+                        newly_acked: 1,
+                        rtt: None,
+                        ece: true,
+                        una,
+                        nxt: una,
+                    },
+                );
+                if [1, 7, 8].contains(&una) {
+                    got.push(c.window());
+                }
+            }
+            assert_eq!(got, after, "{initial_window:?}, {transport}");
+        }
     }
 }

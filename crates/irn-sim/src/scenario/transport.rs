@@ -967,6 +967,8 @@ fn cc_config(
         }
         CcKind::Dctcp => {
             let mut p = irn_core::cc::DctcpParams::default();
+            // 0: not set (the transport's own starting window); a set value is at least 1.
+            let mut initial_window = 0;
             let params = vec![
                 ("g", Param::Real(&mut p.g, Reals::GAIN)),
                 ("min_window", Param::Count(&mut p.min_window, window)),
@@ -974,6 +976,7 @@ fn cc_config(
                     "initial_alpha",
                     Param::Real(&mut p.initial_alpha, Reals::FRACTION),
                 ),
+                ("initial_window", Param::Count(&mut initial_window, window)),
             ];
             apply_params(
                 file,
@@ -982,6 +985,7 @@ fn cc_config(
                 t.dctcp.as_ref().unwrap_or(&empty),
                 params,
             )?;
+            p.initial_window = (initial_window > 0).then_some(initial_window);
             CcConfig::Dctcp(p)
         }
         CcKind::Aimd => {
@@ -1360,6 +1364,30 @@ mod tests {
         assert!(p.low_counts_as_increase);
         assert!(!irn_core::cc::TimelyParams::default().low_counts_as_increase);
         assert_eq!(run.config.switch.ecn, None);
+    }
+
+    #[test]
+    fn dctcp_initial_window_is_the_transports_unless_set() {
+        let table: &[(&str, Option<u32>)] = &[
+            ("", None),
+            ("tx_window = 104\n", None),
+            ("[transport.dctcp]\ninitial_window = 104\n", Some(104)),
+            (
+                "tx_window = 104\n[transport.dctcp]\ninitial_window = 104\n",
+                Some(104),
+            ),
+            ("[transport.dctcp]\ninitial_window = 1\n", Some(1)),
+        ];
+        for &(keys, want) in table {
+            let run = one(&format!(
+                "[transport]\nkind = \"roce\"\ncc = \"dctcp\"\n{keys}"
+            ))
+            .unwrap();
+            let CcConfig::Dctcp(p) = run.config.transport.cc else {
+                panic!("{:?}", run.config.transport.cc)
+            };
+            assert_eq!(p.initial_window, want, "{keys}");
+        }
     }
 
     #[test]
@@ -1931,6 +1959,11 @@ mod tests {
                 "transport.dctcp.initial_alpha = 1.5: a fraction in [0, 1]",
             ),
             ("dctcp", "min_window = 4194305", "between 1 and 4194304"),
+            (
+                "dctcp",
+                "initial_window = 0",
+                "transport.dctcp.initial_window = 0: a whole number between 1 and 4194304",
+            ),
             (
                 "aimd",
                 "decrease_factor = 1e308",
