@@ -199,7 +199,10 @@ fn the_bottleneck_summary_counts_the_busiest_ports_samples_from_summary_from_on(
     let mut cfg = two_into_one(20, 1_000_000, None);
     cfg.monitor.as_mut().unwrap().summary_from = Duration::from_us(4);
     let (result, rows) = monitored(&cfg);
-    let b = result.summary.bottleneck.expect("a switch port was sampled");
+    let b = result
+        .summary
+        .bottleneck
+        .expect("a switch port was sampled");
     // The busiest port is the output to host 2, which carries all 40 packets.
     let counted: Vec<&PortSample> = (rows.ports.iter())
         .filter(|r| r.node.to_string() == "switch:0" && r.peer.to_string() == "host:2")

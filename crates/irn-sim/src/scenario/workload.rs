@@ -741,8 +741,8 @@ fn incast_flows(
             "workload.total",
             &format!("{total:?}"),
             &format!(
-                "between {flows_total}B and {} ({senders} senders × {per_sender} flows, each of \
-                 at least a byte and at most 2GiB, the {})",
+                "between {flows_total}B and {} ({flows_total} flows: {senders} senders, \
+                 {per_sender} each, every flow at least a byte and at most 2GiB, the {})",
                 Bytes(most),
                 flow_limit()
             ),
@@ -1040,8 +1040,17 @@ mod tests {
         let cases = [
             (
                 format!("{incast}total = \"1B\"\n"),
-                "workload.total = \"1B\": between 2B and 4294967296B (2 senders, each one flow of \
-                 at least a byte and at most 2GiB",
+                "workload.total = \"1B\": between 2B and 4294967296B (2 flows: 2 senders, 1 each, \
+                 every flow at least a byte and at most 2GiB",
+            ),
+            (
+                format!("{incast}flows_per_sender = 3\ntotal = \"5B\"\n"),
+                "workload.total = \"5B\": between 6B and 12884901888B (6 flows: 2 senders, 3 each",
+            ),
+            (
+                format!("{incast}flows_per_sender = 0\n"),
+                "workload.flows_per_sender = 0: between 1 and 500000 (2 senders, at most 1000000 \
+                 flows in all)",
             ),
             (
                 format!("{incast}total = \"18446744073709551615B\"\n"),

@@ -110,9 +110,14 @@ mod tests {
         assert_eq!(sizes, [4, 4, 3, 4, 3, 3]);
         assert!(split[..3].iter().all(|f| f.src == flows[0].src));
         assert!(split[3..].iter().all(|f| f.src == flows[1].src));
-        assert!(split.iter().all(|f| f.dst == HostIdx(0) && f.start == Time::ZERO));
+        assert!(split
+            .iter()
+            .all(|f| f.dst == HostIdx(0) && f.start == Time::ZERO));
         // One flow per sender changes nothing.
-        assert_eq!(format!("{:?}", super::split(flows.clone(), 1)), format!("{flows:?}"));
+        assert_eq!(
+            format!("{:?}", super::split(flows.clone(), 1)),
+            format!("{flows:?}")
+        );
     }
 
     #[test]
