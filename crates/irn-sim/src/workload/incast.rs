@@ -91,7 +91,7 @@ pub fn split(flows: Vec<FlowSpec>, per_flow: u32) -> Vec<FlowSpec> {
             let (base, extra) = (f.size_bytes / k, f.size_bytes % k);
             (0..k).map(move |i| FlowSpec {
                 size_bytes: base + u64::from(i < extra),
-                ..f.clone()
+                ..f
             })
         })
         .collect()
