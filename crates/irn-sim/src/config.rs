@@ -99,6 +99,8 @@ pub struct Monitor {
     pub flows: Vec<FlowId>,
     /// Every NIC's active flows and ordering memory are sampled.
     pub nics: bool,
+    /// Samples at or after this simulated time make `summary.json`'s `bottleneck` (0: all).
+    pub summary_from: Duration,
 }
 
 /// A NIC's ordering layer (Eunomia): which one, the sizes of Eunomia's bitmaps and pool, how

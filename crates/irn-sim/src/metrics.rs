@@ -159,6 +159,28 @@ pub struct NetworkCounters {
     /// Jain's index of the long-lived flows' shares (see [`Summary::jain_index`]); `None`
     /// when fewer than two flows were still running at the end.
     pub jain_index: Option<f64>,
+    /// The busiest switch port `[monitor]` sampled (see [`Summary::bottleneck`]); `None`
+    /// without a monitor sampling a switch port from `monitor.summary_from` on.
+    pub bottleneck: Option<BottleneckSummary>,
+}
+
+/// `summary.json`'s `bottleneck`: the switch port `[monitor]` sampled that sent the most bytes
+/// from `monitor.summary_from` on, as its samples there saw it. The whole-run metrics count a
+/// start-up transient (an incast's first round trip) with the steady state that follows; this
+/// counts only what comes after the time the scenario names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BottleneckSummary {
+    /// The port's global number, as `series/ports.csv` numbers it.
+    pub port: u32,
+    /// The samples counted (those at or after `monitor.summary_from`).
+    pub samples: u64,
+    /// The mean and the largest of its queue (data bytes waiting for it) at those samples.
+    pub avg_queue_bytes: f64,
+    pub peak_queue_bytes: u64,
+    /// Bytes it sent in those samples' windows over what its link could carry in them.
+    pub utilization: f64,
+    /// Data packets bound for it that its switch dropped in those windows.
+    pub drops: u64,
 }
 
 /// The periodic pause controls' checks (`[[pause_control]]` on-off or time-based), summed as
@@ -565,6 +587,10 @@ pub struct Summary {
     /// run whose flows all finish), so such runs keep their files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jain_index: Option<f64>,
+    /// With a `[monitor]` sampling switch ports (absent otherwise): the busiest of them from
+    /// `monitor.summary_from` on, its mean and peak queue, utilization and drops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<BottleneckSummary>,
 }
 
 /// Jain's fairness index of `shares`, (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one
@@ -1125,6 +1151,7 @@ impl RunResult {
             },
             collectives: (cfg.collectives.as_deref()).map(|c| collectives::summarize(c, &records)),
             jain_index: c.jain_index,
+            bottleneck: c.bottleneck,
         };
         RunResult {
             flows: rows,

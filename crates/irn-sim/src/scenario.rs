@@ -468,6 +468,7 @@ const DURATION_KEYS: &[&str] = &[
     "reconvergence",
     "at",
     "for",
+    "summary_from",
 ];
 /// The keys whose value is a rate string (a lossy link's `rate` is a probability).
 const RATE_KEYS: &[&str] = &["link_rate", "bottleneck_rate", "spine_link_rate", "rate"];

@@ -1,5 +1,6 @@
 //! `[monitor]`'s time series on a network worked by hand: one switch, two senders into one
-//! receiver; and the series leave every other result as it was.
+//! receiver; its summary of the busiest port; and the series leave every other result as it
+//! was.
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
@@ -54,6 +55,7 @@ fn two_into_one(packets: u64, buffer: u64, pfc: Option<u64>) -> SimConfig {
             ports,
             flows: vec![FlowId(0)],
             nics: true,
+            summary_from: Duration::ZERO,
         }),
         ..SimConfig::new(
             topology,
@@ -193,15 +195,52 @@ fn drops_and_pauses_add_up_to_the_summary() {
 }
 
 #[test]
+fn the_bottleneck_summary_counts_the_busiest_ports_samples_from_summary_from_on() {
+    let mut cfg = two_into_one(20, 1_000_000, None);
+    cfg.monitor.as_mut().unwrap().summary_from = Duration::from_us(4);
+    let (result, rows) = monitored(&cfg);
+    let b = result
+        .summary
+        .bottleneck
+        .expect("a switch port was sampled");
+    // The busiest port is the output to host 2, which carries all 40 packets.
+    let counted: Vec<&PortSample> = (rows.ports.iter())
+        .filter(|r| r.node.to_string() == "switch:0" && r.peer.to_string() == "host:2")
+        .filter(|r| r.time_us >= 4.0)
+        .collect();
+    assert_eq!(b.port, counted[0].port);
+    assert_eq!(b.samples, counted.len() as u64);
+    // Its queue is longest at 6 us (18 frames, see the hand count above); before 4 us it is
+    // shorter, so leaving those samples out changes the mean, not the peak.
+    assert_eq!(b.peak_queue_bytes, 18 * FRAME);
+    let mean = counted.iter().map(|r| r.queue_bytes as f64).sum::<f64>() / counted.len() as f64;
+    assert!((b.avg_queue_bytes - mean).abs() < 1e-9);
+    // It sends without a gap from 2.2172 us until the 40th frame is out at 10.9052 us: every
+    // window from 4 us to 10 us is full, 5,000 bytes at 40 Gb/s.
+    for r in counted.iter().filter(|r| r.time_us <= 10.0) {
+        assert_eq!(r.bytes_sent, 5000, "at {} us", r.time_us);
+    }
+    let sent: u64 = counted.iter().map(|r| r.bytes_sent).sum();
+    let capacity = 5000.0 * counted.len() as f64;
+    assert!((b.utilization - sent as f64 / capacity).abs() < 1e-12);
+    assert_eq!(b.drops, 0);
+    // From a time after the last sample, nothing is counted: no summary.
+    cfg.monitor.as_mut().unwrap().summary_from = Duration::from_ms(1);
+    assert_eq!(monitored(&cfg).0.summary.bottleneck, None);
+}
+
+#[test]
 fn a_monitor_changes_no_other_result() {
     for cfg in [
         two_into_one(20, 3 * FRAME, None),
         two_into_one(20, 100_000, Some(2 * FRAME)),
     ] {
-        let (with, rows) = monitored(&cfg);
+        let (mut with, rows) = monitored(&cfg);
         let without = irn_sim::run(&cfg, &mut |_| {});
         assert!(!rows.ports.is_empty());
         assert_eq!(format!("{:?}", with.flows), format!("{:?}", without.flows));
+        // The monitor's own summary is the only addition.
+        assert!(with.summary.bottleneck.take().is_some());
         assert_eq!(
             serde_json::to_string(&with.summary).unwrap(),
             serde_json::to_string(&without.summary).unwrap()

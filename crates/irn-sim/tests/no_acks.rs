@@ -41,6 +41,7 @@ fn config(
             ports,
             flows: vec![],
             nics: false,
+            summary_from: Duration::ZERO,
         }),
         ..SimConfig::new(
             topology,

@@ -217,6 +217,7 @@ fn run_sampling_long_input(
         ports: vec![LONG_INPUT],
         flows: Vec::new(),
         nics: false,
+        summary_from: Duration::ZERO,
     });
     irn_sim::run_monitored(&cfg, &mut |_| {}, sink)
 }

@@ -268,6 +268,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("transport.aimd", &["transport.cc=\"aimd\""]),
     ("transport.mp_rdma", &["transport.kind=\"mp-rdma\""]),
     ("workload.total", INCAST),
+    ("workload.flows_per_sender", INCAST),
     ("workload.receiver", INCAST),
     (
         "workload.size",

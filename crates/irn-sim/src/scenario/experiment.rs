@@ -47,7 +47,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{invalid, ScenarioError};
-use crate::metrics::{FailureSummary, FctBucket, PauseControlSummary, QuerySummary, Summary};
+use crate::metrics::{
+    BottleneckSummary, FailureSummary, FctBucket, PauseControlSummary, QuerySummary, Summary,
+};
 
 /// `[experiment]`: how `irn reproduce` and `irn check` run the scenario.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -336,6 +338,7 @@ fn check_path(path: &str) -> Result<(), String> {
         ordering_refused_pool: Some(0),
         ordering_peak_records: Some(0),
         jain_index: Some(0.0),
+        bottleneck: Some(BottleneckSummary::default()),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");

@@ -8,6 +8,7 @@
 //! ports = "switch"    # which egress ports (default: every switch port), see below
 //! flows = [0, 17]     # flow ids (flows.csv's `flow_id`) whose progress is sampled (default: none)
 //! nics = true         # every NIC's active flows and ordering memory (default: true)
+//! summary_from = "1ms" # samples from then on make summary.json's `bottleneck` (default: 0)
 //! ```
 //!
 //! `ports` is one selector or a list of them, their union:
@@ -28,7 +29,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{duration_in, invalid, min_frame_floor, ScenarioError};
+use irn_core::Duration;
+
+use super::{duration_in, invalid, min_frame_floor, parse_key, ScenarioError};
 use crate::config::Monitor;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::topology::Topology;
@@ -49,6 +52,10 @@ pub struct MonitorSection {
     /// Every NIC's active flows and ordering memory are sampled.
     #[serde(default = "yes")]
     pub nics: bool,
+    /// Samples at or after this simulated time make `summary.json`'s `bottleneck`, e.g.
+    /// `"1ms"` to leave an incast's first round trips out. Default `"0us"`: every sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_from: Option<String>,
 }
 
 /// `monitor.ports`: `"switch"` or `["switch:0:uplinks", "host:3"]`.
@@ -118,11 +125,16 @@ pub(super) fn build(
     }
     ids.sort_unstable();
     ids.dedup();
+    let summary_from = match &m.summary_from {
+        Some(text) => parse_key::<Duration>(file, "monitor.summary_from", text)?,
+        None => Duration::ZERO,
+    };
     Ok(Monitor {
         interval,
         ports,
         flows: ids,
         nics: m.nics,
+        summary_from,
     })
 }
 

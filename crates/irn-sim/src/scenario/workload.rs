@@ -51,6 +51,10 @@ pub struct WorkloadSection {
     /// incast: bytes striped over the senders (default 150MB).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<String>,
+    /// incast: flows each sender opens to the receiver, its share split evenly between them
+    /// (default 1): an incast of thousands of flows from a few hosts (Swift §5's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows_per_sender: Option<u32>,
     /// queries: bytes each sender answers a query with (default 40KB, Eunomia §5.5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
@@ -184,6 +188,7 @@ impl Default for WorkloadSection {
             duration: Some("5ms".into()),
             senders: None,
             total: None,
+            flows_per_sender: None,
             size: None,
             receiver: None,
             background_load: None,
@@ -216,6 +221,7 @@ impl WorkloadSection {
             ("duration", self.duration.is_some(), poisson || queries),
             ("senders", self.senders.is_some(), incast || queries),
             ("total", self.total.is_some(), incast),
+            ("flows_per_sender", self.flows_per_sender.is_some(), incast),
             ("size", self.size.is_some(), queries),
             ("receiver", self.receiver.is_some(), incast),
             (
@@ -714,16 +720,29 @@ fn incast_flows(
     let total = w.total.as_deref().unwrap_or("150MB");
     let receiver = w.receiver.unwrap_or(0);
     let total_bytes = parse_key::<Bytes>(file, "workload.total", total)?.0;
-    // Each sender's share is one flow: at least a byte, at most the flow-size limit.
-    let most = u64::from(senders.max(1)).saturating_mul(MAX_FLOW_BYTES);
-    if total_bytes < u64::from(senders) || total_bytes > most {
+    let per_sender = w.flows_per_sender.unwrap_or(1);
+    let flows_total = u64::from(senders) * u64::from(per_sender);
+    if per_sender == 0 || flows_total > MAX_INCAST_FLOWS {
+        return Err(invalid(
+            file,
+            "workload.flows_per_sender",
+            &per_sender.to_string(),
+            &format!(
+                "between 1 and {} ({senders} senders, at most {MAX_INCAST_FLOWS} flows in all)",
+                MAX_INCAST_FLOWS / u64::from(senders.max(1))
+            ),
+        ));
+    }
+    // Each flow: at least a byte, at most the flow-size limit.
+    let most = flows_total.max(1).saturating_mul(MAX_FLOW_BYTES);
+    if total_bytes < flows_total || total_bytes > most {
         return Err(invalid(
             file,
             "workload.total",
             &format!("{total:?}"),
             &format!(
-                "between {senders}B and {} ({senders} senders, each one flow of at least a byte \
-                 and at most 2GiB, the {})",
+                "between {flows_total}B and {} ({flows_total} flows: {senders} senders, \
+                 {per_sender} each, every flow at least a byte and at most 2GiB, the {})",
                 Bytes(most),
                 flow_limit()
             ),
@@ -753,9 +772,15 @@ fn incast_flows(
             &e.to_string(),
         )
     })?;
+    if per_sender > 1 {
+        flows = workload::split(flows, per_sender);
+    }
     add_background(s, file, (hosts, host_rate), "10ms", &mut flows)?;
     Ok(flows)
 }
+
+/// The most flows an incast may have: a million, each a queue pair with its own state.
+const MAX_INCAST_FLOWS: u64 = 1_000_000;
 
 /// `kind = "queries"`'s flows, and its cross traffic's.
 fn query_flows(
@@ -1015,8 +1040,17 @@ mod tests {
         let cases = [
             (
                 format!("{incast}total = \"1B\"\n"),
-                "workload.total = \"1B\": between 2B and 4294967296B (2 senders, each one flow of \
-                 at least a byte and at most 2GiB",
+                "workload.total = \"1B\": between 2B and 4294967296B (2 flows: 2 senders, 1 each, \
+                 every flow at least a byte and at most 2GiB",
+            ),
+            (
+                format!("{incast}flows_per_sender = 3\ntotal = \"5B\"\n"),
+                "workload.total = \"5B\": between 6B and 12884901888B (6 flows: 2 senders, 3 each",
+            ),
+            (
+                format!("{incast}flows_per_sender = 0\n"),
+                "workload.flows_per_sender = 0: between 1 and 500000 (2 senders, at most 1000000 \
+                 flows in all)",
             ),
             (
                 format!("{incast}total = \"18446744073709551615B\"\n"),

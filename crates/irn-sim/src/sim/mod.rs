@@ -605,6 +605,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             pools.and_then(|p| p.iter().map(|m| u64::from(m.stats().peak_states)).max());
         self.counters.ordering_memory = self.memory.as_ref().map(OrderingMemory::summary);
         let samples = self.monitor.as_ref().map_or(0, |m| m.samples);
+        self.counters.bottleneck = self.monitor.as_ref().and_then(Monitor::bottleneck);
         self.counters.events = self.queue.processed() - samples;
         self.counters.sim_time = end - Time::ZERO;
         let records = (self.flows.iter().zip(&self.counts))

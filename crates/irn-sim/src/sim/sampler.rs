@@ -34,7 +34,7 @@ use super::Simulation;
 use crate::config::SimConfig;
 use crate::engine::Sampler;
 use crate::ids::{FlowId, PortId};
-use crate::metrics::SampledMemory;
+use crate::metrics::{BottleneckSummary, SampledMemory};
 use crate::port::{OwnerKind, Port, PortExtra};
 use crate::series::{FlowSample, NicSample, NodeName, PortSample, SeriesSink};
 use crate::switch::{Queues, Switch};
@@ -261,6 +261,56 @@ struct Watched {
     /// Its node's and peer's tier names and indices, made once here.
     label: PortLabel,
     last: PortCounts,
+    /// Its samples from `monitor.summary_from` on, summed for the summary's `bottleneck`.
+    tally: Tally,
+}
+
+/// A switch port's samples from `monitor.summary_from` on, summed as they are taken.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    samples: u64,
+    queue_sum: u128,
+    queue_peak: u64,
+    bytes_sent: u64,
+    /// What its link could carry in those samples' windows.
+    capacity: u64,
+    drops: u64,
+}
+
+impl Tally {
+    /// Counts one sample of a switch port.
+    fn add(&mut self, queue: u64, bytes_sent: u64, capacity: u64, drops: u64) {
+        self.samples += 1;
+        self.queue_sum += u128::from(queue);
+        self.queue_peak = self.queue_peak.max(queue);
+        self.bytes_sent += bytes_sent;
+        self.capacity += capacity;
+        self.drops += drops;
+    }
+
+    fn summary(&self, port: PortId) -> BottleneckSummary {
+        let share = |n: f64, d: f64| if d > 0.0 { n / d } else { 0.0 };
+        BottleneckSummary {
+            port: port.0,
+            samples: self.samples,
+            avg_queue_bytes: share(self.queue_sum as f64, self.samples as f64),
+            peak_queue_bytes: self.queue_peak,
+            utilization: share(self.bytes_sent as f64, self.capacity as f64),
+            drops: self.drops,
+        }
+    }
+}
+
+/// The summary's `bottleneck` from `ports`' tallies: the switch port that sent the most
+/// bytes in its counted samples (the first of equals, in port order); `None` when no switch
+/// port was sampled from `monitor.summary_from` on.
+fn busiest(ports: &[Watched]) -> Option<BottleneckSummary> {
+    let counted = ports.iter().filter(|w| w.tally.samples > 0);
+    let most = counted.fold(None::<&Watched>, |best, w| match best {
+        Some(b) if b.tally.bytes_sent >= w.tally.bytes_sent => Some(b),
+        _ => Some(w),
+    })?;
+    Some(most.tally.summary(most.port))
 }
 
 /// `[monitor]`'s sampler: rows go to the sink as they are read.
@@ -283,6 +333,8 @@ pub(super) struct Monitor<'a> {
     /// Samples taken: left out of the summary's event count, which then reads the same with
     /// and without a monitor.
     pub(super) samples: u64,
+    /// Samples from this time on count in the summary's `bottleneck`.
+    summary_from: Time,
 }
 
 impl std::fmt::Debug for Monitor<'_> {
@@ -332,6 +384,7 @@ impl<'a> Monitor<'a> {
                         peer_tier: tiers[node_of(port.peer)],
                         label: cfg.topology.port_label(p),
                         last: PortCounts::default(),
+                        tally: Tally::default(),
                     }
                 })
                 .collect(),
@@ -343,7 +396,14 @@ impl<'a> Monitor<'a> {
             first_layer: 0,
             flows: m.flows.iter().map(|&f| (f, false)).collect(),
             samples: 0,
+            summary_from: Time::ZERO + m.summary_from,
         }
+    }
+
+    /// The summary's `bottleneck`: the busiest sampled switch port from
+    /// `monitor.summary_from` on.
+    pub(super) fn bottleneck(&self) -> Option<BottleneckSummary> {
+        busiest(&self.ports)
     }
 }
 
@@ -397,6 +457,7 @@ impl<T: Trace> Simulation<'_, T> {
         let now = self.now;
         let time_us = now.as_ps() as f64 / 1e6;
         let interval = m.schedule.interval;
+        let counted = now >= m.summary_from;
         for w in &mut m.ports {
             let p = w.port.index();
             let (port, extra) = (&self.ports[p], &self.extra[p]);
@@ -408,7 +469,13 @@ impl<T: Trace> Simulation<'_, T> {
             let now_counts = PortCounts::read(port, extra, switch, lost, now);
             let last = std::mem::replace(&mut w.last, now_counts);
             let bytes_sent = now_counts.bytes_sent - last.bytes_sent;
-            let capacity = extra.rate.bdp_bytes(interval) as f64;
+            let capacity = extra.rate.bdp_bytes(interval);
+            let queue_bytes = switch.map_or(0, |(s, local)| s.queued_bytes(local));
+            let drops = now_counts.drops - last.drops;
+            if counted && switch.is_some() {
+                w.tally.add(queue_bytes, bytes_sent, capacity, drops);
+            }
+            let capacity = capacity as f64;
             m.sink.port(&PortSample {
                 time_us,
                 port: w.port.0,
@@ -417,7 +484,7 @@ impl<T: Trace> Simulation<'_, T> {
                 peer: w.peer,
                 tier: w.tier,
                 peer_tier: w.peer_tier,
-                queue_bytes: switch.map_or(0, |(s, local)| s.queued_bytes(local)),
+                queue_bytes,
                 buffer_bytes: switch.map(|(s, local)| s.buffer_bytes(local)),
                 paused: u8::from(port.paused),
                 paused_us: (now_counts.paused - last.paused).as_us_f64(),
@@ -430,7 +497,7 @@ impl<T: Trace> Simulation<'_, T> {
                     0.0
                 },
                 ecn_marks: now_counts.ecn_marks - last.ecn_marks,
-                drops: now_counts.drops - last.drops,
+                drops,
                 link_losses: now_counts.link_losses - last.link_losses,
                 node_label: w.label.node,
                 peer_label: w.label.peer,

@@ -78,9 +78,47 @@ pub fn incast(
         .collect())
 }
 
+/// Each of `flows` as `per_flow` flows between the same hosts, starting together, its bytes
+/// split as evenly as a stripe (the first `size % per_flow` one byte larger): an incast of many
+/// flows per sender, as RPC servers answer many requests over their own connections at once.
+/// The flows of one sender stay together, in the order given. `per_flow` is at least 1 and
+/// at most each flow's size (every flow keeps at least a byte).
+pub fn split(flows: Vec<FlowSpec>, per_flow: u32) -> Vec<FlowSpec> {
+    let k = u64::from(per_flow.max(1));
+    flows
+        .into_iter()
+        .flat_map(|f| {
+            let (base, extra) = (f.size_bytes / k, f.size_bytes % k);
+            (0..k).map(move |i| FlowSpec {
+                size_bytes: base + u64::from(i < extra),
+                ..f
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_keeps_each_senders_bytes_in_even_flows() {
+        let flows = incast(5, HostIdx(0), 2, 21, Time::ZERO, 1).unwrap();
+        // 21 bytes over 2 senders: 11 and 10; each in 3 flows: 4, 4, 3 and 4, 3, 3.
+        let split = split(flows.clone(), 3);
+        let sizes: Vec<u64> = split.iter().map(|f| f.size_bytes).collect();
+        assert_eq!(sizes, [4, 4, 3, 4, 3, 3]);
+        assert!(split[..3].iter().all(|f| f.src == flows[0].src));
+        assert!(split[3..].iter().all(|f| f.src == flows[1].src));
+        assert!(split
+            .iter()
+            .all(|f| f.dst == HostIdx(0) && f.start == Time::ZERO));
+        // One flow per sender changes nothing.
+        assert_eq!(
+            format!("{:?}", super::split(flows.clone(), 1)),
+            format!("{flows:?}")
+        );
+    }
 
     #[test]
     fn stripes_sum_to_the_total_over_distinct_senders() {

@@ -37,7 +37,7 @@ pub use cdf::{BuiltinCdf, Cdf, CdfFormat};
 pub use collective::Collectives;
 pub use dag::FlowDag;
 pub use error::WorkloadError;
-pub use incast::incast;
+pub use incast::{incast, split};
 pub use poisson::poisson;
 pub use queries::{queries, QueryLoad};
 pub use sizes::SizeDist;
