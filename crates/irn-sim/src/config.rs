@@ -99,8 +99,9 @@ pub struct Monitor {
     pub flows: Vec<FlowId>,
     /// Every NIC's active flows and ordering memory are sampled.
     pub nics: bool,
-    /// Samples at or after this simulated time make `summary.json`'s `bottleneck` (0: all).
-    pub summary_from: Duration,
+    /// Samples at or after this simulated time make `summary.json`'s `bottleneck`; `None`: no
+    /// `bottleneck`, so that a monitor changes nothing in the summary unless asked to.
+    pub summary_from: Option<Duration>,
 }
 
 /// A NIC's ordering layer (Eunomia): which one, the sizes of Eunomia's bitmaps and pool, how

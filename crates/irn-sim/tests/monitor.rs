@@ -55,7 +55,7 @@ fn two_into_one(packets: u64, buffer: u64, pfc: Option<u64>) -> SimConfig {
             ports,
             flows: vec![FlowId(0)],
             nics: true,
-            summary_from: Duration::ZERO,
+            summary_from: None,
         }),
         ..SimConfig::new(
             topology,
@@ -197,7 +197,7 @@ fn drops_and_pauses_add_up_to_the_summary() {
 #[test]
 fn the_bottleneck_summary_counts_the_busiest_ports_samples_from_summary_from_on() {
     let mut cfg = two_into_one(20, 1_000_000, None);
-    cfg.monitor.as_mut().unwrap().summary_from = Duration::from_us(4);
+    cfg.monitor.as_mut().unwrap().summary_from = Some(Duration::from_us(4));
     let (result, rows) = monitored(&cfg);
     let b = result
         .summary
@@ -225,21 +225,29 @@ fn the_bottleneck_summary_counts_the_busiest_ports_samples_from_summary_from_on(
     assert!((b.utilization - sent as f64 / capacity).abs() < 1e-12);
     assert_eq!(b.drops, 0);
     // From a time after the last sample, nothing is counted: no summary.
-    cfg.monitor.as_mut().unwrap().summary_from = Duration::from_ms(1);
+    cfg.monitor.as_mut().unwrap().summary_from = Some(Duration::from_ms(1));
     assert_eq!(monitored(&cfg).0.summary.bottleneck, None);
 }
 
 #[test]
 fn a_monitor_changes_no_other_result() {
-    for cfg in [
+    for mut cfg in [
         two_into_one(20, 3 * FRAME, None),
         two_into_one(20, 100_000, Some(2 * FRAME)),
     ] {
-        let (mut with, rows) = monitored(&cfg);
+        let (with, rows) = monitored(&cfg);
         let without = irn_sim::run(&cfg, &mut |_| {});
         assert!(!rows.ports.is_empty());
         assert_eq!(format!("{:?}", with.flows), format!("{:?}", without.flows));
-        // The monitor's own summary is the only addition.
+        // Without `summary_from` the summary is the same; with it, `bottleneck` is the only
+        // addition.
+        assert_eq!(with.summary.bottleneck, None);
+        assert_eq!(
+            serde_json::to_string(&with.summary).unwrap(),
+            serde_json::to_string(&without.summary).unwrap()
+        );
+        cfg.monitor.as_mut().unwrap().summary_from = Some(Duration::ZERO);
+        let (mut with, _) = monitored(&cfg);
         assert!(with.summary.bottleneck.take().is_some());
         assert_eq!(
             serde_json::to_string(&with.summary).unwrap(),

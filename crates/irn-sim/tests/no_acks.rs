@@ -41,7 +41,7 @@ fn config(
             ports,
             flows: vec![],
             nics: false,
-            summary_from: Duration::ZERO,
+            summary_from: None,
         }),
         ..SimConfig::new(
             topology,

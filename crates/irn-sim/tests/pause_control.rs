@@ -217,7 +217,7 @@ fn run_sampling_long_input(
         ports: vec![LONG_INPUT],
         flows: Vec::new(),
         nics: false,
-        summary_from: Duration::ZERO,
+        summary_from: None,
     });
     irn_sim::run_monitored(&cfg, &mut |_| {}, sink)
 }

@@ -8,7 +8,7 @@
 //! ports = "switch"    # which egress ports (default: every switch port), see below
 //! flows = [0, 17]     # flow ids (flows.csv's `flow_id`) whose progress is sampled (default: none)
 //! nics = true         # every NIC's active flows and ordering memory (default: true)
-//! summary_from = "1ms" # samples from then on make summary.json's `bottleneck` (default: 0)
+//! summary_from = "1ms" # samples from then on make summary.json's `bottleneck` (default: none)
 //! ```
 //!
 //! `ports` is one selector or a list of them, their union:
@@ -125,10 +125,11 @@ pub(super) fn build(
     }
     ids.sort_unstable();
     ids.dedup();
-    let summary_from = match &m.summary_from {
-        Some(text) => parse_key::<Duration>(file, "monitor.summary_from", text)?,
-        None => Duration::ZERO,
-    };
+    let summary_from = m
+        .summary_from
+        .as_deref()
+        .map(|text| parse_key::<Duration>(file, "monitor.summary_from", text))
+        .transpose()?;
     Ok(Monitor {
         interval,
         ports,

@@ -333,8 +333,8 @@ pub(super) struct Monitor<'a> {
     /// Samples taken: left out of the summary's event count, which then reads the same with
     /// and without a monitor.
     pub(super) samples: u64,
-    /// Samples from this time on count in the summary's `bottleneck`.
-    summary_from: Time,
+    /// Samples from this time on count in the summary's `bottleneck` (`None`: none do).
+    summary_from: Option<Time>,
 }
 
 impl std::fmt::Debug for Monitor<'_> {
@@ -396,7 +396,7 @@ impl<'a> Monitor<'a> {
             first_layer: 0,
             flows: m.flows.iter().map(|&f| (f, false)).collect(),
             samples: 0,
-            summary_from: Time::ZERO + m.summary_from,
+            summary_from: m.summary_from.map(|d| Time::ZERO + d),
         }
     }
 
@@ -457,7 +457,7 @@ impl<T: Trace> Simulation<'_, T> {
         let now = self.now;
         let time_us = now.as_ps() as f64 / 1e6;
         let interval = m.schedule.interval;
-        let counted = now >= m.summary_from;
+        let counted = m.summary_from.is_some_and(|from| now >= from);
         for w in &mut m.ports {
             let p = w.port.index();
             let (port, extra) = (&self.ports[p], &self.extra[p]);
