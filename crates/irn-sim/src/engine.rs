@@ -183,6 +183,78 @@ const COARSE: usize = 64;
 const MAX_COARSE: usize = 4096;
 /// Events a bucket holds in place (one cache line); more spill into a vector.
 const SLOTS: usize = 4;
+/// Events per chunk of a coarse bucket (eight cache lines).
+const CHUNK: usize = 32;
+/// No chunk: the end of a coarse bucket's chain.
+const NO_CHUNK: u32 = u32::MAX;
+
+/// A coarse bucket of the ring: a chain of chunks from a pool shared by the whole ring, in
+/// scheduling order.
+///
+/// Chunks, not a vector per bucket: a vector keeps its memory for its bucket's next turn, a
+/// ring's span later, by when a k = 24 fat-tree has touched megabytes and its lines are out of
+/// cache, so every fourth event scheduled into the ring missed the cache on its write. A chunk
+/// goes back to the pool as soon as its events move into the window, and the pool hands out the
+/// last one freed first: the lines just read, still in cache.
+#[derive(Debug, Clone, Copy)]
+struct Coarse {
+    /// The first chunk and the one being filled ([`NO_CHUNK`] when empty).
+    head: u32,
+    tail: u32,
+    /// Events in the bucket.
+    len: u32,
+}
+
+const EMPTY_COARSE: Coarse = Coarse {
+    head: NO_CHUNK,
+    tail: NO_CHUNK,
+    len: 0,
+};
+
+/// A chunk's events, on cache lines of their own.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
+struct Chunk([Slot; CHUNK]);
+
+/// The chunks every coarse bucket's events live in, and the free ones.
+#[derive(Debug, Default)]
+struct Chunks {
+    events: Vec<Chunk>,
+    /// The chunk after each one in its bucket's chain.
+    next: Vec<u32>,
+    /// Free chunks, the last freed on top.
+    free: Vec<u32>,
+}
+
+impl Chunks {
+    /// Appends `e` to coarse bucket `c`.
+    #[inline(always)]
+    fn push(&mut self, c: &mut Coarse, e: Slot) {
+        let at = c.len as usize % CHUNK;
+        if at == 0 {
+            self.grow(c);
+        }
+        self.events[c.tail as usize].0[at] = e;
+        c.len += 1;
+    }
+
+    /// Chains a chunk to the end of `c`, the last one freed if any is free.
+    #[inline(never)]
+    fn grow(&mut self, c: &mut Coarse) {
+        let chunk = self.free.pop().unwrap_or_else(|| {
+            self.events.push(Chunk([EMPTY_SLOT; CHUNK]));
+            self.next.push(NO_CHUNK);
+            (self.events.len() - 1) as u32
+        });
+        self.next[chunk as usize] = NO_CHUNK;
+        if c.len == 0 {
+            c.head = chunk;
+        } else {
+            self.next[c.tail as usize] = chunk;
+        }
+        c.tail = chunk;
+    }
+}
 
 /// A bucket's first events, in (time, scheduling) order; slots past the bucket's count are
 /// stale.
@@ -219,8 +291,9 @@ pub struct EventQueue {
     window_end: u64,
     /// `ring[c & ring_mask]` holds the events of absolute coarse bucket `c`, for `c` from
     /// `window_end / SPAN` up to `ring_end`, `ring_mask + 1` (a power of two) coarse buckets,
-    /// in scheduling order.
-    ring: Box<[Vec<Slot>; MAX_COARSE]>,
+    /// in scheduling order, in `chunks`.
+    ring: Box<[Coarse; MAX_COARSE]>,
+    chunks: Chunks,
     ring_mask: usize,
     /// The first absolute coarse bucket past the ring, kept with `window_end`.
     ring_end: u64,
@@ -266,7 +339,8 @@ impl EventQueue {
             cur: 0,
             cur_pos: 0,
             window_end: FINE as u64,
-            ring: boxed_array(Vec::new()),
+            ring: boxed_array(EMPTY_COARSE),
+            chunks: Chunks::default(),
             ring_mask: coarse - 1,
             ring_end: FINE as u64 / SPAN + coarse as u64,
             ring_len: 0,
@@ -297,7 +371,8 @@ impl EventQueue {
         if b < self.window_end {
             self.put(b, e);
         } else if b / SPAN < self.ring_end {
-            self.ring[self.ring_slot(b / SPAN)].push(e);
+            let slot = self.ring_slot(b / SPAN);
+            self.chunks.push(&mut self.ring[slot], e);
             self.ring_len += 1;
         } else {
             self.defer(e);
@@ -481,15 +556,18 @@ impl EventQueue {
         self.window_end += SPAN;
         self.ring_end += 1;
         let slot = self.ring_slot(c);
-        if !self.ring[slot].is_empty() {
-            let mut events = std::mem::take(&mut self.ring[slot]);
-            self.ring_len -= events.len();
-            for &e in &events {
+        let bucket = std::mem::replace(&mut self.ring[slot], EMPTY_COARSE);
+        self.ring_len -= bucket.len as usize;
+        let (mut chunk, mut left) = (bucket.head, bucket.len as usize);
+        while left > 0 {
+            let n = left.min(CHUNK);
+            for i in 0..n {
+                let e = self.chunks.events[chunk as usize].0[i];
                 self.put(self.bucket_of(e.time), e);
             }
-            events.clear();
-            // Handed back, so its capacity is reused.
-            self.ring[slot] = events;
+            self.chunks.free.push(chunk);
+            chunk = self.chunks.next[chunk as usize];
+            left -= n;
         }
         if self.overflow_next < self.ring_end {
             self.refill();
@@ -504,11 +582,12 @@ impl EventQueue {
             let Some(Reverse(e)) = self.overflow.pop() else {
                 break;
             };
-            let c = self.bucket_of(e.time) / SPAN;
-            self.ring[self.ring_slot(c)].push(Slot {
+            let slot = self.ring_slot(self.bucket_of(e.time) / SPAN);
+            let e = Slot {
                 time: e.time,
                 event: e.event,
-            });
+            };
+            self.chunks.push(&mut self.ring[slot], e);
             self.ring_len += 1;
             self.overflow_next = self
                 .overflow
