@@ -15,10 +15,12 @@
 //! picoseconds: usually one event, rarely more than three) cover a window of two coarse buckets
 //! (each `SPAN` fine ones), the one being served and the next. Beyond the window, a ring of coarse
 //! buckets (at least `COARSE`, more when the horizon asked for needs them) takes events by
-//! appending them to a vector, unsorted; when the window slides on by a coarse bucket, that
-//! bucket's events move into the fine buckets in one pass. Events beyond the ring (retransmission
-//! timers, far-off flow arrivals) wait in a heap and move into the ring as it turns. A link's
-//! arrivals, a link delay ahead, thus go to a vector tail that is hot in cache, instead of to a
+//! appending them to a chain of chunks, unsorted; when the window slides on by a coarse bucket,
+//! that bucket's events move into the fine buckets in one pass and its chunks go back to a pool
+//! shared by every coarse bucket, which hands out the last one freed first. Events beyond the
+//! ring (retransmission timers, far-off flow arrivals) wait in a heap and move into the ring as
+//! it turns. A link's arrivals, a link delay ahead, thus go to a chunk that is hot in cache,
+//! instead of to a
 //! fine bucket last touched a wheel turn ago: with one flat wheel of 8192 fine buckets (512 KB)
 //! spanning the link delay, every such event missed the 1 MB L2 cache (the `Arrive` events' bucket
 //! was the largest single stall in the profile); with a 64 KB window, L2 misses halved. The window
@@ -178,7 +180,7 @@ const WORDS: usize = FINE / 64;
 /// delay plus a frame. Narrower buckets (many ports) get more, up to the horizon the simulation
 /// asks for ([`EventQueue::with_horizon`]).
 const COARSE: usize = 64;
-/// The most coarse buckets in the ring: the ring is an array of this many vectors (96 KB of
+/// The most coarse buckets in the ring: the ring is an array of this many chains (48 KB of
 /// headers, most never touched), so indexing it needs no bounds check.
 const MAX_COARSE: usize = 4096;
 /// Events a bucket holds in place (one cache line); more spill into a vector.

@@ -16,6 +16,10 @@
 //! Consecutive destinations of the same switch often share the same candidate list (in a
 //! fat-tree an edge switch sends every remote ToR to the same uplinks), so a list equal to the
 //! switch's previous one is stored once; this keeps the candidate array small.
+//!
+//! A fat-tree's lookups skip the table ([`FatTreeRoutes`]): its lists follow from the
+//! destination's address, and computing them costs less than the cache miss the table's entry
+//! was on a large tree.
 
 use irn_core::time::Duration;
 
@@ -80,7 +84,9 @@ impl FatTreeRoutes {
             half,
             k,
             edges: k * k / 2,
-            ports: (first_port..first_port + switches * k).map(PortId).collect(),
+            ports: (first_port..first_port + switches * k)
+                .map(PortId)
+                .collect(),
         }
     }
 
