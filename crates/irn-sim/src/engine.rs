@@ -15,10 +15,12 @@
 //! picoseconds: usually one event, rarely more than three) cover a window of two coarse buckets
 //! (each `SPAN` fine ones), the one being served and the next. Beyond the window, a ring of coarse
 //! buckets (at least `COARSE`, more when the horizon asked for needs them) takes events by
-//! appending them to a vector, unsorted; when the window slides on by a coarse bucket, that
-//! bucket's events move into the fine buckets in one pass. Events beyond the ring (retransmission
-//! timers, far-off flow arrivals) wait in a heap and move into the ring as it turns. A link's
-//! arrivals, a link delay ahead, thus go to a vector tail that is hot in cache, instead of to a
+//! appending them to a chain of chunks, unsorted; when the window slides on by a coarse bucket,
+//! that bucket's events move into the fine buckets in one pass and its chunks go back to a pool
+//! shared by every coarse bucket, which hands out the last one freed first. Events beyond the
+//! ring (retransmission timers, far-off flow arrivals) wait in a heap and move into the ring as
+//! it turns. A link's arrivals, a link delay ahead, thus go to a chunk that is hot in cache,
+//! instead of to a
 //! fine bucket last touched a wheel turn ago: with one flat wheel of 8192 fine buckets (512 KB)
 //! spanning the link delay, every such event missed the 1 MB L2 cache (the `Arrive` events' bucket
 //! was the largest single stall in the profile); with a 64 KB window, L2 misses halved. The window
@@ -178,11 +180,97 @@ const WORDS: usize = FINE / 64;
 /// delay plus a frame. Narrower buckets (many ports) get more, up to the horizon the simulation
 /// asks for ([`EventQueue::with_horizon`]).
 const COARSE: usize = 64;
-/// The most coarse buckets in the ring: the ring is an array of this many vectors (96 KB of
+/// The most coarse buckets in the ring: the ring is an array of this many chains (48 KB of
 /// headers, most never touched), so indexing it needs no bounds check.
 const MAX_COARSE: usize = 4096;
 /// Events a bucket holds in place (one cache line); more spill into a vector.
 const SLOTS: usize = 4;
+/// Events per chunk of a coarse bucket (eight cache lines).
+const CHUNK: usize = 32;
+/// No chunk: the end of a coarse bucket's chain.
+const NO_CHUNK: u32 = u32::MAX;
+
+/// A coarse bucket of the ring: a chain of chunks from a pool shared by the whole ring, in
+/// scheduling order.
+///
+/// Chunks, not a vector per bucket: a vector keeps its memory for its bucket's next turn, a
+/// ring's span later, by when a k = 24 fat-tree has touched megabytes and its lines are out of
+/// cache, so every fourth event scheduled into the ring missed the cache on its write. A chunk
+/// goes back to the pool as soon as its events move into the window, and the pool hands out the
+/// last one freed first: the lines just read, still in cache.
+#[derive(Debug, Clone, Copy)]
+struct Coarse {
+    /// The first chunk and the one being filled ([`NO_CHUNK`] when empty).
+    head: u32,
+    tail: u32,
+    /// Events in the bucket.
+    len: u32,
+}
+
+const EMPTY_COARSE: Coarse = Coarse {
+    head: NO_CHUNK,
+    tail: NO_CHUNK,
+    len: 0,
+};
+
+/// A chunk's events, on cache lines of their own: their times and their events apart, so an
+/// event is stored as the two words it is computed in. (As one 16-byte slot, the compiler built
+/// it on the stack and copied it with one 16-byte load, which cannot be forwarded from the two
+/// 8-byte stores before it and so waited for every earlier store to reach the cache: a sixth of
+/// a k = 24 fat-tree's samples sat on that copy.)
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
+struct Chunk {
+    times: [Time; CHUNK],
+    events: [Event; CHUNK],
+}
+
+const EMPTY_CHUNK: Chunk = Chunk {
+    times: [Time::ZERO; CHUNK],
+    events: [Event::FlowArrival; CHUNK],
+};
+
+/// The chunks every coarse bucket's events live in, and the free ones.
+#[derive(Debug, Default)]
+struct Chunks {
+    events: Vec<Chunk>,
+    /// The chunk after each one in its bucket's chain.
+    next: Vec<u32>,
+    /// Free chunks, the last freed on top.
+    free: Vec<u32>,
+}
+
+impl Chunks {
+    /// Appends `e` to coarse bucket `c`.
+    #[inline(always)]
+    fn push(&mut self, c: &mut Coarse, e: Slot) {
+        let at = c.len as usize % CHUNK;
+        if at == 0 {
+            self.grow(c);
+        }
+        let chunk = &mut self.events[c.tail as usize];
+        chunk.times[at] = e.time;
+        chunk.events[at] = e.event;
+        c.len += 1;
+    }
+
+    /// Chains a chunk to the end of `c`, the last one freed if any is free.
+    #[inline(never)]
+    fn grow(&mut self, c: &mut Coarse) {
+        let chunk = self.free.pop().unwrap_or_else(|| {
+            self.events.push(EMPTY_CHUNK);
+            self.next.push(NO_CHUNK);
+            (self.events.len() - 1) as u32
+        });
+        self.next[chunk as usize] = NO_CHUNK;
+        if c.len == 0 {
+            c.head = chunk;
+        } else {
+            self.next[c.tail as usize] = chunk;
+        }
+        c.tail = chunk;
+    }
+}
 
 /// A bucket's first events, in (time, scheduling) order; slots past the bucket's count are
 /// stale.
@@ -219,8 +307,9 @@ pub struct EventQueue {
     window_end: u64,
     /// `ring[c & ring_mask]` holds the events of absolute coarse bucket `c`, for `c` from
     /// `window_end / SPAN` up to `ring_end`, `ring_mask + 1` (a power of two) coarse buckets,
-    /// in scheduling order.
-    ring: Box<[Vec<Slot>; MAX_COARSE]>,
+    /// in scheduling order, in `chunks`.
+    ring: Box<[Coarse; MAX_COARSE]>,
+    chunks: Chunks,
     ring_mask: usize,
     /// The first absolute coarse bucket past the ring, kept with `window_end`.
     ring_end: u64,
@@ -266,7 +355,8 @@ impl EventQueue {
             cur: 0,
             cur_pos: 0,
             window_end: FINE as u64,
-            ring: boxed_array(Vec::new()),
+            ring: boxed_array(EMPTY_COARSE),
+            chunks: Chunks::default(),
             ring_mask: coarse - 1,
             ring_end: FINE as u64 / SPAN + coarse as u64,
             ring_len: 0,
@@ -297,7 +387,8 @@ impl EventQueue {
         if b < self.window_end {
             self.put(b, e);
         } else if b / SPAN < self.ring_end {
-            self.ring[self.ring_slot(b / SPAN)].push(e);
+            let slot = self.ring_slot(b / SPAN);
+            self.chunks.push(&mut self.ring[slot], e);
             self.ring_len += 1;
         } else {
             self.defer(e);
@@ -481,15 +572,22 @@ impl EventQueue {
         self.window_end += SPAN;
         self.ring_end += 1;
         let slot = self.ring_slot(c);
-        if !self.ring[slot].is_empty() {
-            let mut events = std::mem::take(&mut self.ring[slot]);
-            self.ring_len -= events.len();
-            for &e in &events {
+        let bucket = std::mem::replace(&mut self.ring[slot], EMPTY_COARSE);
+        self.ring_len -= bucket.len as usize;
+        let (mut chunk, mut left) = (bucket.head, bucket.len as usize);
+        while left > 0 {
+            let n = left.min(CHUNK);
+            for i in 0..n {
+                let events = &self.chunks.events[chunk as usize];
+                let e = Slot {
+                    time: events.times[i],
+                    event: events.events[i],
+                };
                 self.put(self.bucket_of(e.time), e);
             }
-            events.clear();
-            // Handed back, so its capacity is reused.
-            self.ring[slot] = events;
+            self.chunks.free.push(chunk);
+            chunk = self.chunks.next[chunk as usize];
+            left -= n;
         }
         if self.overflow_next < self.ring_end {
             self.refill();
@@ -504,11 +602,12 @@ impl EventQueue {
             let Some(Reverse(e)) = self.overflow.pop() else {
                 break;
             };
-            let c = self.bucket_of(e.time) / SPAN;
-            self.ring[self.ring_slot(c)].push(Slot {
+            let slot = self.ring_slot(self.bucket_of(e.time) / SPAN);
+            let e = Slot {
                 time: e.time,
                 event: e.event,
-            });
+            };
+            self.chunks.push(&mut self.ring[slot], e);
             self.ring_len += 1;
             self.overflow_next = self
                 .overflow

@@ -9,6 +9,12 @@
 //! `0..k^3/4`, hosts of the same edge switch consecutive, pods in order), then edge, aggregation
 //! and core switches. Since hosts come first, host `i`'s NIC port is `PortId(i)`. A switch's
 //! ports are its down-links first, then its up-links, each in ascending neighbour order.
+//!
+//! Its switches route by arithmetic on that numbering (a host's pod and edge switch, a
+//! switch's tier), not by the routing table, which stays for everything else that reads routes
+//! and is what routing reconverges to after link failures.
+
+use std::sync::Arc;
 
 use irn_core::time::{Bandwidth, Duration};
 
@@ -71,7 +77,11 @@ impl Topology {
             name,
             switches,
         };
-        Ok(Topology::from_links(kinds, links)?.with_tier_runs(vec![
+        let mut t = Topology::from_links(kinds, links)?;
+        Arc::get_mut(&mut t.routing)
+            .expect("a new topology's routing table is its own")
+            .computed_for_fat_tree(k);
+        Ok(t.with_tier_runs(vec![
             tier("edge", edges),
             tier("agg", aggs),
             tier("core", cores),
@@ -176,6 +186,24 @@ mod tests {
                 let c = t.next_hops(s, HostIdx(h));
                 assert!(c.windows(2).all(|w| w[0] < w[1]));
                 assert!(c.iter().all(|p| t.node_ports(s).contains(&p.0)));
+            }
+        }
+    }
+
+    /// The routes computed from the numbering are the table's, entry by entry and in order
+    /// (so ECMP's hash picks the same port), for every switch and host of trees up to k = 12.
+    #[test]
+    fn computed_routes_are_the_tables() {
+        for k in (2..=12).step_by(2) {
+            let t = Topology::fat_tree(k, RATE, DELAY).unwrap();
+            for row in 0..t.switches().len() {
+                for h in 0..t.hosts().len() as u32 {
+                    assert_eq!(
+                        t.routing.next_hops_at_row(row, HostIdx(h)),
+                        t.routing.looked_up(row, HostIdx(h)),
+                        "k = {k}, switch row {row}, host {h}"
+                    );
+                }
             }
         }
     }

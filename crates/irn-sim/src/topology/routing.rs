@@ -16,6 +16,10 @@
 //! Consecutive destinations of the same switch often share the same candidate list (in a
 //! fat-tree an edge switch sends every remote ToR to the same uplinks), so a list equal to the
 //! switch's previous one is stored once; this keeps the candidate array small.
+//!
+//! A fat-tree's lookups skip the table ([`FatTreeRoutes`]): its lists follow from the
+//! destination's address, and computing them costs less than the cache miss the table's entry
+//! was on a large tree.
 
 use irn_core::time::Duration;
 
@@ -47,6 +51,75 @@ struct HostRoute {
     port: PortId,
 }
 
+/// A k-ary fat-tree's routes, computed from the destination host's (pod, edge, host) address
+/// and the switch's tier instead of read from the table: at k = 24 the table is 1.7 MB, and its
+/// entry was a cache miss on most packet hops. Every candidate list of a fat-tree is a run of
+/// consecutive ports of the switch (its uplinks, or one down port), the same list the table
+/// holds in the same order, so ECMP picks the same port (the tests compare every entry).
+///
+/// Valid only for the wiring [`Topology::fat_tree`](super::Topology::fat_tree) builds, and only
+/// as long as every link is up: a table recomputed after link failures, or a source-routed
+/// topology's transit table, has none.
+#[derive(Clone, Debug)]
+struct FatTreeRoutes {
+    /// k / 2: hosts per edge switch, edge and aggregation switches per pod, down ports of an
+    /// edge or aggregation switch.
+    half: u32,
+    /// Ports per switch.
+    k: u32,
+    /// Edge switches (rows `0..edges`), as many aggregation switches after them, then cores.
+    edges: u32,
+    /// Every switch port's id, switch by switch in row order (`k` each): the candidate lists
+    /// are slices of it.
+    ports: Vec<PortId>,
+}
+
+impl FatTreeRoutes {
+    /// The routes of the fat-tree of `k` whose first switch port is `first_port` (its hosts'
+    /// count: each host has one port, and hosts are numbered first).
+    fn new(k: u32, first_port: u32) -> FatTreeRoutes {
+        let half = k / 2;
+        let switches = k * k / 2 * 2 + half * half;
+        FatTreeRoutes {
+            half,
+            k,
+            edges: k * k / 2,
+            ports: (first_port..first_port + switches * k)
+                .map(PortId)
+                .collect(),
+        }
+    }
+
+    /// The candidates at the switch of row `row` towards host `dst`: an edge switch sends its
+    /// own hosts' packets down and every other up; an aggregation switch sends its own pod's
+    /// down to their edge switch and every other up; a core switch sends down to the host's pod.
+    #[inline(always)]
+    fn next_hops(&self, row: usize, dst: HostIdx) -> &[PortId] {
+        let (half, row) = (self.half, row as u32);
+        let edge = dst.0 / half;
+        let pod = edge / half;
+        let first = row * self.k;
+        let up = (first + half, half);
+        let (start, len) = if row < self.edges {
+            if row == edge {
+                (first + (dst.0 - edge * half), 1)
+            } else {
+                up
+            }
+        } else if row < 2 * self.edges {
+            // Aggregation switch `row - edges` is in pod `(row - edges) / half`.
+            if (row - self.edges).wrapping_sub(pod * half) < half {
+                (first + (edge - pod * half), 1)
+            } else {
+                up
+            }
+        } else {
+            (first + pod, 1)
+        };
+        &self.ports[start as usize..][..len as usize]
+    }
+}
+
 /// Per-(switch, destination switch) ECMP candidates, plus facts derived while computing them.
 #[derive(Clone, Debug)]
 pub(crate) struct RoutingTable {
@@ -66,6 +139,9 @@ pub(crate) struct RoutingTable {
     /// The most switches on a shortest path between two hosts; 0 for a source-routed
     /// topology's transit table, whose routes say.
     max_path_switches: u32,
+    /// A fat-tree's routes by arithmetic, which lookups take instead of `spans`; `None` for
+    /// any other wiring.
+    fat_tree: Option<FatTreeRoutes>,
 }
 
 /// The wiring a routing table is computed from (everything `Topology` holds but the routes).
@@ -268,6 +344,7 @@ impl RoutingTable {
             candidates,
             max_path_propagation,
             max_path_switches,
+            fat_tree: None,
         })
     }
 
@@ -308,6 +385,7 @@ impl RoutingTable {
             candidates,
             max_path_propagation,
             max_path_switches: 0,
+            fat_tree: None,
         }
     }
 
@@ -330,12 +408,28 @@ impl RoutingTable {
             "next_hops: host index {dst} out of range (the topology has {} hosts)",
             self.host_routes.len()
         );
+        match &self.fat_tree {
+            Some(routes) => routes.next_hops(row, dst),
+            None => self.looked_up(row, dst),
+        }
+    }
+
+    /// [`next_hops_at_row`](Self::next_hops_at_row) read from the table.
+    #[inline(always)]
+    pub(super) fn looked_up(&self, row: usize, dst: HostIdx) -> &[PortId] {
         let host = &self.host_routes[dst.index()];
         if row == host.row as usize {
             return core::slice::from_ref(&host.port);
         }
         let span = self.spans[row * self.tors + host.col as usize];
         &self.candidates[span.start as usize..][..span.len as usize]
+    }
+
+    /// Takes routes by arithmetic instead of from the table: `self` is the table of the
+    /// fat-tree of `k` that [`Topology::fat_tree`](super::Topology::fat_tree) wired.
+    pub(super) fn computed_for_fat_tree(&mut self, k: u32) {
+        let hosts = self.host_routes.len() as u32;
+        self.fat_tree = Some(FatTreeRoutes::new(k, hosts));
     }
 
     pub(super) fn max_path_propagation(&self) -> Duration {
@@ -352,6 +446,7 @@ impl RoutingTable {
             + self.host_routes.capacity() * size_of::<HostRoute>()
             + self.spans.capacity() * size_of::<Span>()
             + self.candidates.capacity() * size_of::<PortId>()
+            + (self.fat_tree.as_ref()).map_or(0, |f| f.ports.capacity() * size_of::<PortId>())
     }
 }
 
