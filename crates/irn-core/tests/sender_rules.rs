@@ -1023,3 +1023,51 @@ fn slow_restart_on_a_timeout() {
         ],
     );
 }
+
+/// A window-based controller starts at what the sender may have in flight: RoCE's transmit
+/// window when set (else its tracking window), IRN's BDP cap, whichever bounds; DCTCP's own
+/// `initial_window` overrides it.
+#[test]
+fn a_window_controller_starts_at_the_flight_limit() {
+    use irn_core::cc::{AimdParams, CcConfig, DctcpParams};
+    let dctcp = CcConfig::Dctcp(DctcpParams::default());
+    let aimd = CcConfig::Aimd(AimdParams::default());
+    let told = CcConfig::Dctcp(DctcpParams {
+        initial_window: Some(40),
+        ..DctcpParams::default()
+    });
+    let tracking = TransportConfig::DEFAULT_TRACKING_WINDOW;
+    // (case, transport, controller, its first window)
+    let table = [
+        (
+            "RoCE, no transmit window",
+            TransportConfig::roce(true),
+            dctcp,
+            tracking,
+        ),
+        ("RoCE, tx_window = 104", windowed(104, None), dctcp, 104),
+        (
+            "RoCE, tx_window = 104, AIMD",
+            windowed(104, None),
+            aimd,
+            104,
+        ),
+        (
+            "RoCE, tx_window = 104, initial_window = 40",
+            windowed(104, None),
+            told,
+            40,
+        ),
+        ("IRN, BDP cap 110", irn_cap(110), dctcp, 110),
+        (
+            "RoCE, tx_window above the tracking window",
+            windowed(tracking, None),
+            dctcp,
+            tracking,
+        ),
+    ];
+    for (case, transport, cc, first) in table {
+        let s = sender(TransportConfig { cc, ..transport }, 0);
+        assert_eq!(s.window(), Some(first), "{case}");
+    }
+}

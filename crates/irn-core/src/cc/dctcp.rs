@@ -25,12 +25,11 @@
 //!   defaults to the maximum): the first marked window halves the window, the conservative
 //!   choice for flows that start at a full BDP. The DCTCP paper does not fix it.
 //! * No slow start: IRN's flows start at line rate with a BDP window (IRN §4.1): the
-//!   transport's own limit (BDP-FC's cap, else the tracking window), unless
-//!   [`DctcpParams::initial_window`] names one. A go-back-N transmit window does not lower
-//!   it: a window that starts above the transmit window is not binding, so its first ECN cuts
-//!   change nothing until it falls below (from 16,384 packets to 104, eight halvings). ns-3's
-//!   RDMA DCTCP (`HAS_WIN`, `VAR_WIN`) starts at one BDP, so its first cut takes effect at once;
-//!   `initial_window` set to the transmit window does the same.
+//!   transport's flight limit (a go-back-N transmit window or BDP-FC's cap, else the tracking
+//!   window), unless [`DctcpParams::initial_window`] names one. A window that started above
+//!   the flight limit would not bind, and its first ECN cuts would change nothing until it
+//!   fell below (from 16,384 packets to 104, eight halvings); ns-3's RDMA DCTCP (`HAS_WIN`,
+//!   `VAR_WIN`) starts at one BDP, so its first cut takes effect at once.
 //!
 //! The window is kept as an `f64` so the per-ACK increase accumulates; [`Dctcp::window`] rounds
 //! it down.
@@ -49,9 +48,8 @@ pub struct DctcpParams {
     /// α before any observation window ends. 1.0 (Linux DCTCP's default; see the module
     /// documentation).
     pub initial_alpha: f64,
-    /// The window a flow starts with, in packets; `None`: the transport's own limit (BDP-FC's
-    /// cap, else its tracking window). See the module documentation for why a transmit window
-    /// is not enough.
+    /// The window a flow starts with, in packets; `None`: the transport's flight limit (its
+    /// transmit window or BDP-FC's cap, else its tracking window).
     pub initial_window: Option<u32>,
 }
 

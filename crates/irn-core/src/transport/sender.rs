@@ -186,7 +186,12 @@ impl Sender {
                 u64::from(cfg.window()),
             ),
         };
-        let initial_window = cfg.bdp_cap.unwrap_or(cfg.tracking_window);
+        // A window-based controller starts at what the sender may have in flight: a larger
+        // window would absorb its first cuts without effect (ns-3's RDMA windows start at the
+        // transmit window, one BDP).
+        let initial_window = u32::try_from(flight_limit)
+            .unwrap_or(u32::MAX)
+            .min(cfg.bdp_cap.unwrap_or(cfg.tracking_window));
         let cc = CongestionControl::new(&cfg.cc, cfg.line_rate, initial_window, cfg.mtu);
         Sender {
             deadline: None,
