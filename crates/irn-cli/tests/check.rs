@@ -328,10 +328,8 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
     let err = refused(&irn(&["check", "plain.toml"], &dir));
     assert!(err.contains("plain.toml: no [[check]]"), "{err}");
     // `irn run` ignores the experiment and runs the scenario.
-    let out = ok(&irn(&["run", "exp.toml", "--out", "run"].map(|a| a), &{
-        std::fs::write(dir.join("exp.toml"), EXPERIMENT).unwrap();
-        dir.clone()
-    }));
+    std::fs::write(dir.join("exp.toml"), EXPERIMENT).unwrap();
+    let out = ok(&irn(&["run", "exp.toml", "--out", "run"], &dir));
     assert!(out.contains("fast") && out.contains("slow"), "{out}");
     let summary = std::fs::read_to_string(dir.join("run/fast/summary.json")).unwrap();
     assert!(!summary.contains("experiment") && !summary.contains("\"check\""));

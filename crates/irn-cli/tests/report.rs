@@ -39,26 +39,31 @@ name = "RoCE+PFC <\"go-back-N\"> & 'co'"
 set = { "transport.kind" = "roce", "switch.pfc" = true }
 "#;
 
-/// A comparison results folder, made once per test process with `irn run`.
+/// A comparison results folder, made once per test process with `irn run` (a static is never
+/// dropped, so this one scratch folder outlives the process).
 fn comparison() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
+    static DIR: OnceLock<(Scratch, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
         let dir = scratch("shared-run");
         std::fs::write(dir.join("tiny.toml"), SCENARIO).unwrap();
         ok(&irn(&["run", "tiny.toml", "--out", "results"], &dir));
-        dir.join("results")
+        let results = dir.join("results");
+        (dir, results)
     })
+    .1
 }
 
-/// `irn plot DIR` on a fresh copy of the comparison folder; returns the copy.
-fn plotted(name: &str) -> PathBuf {
-    let dir = scratch(name).join("results");
+/// `irn plot DIR` on a fresh copy of the comparison folder; returns its scratch folder and the
+/// copy in it.
+fn plotted(name: &str) -> (Scratch, PathBuf) {
+    let scratch = scratch(name);
+    let dir = scratch.join("results");
     copy_dir(comparison(), &dir);
     let stdout = ok(&irn(&["plot", dir.to_str().unwrap()], &dir));
     let report = dir.join("report.html");
     assert!(stdout.contains(report.to_str().unwrap()), "{stdout}");
     assert!(stdout.contains("metrics.svg"), "{stdout}");
-    dir
+    (scratch, dir)
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -137,7 +142,7 @@ fn check_contents(html: &str) {
 
 #[test]
 fn report_for_a_comparison() {
-    let dir = plotted("comparison");
+    let (_scratch, dir) = plotted("comparison");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     check_html(&html, CHARTS.len());
 
@@ -204,7 +209,8 @@ fn report_for_a_comparison() {
 
 #[test]
 fn a_variant_without_finished_flows_shows_dashes_not_zeros() {
-    let dir = scratch("unmeasured").join("results");
+    let scratch = scratch("unmeasured");
+    let dir = scratch.join("results");
     copy_dir(comparison(), &dir);
     // As if every flow of the first variant had started during the warm-up.
     let summary = dir.join("IRN/summary.json");
@@ -262,8 +268,9 @@ fn report_for_one_run_with_out() {
 
 #[test]
 fn several_folders_at_once() {
-    let a = plotted("several-a");
-    let b = scratch("several-b").join("results");
+    let (_scratch_a, a) = plotted("several-a");
+    let scratch_b = scratch("several-b");
+    let b = scratch_b.join("results");
     copy_dir(comparison(), &b);
     std::fs::remove_file(a.join("report.html")).unwrap();
     let stdout = ok(&irn(
@@ -405,7 +412,7 @@ fn report_renders_in_headless_chromium() {
         );
         return;
     };
-    let dir = plotted("chromium");
+    let (_scratch, dir) = plotted("chromium");
     let report = dir.join("report.html");
     let profile = scratch("chromium-profile");
     let mut cmd = Command::new(&chromium);

@@ -40,7 +40,7 @@ fn cell(header: &[String], row: &[String], column: &str) -> String {
     row[i].clone()
 }
 
-fn setup(name: &str) -> std::path::PathBuf {
+fn setup(name: &str) -> Scratch {
     let dir = scratch(name);
     std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
     std::fs::write(dir.join("sweep.toml"), SWEEP).unwrap();
