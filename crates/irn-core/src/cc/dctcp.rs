@@ -159,6 +159,11 @@ mod tests {
     /// window (nxt = una + window before the ACK).
     fn ack(c: &mut Dctcp, una: u64, ece: bool) {
         let nxt = una + u64::from(c.window());
+        ack_with(c, una, nxt, ece);
+    }
+
+    /// Feeds one ACK newly acking one packet, with the sender's `una` and `nxt` after it.
+    fn ack_with(c: &mut Dctcp, una: u64, nxt: u64, ece: bool) {
         c.on_ack(
             Time::ZERO,
             &AckEvent {
@@ -328,16 +333,7 @@ mod tests {
         c.on_loss(Time::ZERO, 63, 90);
         assert_eq!(c.window(), 32);
         // A marked window ending inside that span does not cut either.
-        c.on_ack(
-            Time::ZERO,
-            &AckEvent {
-                newly_acked: 1,
-                rtt: None,
-                ece: true,
-                una: 40,
-                nxt: 40,
-            },
-        );
+        ack_with(&mut c, 40, 40, true);
         assert_eq!(c.window(), 32);
         // Once una reaches 64, the next loss cuts again.
         c.on_loss(Time::ZERO, 64, 100);
@@ -373,16 +369,7 @@ mod tests {
             // One marked ACK per window of data: each ends a window and may cut.
             let mut got = Vec::new();
             for una in 1..=8u64 {
-                c.on_ack(
-                    Time::ZERO,
-                    &AckEvent {
-                        newly_acked: 1,
-                        rtt: None,
-                        ece: true,
-                        una,
-                        nxt: una,
-                    },
-                );
+                ack_with(&mut c, una, una, true);
                 if [1, 7, 8].contains(&una) {
                     got.push(c.window());
                 }
