@@ -13,23 +13,22 @@
 //!
 //! The wheel has two tiers, so what it touches stays in cache. Fine buckets (a few hundred
 //! picoseconds: usually one event, rarely more than three) cover a window of two coarse buckets
-//! (each `SPAN` fine ones), the one being served and the next. Beyond the window, a ring of coarse
-//! buckets (at least `COARSE`, more when the horizon asked for needs them) takes events by
-//! appending them to a chain of chunks, unsorted; when the window slides on by a coarse bucket,
-//! that bucket's events move into the fine buckets in one pass and its chunks go back to a pool
-//! shared by every coarse bucket, which hands out the last one freed first. Events beyond the
-//! ring (retransmission timers, far-off flow arrivals) wait in a heap and move into the ring as
-//! it turns. A link's arrivals, a link delay ahead, thus go to a chunk that is hot in cache,
-//! instead of to a
-//! fine bucket last touched a wheel turn ago: with one flat wheel of 8192 fine buckets (512 KB)
-//! spanning the link delay, every such event missed the 1 MB L2 cache (the `Arrive` events' bucket
-//! was the largest single stall in the profile); with a 64 KB window, L2 misses halved. The window
-//! is now 128 KB. How many frame times it spans depends on the bucket width the simulation picks:
-//! with buckets a 256th of a frame, a 64 KB window (a coarse bucket two frames) sent 14 % of the
-//! leaf-spine's events through the ring, which cost more than 128 KB's cache misses (replaying a
-//! recorded event trace through the queue alone: 13.9 → 12.8 ns per event); buckets half as wide,
-//! with the window back at two frames, avoid more out-of-order inserts than the extra ring passes
-//! cost (2–3 % faster).
+//! (each `SPAN` fine ones), the one being served and the next. Beyond the window, a ring of
+//! coarse buckets (at least `COARSE`, more when the horizon asked for needs them) takes events
+//! by appending them to a chain of chunks, unsorted; when the window slides on by a coarse
+//! bucket, that bucket's events move into the fine buckets in one pass and its chunks go back
+//! to a pool shared by every coarse bucket, which hands out the last one freed first. Events
+//! beyond the ring (retransmission timers, far-off flow arrivals) wait in a heap and move into
+//! the ring as it turns. A link's arrivals, a link delay ahead, thus go to a chunk that is hot
+//! in cache, instead of to a fine bucket last touched a wheel turn ago: with one flat wheel of
+//! 8192 fine buckets (512 KB) spanning the link delay, every such event missed the 1 MB L2
+//! cache (the `Arrive` events' bucket was the largest single stall in the profile); with a 64
+//! KB window, L2 misses halved. The window is now 128 KB. How many frame times it spans depends
+//! on the bucket width the simulation picks: with buckets a 256th of a frame, a 64 KB window (a
+//! coarse bucket two frames) sent 14 % of the leaf-spine's events through the ring, which cost
+//! more than 128 KB's cache misses (replaying a recorded event trace through the queue alone:
+//! 13.9 → 12.8 ns per event); buckets half as wide, with the window back at two frames, avoid
+//! more out-of-order inserts than the extra ring passes cost (2–3 % faster).
 //!
 //! Fine buckets are kept in order as events are inserted: an event goes behind every event of
 //! its bucket with the same or an earlier time, which is a plain append for most events and a

@@ -62,15 +62,13 @@ pub fn incast(
     pool.truncate(m);
     pool.sort_unstable();
 
-    let base = total_bytes / u64::from(senders);
-    let extra = total_bytes % u64::from(senders);
     Ok(pool
         .into_iter()
         .enumerate()
         .map(|(k, src)| FlowSpec {
             src: HostIdx(src),
             dst: receiver,
-            size_bytes: base + u64::from((k as u64) < extra),
+            size_bytes: stripe(total_bytes, u64::from(senders), k as u64),
             start,
             class: FlowClass::Incast,
             verb: None,
@@ -88,13 +86,18 @@ pub fn split(flows: Vec<FlowSpec>, per_flow: u32) -> Vec<FlowSpec> {
     flows
         .into_iter()
         .flat_map(|f| {
-            let (base, extra) = (f.size_bytes / k, f.size_bytes % k);
             (0..k).map(move |i| FlowSpec {
-                size_bytes: base + u64::from(i < extra),
+                size_bytes: stripe(f.size_bytes, k, i),
                 ..f
             })
         })
         .collect()
+}
+
+/// Stripe `i` of `total` bytes split `n` ways as evenly as whole bytes allow: the first
+/// `total % n` stripes one byte larger.
+fn stripe(total: u64, n: u64, i: u64) -> u64 {
+    total / n + u64::from(i < total % n)
 }
 
 #[cfg(test)]
