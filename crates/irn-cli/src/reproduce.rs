@@ -339,20 +339,31 @@ fn mean_metric(runs: &Runs, point: &str, term: &Term) -> Option<f64> {
 }
 
 /// One check's ratio at `point` (a term's own point wins): 1 when both sides are 0; `num`'s
-/// own value when the check has no `den`.
-fn ratio(exp: &Experiment, runs: &Runs, point: &str, c: &Check) -> Result<f64> {
-    let at = |t: &Term| mean_metric(runs, t.point.as_deref().unwrap_or(point), t);
-    let Some(n) = at(&c.num) else {
-        bail!("{}: no run of `{}`", exp.id, c.num.variant);
+/// own value when the check has no `den`. With no value, also which run lacks the metric
+/// (`null` in its summary: a size bucket without flows, an ordering metric without a layer),
+/// so the report can say so instead of a bare "no value".
+fn ratio(exp: &Experiment, runs: &Runs, point: &str, c: &Check) -> Result<(f64, Option<String>)> {
+    let at = |t: &Term| {
+        let p = t.point.as_deref().unwrap_or(point);
+        let value = mean_metric(runs, p, t)
+            .with_context(|| format!("{}: no run of `{}`", exp.id, t.variant))?;
+        let missing = value.is_nan().then(|| {
+            let run = match p {
+                "" => t.variant.clone(),
+                p => format!("{} ({p})", t.variant),
+            };
+            format!("no `{}` in {run}", t.metric.label())
+        });
+        anyhow::Ok((value, missing))
     };
+    let (n, num_missing) = at(&c.num)?;
     let Some(den) = &c.den else {
-        return Ok(n);
+        return Ok((n, num_missing));
     };
-    let Some(d) = at(den) else {
-        bail!("{}: no run of `{}`", exp.id, den.variant);
-    };
+    let (d, den_missing) = at(den)?;
     // Both zero (no pause in either, say) is equality, not an undefined ratio.
-    Ok(if n == 0.0 && d == 0.0 { 1.0 } else { n / d })
+    let r = if n == 0.0 && d == 0.0 { 1.0 } else { n / d };
+    Ok((r, num_missing.or(den_missing)))
 }
 
 /// Every check's outcome over `runs`, measured at `window` (convergence not yet known).
@@ -366,7 +377,7 @@ fn outcomes(exp: &Experiment, runs: &Runs, window: &str) -> Result<Vec<Outcome>>
             exp.points.iter().map(|(p, _)| p.as_str()).collect()
         };
         for point in points {
-            let ours = ratio(exp, runs, point, c)?;
+            let (ours, missing) = ratio(exp, runs, point, c)?;
             let paper = c.paper_at(point);
             let (magnitude, factor) = Magnitude::of(ours, paper, c.claim.is_some());
             out.push(Outcome {
@@ -386,6 +397,7 @@ fn outcomes(exp: &Experiment, runs: &Runs, window: &str) -> Result<Vec<Outcome>>
                 converged: None,
                 last_move: None,
                 value: c.den.is_none(),
+                missing,
             });
         }
     }
@@ -434,7 +446,7 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
                                 .find_map(|o| o.strip_prefix(&format!("{key}=")))?
                                 .parse::<f64>()
                                 .ok()?;
-                            Some((x, ratio(exp, runs, label, c).ok()?, None))
+                            Some((x, ratio(exp, runs, label, c).ok()?.0, None))
                         })
                         .collect();
                     (format!("{} ({})", c.ratio(), c.metric()), points)

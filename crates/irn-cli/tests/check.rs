@@ -116,6 +116,27 @@ fn a_checked_experiment_runs_every_point_and_reports_each_check() {
     );
 }
 
+/// A metric a run has no value for (an ordering layer's memory, without a layer) gives no
+/// ratio: the report names the run and the metric instead of a bare "no value".
+#[test]
+fn a_ratio_without_a_value_names_the_run_that_lacks_it() {
+    let dir = scratch("check-missing");
+    let exp = EXPERIMENT.replace(
+        r#"metrics = ["avg_fct_us", "fct_by_size.0.avg_fct_us"]"#,
+        r#"metric = "ordering_avg_nic_bytes""#,
+    );
+    std::fs::write(dir.join("exp.toml"), exp).unwrap();
+    let o = irn(&["check", "exp.toml", "--out", "c"], &dir);
+    assert_eq!(o.status.code(), Some(1), "{}", refused(&o));
+    let md = std::fs::read_to_string(dir.join("c/report.md")).unwrap();
+    let want =
+        "| light | slow / fast | ordering_avg_nic_bytes | 2–3× (slower) | — | **differs** | \
+                no value: no `ordering_avg_nic_bytes` in slow (light) |";
+    assert!(md.contains(want), "{want}\n{md}");
+    let json = std::fs::read_to_string(dir.join("c/reproduce.json")).unwrap();
+    assert!(json.contains(r#""missing": "no `ordering_avg_nic_bytes` in slow (light)""#));
+}
+
 /// The same runs give the same bytes, whether computed now or read back from their
 /// `summary.json` (once 11 of 102 ratios differed in their last digits: serde_json's float
 /// parsing is not exact, and only the read-back runs went through it), and the files hold no

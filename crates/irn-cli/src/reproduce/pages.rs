@@ -58,6 +58,9 @@ pub struct Outcome {
     /// `ours` is one value (a check without `den`), not a ratio.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub value: bool,
+    /// Why `ours` has no value: the run whose summary has the metric `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
 }
 
 /// serde_json writes a non-finite `f64` as `null`; read it back as no value.
@@ -89,9 +92,13 @@ impl Outcome {
         }
     }
 
-    /// The magnitude verdict in words (`in range`, `near ×1.32`, `off ×4.70`, `qualitative`).
+    /// The magnitude verdict in words (`in range`, `near ×1.32`, `off ×4.70`, `qualitative`,
+    /// `no value: no `incast RCT` in A (p)`).
     pub fn magnitude_text(&self) -> String {
-        self.magnitude.text(self.factor)
+        match (&self.missing, self.magnitude) {
+            (Some(missing), Magnitude::NoValue) => format!("no value: {missing}"),
+            _ => self.magnitude.text(self.factor),
+        }
     }
 
     /// Whether the direction may be shown as agreeing: it holds, and no paper number says
