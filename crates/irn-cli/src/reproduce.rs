@@ -178,7 +178,11 @@ fn run_window(
             }
             let sc = exp.runs(&overrides)?;
             let name = sc.name.clone();
-            for run in sc.runs {
+            // A variant that runs at some points only (`[[compare]] points`) skips the rest.
+            let here = |run: &scenario::Run| {
+                (run.points.as_ref()).is_none_or(|only| only.iter().any(|p| p == label))
+            };
+            for run in sc.runs.into_iter().filter(here) {
                 let mut dest = dir.join(folder_name(if label.is_empty() { "all" } else { label }));
                 if let Some(seed) = seed {
                     dest = dest.join(format!("seed-{seed}"));
@@ -456,9 +460,10 @@ fn chart(exp: &Experiment, runs: &Runs) -> Result<String> {
         }
         Chart::VariantLines(lines) => variant_lines(exp, runs, lines),
         Chart::Bars => {
-            // Distinct variants in run order (repeated runs list each variant once per seed).
+            // Distinct variants in run order (repeated runs list each variant once per seed;
+            // a variant that runs at later points only comes after the others).
             let mut variants: Vec<&str> = Vec::new();
-            for r in &here {
+            for r in runs {
                 if !variants.contains(&r.variant.as_str()) {
                     variants.push(r.variant.as_str());
                 }

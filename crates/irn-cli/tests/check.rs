@@ -116,6 +116,35 @@ fn a_checked_experiment_runs_every_point_and_reports_each_check() {
     );
 }
 
+/// A variant with `points` runs at those grid points only: a costly variant one check needs
+/// at one point costs nothing at the others.
+#[test]
+fn a_variant_with_points_runs_only_there() {
+    let dir = scratch("check-points");
+    let exp = EXPERIMENT
+        .replace(
+            "\"20us\" }",
+            "\"20us\" }\npoints = [\"heavy\"]",
+        )
+        .replace(
+            "num = \"slow\"\nden = \"fast\"",
+            "num = { variant = \"slow\", point = \"heavy\" }\nden = { variant = \"fast\", point = \"heavy\" }",
+        );
+    std::fs::write(dir.join("exp.toml"), exp).unwrap();
+    let out = ok(&irn(&["check", "exp.toml", "--out", "c"], &dir));
+    assert!(out.contains("3/3"), "{out}");
+    let run = |point: &str, variant: &str| {
+        (dir.join("c/slow-core/200us").join(point).join(variant)).join("summary.json")
+    };
+    assert!(run("heavy", "slow").is_file() && run("light", "fast").is_file());
+    assert!(!run("light", "slow").exists(), "slow runs at heavy only");
+    let md = std::fs::read_to_string(dir.join("c/report.md")).unwrap();
+    assert!(
+        md.contains("| slow (heavy) / fast (heavy) | avg FCT | 2–3× (slower) | 2.20× |"),
+        "{md}"
+    );
+}
+
 /// A metric a run has no value for (an ordering layer's memory, without a layer) gives no
 /// ratio: the report names the run and the metric instead of a bare "no value".
 #[test]
@@ -280,6 +309,18 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         (
             ("\"avg_fct_us\", \"fct", "\"failures\", \"fct"),
             "`failures`: a failures metric is `failures.KEY` with KEY one of link_failures",
+        ),
+        (
+            ("\"20us\" }", "\"20us\" }\npoints = [\"hevy\"]"),
+            "compare.points (variant `slow`) = hevy: a point of [[experiment.point]]: light, heavy",
+        ),
+        (
+            ("\"20us\" }", "\"20us\" }\npoints = []"),
+            "compare.points (variant `slow`) = []: at least one point",
+        ),
+        (
+            ("\"20us\" }", "\"20us\" }\npoints = [\"heavy\"]"),
+            "check[0].num.point = (every point): one of the points variant `slow` runs at: heavy",
         ),
         (
             ("point = \"light\"", "point = \"ligth\""),

@@ -132,6 +132,11 @@ pub struct VariantSection {
     /// Dotted keys and their values, e.g. `{ "switch.pfc" = true }`.
     #[serde(default)]
     pub set: toml::Table,
+    /// In a checked experiment, the grid points (`[[experiment.point]]` names) this variant
+    /// runs at; every point when absent. A costly variant one check needs at one point need
+    /// not run at every other. `irn run` ignores it: it has no points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points: Option<Vec<String>>,
 }
 
 /// A loaded, validated run: one per `[[compare]]` variant (or one for a plain scenario).
@@ -148,6 +153,8 @@ pub struct Run {
     /// The dotted keys the variant's `set` names (`ordering.cap`, a table's keys one by one):
     /// what it chose, as against what its choices bring by default.
     pub set_keys: Vec<String>,
+    /// The experiment's grid points this variant runs at (`[[compare]] points`); `None`: all.
+    pub points: Option<Vec<String>>,
 }
 
 /// The scenario's name and its runs, with its experiment and checks if it has any.
@@ -254,6 +261,7 @@ pub fn parse(
         vec![VariantSection {
             name: written.name.clone(),
             set: toml::Table::new(),
+            points: None,
         }]
     } else {
         written.compare.clone()
@@ -332,18 +340,17 @@ pub fn parse(
         };
         runs.push(Run {
             set_keys: dotted_keys("", &v.set),
+            points: v.points,
             name: v.name,
             resolved,
             config,
             warnings,
         });
     }
-    experiment::validate(
-        file,
-        written.experiment.as_ref(),
-        &written.check,
-        &runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
-    )?;
+    let variants: Vec<(&str, Option<&[String]>)> = (runs.iter())
+        .map(|r| (r.name.as_str(), r.points.as_deref()))
+        .collect();
+    experiment::validate(file, written.experiment.as_ref(), &written.check, &variants)?;
     // Not validated: it need not run alone, and building it (paths, traces) could take long.
     let base = compare
         .then(|| resolve(&written.name, &toml::Table::new()).ok())

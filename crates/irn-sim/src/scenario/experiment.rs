@@ -468,16 +468,19 @@ fn validate_paper(
     }
 }
 
-/// Checks `[experiment]` and `[[check]]` against the scenario's variants.
+/// Checks `[experiment]` and `[[check]]` against the scenario's variants: (name, the points
+/// it runs at if not all).
 pub(super) fn validate(
     file: &str,
     experiment: Option<&ExperimentSection>,
     checks: &[CheckSection],
-    names: &[&str],
+    variants: &[(&str, Option<&[String]>)],
 ) -> Result<(), ScenarioError> {
     let points: Vec<&str> = experiment.map_or_else(Vec::new, |e| {
         e.point.iter().map(|p| p.name.as_str()).collect()
     });
+    let names: Vec<&str> = variants.iter().map(|(name, _)| *name).collect();
+    validate_variant_points(file, variants, &points)?;
     if let Some(e) = experiment {
         let mut seen = std::collections::BTreeSet::new();
         for p in &e.point {
@@ -538,6 +541,20 @@ pub(super) fn validate(
                     ));
                 }
             }
+            let runs_at = variants.iter().find(|(n, _)| *n == s.variant());
+            if let Some((name, Some(only))) = runs_at {
+                if !s.point().is_some_and(|p| only.iter().any(|o| o == p)) {
+                    return Err(invalid(
+                        file,
+                        &format!("{}.point", at(side)),
+                        s.point().unwrap_or("(every point)"),
+                        &format!(
+                            "one of the points variant `{name}` runs at: {}",
+                            only.join(", ")
+                        ),
+                    ));
+                }
+            }
             if let Some(m) = s.metric() {
                 Metric::parse(m)
                     .map_err(|e| invalid(file, &format!("{}.metric", at(side)), m, &e))?;
@@ -591,6 +608,29 @@ pub(super) fn validate(
                 key,
                 "a key every point sets to a number",
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Each variant's `points` names points of the experiment's grid, at least one.
+fn validate_variant_points(
+    file: &str,
+    variants: &[(&str, Option<&[String]>)],
+    points: &[&str],
+) -> Result<(), ScenarioError> {
+    for (name, only) in variants {
+        let Some(only) = only else { continue };
+        let key = format!("compare.points (variant `{name}`)");
+        if only.is_empty() {
+            return Err(invalid(file, &key, "[]", "at least one point"));
+        }
+        if let Some(p) = only.iter().find(|p| !points.contains(&p.as_str())) {
+            let allowed = match points {
+                [] => "points only in an experiment with [[experiment.point]]".to_string(),
+                _ => format!("a point of [[experiment.point]]: {}", points.join(", ")),
+            };
+            return Err(invalid(file, &key, p, &allowed));
         }
     }
     Ok(())

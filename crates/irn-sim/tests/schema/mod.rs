@@ -207,7 +207,7 @@ pub fn keys_in_code() -> BTreeSet<String> {
         }
     }
     // `[[compare]]` is a list, which the tracer leaves empty; its entries' keys are fixed.
-    keys.extend(["compare.name".to_string(), "compare.set".to_string()]);
+    keys.extend(["compare.name", "compare.set", "compare.points"].map(String::from));
     // So are `[[pause_control]]`'s.
     for key in [
         "ports",
