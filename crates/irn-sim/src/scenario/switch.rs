@@ -978,7 +978,9 @@ mod tests {
             })
             .map_err(|e| e.to_string())
         };
-        let cases: [(&str, &str, Result<Option<PfcHeadroom>, &str>); 5] = [
+        // The rule a shared-buffer switch ends up with, or a part of the error.
+        type Want = Result<Option<PfcHeadroom>, &'static str>;
+        let cases: [(&str, &str, Want); 5] = [
             ("shared-buffer", "", Ok(Some(PfcHeadroom::OnPause))),
             (
                 "shared-buffer",
