@@ -353,7 +353,28 @@ pub enum SwitchModel {
         egress_alpha: Option<f64>,
         /// The order each output sends its queued data packets in.
         scheduling: Scheduling,
+        /// With PFC, where an input's packets go once its share passes its threshold.
+        pfc_headroom: PfcHeadroom,
     },
+}
+
+/// Where a shared-buffer switch with PFC puts an input's packets once the input's share has
+/// passed its threshold (`[switch] pfc_headroom`). Either way the input pauses its upstream
+/// neighbour there and resumes once its headroom is empty and its share is the resume gap
+/// below the threshold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PfcHeadroom {
+    /// Into the input's headroom, reserved out of the buffer for what the upstream port sends
+    /// after the pause; the share stays at the threshold, and the input resumes only once that
+    /// headroom has drained.
+    #[default]
+    OnPause,
+    /// Into the shared pool still, past the threshold; headroom only once the pool is full. The
+    /// rule of ns-3's `SwitchMmu` (HPCC's and ConWeave's), where headroom bytes are counted only
+    /// while the whole shared pool is in use: an input resumes as soon as its share is back
+    /// under the threshold, so the pauses a busy input sends last a packet or two rather than
+    /// the time its headroom takes to drain.
+    PoolFull,
 }
 
 /// The order an output port sends its queued data packets in (`[switch] scheduling`).
@@ -608,6 +629,7 @@ mod tests {
             ingress_alpha,
             egress_alpha,
             scheduling: Scheduling::Fifo,
+            pfc_headroom: PfcHeadroom::OnPause,
         };
         assert_eq!(
             total(&star, 1_000_000, shared(0.125, Some(1.0)), false),

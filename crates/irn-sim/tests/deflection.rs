@@ -6,7 +6,7 @@ mod common;
 
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration};
-use irn_sim::config::{Deflection, Scheduling, SimConfig, SwitchConfig, SwitchModel};
+use irn_sim::config::{Deflection, PfcHeadroom, Scheduling, SimConfig, SwitchConfig, SwitchModel};
 use irn_sim::ids::NodeId;
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 
@@ -47,6 +47,7 @@ fn incast(
             ingress_alpha: 0.5,
             egress_alpha: Some(0.5),
             scheduling: Scheduling::Fifo,
+            pfc_headroom: PfcHeadroom::OnPause,
         },
         buffer_bytes: 60_000,
         pfc: None,

@@ -66,6 +66,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("switch.pfc_frames", &["switch.pfc=true"]),
     ("switch.pfc_pause_quanta", TIMED),
     ("switch.pfc_refresh", TIMED),
+    ("switch.pfc_headroom", &["switch.model=\"shared-buffer\"", "switch.pfc=true"]),
     ("switch.credit_window_blocks", CREDITS),
     ("switch.credit_counter_bits", CREDITS),
     ("switch.credit_interval", CREDITS),

@@ -7,7 +7,7 @@ use common::{flow, input_queued_switch};
 use irn_core::transport::TransportConfig;
 use irn_core::Psn;
 use irn_core::{Bandwidth, Duration};
-use irn_sim::config::{InitialPsn, Scheduling, SimConfig, SwitchModel};
+use irn_sim::config::{InitialPsn, PfcHeadroom, Scheduling, SimConfig, SwitchModel};
 use irn_sim::ids::NodeId;
 use irn_sim::topology::{LinkSpec, NodeKind, Topology};
 use irn_sim::workload::FlowSpec;
@@ -241,6 +241,7 @@ fn shared_incast(transport: TransportConfig, buffer: u64, pfc: bool) -> RunResul
         ingress_alpha: 0.125,
         egress_alpha: (!pfc).then_some(0.125),
         scheduling: Scheduling::Fifo,
+        pfc_headroom: PfcHeadroom::OnPause,
     };
     run(&cfg)
 }
@@ -337,6 +338,7 @@ fn pfc_headroom_covers_the_worst_phase() {
             ingress_alpha: 1.0,
             egress_alpha: None,
             scheduling: Scheduling::Fifo,
+            pfc_headroom: PfcHeadroom::OnPause,
         },
     ] {
         for buffer in 40_000..40_000 + 1086 {

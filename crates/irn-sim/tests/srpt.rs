@@ -8,7 +8,7 @@ use std::path::Path;
 use common::{flow, lossy_switch};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
-use irn_sim::config::{Scheduling, SimConfig, SwitchModel};
+use irn_sim::config::{PfcHeadroom, Scheduling, SimConfig, SwitchModel};
 use irn_sim::scenario;
 use irn_sim::topology::Topology;
 use irn_sim::workload::FlowSpec;
@@ -23,6 +23,7 @@ fn two_flows(scheduling: Scheduling) -> irn_sim::RunResult {
         ingress_alpha: 1.0,
         egress_alpha: Some(1.0),
         scheduling,
+        pfc_headroom: PfcHeadroom::OnPause,
     };
     let topology = Topology::star(3, Bandwidth::from_gbps(40), Duration::from_us(1)).unwrap();
     let cfg = SimConfig {
@@ -94,6 +95,7 @@ fn incast(scheduling: Scheduling) -> irn_sim::RunResult {
         ingress_alpha: 1.0,
         egress_alpha: None,
         scheduling,
+        pfc_headroom: PfcHeadroom::OnPause,
     };
     let topology = Topology::star(4, Bandwidth::from_gbps(40), Duration::from_us(1)).unwrap();
     let flows = vec![

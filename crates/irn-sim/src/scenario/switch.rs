@@ -14,6 +14,8 @@
 //! pfc_frames = "timed"    # "xoff-xon" (default: no pause timer) or "timed" (802.1Qbb)
 //! pfc_pause_quanta = 65535 # timed: each XOFF's pause time, in 512-bit-time quanta
 //! pfc_refresh = "auto"    # timed: resend XOFF this often while paused (auto: half its time)
+//! pfc_headroom = "pool-full" # shared-buffer: past its threshold an input takes "on-pause"
+//!                         # (default) its headroom, or "pool-full" the pool still (ns-3's)
 //! ecn = "auto"            # "auto", "off", "dcqcn" or "dctcp"
 //! credits = false          # InfiniBand credits instead of PFC (see `super::credits`)
 //! credit_rule = "standard" # or "pause-equivalent": long links' inputs grant by their
@@ -30,7 +32,7 @@ use super::{
     auto_or_at_least, check_keys, invalid, min_frame_floor, parse_key, ScenarioError, ScenarioFile,
 };
 use crate::config::{
-    pfc_headroom_bytes, Deflection, PfcConfig, PfcThreshold, Scheduling, SwitchModel,
+    pfc_headroom_bytes, Deflection, PfcConfig, PfcHeadroom, PfcThreshold, Scheduling, SwitchModel,
 };
 use crate::ids::{NodeId, PortId};
 use crate::pause::{quanta_time, PauseFrames, MAX_QUANTA};
@@ -82,6 +84,11 @@ pub struct SwitchSection {
     /// link's rate, the default) or a duration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc_refresh: Option<String>,
+    /// shared-buffer with PFC: where an input's packets go once its share has passed its
+    /// threshold, `"on-pause"` (its headroom, the default) or `"pool-full"` (the shared pool
+    /// still, headroom only once the pool is full: ns-3's `SwitchMmu`).
+    #[serde(skip_serializing_if = "PfcHeadroomKind::is_on_pause")]
+    pub pfc_headroom: PfcHeadroomKind,
     /// InfiniBand link-level credit flow control into every switch input, instead of PFC
     /// (input-queued switches; [`crate::credits`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -152,6 +159,7 @@ impl Default for SwitchSection {
             pfc_frames: PfcFramesKind::XoffXon,
             pfc_pause_quanta: None,
             pfc_refresh: None,
+            pfc_headroom: PfcHeadroomKind::OnPause,
             credits: false,
             credit_window_blocks: None,
             credit_counter_bits: None,
@@ -175,6 +183,23 @@ pub enum PfcFramesKind {
     #[default]
     XoffXon,
     Timed,
+}
+
+/// `switch.pfc_headroom`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PfcHeadroomKind {
+    #[default]
+    OnPause,
+    PoolFull,
+}
+
+impl PfcHeadroomKind {
+    /// The default, left out of the resolved scenario so that existing runs' results are
+    /// unchanged.
+    fn is_on_pause(&self) -> bool {
+        *self == PfcHeadroomKind::OnPause
+    }
 }
 
 /// `switch.credit_rule`.
@@ -238,6 +263,11 @@ impl SwitchSection {
                 ("alpha", self.alpha.is_some(), shared),
                 ("ingress_alpha", self.ingress_alpha.is_some(), shared),
                 ("egress_alpha", self.egress_alpha.is_some(), shared),
+                (
+                    "pfc_headroom",
+                    self.pfc_headroom != PfcHeadroomKind::OnPause,
+                    shared,
+                ),
             ],
         )?;
         let dibs = self.deflection == DeflectionKind::Dibs;
@@ -400,6 +430,10 @@ pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, 
                     SchedulingKind::Fifo => Scheduling::Fifo,
                     SchedulingKind::Srpt => Scheduling::Srpt,
                     SchedulingKind::SrptPerPacket => Scheduling::SrptPerPacket,
+                },
+                pfc_headroom: match sw.pfc_headroom {
+                    PfcHeadroomKind::OnPause => PfcHeadroom::OnPause,
+                    PfcHeadroomKind::PoolFull => PfcHeadroom::PoolFull,
                 },
             }
         }
@@ -927,6 +961,54 @@ mod tests {
             err.contains("switch.egress_alpha = 1: the shared-buffer switch drops packets"),
             "{err}"
         );
+    }
+
+    /// `pfc_headroom`: its two values on the shared-buffer switch, refused on the input-queued
+    /// one and for a word it does not take.
+    #[test]
+    fn pfc_headroom_values_and_errors() {
+        use crate::config::{PfcHeadroom, SwitchModel};
+        let headroom = |model: &str, keys: &str| {
+            one(&format!(
+                "[switch]\nmodel = \"{model}\"\npfc = true\n{keys}\n"
+            ))
+            .map(|run| match run.config.switch.model {
+                SwitchModel::SharedBuffer { pfc_headroom, .. } => Some(pfc_headroom),
+                SwitchModel::InputQueued => None,
+            })
+            .map_err(|e| e.to_string())
+        };
+        // The rule a shared-buffer switch ends up with, or a part of the error.
+        type Want = Result<Option<PfcHeadroom>, &'static str>;
+        let cases: [(&str, &str, Want); 5] = [
+            ("shared-buffer", "", Ok(Some(PfcHeadroom::OnPause))),
+            (
+                "shared-buffer",
+                "pfc_headroom = \"on-pause\"",
+                Ok(Some(PfcHeadroom::OnPause)),
+            ),
+            (
+                "shared-buffer",
+                "pfc_headroom = \"pool-full\"",
+                Ok(Some(PfcHeadroom::PoolFull)),
+            ),
+            (
+                "input-queued",
+                "pfc_headroom = \"pool-full\"",
+                Err("switch.pfc_headroom = (set): does not apply to switch.model = \"input-queued\""),
+            ),
+            ("shared-buffer", "pfc_headroom = \"full\"", Err("pfc_headroom")),
+        ];
+        for (model, keys, want) in cases {
+            match (headroom(model, keys), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{model} {keys}"),
+                (Err(err), Err(want)) => assert!(err.contains(want), "{model} {keys}: {err}"),
+                (got, want) => panic!("{model} {keys}: {got:?}, wanted {want:?}"),
+            }
+        }
+        // The default stays out of the resolved scenario, so earlier runs' outputs are unchanged.
+        let default = toml::to_string(&super::SwitchSection::default()).unwrap();
+        assert!(!default.contains("pfc_headroom"), "{default}");
     }
 
     #[test]

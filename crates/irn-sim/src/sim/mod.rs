@@ -212,6 +212,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                             ingress_alpha,
                             egress_alpha,
                             scheduling,
+                            pfc_headroom,
                         } => {
                             let headroom = |i: usize| pfc_headroom_bytes(&ports[i], max_frame);
                             let pfc = pfc
@@ -228,7 +229,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
                                 egress_alpha,
                                 pfc,
                                 ecn,
-                            );
+                            )
+                            .with_pfc_headroom(pfc_headroom);
                             Switch::Shared(match scheduling {
                                 Scheduling::Fifo => switch,
                                 Scheduling::Srpt | Scheduling::SrptPerPacket => switch.with_srpt(

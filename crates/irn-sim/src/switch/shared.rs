@@ -23,6 +23,14 @@
 //!   (`alpha` × pool ≤ gap: 150 KB shared by six 40 Gb/s, 2 µs inputs) keeps an input paused
 //!   with nothing left in the buffer, and its flows hang.
 //!
+//!   With `[switch] pfc_headroom = "pool-full"` ([`PfcHeadroom::PoolFull`]) an input past its
+//!   threshold keeps taking the shared pool, and headroom only once the pool is full, as in
+//!   ns-3's `SwitchMmu` (`CheckIngressAdmission` charges headroom only while the whole shared
+//!   pool is in use). It pauses and resumes by the same rule, but its share, not its headroom,
+//!   holds what arrives after the pause: it resumes as soon as the share is back under the
+//!   threshold, where draining a headroom first keeps an input paused for as long as its
+//!   packets take to leave.
+//!
 //!   With an egress alpha too, a packet over its output queue's egress threshold is dropped
 //!   first, whatever its input's share, as ns-3's switch admits a packet only when both its
 //!   ingress and egress checks pass: PFC then bounds each input and the threshold each output,
@@ -40,6 +48,7 @@ use std::sync::Arc;
 
 use self::srpt::{FlowRanks, Srpt};
 use super::{Accounting, Admit, EcnMarker, PortSet, Queues, Resume};
+use crate::config::PfcHeadroom;
 use crate::packets::{Fifo, PacketId, Packets};
 use crate::topology::MAX_SWITCH_PORTS;
 
@@ -87,6 +96,9 @@ pub struct SharedSwitch {
     headroom_used: u64,
     /// PFC's resume gap; `None` without PFC.
     resume_gap: Option<u64>,
+    /// With PFC, whether an input past its threshold still takes the shared pool
+    /// ([`PfcHeadroom::PoolFull`]) rather than its headroom.
+    pool_first: bool,
     /// Inputs that have paused their upstream neighbour...
     pausing: PortSet,
     /// ...how many...
@@ -138,6 +150,7 @@ impl SharedSwitch {
             inputs,
             headroom_used: 0,
             resume_gap: pfc.map(|(_, gap)| gap),
+            pool_first: false,
             pausing: PortSet::default(),
             pausing_count: 0,
             resumed: PortSet::default(),
@@ -152,6 +165,12 @@ impl SharedSwitch {
     /// their arrival order, or with `per_packet` each by its own rank.
     pub fn with_srpt(mut self, ranks: Arc<FlowRanks>, per_packet: bool) -> Self {
         self.srpt = Some(Box::new(Srpt::new(ranks, self.outputs.len(), per_packet)));
+        self
+    }
+
+    /// This switch with PFC's `headroom` rule: where an input's packets go past its threshold.
+    pub fn with_pfc_headroom(mut self, headroom: PfcHeadroom) -> Self {
+        self.pool_first = headroom == PfcHeadroom::PoolFull;
         self
     }
 
@@ -247,8 +266,8 @@ impl Accounting for SharedSwitch {
                 return Admit::Dropped;
             }
             let threshold = threshold_of(self.shared_size, self.shared_used, self.alpha_q16);
-            let fits_shared =
-                inp.shared + bytes <= threshold && self.shared_used + bytes <= self.shared_size;
+            let fits_shared = (self.pool_first || inp.shared + bytes <= threshold)
+                && self.shared_used + bytes <= self.shared_size;
             if fits_shared {
                 inp.shared += bytes;
                 self.shared_used += bytes;
@@ -493,6 +512,48 @@ mod tests {
             let mut want = vec![0; 7];
             want[resumes] = 1;
             assert_eq!(masks, want, "gap {gap}");
+        }
+    }
+
+    /// Where an input's packets go past its threshold, and so when it resumes. 1600 B of
+    /// buffer, 300 B of headroom per input: a 1000 B pool, alpha 1, no resume gap. Input 1
+    /// queues four 100 B packets for output 1; input 0 then three for output 0, the third
+    /// taking its share to 300 B ≥ the threshold (1000 − 700) and pausing, and a fourth still
+    /// in flight. On pause that fourth lands in headroom, and the input waits for it to leave:
+    /// draining output 1 lifts the threshold to 700 B, far above its 300 B share, yet it resumes
+    /// only on output 0's first dequeue. With the pool first (ns-3's `SwitchMmu`) the fourth
+    /// takes the pool (share 400 B), and the input resumes on output 1's third dequeue, when the
+    /// threshold reaches 500 B.
+    #[test]
+    fn an_input_resumes_once_its_headroom_drains_or_by_its_share_with_the_pool_first() {
+        // (rule, input 0's headroom bytes after the fourth packet, the dequeue of output 1 that
+        // resumes it, of output 0)
+        let cases = [
+            (PfcHeadroom::OnPause, 100, None, Some(0)),
+            (PfcHeadroom::PoolFull, 0, Some(2), None),
+        ];
+        for (rule, headroom_used, on_output_1, on_output_0) in cases {
+            let headroom = |_| 300;
+            let mut s = Harness::new(
+                SharedSwitch::new(2, 1600, 1.0, None, Some((&headroom, 0)), None)
+                    .with_pfc_headroom(rule),
+            );
+            for i in 0..4 {
+                assert_eq!(s.admit_data(1, 1, pkt(i, 100)), Admit::Queued, "{rule:?}");
+            }
+            let admits: Vec<Admit> = (4..8).map(|i| s.admit_data(0, 0, pkt(i, 100))).collect();
+            let mut want = vec![Admit::Queued; 4];
+            want[2] = Admit::QueuedAndPause;
+            assert_eq!(admits, want, "{rule:?}");
+            assert_eq!(s.switch.inputs[0].headroom_used, headroom_used, "{rule:?}");
+            let resumed_at = |s: &mut Harness<SharedSwitch>, output| {
+                let masks: Vec<u64> = std::iter::from_fn(|| s.dequeue(output, false))
+                    .map(|(_, r)| r)
+                    .collect();
+                masks.iter().position(|&m| m == 1)
+            };
+            assert_eq!(resumed_at(&mut s, 1), on_output_1, "{rule:?}");
+            assert_eq!(resumed_at(&mut s, 0), on_output_0, "{rule:?}");
         }
     }
 
