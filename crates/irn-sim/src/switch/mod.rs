@@ -310,7 +310,10 @@ impl Switch {
 
     /// Data packets marked CE leaving `output`.
     pub fn ecn_marks_at(&self, output: usize) -> u64 {
-        delegate!(self, s => s.outputs[output].marks)
+        match self {
+            Switch::Voq(s) => s.marks[output],
+            Switch::Shared(s) => s.outputs[output].marks,
+        }
     }
 
     /// Data packets dropped that were bound for `output`.
