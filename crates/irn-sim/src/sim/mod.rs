@@ -641,7 +641,11 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 verb: spec.verb,
             })
             .collect();
-        let mut result = RunResult::new(self.cfg, records, self.counters);
+        // The network's state (packets, queues, flows' transports) is freed before the results
+        // are built beside the records: the run's peak memory would otherwise be the two at once.
+        let (cfg, counters) = (self.cfg, self.counters);
+        drop(self);
+        let mut result = RunResult::new(cfg, records, counters);
         result.summary.pause_cycle = pause_cycle;
         result
     }

@@ -32,7 +32,15 @@ impl PortSet {
 
     /// The ports, ascending.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        (self.0.iter().enumerate()).flat_map(|(w, &word)| {
+        self.iter_below(MAX_SWITCH_PORTS)
+    }
+
+    /// The ports below `ports` (the switch's port count), ascending: only their words are
+    /// read, so a small switch's set costs one word.
+    #[inline]
+    pub fn iter_below(&self, ports: usize) -> impl Iterator<Item = usize> + '_ {
+        let words = ports.div_ceil(64).min(WORDS);
+        (self.0[..words].iter().enumerate()).flat_map(|(w, &word)| {
             let mut bits = word;
             std::iter::from_fn(move || {
                 (bits != 0).then(|| {

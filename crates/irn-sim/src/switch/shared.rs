@@ -212,22 +212,18 @@ impl SharedSwitch {
     fn resumable_under(&mut self, gap: u64) -> Resume {
         // Freeing shared buffer raises every input's threshold: any paused one may resume.
         let threshold = self.threshold();
-        let mut now = PortSet::default();
-        for i in self.pausing.iter() {
+        let mut resume = Resume::NONE;
+        let pausing = self.pausing;
+        for i in pausing.iter_below(self.inputs.len()) {
             let inp = &self.inputs[i];
             if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
-                now.insert(i);
+                self.pausing.remove(i);
+                self.pausing_count -= 1;
+                self.resumed.insert(i);
+                resume = Resume::SEVERAL;
             }
         }
-        if now == PortSet::default() {
-            return Resume::NONE;
-        }
-        for i in now.iter() {
-            self.pausing.remove(i);
-            self.pausing_count -= 1;
-            self.resumed.insert(i);
-        }
-        Resume::SEVERAL
+        resume
     }
 }
 
