@@ -30,17 +30,15 @@ impl PortSet {
         self.0[port / 64] >> (port % 64) & 1 == 1
     }
 
-    /// The ports, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.iter_below(MAX_SWITCH_PORTS)
+    /// Ports `64 * w` to `64 * w + 63`, a bit each.
+    #[inline(always)]
+    pub fn word(&self, w: usize) -> u64 {
+        self.0[w]
     }
 
-    /// The ports below `ports` (the switch's port count), ascending: only their words are
-    /// read, so a small switch's set costs one word.
-    #[inline]
-    pub fn iter_below(&self, ports: usize) -> impl Iterator<Item = usize> + '_ {
-        let words = ports.div_ceil(64).min(WORDS);
-        (self.0[..words].iter().enumerate()).flat_map(|(w, &word)| {
+    /// The ports, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        (self.0.iter().enumerate()).flat_map(|(w, &word)| {
             let mut bits = word;
             std::iter::from_fn(move || {
                 (bits != 0).then(|| {

@@ -213,14 +213,18 @@ impl SharedSwitch {
         // Freeing shared buffer raises every input's threshold: any paused one may resume.
         let threshold = self.threshold();
         let mut resume = Resume::NONE;
-        let pausing = self.pausing;
-        for i in pausing.iter_below(self.inputs.len()) {
-            let inp = &self.inputs[i];
-            if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
-                self.pausing.remove(i);
-                self.pausing_count -= 1;
-                self.resumed.insert(i);
-                resume = Resume::SEVERAL;
+        for w in 0..self.inputs.len().div_ceil(64) {
+            let mut bits = self.pausing.word(w);
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let inp = &self.inputs[i];
+                if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
+                    self.pausing.remove(i);
+                    self.pausing_count -= 1;
+                    self.resumed.insert(i);
+                    resume = Resume::SEVERAL;
+                }
             }
         }
         resume
