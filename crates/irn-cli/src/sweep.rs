@@ -377,11 +377,33 @@ fn jobs(
     Ok((base, out, grid, identity))
 }
 
+/// For a scenario file given to `irn sweep` (it has no `scenario` but a scenario's own
+/// tables): how to run or sweep it instead; empty otherwise.
+fn scenario_file_hint(text: &str) -> &'static str {
+    let scenario_keys = ["topology", "workload", "transport", "switch", "compare"];
+    match toml::from_str::<toml::Table>(text) {
+        Ok(t)
+            if !t.contains_key("scenario") && scenario_keys.iter().any(|k| t.contains_key(*k)) =>
+        {
+            "\nthis is a scenario file: run it with `irn run`, or sweep it from a sweep file that \
+             names it (`scenario = \"...\"` and a `[grid]` of keys and their values)"
+        }
+        _ => "",
+    }
+}
+
 pub fn sweep(a: SweepArgs) -> Result<()> {
     let text = irn_sim::input::read_text(&a.sweep, irn_sim::input::SCENARIO)
         .with_context(|| format!("{}: cannot read", a.sweep.display()))?;
-    let sweep: SweepFile =
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", a.sweep.display()))?;
+    let sweep: SweepFile = toml::from_str(&text).map_err(|e| {
+        let e = e.to_string();
+        anyhow::anyhow!(
+            "{}: {}{}",
+            a.sweep.display(),
+            e.trim_end(),
+            scenario_file_hint(&text)
+        )
+    })?;
     let overrides = crate::run::with_monitor(&a.overrides, a.monitor.as_deref());
     let seeds = seeds(&a.sweep, &sweep, a.seeds, &overrides)?;
     let (base, all, grid, identity) = jobs(&a.sweep, &sweep, &overrides, &seeds)?;

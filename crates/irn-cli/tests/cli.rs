@@ -553,6 +553,42 @@ fn zero_jobs_is_refused_saying_the_least() {
     }
 }
 
+/// A sweep file given to `irn run`, or a scenario given to `irn sweep`, is named as what it is,
+/// with the command that runs it, and nothing is written.
+#[test]
+fn a_sweep_file_and_a_scenario_given_to_each_others_command_say_which_command() {
+    let dir = scratch("wrong-command");
+    std::fs::write(dir.join("small.toml"), SMALL).unwrap();
+    std::fs::write(
+        dir.join("sweep.toml"),
+        "name = \"loads\"\nscenario = \"small.toml\"\n[grid]\n\"workload.load\" = [0.3]\n",
+    )
+    .unwrap();
+    for (cmd, says) in [
+        (
+            ["run", "sweep.toml"],
+            "this is a sweep file (a `scenario` and its `[grid]`): run it with `irn sweep`",
+        ),
+        (
+            ["sweep", "small.toml"],
+            "this is a scenario file: run it with `irn run`",
+        ),
+    ] {
+        let o = irn(&[cmd[0], cmd[1], "--out", "out"], &dir);
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(cmd[1]) && err.contains(says), "{cmd:?}: {err}");
+        assert!(!dir.join("out").exists(), "{cmd:?} wrote its folder");
+    }
+    // A scenario with a misspelt key gets no such hint.
+    std::fs::write(dir.join("typo.toml"), SMALL.replace("seed = 3", "sead = 3")).unwrap();
+    let err = String::from_utf8_lossy(&irn(&["run", "typo.toml"], &dir).stderr).into_owned();
+    assert!(
+        err.contains("did you mean `seed`") && !err.contains("sweep"),
+        "{err}"
+    );
+}
+
 /// `irn bench` times every variant (the fastest of `--repeat` runs), with the same event counts
 /// each time, its event and packet-hop rates, and reports peak memory; a repeat count of 0 is refused.
 #[test]

@@ -219,7 +219,12 @@ pub fn parse(
             if let Some(names) = names {
                 message = message.replace(e.message(), &names);
             }
-            syntax(format!("{}{}", explain(message.trim_end()), form_of(&at)))
+            let hint = sweep_file_hint(text);
+            syntax(format!(
+                "{}{}{hint}",
+                explain(message.trim_end()),
+                form_of(&at)
+            ))
         })?;
     let mut table: toml::Table = toml::from_str(text).map_err(|e| syntax(e.to_string()))?;
     for own in ["compare", "experiment", "check"] {
@@ -538,6 +543,17 @@ fn guess(message: &str) -> String {
     };
     // `a`, `b` or `c`: every other piece between backquotes is a name.
     error::did_you_mean(written, expected.split('`').skip(1).step_by(2))
+}
+
+/// For a sweep file read as a scenario (it names its scenario and has a `[grid]`): how to run
+/// it instead; empty otherwise.
+fn sweep_file_hint(text: &str) -> &'static str {
+    match toml::from_str::<toml::Table>(text) {
+        Ok(t) if t.contains_key("scenario") && t.contains_key("grid") => {
+            "\nthis is a sweep file (a `scenario` and its `[grid]`): run it with `irn sweep`"
+        }
+        _ => "",
+    }
 }
 
 /// serde's names for integer types said as ranges: "expected u32" reads "expected a whole
