@@ -122,7 +122,7 @@ pub struct Ordering {
 }
 
 impl Ordering {
-    /// Issue 20: ordering memory "sampled every 1 ms".
+    /// How often each NIC's ordering memory is sampled unless `sample_interval` says otherwise.
     pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_ms(1);
 }
 

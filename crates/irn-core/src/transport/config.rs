@@ -81,7 +81,7 @@ impl core::fmt::Display for Readable {
 /// congested port can lock into a cycle with the timeout's period: each one's first packet (the
 /// one the receiver waits for) arrives when the other's burst keeps the queue at its threshold and
 /// is dropped, every time, and a go-back-N receiver NACKs only once per loss episode, so nothing
-/// but the next timeout ever resends it (a 2:1 dumbbell incast of issue 19 made no progress in
+/// but the next timeout ever resends it (a 2:1 dumbbell incast made no progress in
 /// 1 s). Backing off breaks any such cycle: a sender that makes no progress sends at most its
 /// remaining packets once per timeout, so as its timeout doubles its share of every port's time
 /// shrinks to nothing; once the backed-off timeouts of the stuck senders outlast their bursts,

@@ -1,5 +1,5 @@
-//! Two datacenter sites joined by long-haul links: the WAN of issue 22 (NRL's slides on
-//! lossless Ethernet across global distances), composed from any two single-site topologies.
+//! Two datacenter sites joined by long-haul links, the WAN of NRL's slides on lossless Ethernet
+//! across global distances, composed from any two single-site topologies.
 //!
 //! Each site keeps its own wiring; [`Topology::wan`] renumbers its nodes, gives it one border
 //! switch ([`Border`]: one of its own switches, or a dedicated one above its top tier) and joins

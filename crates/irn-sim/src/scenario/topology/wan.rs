@@ -1,4 +1,4 @@
-//! `kind = "wan"`: two datacenter sites joined by long-haul links (issue 22).
+//! `kind = "wan"`: two datacenter sites joined by long-haul links.
 //!
 //! ```toml
 //! [topology]
