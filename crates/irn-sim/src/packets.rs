@@ -54,6 +54,21 @@ impl Fifo {
     }
 }
 
+/// A FIFO of packets held by its tail alone, whose link points back to the head: half a
+/// [`Fifo`], for queues kept per pair of ports (an input-queued switch's `voq[input][output]`,
+/// 262,144 of them on a 512-port switch, nearly all empty at any time), at the price of reading
+/// the tail's slot to find the head. Empty by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ring {
+    tail: u32,
+}
+
+impl Default for Ring {
+    fn default() -> Self {
+        Ring { tail: NIL }
+    }
+}
+
 /// One cache line: a packet touches one line per hop, never two.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
@@ -323,6 +338,35 @@ impl Packets {
         Some(PacketId(i))
     }
 
+    /// Appends packet `id` to ring `q`.
+    #[inline]
+    pub fn push_ring(&mut self, q: &mut Ring, id: PacketId) {
+        let head = match q.tail {
+            NIL => id.0,
+            tail => std::mem::replace(&mut self.slots[tail as usize].next, id.0),
+        };
+        self.slots[id.0 as usize].next = head;
+        q.tail = id.0;
+    }
+
+    /// The front of ring `q`.
+    #[inline]
+    pub fn front_ring(&self, q: &Ring) -> Option<PacketId> {
+        (q.tail != NIL).then(|| PacketId(self.slots[q.tail as usize].next))
+    }
+
+    /// Removes and returns the front of ring `q`; the packet stays in the slab.
+    #[inline]
+    pub fn pop_ring(&mut self, q: &mut Ring) -> Option<PacketId> {
+        let head = self.front_ring(q)?;
+        if head.0 == q.tail {
+            q.tail = NIL;
+        } else {
+            self.slots[q.tail as usize].next = self.slots[head.0 as usize].next;
+        }
+        Some(head)
+    }
+
     /// Packets stored (in flight or queued).
     #[cfg(test)]
     fn live(&self) -> usize {
@@ -344,6 +388,38 @@ mod tests {
     use std::collections::VecDeque;
 
     proptest! {
+        /// Rings behave like `VecDeque`s too, among FIFOs over the same slab.
+        #[test]
+        fn rings_match_vecdeques(ops in prop::collection::vec((0usize..4, any::<bool>(), any::<u16>()), 0..300)) {
+            let mut packets = Packets::default();
+            let mut rings = [Ring::default(); 3];
+            let mut fifo = Fifo::default();
+            let mut reference: [VecDeque<u16>; 4] = Default::default();
+            for (q, push, item) in ops {
+                if push {
+                    let id = packets.alloc(test_packet(u32::from(item), 100), false);
+                    match rings.get_mut(q) {
+                        Some(ring) => packets.push_ring(ring, id),
+                        None => packets.push(&mut fifo, id),
+                    }
+                    reference[q].push_back(item);
+                } else {
+                    let id = match rings.get_mut(q) {
+                        Some(ring) => packets.pop_ring(ring),
+                        None => packets.pop(&mut fifo),
+                    };
+                    let got = id.map(|id| packets.free(id).flow.0);
+                    prop_assert_eq!(got, reference[q].pop_front().map(u32::from));
+                }
+                let front = match rings.get(q) {
+                    Some(ring) => packets.front_ring(ring),
+                    None => packets.front(&fifo),
+                };
+                prop_assert_eq!(front.map(|id| packets.get(id).flow.0), reference[q].front().map(|&i| u32::from(i)));
+            }
+            prop_assert_eq!(packets.live(), reference.iter().map(VecDeque::len).sum::<usize>());
+        }
+
         /// Many FIFOs over one slab behave like as many `VecDeque`s, and the slab grows only to
         /// the most packets held at once.
         #[test]

@@ -14,7 +14,7 @@
 //! the simulation moves packets in and out and sends the PFC frames it asks for.
 
 use super::{Accounting, Admit, EcnMarker, Queues, Resume};
-use crate::packets::{Fifo, PacketId, Packets};
+use crate::packets::{Fifo, PacketId, Packets, Ring};
 use crate::topology::MAX_SWITCH_PORTS;
 
 /// A port's state as an output, in half a cache line (aligned, so never across two): each
@@ -88,8 +88,8 @@ pub struct VoqSwitch {
     /// `waiting_high[output * high_words + w - 1]`: bit `i` of word `w` set while
     /// `voq[64 * w + i][output]` holds packets.
     waiting_high: Vec<u64>,
-    /// `voq[input * ports + output]`.
-    voq: Vec<Fifo>,
+    /// `voq[input * ports + output]`, as rings: four bytes a pair of ports.
+    voq: Vec<Ring>,
     pub(super) outputs: Vec<Output>,
     inputs: Vec<Input>,
     limits: Vec<Limits>,
@@ -145,7 +145,7 @@ impl VoqSwitch {
             ports,
             high_words,
             waiting_high: vec![0; ports * high_words],
-            voq: vec![Fifo::default(); ports * ports],
+            voq: vec![Ring::default(); ports * ports],
             outputs: vec![
                 Output {
                     waiting: 0,
@@ -320,14 +320,14 @@ impl Queues for VoqSwitch {
         let admit = self.charge(input, output, u64::from(packets.get(p).wire_bytes));
         if admit != Admit::Dropped {
             self.set_waiting(input, output);
-            packets.push(&mut self.voq[input * self.ports + output], p);
+            packets.push_ring(&mut self.voq[input * self.ports + output], p);
         }
         admit
     }
 
     fn enqueue_charged(&mut self, packets: &mut Packets, input: usize, output: usize, p: PacketId) {
         self.set_waiting(input, output);
-        packets.push(&mut self.voq[input * self.ports + output], p);
+        packets.push_ring(&mut self.voq[input * self.ports + output], p);
     }
 
     #[inline]
@@ -372,8 +372,8 @@ impl Queues for VoqSwitch {
             self.next_waiting_wide(output)?
         };
         let queue = &mut self.voq[input * self.ports + output];
-        let p = packets.pop(queue)?;
-        match packets.front(queue) {
+        let p = packets.pop_ring(queue)?;
+        match packets.front_ring(queue) {
             Some(next) => packets.prefetch(next),
             None => self.clear_waiting(input, output),
         }
