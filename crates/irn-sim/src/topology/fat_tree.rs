@@ -11,8 +11,8 @@
 //! ports are its down-links first, then its up-links, each in ascending neighbour order.
 //!
 //! Its switches route by arithmetic on that numbering (a host's pod and edge switch, a
-//! switch's tier), not by the routing table, which stays for everything else that reads routes
-//! and is what routing reconverges to after link failures.
+//! switch's tier), not by a routing table: the table built with the topology is freed once the
+//! arithmetic takes over (what routing reconverges to after link failures is a new table).
 
 use std::sync::Arc;
 
@@ -26,6 +26,30 @@ impl Topology {
     /// switches (k = 6: 54 hosts, 45 switches), every link at `rate` and `delay`. `k` must be
     /// even, at least 2 and at most [`MAX_SWITCH_PORTS`]. See the module docs for the numbering.
     pub fn fat_tree(k: u32, rate: Bandwidth, delay: Duration) -> Result<Topology, TopologyError> {
+        let (kinds, links) = Self::fat_tree_wiring(k, rate, delay)?;
+        let (half, edges) = (k / 2, k * k / 2);
+        let tier = |name, switches| TierRun {
+            site: None,
+            name,
+            switches,
+        };
+        let mut t = Topology::from_links(kinds, links)?;
+        Arc::get_mut(&mut t.routing)
+            .expect("a new topology's routing table is its own")
+            .computed_for_fat_tree(k);
+        Ok(t.with_tier_runs(vec![
+            tier("edge", edges),
+            tier("agg", edges),
+            tier("core", half * half),
+        ]))
+    }
+
+    /// The nodes and links of [`fat_tree`](Self::fat_tree), before routing.
+    fn fat_tree_wiring(
+        k: u32,
+        rate: Bandwidth,
+        delay: Duration,
+    ) -> Result<(Vec<NodeKind>, Vec<LinkSpec>), TopologyError> {
         if k < 2 || !k.is_multiple_of(2) {
             return Err(TopologyError::FatTreeK { k });
         }
@@ -72,20 +96,7 @@ impl Topology {
                 }
             }
         }
-        let tier = |name, switches| TierRun {
-            site: None,
-            name,
-            switches,
-        };
-        let mut t = Topology::from_links(kinds, links)?;
-        Arc::get_mut(&mut t.routing)
-            .expect("a new topology's routing table is its own")
-            .computed_for_fat_tree(k);
-        Ok(t.with_tier_runs(vec![
-            tier("edge", edges),
-            tier("agg", aggs),
-            tier("core", cores),
-        ]))
+        Ok((kinds, links))
     }
 }
 
@@ -196,11 +207,13 @@ mod tests {
     fn computed_routes_are_the_tables() {
         for k in (2..=12).step_by(2) {
             let t = Topology::fat_tree(k, RATE, DELAY).unwrap();
+            let (kinds, links) = Topology::fat_tree_wiring(k, RATE, DELAY).unwrap();
+            let table = Topology::from_links(kinds, links).unwrap();
             for row in 0..t.switches().len() {
                 for h in 0..t.hosts().len() as u32 {
                     assert_eq!(
                         t.routing.next_hops_at_row(row, HostIdx(h)),
-                        t.routing.looked_up(row, HostIdx(h)),
+                        table.routing.looked_up(row, HostIdx(h)),
                         "k = {k}, switch row {row}, host {h}"
                     );
                 }
