@@ -12,6 +12,7 @@ use crate::failures::Timeline;
 pub use crate::forwarding::{ControlBalancing, Deflection, LoadBalancing};
 use crate::ids::{FlowId, PortId};
 use crate::loss::LinkLoss;
+use crate::partition::PartitionRule;
 use crate::pause::{PauseControl, PauseFrames, PauseSourceConfig};
 use crate::rng::{stream_seed, Purpose};
 use crate::topology::{Port, Topology};
@@ -77,6 +78,9 @@ pub struct SimConfig {
     pub deflection: Option<Deflection>,
     /// Link failures (`[failures]`), planned ([`Timeline::plan`]); `None`: every link stays up.
     pub failures: Option<Timeline>,
+    /// Whether the run takes its events a partition of the network at a time
+    /// ([`crate::partition`], `[run] partitions`).
+    pub partitions: PartitionRule,
 }
 
 /// Which BDP a computed BDP-FC cap is (`transport.bdp_cap_scope`).
@@ -211,6 +215,7 @@ impl SimConfig {
             link_loss: LinkLoss::none(),
             deflection: None,
             failures: None,
+            partitions: PartitionRule::Auto,
         }
     }
 

@@ -96,6 +96,9 @@ pub enum Event {
     Timer(FlowId),
     /// The next flow of the workload starts.
     FlowArrival,
+    /// This flow starts, and the next one from its partition's hosts is scheduled (only in a
+    /// partitioned run: [`crate::partition`]).
+    FlowStart(FlowId),
     /// A flow whose parents have all finished starts (only with dependent flows).
     FlowRelease(FlowId),
     /// Every NIC's ordering memory is sampled (only with an ordering layer).
@@ -454,6 +457,20 @@ impl EventQueue {
     /// The earliest event, removed from the queue.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
+        self.pop_until::<false>(Time::MAX)
+    }
+
+    /// The earliest event if it is before `limit`, removed from the queue; otherwise `None`,
+    /// and the queue is left as it was.
+    #[inline]
+    pub fn pop_before(&mut self, limit: Time) -> Option<(Time, Event)> {
+        self.pop_until::<true>(limit)
+    }
+
+    /// [`pop`](Self::pop), or with `BOUNDED` [`pop_before`](Self::pop_before): one body, the
+    /// bound's test compiled out of the plain pop.
+    #[inline(always)]
+    fn pop_until<const BOUNDED: bool>(&mut self, limit: Time) -> Option<(Time, Event)> {
         // The common cases, inlined into the event loop and without a branch between them:
         // the bucket being served has another event in place, or it is done and the next
         // occupied bucket shares its bitmap word. Which of the two is a coin toss for the
@@ -468,10 +485,20 @@ impl EventQueue {
         let more = pos < len;
         // Rare: the bucket spilled (its spill may hold more), or the wheel must turn further.
         if !more && ((len == SLOTS) | (later == 0)) {
+            if BOUNDED {
+                // Turned to the next event, if any; the plain pop then takes it in place.
+                return match self.next_time() {
+                    Some(t) if t < limit => self.pop(),
+                    _ => None,
+                };
+            }
             return self.pop_slow();
         }
         let step = u64::from(later.trailing_zeros()) - bit as u64;
         let (next, at) = hint::select_unpredictable(more, (i, pos), (i + step as usize, 0));
+        if BOUNDED && self.buckets[next % FINE].0[at % SLOTS].time >= limit {
+            return None;
+        }
         // Leaving the bucket empties it.
         self.lens[i] = hint::select_unpredictable(more, len as u8, 0);
         self.occupied[word] = hint::select_unpredictable(more, bits, bits & !(1 << bit));
@@ -615,6 +642,35 @@ impl EventQueue {
         }
     }
 
+    /// The time of the next event, without popping it: the wheel turns to it (emptying the
+    /// buckets it passes), so an event scheduled later for an earlier time is still popped
+    /// first (it goes into the bucket being served, in time order).
+    pub fn next_time(&mut self) -> Option<Time> {
+        loop {
+            let i = (self.cur % FINE as u64) as usize;
+            let len = usize::from(self.lens[i]);
+            if self.cur_pos < len {
+                return Some(self.buckets[i].0[self.cur_pos].time);
+            }
+            if len == SLOTS {
+                if let Some(e) = self.spill[i].get(self.cur_pos - SLOTS) {
+                    return Some(e.time);
+                }
+                self.spill[i].clear();
+            }
+            self.lens[i] = 0;
+            let (word, bit) = (i / 64, i % 64);
+            self.occupied[word] &= !(1 << bit);
+            let here = self.occupied[word] & (u64::MAX << bit);
+            self.cur_pos = 0;
+            if here != 0 {
+                self.cur += u64::from(here.trailing_zeros()) - bit as u64;
+            } else if !self.turn_far() {
+                return None;
+            }
+        }
+    }
+
     /// Probably the next event: a look-ahead without branches, so the simulation can prefetch
     /// what that event will touch. It reads the bucket being served or the next occupied one of
     /// the same bitmap word; when the next event is elsewhere, what it returns is some other
@@ -695,8 +751,9 @@ mod tests {
         assert_eq!(EventQueue::new(Duration::from_ps(4)).ring_mask + 1, COARSE);
     }
 
-    /// Replays `ops` (0: pop; otherwise schedule `delta` after the last popped time) against a
-    /// plain ordered reference: events must come out in (time, scheduling order).
+    /// Replays `ops` (0: pop; 1: look at the next event's time; otherwise schedule `delta` after
+    /// the last popped time, which may be before the time looked at) against a plain ordered
+    /// reference: events must come out in (time, scheduling order).
     fn check_against_reference(
         width_ps: u64,
         horizon_ps: u64,
@@ -719,6 +776,22 @@ mod tests {
                     (None, None) => {}
                     (g, w) => prop_assert!(false, "got {:?}, want {:?}", g, w),
                 }
+            } else if op == 1 {
+                let want = reference.peek().map(|Reverse((t, _))| *t);
+                prop_assert_eq!(q.next_time().map(Time::as_ps), want);
+                // Popping before the next time takes nothing; up to just past it, that event.
+                if let Some(t) = want {
+                    prop_assert_eq!(q.pop_before(Time::from_ps(t)), None);
+                    let Some((got, Event::Timer(FlowId(s)))) = q.pop_before(Time::from_ps(t + 1))
+                    else {
+                        return Err(TestCaseError::fail("nothing popped before the next time"));
+                    };
+                    let Some(Reverse((wt, ws))) = reference.pop() else {
+                        unreachable!()
+                    };
+                    prop_assert_eq!((got.as_ps(), u64::from(s)), (wt, ws));
+                    now = wt;
+                }
             } else {
                 seq += 1;
                 q.schedule(Time::from_ps(now + delta), Event::Timer(FlowId(seq as u32)));
@@ -735,7 +808,7 @@ mod tests {
     }
 
     proptest! {
-        /// Interleaved schedules (never in the past) and pops, across bucket edges, the
+        /// Interleaved schedules (never in the past), looks at the next time and pops, across bucket edges, the
         /// window's slides, the ring's wrap-around (rings of 64 coarse buckets and more) and
         /// the overflow heap.
         #[test]
@@ -743,7 +816,7 @@ mod tests {
             width_ps in 1u64..5000,
             horizon_ps in prop_oneof![0u64..1, 0u64..2_000_000],
             ops in prop::collection::vec(
-                (0u64..3, prop_oneof![4 => 0u64..2000, 2 => 0u64..200_000, 1 => 0u64..50_000_000]),
+                (0u64..4, prop_oneof![4 => 0u64..2000, 2 => 0u64..200_000, 1 => 0u64..50_000_000]),
                 1..400,
             ),
         ) {
@@ -755,7 +828,7 @@ mod tests {
         #[test]
         fn crowded_buckets_match_a_sorted_reference(
             width_ps in 1u64..64,
-            ops in prop::collection::vec((0u64..4, 0u64..100), 1..400),
+            ops in prop::collection::vec((0u64..5, 0u64..100), 1..400),
         ) {
             check_against_reference(width_ps, 0, ops)?;
         }

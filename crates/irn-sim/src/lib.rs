@@ -36,6 +36,7 @@ pub mod loss;
 pub mod metrics;
 pub mod packet;
 pub mod packets;
+pub mod partition;
 pub mod pause;
 pub mod port;
 pub mod prefetch;
@@ -70,15 +71,16 @@ pub fn run_monitored(
     untraced(cfg, Some(series), progress)
 }
 
-/// An untraced run, compiled with the hooks of credit flow control, lossy links and in-band
-/// telemetry only if it has one of them.
+/// An untraced run, compiled with the hooks of credit flow control, lossy links, in-band
+/// telemetry and partitions only if it has one of them.
 fn untraced<'a>(
     cfg: &'a SimConfig,
     series: Option<&'a mut dyn series::SeriesSink>,
     progress: &mut dyn FnMut(Progress),
 ) -> RunResult {
     use sim::trace::{NoTrace, NoTraceLinkHooks};
-    if cfg.credits.is_none() && cfg.link_loss.is_none() && !cfg.transport.cc.wants_int() {
+    let plain = cfg.credits.is_none() && cfg.link_loss.is_none() && !cfg.transport.cc.wants_int();
+    if plain && partition::Partitioning::for_run(cfg).is_none() {
         sim::Simulation::new(cfg, series, NoTrace).run(progress)
     } else {
         sim::Simulation::new(cfg, series, NoTraceLinkHooks).run(progress)

@@ -21,6 +21,7 @@ use irn_core::transport::RtoPolicy;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ControlBalancing, InitialPsn, Ordering, SimConfig, SwitchConfig};
+use crate::partition::{PartitionRule, Partitioning};
 use crate::workload::VerbMix;
 
 mod credits;
@@ -317,8 +318,13 @@ pub fn parse(
     let build = |name: &str,
                  set: &toml::Table|
      -> Result<(ScenarioFile, SimConfig, Vec<String>), ScenarioError> {
-        let resolved = resolve(name, set)?;
+        let mut resolved = resolve(name, set)?;
         let (config, warnings) = validate(&resolved, file, base_dir)?;
+        // A run that `"auto"` partitions says so, so a run of an earlier version, which took
+        // its events in one order, is not read back as this one.
+        if resolved.run.partitions.is_none() && Partitioning::for_run(&config).is_some() {
+            resolved.run.partitions = Some(run::Partitions::Word("auto".into()));
+        }
         Ok((resolved, config, warnings))
     };
     let mut seen = std::collections::BTreeSet::new();
@@ -734,6 +740,7 @@ fn validate(
         measure_until,
         drain_limit,
         fct_size_buckets,
+        partitions,
     } = run::build(&s.run, file)?;
     let failures = failures_timeline(s, file, &topology, credits.is_some(), &flows, drain_limit)?;
     let monitor = (s.monitor.as_ref())
@@ -777,7 +784,17 @@ fn validate(
         failures,
         bdp_cap_scope,
         link_loss,
+        partitions,
     };
+    if matches!(partitions, PartitionRule::At(_)) && Partitioning::for_run(&config).is_none() {
+        return Err(invalid(
+            file,
+            "run.partitions",
+            &(s.run.partitions.as_ref()).map_or(String::new(), ToString::to_string),
+            "\"auto\" or \"off\" here: this run cannot be partitioned (a network without \
+             pods, or flows that wait for others, verbs, ConWeave or credits)",
+        ));
+    }
     Ok((config, warnings))
 }
 

@@ -6,6 +6,7 @@
 //! measure_until = "20ms"  # nor those starting at or after this (default: none)
 //! drain_limit = "100ms"   # stop this long after the last flow starts
 //! fct_size_buckets = ["10KB", "100KB", "1MB"] # summary.json's fct_by_size buckets
+//! partitions = "auto"     # or "off", or at most this many (crate::partition)
 //! ```
 
 use irn_core::Duration;
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{duration_in, invalid, parse_key, ScenarioError};
 use crate::config::DEFAULT_FCT_SIZE_BUCKETS;
+use crate::partition::PartitionRule;
 use crate::units::Bytes;
 
 /// `[run]` as written.
@@ -35,6 +37,29 @@ pub struct RunSection {
     /// the resolved scenario when absent, so runs of earlier versions still resume.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct_size_buckets: Option<Vec<String>>,
+    /// Whether the run takes its events a partition of the network at a time: `"auto"`,
+    /// `"off"` or at most this many partitions. Absent: `"auto"`; the resolved scenario says
+    /// `"auto"` only where it partitions the run, so runs of earlier versions that it leaves
+    /// unpartitioned (and unchanged) still resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<Partitions>,
+}
+
+/// `run.partitions` as written: a word or a count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Partitions {
+    Count(i64),
+    Word(String),
+}
+
+impl std::fmt::Display for Partitions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Partitions::Count(n) => write!(f, "{n}"),
+            Partitions::Word(w) => write!(f, "{w:?}"),
+        }
+    }
 }
 
 impl Default for RunSection {
@@ -44,6 +69,7 @@ impl Default for RunSection {
             measure_until: None,
             drain_limit: "100ms".into(),
             fct_size_buckets: None,
+            partitions: None,
         }
     }
 }
@@ -60,6 +86,7 @@ pub(super) struct RunLimits {
     pub measure_until: Option<Duration>,
     pub drain_limit: Duration,
     pub fct_size_buckets: Vec<u64>,
+    pub partitions: PartitionRule,
 }
 
 pub(super) fn build(r: &RunSection, file: &str) -> Result<RunLimits, ScenarioError> {
@@ -95,7 +122,21 @@ pub(super) fn build(r: &RunSection, file: &str) -> Result<RunLimits, ScenarioErr
         measure_until,
         drain_limit,
         fct_size_buckets,
+        partitions: partitions(file, r.partitions.as_ref())?,
     })
+}
+
+/// `run.partitions`: `"auto"`, `"off"`, or a count from 2 to 1024.
+fn partitions(file: &str, p: Option<&Partitions>) -> Result<PartitionRule, ScenarioError> {
+    const ALLOWED: &str = "\"auto\" (large fabrics are partitioned), \"off\" (one global \
+                           event order) or a count of at most this many partitions, 2 to 1024";
+    match p {
+        None => Ok(PartitionRule::Auto),
+        Some(Partitions::Word(w)) if w == "auto" => Ok(PartitionRule::Auto),
+        Some(Partitions::Word(w)) if w == "off" => Ok(PartitionRule::Off),
+        Some(Partitions::Count(n)) if (2..=1024).contains(n) => Ok(PartitionRule::At(*n as u16)),
+        Some(other) => Err(invalid(file, "run.partitions", &other.to_string(), ALLOWED)),
+    }
 }
 
 /// `run.fct_size_buckets` as byte edges: positive and increasing.

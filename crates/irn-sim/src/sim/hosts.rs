@@ -367,6 +367,17 @@ impl<T: Trace> Simulation<'_, T> {
         self.start_flow(i);
     }
 
+    /// Starts flow `f` of a partitioned run and schedules the next flow of its partition.
+    #[inline(never)]
+    pub(super) fn start_in_partition(&mut self, f: FlowId) {
+        let next = self.next_in_part[f.index()];
+        if let Some(spec) = self.cfg.flows.get(next as usize) {
+            self.queue
+                .schedule(spec.start, Event::FlowStart(FlowId(next)));
+        }
+        self.start_flow(f.index());
+    }
+
     /// Starts flow `i`: its endpoints, its ordering layer if any, its first packets.
     #[inline(never)]
     pub(super) fn start_flow(&mut self, i: usize) {

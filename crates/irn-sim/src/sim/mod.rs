@@ -15,13 +15,14 @@ use irn_core::{Duration, Time};
 
 use self::conweaving::ConWeaveState;
 use crate::config::{pfc_headroom_bytes, Scheduling, SimConfig, SwitchModel};
-use crate::engine::{Event, EventQueue, Sampler};
+use crate::engine::{Event, Sampler};
 use crate::failures::FailureState;
 use crate::forwarding::{Balancer, Deflector, LoadBalancing};
 use crate::ids::{FlowId, HostIdx, NodeId, PortId};
 use crate::loss::LossDraw;
 use crate::metrics::{FlowRecord, NetworkCounters, RunResult};
 use crate::packets::{Fifo, Packets};
+use crate::partition::Partitioning;
 use crate::pause::{PauseFrames, PauseRule, PauseSource};
 use crate::port::{Owner, OwnerKind, PauseTimers, Port, PortExtra};
 use crate::rng::{stream, Purpose};
@@ -56,6 +57,7 @@ pub struct Progress {
 /// Report progress every this many events.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+mod calendar;
 mod conweaving;
 mod crediting;
 mod deadlock;
@@ -69,6 +71,7 @@ mod switches;
 mod telemetry;
 pub mod trace;
 
+use calendar::Calendar;
 use crediting::Credits;
 use hosts::{Flow, FlowCounts, Nic};
 use releasing::Releases;
@@ -80,7 +83,10 @@ use trace::Trace;
 pub struct Simulation<'a, T: Trace> {
     cfg: &'a SimConfig,
     now: Time,
-    queue: EventQueue,
+    queue: Calendar<T>,
+    /// In a partitioned run, each flow's successor among the flows starting in its partition
+    /// (`u32::MAX` for the last); empty otherwise.
+    next_in_part: Vec<u32>,
     /// Every port, one cache line each: what the packet path needs to know about it.
     ports: Vec<Port>,
     /// Per port: what the packet path rarely needs (exact rate, pause log).
@@ -300,10 +306,28 @@ impl<'a, T: Trace> Simulation<'a, T> {
         // load, 96 % within six frames): the wheel's ring reaches past eight, so they skip the
         // overflow heap however narrow the buckets are.
         let horizon = Duration::from_ps(frame.as_ps() * 8);
+        let mut queue = Calendar::new(bucket_width, horizon);
+        if let Some(parts) = Partitioning::for_run(cfg).filter(|_| T::PARTS) {
+            // A partition's events come as sparsely as a network of its size's.
+            let per_part = (topo.ports().len() / parts.count).next_power_of_two() / 2;
+            let width = Duration::from_ps(frame.as_ps() / per_part.max(512) as u64);
+            let ports = topo.ports().iter().map(|p| {
+                let peer = topo.ports()[p.peer.index()].node;
+                (p.node.index(), peer.index())
+            });
+            let flow_src = cfg
+                .flows
+                .iter()
+                .map(|f| topo.hosts()[f.src.index()].index());
+            let last = last_start + cfg.drain_limit;
+            queue = Calendar::partitioned(queue, &parts, width, horizon, ports, flow_src, last);
+        }
+        let next_in_part = next_in_partition(queue.flow_parts(), queue.count());
         let mut sim = Simulation {
             cfg,
             now: Time::ZERO,
-            queue: EventQueue::with_horizon(bucket_width, horizon),
+            queue,
+            next_in_part,
             ports: topo
                 .ports()
                 .iter()
@@ -408,9 +432,21 @@ impl<'a, T: Trace> Simulation<'a, T> {
     /// Runs until every flow has finished or the drain limit passes, reporting progress every
     /// 65 536 events.
     pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> RunResult {
-        self.next_flow = self.next_root(0);
-        if let Some(first) = self.cfg.flows.get(self.next_flow) {
-            self.queue.schedule(first.start, Event::FlowArrival);
+        if self.queue.is_partitioned() {
+            // Each partition's first flow; each starts the next of its partition.
+            let mut first = vec![true; self.queue.count()];
+            for (f, &part) in self.queue.flow_parts().to_vec().iter().enumerate() {
+                if std::mem::take(&mut first[usize::from(part)]) {
+                    let start = self.cfg.flows[f].start;
+                    self.queue
+                        .schedule(start, Event::FlowStart(FlowId(f as u32)));
+                }
+            }
+        } else {
+            self.next_flow = self.next_root(0);
+            if let Some(first) = self.cfg.flows.get(self.next_flow) {
+                self.queue.schedule(first.start, Event::FlowArrival);
+            }
         }
         if let Some(t) = self.memory.as_ref().and_then(|m| m.schedule.first()) {
             self.queue.schedule(t, Sampler::Ordering.event());
@@ -458,6 +494,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 | Event::CreditGrant { .. } => {}
                 Event::Timer(f) => self.timer(f),
                 Event::FlowArrival => self.start_next_flow(),
+                Event::FlowStart(f) => self.start_in_partition(f),
                 Event::FlowRelease(f) => self.start_flow(f.index()),
                 Event::Sample => self.sample(Sampler::Ordering),
                 Event::Monitor => self.sample(Sampler::Monitor),
@@ -467,6 +504,11 @@ impl<'a, T: Trace> Simulation<'a, T> {
             if self.queue.processed().is_multiple_of(PROGRESS_EVERY) {
                 progress(self.progress(false));
             }
+        }
+        // A partitioned run cut off (by the drain limit, or with nothing left to do) ends at
+        // the latest instant any partition reached.
+        if self.flows_finished < self.flows.len() {
+            self.now = self.queue.latest().map_or(self.now, |t| t.max(self.now));
         }
         progress(self.progress(true));
         self.finish()
@@ -526,6 +568,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
     }
 
     fn finish(mut self) -> RunResult {
+        self.trace.flush();
         self.counters.jain_index = self.jain_index();
         // Flows cut off by the drain limit still report what they did.
         for i in 0..self.flows.len() {
@@ -649,6 +692,20 @@ impl<'a, T: Trace> Simulation<'a, T> {
         result.summary.pause_cycle = pause_cycle;
         result
     }
+}
+
+/// Each flow's successor among the flows of its partition (`parts`, by flow), in start order;
+/// `u32::MAX` for a partition's last. Empty without partitions.
+fn next_in_partition(parts: &[u16], count: usize) -> Vec<u32> {
+    let mut next = vec![u32::MAX; parts.len()];
+    let mut last = vec![u32::MAX; count];
+    for (f, &part) in parts.iter().enumerate() {
+        let prev = std::mem::replace(&mut last[usize::from(part)], f as u32);
+        if let Some(prev) = next.get_mut(prev as usize) {
+            *prev = f as u32;
+        }
+    }
+    next
 }
 
 /// The rule `[[pause_control]]` gives the input behind switch port `p`, if any.

@@ -1,0 +1,273 @@
+//! Partitions of a large network, so a run can take its events a few nodes at a time.
+//!
+//! On a large fabric, events that follow each other in time belong to nodes far apart: each one
+//! reads a port, a queue, a flow and a packet that the previous thousand events pushed out of
+//! the caches (a k = 24 fat-tree's state is about 100 MB; the L2 cache holds 2). Within one link
+//! delay, though, what happens in one pod cannot depend on what happens in another: anything
+//! that crosses between them rides a link. So a run can serve every event of one pod in a window
+//! as long as the shortest link between partitions, then the next pod's, and so on (the
+//! conservative window of parallel discrete-event simulation, here run on one core for locality
+//! rather than across cores): the pod's ports, queues, flows and packets stay in cache for the
+//! window. A partition's events keep their time order; events of different partitions in the
+//! same window cannot affect each other, so serving them partition by partition computes a run
+//! that is as valid as the global order, though equal-time events are not taken in the same
+//! order as in an unpartitioned run, and the two runs' results differ as two tie-breaking rules
+//! do.
+//!
+//! A partition is a group of whole pods: the network without its top tier of switches (a
+//! fat-tree's core, a leaf-spine's spines) falls apart into pods, consecutive pods are merged
+//! until each partition holds enough hosts, and the top tier's switches are dealt round-robin.
+
+use irn_core::Duration;
+
+use crate::config::SimConfig;
+use crate::forwarding::LoadBalancing;
+use crate::ids::NodeId;
+use crate::topology::{NodeKind, Topology};
+
+/// How a run orders its events (`[run] partitions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PartitionRule {
+    /// Large fabrics (at least [`AUTO_MIN_PARTS`] partitions of [`AUTO_MIN_HOSTS`] hosts or
+    /// more) are partitioned, into at most [`AUTO_MAX_PARTS`]; smaller ones are not.
+    #[default]
+    Auto,
+    /// Every event in one global time order.
+    Off,
+    /// At most this many partitions of whole pods, whatever the size (at least 2).
+    At(u16),
+}
+
+/// The fewest hosts `Auto` puts in a partition: fewer would serve too few events per window.
+pub const AUTO_MIN_HOSTS: usize = 128;
+/// The fewest partitions `Auto` makes use of.
+pub const AUTO_MIN_PARTS: usize = 4;
+/// The most partitions `Auto` makes: each has its own event queue (about 230 KB).
+pub const AUTO_MAX_PARTS: usize = 64;
+
+/// A network's nodes grouped into partitions, and the window they may run apart for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partitioning {
+    /// Each node's partition.
+    pub node_part: Vec<u16>,
+    pub count: usize,
+    /// The shortest delay of a link between two partitions: nothing one partition does reaches
+    /// another sooner.
+    pub lookahead: Duration,
+}
+
+impl Partitioning {
+    /// The partitions `cfg`'s run takes its events by: its topology's under its rule, unless
+    /// it has what ties nodes together at an instant rather than over a link: flows that start
+    /// when others finish, verbs queue pairs (one object drives both ends), ConWeave's reorder
+    /// queues, or credit flow control (a link's two ends share its counters).
+    pub fn for_run(cfg: &SimConfig) -> Option<Partitioning> {
+        let tied = cfg.dag.is_some()
+            || cfg.flows.iter().any(|f| f.verb.is_some())
+            || matches!(cfg.load_balancing, LoadBalancing::ConWeave(_))
+            || cfg.credits.is_some();
+        if tied {
+            return None;
+        }
+        Self::of(&cfg.topology, cfg.partitions)
+    }
+
+    /// `topo`'s partitions under `rule`; `None` when the run takes its events in one order
+    /// (the rule says so, the network is too small or has no pods, or a link between two
+    /// partitions has no delay).
+    pub fn of(topo: &Topology, rule: PartitionRule) -> Option<Partitioning> {
+        let hosts = topo.hosts().len();
+        let (max_parts, min_hosts, min_parts) = match rule {
+            PartitionRule::Off => return None,
+            PartitionRule::Auto => (AUTO_MAX_PARTS, AUTO_MIN_HOSTS, AUTO_MIN_PARTS),
+            PartitionRule::At(n) => (usize::from(n), 1, 2),
+        };
+        let pods = pods(topo)?;
+        let per_part = min_hosts.max(hosts.div_ceil(max_parts.max(1)));
+        // Consecutive pods, merged until each partition has `per_part` hosts (a short last one
+        // joins the one before).
+        let mut pod_part = vec![0u16; pods.hosts.len()];
+        let (mut count, mut held) = (0usize, 0usize);
+        for (pod, &h) in pods.hosts.iter().enumerate() {
+            if held >= per_part {
+                count += 1;
+                held = 0;
+            }
+            pod_part[pod] = count as u16;
+            held += h;
+        }
+        if held < per_part && count > 0 {
+            for p in pod_part.iter_mut().filter(|p| usize::from(**p) == count) {
+                *p -= 1;
+            }
+        } else {
+            count += 1;
+        }
+        if count < min_parts {
+            return None;
+        }
+        let mut top = 0;
+        let node_part: Vec<u16> = (pods.of_node.iter())
+            .map(|pod| match pod {
+                Some(pod) => pod_part[*pod as usize],
+                None => {
+                    top += 1;
+                    ((top - 1) % count) as u16
+                }
+            })
+            .collect();
+        let lookahead = (topo.ports().iter())
+            .filter(|p| {
+                let peer = topo.ports()[p.peer.index()].node;
+                node_part[p.node.index()] != node_part[peer.index()]
+            })
+            .map(|p| p.delay)
+            .min()?;
+        (lookahead > Duration::ZERO).then_some(Partitioning {
+            node_part,
+            count,
+            lookahead,
+        })
+    }
+}
+
+/// The network's pods: each node's (`None` for the top tier) and each pod's hosts.
+struct Pods {
+    of_node: Vec<Option<u32>>,
+    hosts: Vec<usize>,
+}
+
+/// Splits `topo` into pods: the connected parts left once the switches farthest from any host
+/// are taken out, numbered by their first node. `None` when the farthest switches are the
+/// hosts' own (a star, or a single tier of switches).
+fn pods(topo: &Topology) -> Option<Pods> {
+    let n = topo.node_count();
+    let neighbours = |node: NodeId| {
+        (topo.node_ports(node)).map(|p| topo.ports()[topo.ports()[p as usize].peer.index()].node)
+    };
+    // Hops from the nearest host, breadth first.
+    let mut level = vec![u32::MAX; n];
+    let mut frontier: Vec<NodeId> = topo.hosts().to_vec();
+    for &h in &frontier {
+        level[h.index()] = 0;
+    }
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        depth += 1;
+        let mut next = Vec::new();
+        for &node in &frontier {
+            for peer in neighbours(node) {
+                if level[peer.index()] == u32::MAX {
+                    level[peer.index()] = depth;
+                    next.push(peer);
+                }
+            }
+        }
+        frontier = next;
+    }
+    let top = level.iter().copied().filter(|&l| l != u32::MAX).max()?;
+    if top < 2 {
+        return None;
+    }
+    let mut of_node: Vec<Option<u32>> = vec![None; n];
+    let mut hosts = Vec::new();
+    for start in 0..n {
+        if of_node[start].is_some() || level[start] >= top {
+            continue;
+        }
+        let pod = hosts.len() as u32;
+        let mut count = 0;
+        let mut stack = vec![NodeId(start as u32)];
+        of_node[start] = Some(pod);
+        while let Some(node) = stack.pop() {
+            count += usize::from(topo.kind(node) == NodeKind::Host);
+            for peer in neighbours(node) {
+                if of_node[peer.index()].is_none() && level[peer.index()] < top {
+                    of_node[peer.index()] = Some(pod);
+                    stack.push(peer);
+                }
+            }
+        }
+        hosts.push(count);
+    }
+    Some(Pods { of_node, hosts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use irn_core::Bandwidth;
+
+    fn fat_tree(k: u32) -> Topology {
+        Topology::fat_tree(k, Bandwidth::from_gbps(100), Duration::from_us(1)).unwrap()
+    }
+
+    #[test]
+    fn a_fat_tree_splits_into_its_pods_with_the_core_dealt_round_robin() {
+        // k = 8: 4 pods of 16 hosts (and 4 edge + 4 aggregation switches), 16 core switches.
+        let topo = fat_tree(8);
+        let p = Partitioning::of(&topo, PartitionRule::At(8)).unwrap();
+        assert_eq!(p.count, 8);
+        assert_eq!(p.lookahead, Duration::from_us(1));
+        let (hosts, edges, cores) = (128, 32, 16);
+        for h in 0..hosts {
+            assert_eq!(p.node_part[h], (h / 16) as u16, "host {h}");
+        }
+        for e in 0..edges {
+            assert_eq!(p.node_part[hosts + e], (e / 4) as u16, "edge {e}");
+            assert_eq!(p.node_part[hosts + edges + e], (e / 4) as u16, "agg {e}");
+        }
+        for c in 0..cores {
+            assert_eq!(
+                p.node_part[hosts + 2 * edges + c],
+                (c % 8) as u16,
+                "core {c}"
+            );
+        }
+        // Two pods a partition when at most four are asked for.
+        let p = Partitioning::of(&topo, PartitionRule::At(4)).unwrap();
+        assert_eq!(p.count, 4);
+        assert_eq!(
+            (p.node_part[0], p.node_part[32], p.node_part[127]),
+            (0, 1, 3)
+        );
+    }
+
+    #[test]
+    fn auto_partitions_only_large_fabrics() {
+        assert_eq!(Partitioning::of(&fat_tree(8), PartitionRule::Auto), None);
+        assert_eq!(Partitioning::of(&fat_tree(8), PartitionRule::Off), None);
+        // k = 16: 8 pods of 128 hosts.
+        let p = Partitioning::of(&fat_tree(16), PartitionRule::Auto).unwrap();
+        assert_eq!(p.count, 8);
+        // k = 24: 24 pods of 144.
+        assert_eq!(
+            Partitioning::of(&fat_tree(24), PartitionRule::Auto)
+                .unwrap()
+                .count,
+            24
+        );
+    }
+
+    #[test]
+    fn a_leaf_spine_groups_whole_leaves_and_a_star_has_no_pods() {
+        let ls = Topology::leaf_spine(
+            8,
+            8,
+            16,
+            Bandwidth::from_gbps(100),
+            Bandwidth::from_gbps(100),
+            Duration::from_us(1),
+        )
+        .unwrap();
+        // 8 leaves of 16 hosts: too few hosts for `Auto`, two leaves a partition when asked.
+        assert_eq!(Partitioning::of(&ls, PartitionRule::Auto), None);
+        let p = Partitioning::of(&ls, PartitionRule::At(4)).unwrap();
+        assert_eq!(p.count, 4);
+        for h in 0..128 {
+            assert_eq!(p.node_part[h], (h / 32) as u16);
+        }
+        let star = Topology::star(8, Bandwidth::from_gbps(100), Duration::from_us(1)).unwrap();
+        assert_eq!(Partitioning::of(&star, PartitionRule::At(4)), None);
+    }
+}
