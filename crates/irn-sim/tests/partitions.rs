@@ -124,6 +124,14 @@ fn partitions_are_refused_where_a_run_cannot_be_split() {
             "p.toml: run.partitions = \"of\": \"auto\"",
         ),
         (
+            "topology.kind=fat-tree topology.k=4 run.partitions=true",
+            "p.toml: run.partitions = true: \"auto\"",
+        ),
+        (
+            "topology.kind=fat-tree topology.k=4 run.partitions=1e308",
+            "p.toml: run.partitions = 1e308: \"auto\"",
+        ),
+        (
             "topology.kind=fat-tree topology.k=4 load_balancing.kind=conweave run.partitions=4",
             "this run cannot be partitioned",
         ),

@@ -45,12 +45,14 @@ pub struct RunSection {
     pub partitions: Option<Partitions>,
 }
 
-/// `run.partitions` as written: a word or a count.
+/// `run.partitions` as written: a word or a count (anything else is kept to be refused by
+/// name, with what is allowed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Partitions {
     Count(i64),
     Word(String),
+    Other(toml::Value),
 }
 
 impl std::fmt::Display for Partitions {
@@ -58,6 +60,8 @@ impl std::fmt::Display for Partitions {
         match self {
             Partitions::Count(n) => write!(f, "{n}"),
             Partitions::Word(w) => write!(f, "{w:?}"),
+            Partitions::Other(toml::Value::Float(x)) => write!(f, "{x:e}"),
+            Partitions::Other(v) => write!(f, "{v}"),
         }
     }
 }
