@@ -298,8 +298,10 @@ impl Trace for NoTrace {
 
 /// No trace, with the rare packet-path features compiled in (credit flow control, lossy links,
 /// in-band telemetry, partitions): every untraced run with `[switch] credits`, a lossy link, a
-/// controller that reads telemetry, or partitions. One type for all keeps the event loop compiled twice, not four times;
-/// each tests at run time whether it is configured.
+/// controller that reads telemetry, or partitions. One type for all of them keeps the event
+/// loop compiled twice, not once per combination; each tests at run time whether it is
+/// configured. (A type of its own for partitioned runs, without the other features' tests,
+/// ran 3.6 % fewer instructions on a k = 24 fat-tree and no faster: 0.997× CPU, 8 pairs.)
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoTraceLinkHooks;
 
