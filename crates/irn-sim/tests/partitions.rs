@@ -13,15 +13,22 @@ use irn_sim::metrics::RunResult;
 use irn_sim::scenario;
 use irn_sim::sim::trace::TraceRow;
 
-/// The run of a k = 4 fat-tree (4 pods of 4 hosts) with `keys`, under `partitions`.
+/// The run of a k = 4 fat-tree (4 pods of 4 hosts), or of the topology `keys` name, with `keys`,
+/// under `partitions`.
 fn run(keys: &str, partitions: &str) -> RunResult {
     irn_sim::run(&config(keys, partitions), &mut |_| {})
 }
 
 fn config(keys: &str, partitions: &str) -> SimConfig {
-    let mut set: Vec<String> = "topology.kind=fat-tree topology.k=4 workload.duration=500us \
-                                workload.load=0.6 run.warmup=0us run.drain_limit=20ms"
+    let topology = if keys.contains("topology.kind") {
+        ""
+    } else {
+        "topology.kind=fat-tree topology.k=4"
+    };
+    let mut set: Vec<String> = "workload.duration=500us workload.load=0.6 run.warmup=0us \
+                                run.drain_limit=20ms"
         .split_whitespace()
+        .chain(topology.split_whitespace())
         .chain(keys.split_whitespace())
         .map(String::from)
         .collect();
@@ -46,6 +53,11 @@ fn each_feature_runs_partitioned_to_the_end_and_repeats_itself() {
         "transport.kind=irn topology.loss_rate=0.001",
         "transport.kind=irn failures.fraction=0.1 failures.interval=30us",
         "transport.kind=roce switch.pfc=true pauses.hosts=[0] pauses.gap=20us pauses.length=2us",
+        // The three-tier Clos's pods, and a rail-optimized fabric's rail leaves with their NICs.
+        "transport.kind=roce switch.pfc=true topology.kind=clos3 topology.pods=4 \
+         topology.leaves=2 topology.spines=2 topology.hosts_per_leaf=4 topology.super_spines=2",
+        "transport.kind=irn topology.kind=rail topology.groups=2 topology.servers=4 \
+         topology.rails=4 topology.spines=2",
     ];
     for keys in features {
         let (a, b) = (run(keys, "4"), run(keys, "4"));
