@@ -345,8 +345,14 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
         if r.config.control_balancing == irn_sim::config::ControlBalancing::Ecmp {
             extras += " (ACKs by ECMP)";
         }
+
+        // A large fabric's events are taken a pod at a time (`[run] partitions`).
+        let pods = irn_sim::partition::Partitioning::for_run(&r.config)
+            .map_or(String::new(), |p| {
+                format!(", events by pod ({} partitions)", p.count)
+            });
         out.push_str(&format!(
-            "  {}: {}, PFC {}, cc {}, load balancing {}{extras}, ordering {}{}\n",
+            "  {}: {}, PFC {}, cc {}, load balancing {}{extras}, ordering {}{pods}{}\n",
             r.name,
             key(r, "transport.kind"),
             pfc_state(&r.config),
