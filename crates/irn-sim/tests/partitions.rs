@@ -10,6 +10,7 @@ use std::path::Path;
 
 use irn_sim::config::SimConfig;
 use irn_sim::metrics::RunResult;
+use irn_sim::partition::Partitioning;
 use irn_sim::scenario;
 use irn_sim::sim::trace::TraceRow;
 
@@ -111,6 +112,26 @@ fn a_partitioned_trace_is_in_time_order_and_changes_nothing() {
     assert!(rows.len() > 1000, "{} rows", rows.len());
     assert!(rows.windows(2).all(|w| w[0].time <= w[1].time));
     assert_eq!(flows(&traced), flows(&run(keys, "4")));
+}
+
+#[test]
+fn auto_partitions_large_fabrics_with_long_enough_links() {
+    let parts = |keys: &str| {
+        let set: Vec<String> = keys.split_whitespace().map(String::from).collect();
+        let sc = scenario::parse("", "p.toml", Path::new("."), &set).unwrap();
+        Partitioning::for_run(&sc.runs[0].config).map(|p| p.count)
+    };
+    let k16 = "topology.kind=fat-tree topology.k=16 workload.duration=1us";
+    assert_eq!(parts(k16), Some(8));
+    // 2 us links (the default) hold 23 full frames at 100 Gb/s, 500 ns only 5.8: too short a
+    // window for "auto", not for a count.
+    assert_eq!(parts(&format!("{k16} topology.link_delay=500ns")), None);
+    assert_eq!(
+        parts(&format!("{k16} topology.link_delay=500ns run.partitions=8")),
+        Some(8)
+    );
+    assert_eq!(parts(&format!("{k16} run.partitions=\"off\"")), None);
+    assert_eq!(parts("topology.kind=fat-tree topology.k=8"), None);
 }
 
 #[test]
