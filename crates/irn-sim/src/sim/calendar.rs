@@ -15,7 +15,10 @@ use irn_core::{Duration, Time};
 
 use super::trace::Trace;
 use crate::engine::{Event, EventQueue};
+use crate::ids::NodeId;
 use crate::partition::Partitioning;
+use crate::topology::Topology;
+use crate::workload::FlowSpec;
 
 /// The event queue(s) of a run; only a run compiled with [`Trace::PARTS`] looks for partitions.
 pub(super) struct Calendar<T> {
@@ -57,20 +60,24 @@ impl<T: Trace> Calendar<T> {
     }
 
     /// One queue per partition of `p` besides the global one, each as [`new`](Self::new) but
-    /// with buckets `per_part_width` wide (only in a run compiled with [`Trace::PARTS`]), for a run whose ports lead from and to the nodes
-    /// `ports` gives, whose flows start at the nodes `flow_src`, that serves nothing after
-    /// `last`.
+    /// with buckets `per_part_width` wide (only in a run compiled with [`Trace::PARTS`]), for
+    /// the flows `flows` on `topo`, serving nothing after `last`.
     pub fn partitioned(
         global: Self,
         p: &Partitioning,
-        per_part_width: Duration,
-        horizon: Duration,
-        ports: impl Iterator<Item = (usize, usize)>,
-        flow_src: impl Iterator<Item = usize>,
+        (per_part_width, horizon): (Duration, Duration),
+        topo: &Topology,
+        flows: &[FlowSpec],
         last: Time,
     ) -> Self {
-        let (port_part, peer_part) = ports
-            .map(|(node, peer)| (p.node_part[node], p.node_part[peer]))
+        let node_part = |n: NodeId| p.node_part[n.index()];
+        let (port_part, peer_part) = (topo.ports().iter())
+            .map(|port| {
+                (
+                    node_part(port.node),
+                    node_part(topo.ports()[port.peer.index()].node),
+                )
+            })
             .unzip();
         let queues = (0..p.count)
             .map(|_| EventQueue::with_horizon(per_part_width, horizon))
@@ -80,7 +87,10 @@ impl<T: Trace> Calendar<T> {
                 queues,
                 port_part,
                 peer_part,
-                flow_part: flow_src.map(|n| p.node_part[n]).collect(),
+                flow_part: flows
+                    .iter()
+                    .map(|f| node_part(topo.hosts()[f.src.index()]))
+                    .collect(),
                 lookahead: p.lookahead,
                 cur: p.count,
                 window_start: Time::ZERO,

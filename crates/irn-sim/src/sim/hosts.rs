@@ -370,7 +370,7 @@ impl<T: Trace> Simulation<'_, T> {
     /// Starts flow `f` of a partitioned run and schedules the next flow of its partition.
     #[inline(never)]
     pub(super) fn start_in_partition(&mut self, f: FlowId) {
-        let next = self.next_in_part[f.index()];
+        let next = self.chains.next[f.index()];
         if let Some(spec) = self.cfg.flows.get(next as usize) {
             self.queue
                 .schedule(spec.start, Event::FlowStart(FlowId(next)));

@@ -84,9 +84,8 @@ pub struct Simulation<'a, T: Trace> {
     cfg: &'a SimConfig,
     now: Time,
     queue: Calendar<T>,
-    /// In a partitioned run, each flow's successor among the flows starting in its partition
-    /// (`u32::MAX` for the last); empty otherwise.
-    next_in_part: Vec<u32>,
+    /// In a partitioned run, each partition's chain of flow starts; empty otherwise.
+    chains: FlowChains,
     /// Every port, one cache line each: what the packet path needs to know about it.
     ports: Vec<Port>,
     /// Per port: what the packet path rarely needs (exact rate, pause log).
@@ -311,23 +310,15 @@ impl<'a, T: Trace> Simulation<'a, T> {
             // A partition's events come as sparsely as a network of its size's.
             let per_part = (topo.ports().len() / parts.count).next_power_of_two() / 2;
             let width = Duration::from_ps(frame.as_ps() / per_part.max(512) as u64);
-            let ports = topo.ports().iter().map(|p| {
-                let peer = topo.ports()[p.peer.index()].node;
-                (p.node.index(), peer.index())
-            });
-            let flow_src = cfg
-                .flows
-                .iter()
-                .map(|f| topo.hosts()[f.src.index()].index());
             let last = last_start + cfg.drain_limit;
-            queue = Calendar::partitioned(queue, &parts, width, horizon, ports, flow_src, last);
+            queue = Calendar::partitioned(queue, &parts, (width, horizon), topo, &cfg.flows, last);
         }
-        let next_in_part = next_in_partition(queue.flow_parts(), queue.count());
+        let chains = FlowChains::new(queue.flow_parts(), queue.count());
         let mut sim = Simulation {
             cfg,
             now: Time::ZERO,
             queue,
-            next_in_part,
+            chains,
             ports: topo
                 .ports()
                 .iter()
@@ -434,12 +425,10 @@ impl<'a, T: Trace> Simulation<'a, T> {
     pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> RunResult {
         if self.queue.is_partitioned() {
             // Each partition's first flow; each starts the next of its partition.
-            let mut first = vec![true; self.queue.count()];
-            for (f, &part) in self.queue.flow_parts().to_vec().iter().enumerate() {
-                if std::mem::take(&mut first[usize::from(part)]) {
-                    let start = self.cfg.flows[f].start;
-                    self.queue
-                        .schedule(start, Event::FlowStart(FlowId(f as u32)));
+            for i in 0..self.chains.first.len() {
+                let f = self.chains.first[i];
+                if let Some(spec) = self.cfg.flows.get(f as usize) {
+                    self.queue.schedule(spec.start, Event::FlowStart(FlowId(f)));
                 }
             }
         } else {
@@ -694,18 +683,37 @@ impl<'a, T: Trace> Simulation<'a, T> {
     }
 }
 
-/// Each flow's successor among the flows of its partition (`parts`, by flow), in start order;
-/// `u32::MAX` for a partition's last. Empty without partitions.
-fn next_in_partition(parts: &[u16], count: usize) -> Vec<u32> {
-    let mut next = vec![u32::MAX; parts.len()];
-    let mut last = vec![u32::MAX; count];
-    for (f, &part) in parts.iter().enumerate() {
-        let prev = std::mem::replace(&mut last[usize::from(part)], f as u32);
-        if let Some(prev) = next.get_mut(prev as usize) {
-            *prev = f as u32;
+/// Each partition's flows in start order, as a chain: a partitioned run starts each flow at its
+/// start and schedules the next of its partition then.
+#[derive(Default)]
+struct FlowChains {
+    /// Each partition's first flow (`u32::MAX` for none).
+    first: Vec<u32>,
+    /// Each flow's successor in its partition (`u32::MAX` for the last).
+    next: Vec<u32>,
+}
+
+impl FlowChains {
+    /// The chains of `count` partitions whose flows start in `parts` (by flow, sorted by
+    /// start); empty without partitions.
+    fn new(parts: &[u16], count: usize) -> Self {
+        if parts.is_empty() {
+            return FlowChains::default();
         }
+        let mut chains = FlowChains {
+            first: vec![u32::MAX; count],
+            next: vec![u32::MAX; parts.len()],
+        };
+        let mut last = vec![u32::MAX; count];
+        for (f, &part) in parts.iter().enumerate() {
+            let prev = std::mem::replace(&mut last[usize::from(part)], f as u32);
+            match chains.next.get_mut(prev as usize) {
+                Some(prev) => *prev = f as u32,
+                None => chains.first[usize::from(part)] = f as u32,
+            }
+        }
+        chains
     }
-    next
 }
 
 /// The rule `[[pause_control]]` gives the input behind switch port `p`, if any.
