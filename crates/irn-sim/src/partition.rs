@@ -79,8 +79,9 @@ impl Partitioning {
             return None;
         }
         let p = Self::of(&cfg.topology, cfg.partitions)?;
+        let frame_bytes = cfg.max_frame_bytes();
         let frame = (cfg.topology.ports().iter())
-            .map(|port| port.rate.serialization(cfg.max_frame_bytes()))
+            .map(|port| port.rate.serialization(frame_bytes))
             .min()
             .unwrap_or(Duration::ZERO);
         let short = p.lookahead.as_ps() < frame.as_ps().saturating_mul(AUTO_MIN_WINDOW_FRAMES);
