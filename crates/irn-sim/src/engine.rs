@@ -689,6 +689,14 @@ impl EventQueue {
         self.buckets[next % FINE].0[at % SLOTS].event
     }
 
+    /// Asks for the window's buckets and their counts. A partition's queue comes back for its
+    /// turn after every other partition has run, by when its buckets are out of cache: without
+    /// this, each bucket missed the first time the turn wrote to it.
+    pub fn prefetch_window(&self) {
+        self.buckets.iter().for_each(crate::prefetch::prefetch);
+        self.lens.chunks(64).for_each(|line| crate::prefetch::prefetch(&line[0]));
+    }
+
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
         self.popped

@@ -211,6 +211,7 @@ impl<T: Trace> Calendar<T> {
             std::mem::swap(&mut self.served, &mut parts.queues[old]);
             std::mem::swap(&mut self.served, &mut parts.queues[p]);
             self.others_popped -= self.served.processed();
+            self.served.prefetch_window();
             parts.held = p;
         }
     }
