@@ -689,12 +689,24 @@ impl EventQueue {
         self.buckets[next % FINE].0[at % SLOTS].event
     }
 
-    /// Asks for the window's buckets and their counts. A partition's queue comes back for its
-    /// turn after every other partition has run, by when its buckets are out of cache: without
-    /// this, each bucket missed the first time the turn wrote to it.
-    pub fn prefetch_window(&self) {
-        self.buckets.iter().for_each(crate::prefetch::prefetch);
-        self.lens.chunks(64).for_each(|line| crate::prefetch::prefetch(&line[0]));
+    /// Asks for the buckets from the one being served up to `until`'s (at most the window's),
+    /// and their counts, when at least an eighth of the window's buckets hold events. A
+    /// partition's queue comes back for its turn after every other partition has run, by when
+    /// its buckets are out of cache: without this, each bucket missed the first time the turn
+    /// wrote to it. A sparse wheel's turn is short, and would not repay the prefetches.
+    pub fn prefetch_window(&self, until: Time) {
+        let n = (self.bucket_of(until).saturating_sub(self.cur) + 1).min(FINE as u64);
+        let occupied: u32 = self.occupied.iter().map(|w| w.count_ones()).sum();
+        if u64::from(occupied) * 8 < n {
+            return;
+        }
+        for b in self.cur..self.cur + n {
+            let i = (b % FINE as u64) as usize;
+            crate::prefetch::prefetch(&self.buckets[i]);
+            if i.is_multiple_of(64) || b == self.cur {
+                crate::prefetch::prefetch(&self.lens[i]);
+            }
+        }
     }
 
     /// Events processed so far.

@@ -39,6 +39,8 @@ struct Parts {
     /// its place, an empty queue that is never used.
     queues: Vec<EventQueue>,
     held: usize,
+    /// Each partition's first event when the window opened (`Time::MAX` when it had none).
+    due: Vec<Time>,
     /// Samples, link changes, PAUSE sources and rules: served between windows.
     global: EventQueue,
     /// Per port: its node's partition, and its peer's.
@@ -98,6 +100,7 @@ impl<T: Trace> Calendar<T> {
             parts: Some(Box::new(Parts {
                 queues,
                 held: 0,
+                due: vec![Time::MAX; p.count],
                 global: global.served,
                 port_part,
                 peer_part,
@@ -211,7 +214,7 @@ impl<T: Trace> Calendar<T> {
             std::mem::swap(&mut self.served, &mut parts.queues[old]);
             std::mem::swap(&mut self.served, &mut parts.queues[p]);
             self.others_popped -= self.served.processed();
-            self.served.prefetch_window();
+            self.served.prefetch_window(parts.window_end);
             parts.held = p;
         }
     }
@@ -228,12 +231,13 @@ impl<T: Trace> Calendar<T> {
                 // Every partition has run up to the window's end: a global event due now runs
                 // before the partitions' events of its instant; otherwise the next window opens.
                 parts.cur = parts.queues.len();
-                let held = parts.held;
-                let next = (parts.queues.iter_mut().enumerate())
-                    .filter(|&(p, _)| p != held)
-                    .filter_map(|(_, q)| q.next_time())
-                    .chain(self.served.next_time())
-                    .min();
+                // Each partition's first event: a partition with none in the window gets
+                // none during it (what others schedule for it lands after the window).
+                for (p, q) in parts.queues.iter_mut().enumerate() {
+                    let q = if p == parts.held { &mut self.served } else { q };
+                    parts.due[p] = q.next_time().unwrap_or(Time::MAX);
+                }
+                let next = parts.due.iter().copied().min().filter(|&t| t != Time::MAX);
                 let next_global = parts.global.next_time();
                 if let Some(g) = next_global.filter(|&g| next.is_none_or(|p| g <= p)) {
                     if g >= parts.stop {
@@ -251,6 +255,9 @@ impl<T: Trace> Calendar<T> {
                 parts.cur = 0;
             }
             let (cur, end) = (parts.cur, parts.window_end);
+            if parts.due[cur] >= end {
+                continue;
+            }
             self.hold(cur);
             if let Some((t, e)) = self.served.pop_before(end) {
                 let parts = self.parts.as_deref_mut().expect("a partitioned run");
