@@ -11,14 +11,12 @@
 //! ports are its down-links first, then its up-links, each in ascending neighbour order.
 //!
 //! Its switches route by arithmetic on that numbering (a host's pod and edge switch, a
-//! switch's tier), not by a routing table: the table built with the topology is freed once the
-//! arithmetic takes over (what routing reconverges to after link failures is a new table).
-
-use std::sync::Arc;
+//! switch's tier), not by a routing table: none is built (what routing reconverges to after
+//! link failures is a table of its own).
 
 use irn_core::time::{Bandwidth, Duration};
 
-use super::{LinkSpec, NodeKind, TierRun, Topology, TopologyError, MAX_SWITCH_PORTS};
+use super::{LinkSpec, NodeKind, RoutingTable, TierRun, Topology, TopologyError, MAX_SWITCH_PORTS};
 use crate::ids::NodeId;
 
 impl Topology {
@@ -33,10 +31,9 @@ impl Topology {
             name,
             switches,
         };
-        let mut t = Topology::from_links(kinds, links)?;
-        Arc::get_mut(&mut t.routing)
-            .expect("a new topology's routing table is its own")
-            .computed_for_fat_tree(k);
+        let t = Topology::from_links_routed(kinds, links, |w| {
+            Ok(RoutingTable::for_fat_tree(w, k, delay))
+        })?;
         Ok(t.with_tier_runs(vec![
             tier("edge", edges),
             tier("agg", edges),
@@ -210,9 +207,11 @@ mod tests {
             let t = Topology::fat_tree(k, RATE, DELAY).unwrap();
             let (kinds, links) = Topology::fat_tree_wiring(k, RATE, DELAY).unwrap();
             let table = Topology::from_links(kinds, links).unwrap();
-            // The computed routes' topology does not keep the table (which outweighs the
-            // computed routes' list of ports from k = 8 on).
+            // The computed routes' topology has no table (which outweighs the computed
+            // routes' list of ports from k = 8 on), and the same longest path.
             assert!(k < 8 || t.heap_bytes() < table.heap_bytes(), "k = {k}");
+            assert_eq!(t.max_path_propagation(), table.max_path_propagation());
+            assert_eq!(t.max_path_switches(), table.max_path_switches());
             for row in 0..t.switches().len() {
                 for h in 0..t.hosts().len() as u32 {
                     assert_eq!(

@@ -142,6 +142,16 @@ impl Topology {
         kinds: Vec<NodeKind>,
         links: Vec<LinkSpec>,
     ) -> Result<Topology, TopologyError> {
+        Self::from_links_routed(kinds, links, RoutingTable::build)
+    }
+
+    /// [`from_links`](Self::from_links), with the routes computed by `route` (a structured
+    /// topology's, known without a search) instead of a search from every edge switch.
+    fn from_links_routed(
+        kinds: Vec<NodeKind>,
+        links: Vec<LinkSpec>,
+        route: impl FnOnce(&Wiring<'_>) -> Result<RoutingTable, TopologyError>,
+    ) -> Result<Topology, TopologyError> {
         let nodes = kinds.len();
         if u32::try_from(nodes).is_err() {
             return Err(TopologyError::TooLarge {
@@ -249,7 +259,7 @@ impl Topology {
             };
         }
 
-        let routing = RoutingTable::build(&Wiring {
+        let routing = route(&Wiring {
             kinds: &kinds,
             hosts: &hosts,
             switches: &switches,

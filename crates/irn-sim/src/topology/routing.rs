@@ -425,15 +425,26 @@ impl RoutingTable {
         &self.candidates[span.start as usize..][..span.len as usize]
     }
 
-    /// Takes routes by arithmetic instead of from the table: `self` is the table of the
-    /// fat-tree of `k` that [`Topology::fat_tree`](super::Topology::fat_tree) wired. The
-    /// table's entries are freed, as nothing reads them any more (84 MB at k = 64); routing
-    /// after link failures builds a table of its own.
-    pub(super) fn computed_for_fat_tree(&mut self, k: u32) {
-        let hosts = self.host_routes.len() as u32;
-        self.fat_tree = Some(FatTreeRoutes::new(k, hosts));
-        self.spans = Vec::new();
-        self.candidates = Vec::new();
+    /// The routes of the fat-tree of `k` whose links all have `delay`, as
+    /// [`Topology::fat_tree`](super::Topology::fat_tree) wires it: by arithmetic on its
+    /// numbering, without a table or the search from every edge switch that builds one (2 s
+    /// at k = 64, and 84 MB of table). Its longest path is host, edge, aggregation, core,
+    /// aggregation, edge, host: six links and five switches (a fat-tree has at least two pods).
+    /// Routing after link failures builds a table of its own.
+    pub(super) fn for_fat_tree(w: &Wiring<'_>, k: u32, delay: Duration) -> RoutingTable {
+        let switch_row = switch_rows(w);
+        let tors = Tors::new(w, &switch_row);
+        let hosts = tors.host_routes.len() as u32;
+        RoutingTable {
+            tors: tors.nodes.len(),
+            switch_row,
+            host_routes: tors.host_routes,
+            spans: Vec::new(),
+            candidates: Vec::new(),
+            max_path_propagation: delay * 6,
+            max_path_switches: 5,
+            fat_tree: Some(FatTreeRoutes::new(k, hosts)),
+        }
     }
 
     pub(super) fn max_path_propagation(&self) -> Duration {
