@@ -258,6 +258,16 @@ impl SimConfig {
         }
     }
 
+    /// The time the fastest link takes to serialize [`max_frame_bytes`](Self::max_frame_bytes)
+    /// (`None` without ports): what the event wheel's buckets and partition windows are sized
+    /// by.
+    pub fn fastest_frame_time(&self) -> Option<Duration> {
+        let bytes = self.max_frame_bytes();
+        (self.topology.ports().iter())
+            .map(|port| port.rate.serialization(bytes))
+            .min()
+    }
+
     /// The largest frame any packet of this run puts on a link (see [`max_frame_bytes`]), with
     /// an in-band telemetry record per switch of the longest path when the controller asks
     /// for them (INT's header is among the extra header bytes).

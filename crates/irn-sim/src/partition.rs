@@ -79,11 +79,7 @@ impl Partitioning {
             return None;
         }
         let p = Self::of(&cfg.topology, cfg.partitions)?;
-        let frame_bytes = cfg.max_frame_bytes();
-        let frame = (cfg.topology.ports().iter())
-            .map(|port| port.rate.serialization(frame_bytes))
-            .min()
-            .unwrap_or(Duration::ZERO);
+        let frame = cfg.fastest_frame_time().unwrap_or(Duration::ZERO);
         let short = p.lookahead.as_ps() < frame.as_ps().saturating_mul(AUTO_MIN_WINDOW_FRAMES);
         (cfg.partitions != PartitionRule::Auto || !short).then_some(p)
     }

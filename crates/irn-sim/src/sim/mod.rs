@@ -293,12 +293,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
         // 9 % of the time sorting crowded buckets at 1/256). Measured on the leaf-spine
         // benchmark: 1/64 cost more than 1/256, and 1/256 2–3 % more than 1/512 (8 % of its
         // inserts went out of order); 1/1024 gained nothing more.
-        let frame = topo
-            .ports()
-            .iter()
-            .map(|p| p.rate.serialization(max_frame))
-            .min()
-            .unwrap_or(Duration::from_ns(100));
+        let frame = cfg.fastest_frame_time().unwrap_or(Duration::from_ns(100));
         let per_frame = (topo.ports().len().next_power_of_two() / 2).max(512) as u64;
         let bucket_width = Duration::from_ps(frame.as_ps() / per_frame);
         // Nearly every event is scheduled a few frames ahead (on a k = 24 fat-tree at 30 %
