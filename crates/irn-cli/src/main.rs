@@ -12,6 +12,7 @@ mod bench;
 mod changes;
 mod experiment;
 mod gen_flows;
+mod huge_pages;
 mod output;
 mod plot;
 mod progress;
@@ -27,6 +28,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+/// Large fabrics' state on huge pages: see [`huge_pages`].
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
 
 /// Simulate RDMA transports (RoCE, IRN) on datacenter networks, with and without PFC.
 #[derive(Parser, Debug)]

@@ -1,0 +1,180 @@
+//! The heap on transparent huge pages, where Linux hands them out only on request.
+//!
+//! A large fabric's state (its packet slab, flows, queues and wheels: 100 MB at k = 24, 200 MB
+//! at k = 32, 600 MB at k = 64) is read at random, a cache line or two an event. With 4 KB
+//! pages nearly every such read also misses the TLB and walks the page tables; with 2 MB pages
+//! the whole state fits in the TLB. Linux's usual setting (`transparent_hugepage` =
+//! `madvise`) backs with huge pages only memory a process marks for them, and a huge page is
+//! faulted in whole, so memory must be marked before it is first touched.
+//!
+//! So glibc is set to keep one heap for every thread (the simulation allocates nothing per
+//! packet, so its threads hardly meet on its lock) and to grow it many huge pages at a time;
+//! each time it has grown, the allocator marks the new stretch before handing any of it out
+//! beyond the allocation that grew it, and it marks every allocation larger than a huge page
+//! (those glibc maps on their own). glibc's `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` does the
+//! same from inside malloc, but only when set before the process starts.
+//!
+//! Marking changes which pages back the memory, never its contents: outputs are the same. The
+//! kernel's own setting stays in force (with `never`, nothing changes).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+
+/// The system allocator, with the memory it hands out marked for huge pages (on Linux with
+/// glibc; elsewhere the system allocator alone).
+pub struct HugePages;
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod linux {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Once;
+
+    /// A transparent huge page on x86-64 and most arm64 kernels.
+    const BLOCK: usize = 2 << 20;
+    /// How far past a request glibc grows its heap: the stretch marked at each growth, of
+    /// which the block that glibc writes its bookkeeping into before the marking is lost.
+    const TOP_PAD: usize = 16 * BLOCK;
+    /// The heap's end up to which it is marked.
+    static MARKED: AtomicUsize = AtomicUsize::new(0);
+    static SETUP: Once = Once::new();
+
+    /// Marks for huge pages what the heap grew by since the last call, and `[p, p + size)`
+    /// when it is larger than a huge page; if `moved` (a reallocation), that range's pages
+    /// already touched are gathered into huge pages too (glibc extends an allocation of its
+    /// own mapping in place, so a vector that grows by doubling kept its first half on small
+    /// pages: half of a k = 24 run's packet slab).
+    pub(super) fn mark(p: *mut u8, size: usize, moved: bool) {
+        SETUP.call_once(|| {
+            // SAFETY: mallopt only sets parameters of later allocations; sbrk(0) reads the
+            // heap's end.
+            unsafe {
+                libc::mallopt(libc::M_ARENA_MAX, 1);
+                libc::mallopt(libc::M_TOP_PAD, TOP_PAD as libc::c_int);
+                MARKED.store(libc::sbrk(0) as usize, Ordering::Relaxed);
+            }
+        });
+        // SAFETY: sbrk(0) reads the heap's end.
+        let end = unsafe { libc::sbrk(0) } as usize;
+        let marked = MARKED.load(Ordering::Relaxed);
+        if end > marked && MARKED.fetch_max(end, Ordering::Relaxed) == marked {
+            advise(marked, end, libc::MADV_HUGEPAGE);
+        }
+        if size >= BLOCK {
+            advise(p as usize, p as usize + size, libc::MADV_HUGEPAGE);
+            if moved {
+                advise(p as usize, p as usize + size, libc::MADV_COLLAPSE);
+            }
+        }
+    }
+
+    /// Gives `advice` for the huge pages `[from, to)` overlaps.
+    fn advise(from: usize, to: usize, advice: libc::c_int) {
+        let start = from / BLOCK * BLOCK;
+        // SAFETY: neither advice changes memory contents: MADV_HUGEPAGE sets a flag on the
+        // mappings in the range, MADV_COLLAPSE moves their pages into huge ones (unmapped parts
+        // are skipped with ENOMEM, and a kernel without MADV_COLLAPSE says EINVAL: both fine).
+        unsafe {
+            libc::madvise(
+                start as *mut libc::c_void,
+                to.div_ceil(BLOCK) * BLOCK - start,
+                advice,
+            );
+        }
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+mod linux {
+    pub(super) fn mark(_: *mut u8, _: usize, _: bool) {}
+}
+
+// SAFETY: every call is the system allocator's; marking only advises the kernel.
+unsafe impl GlobalAlloc for HugePages {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            linux::mark(p, layout.size(), false);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            linux::mark(p, layout.size(), false);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(p, layout) }
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let q = unsafe { System.realloc(p, layout, size) };
+        if !q.is_null() {
+            linux::mark(q, size, true);
+        }
+        q
+    }
+}
+
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
+mod tests {
+    /// Whether the kernel hands out transparent huge pages on request (`madvise`) or always.
+    fn kernel_offers_huge_pages() -> bool {
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .is_ok_and(|s| s.contains("[madvise]") || s.contains("[always]"))
+    }
+
+    /// Bytes of the mapping holding `p` that sit on huge pages (`/proc/self/smaps`).
+    fn huge_bytes_at(p: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps is readable");
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ') {
+                if let Some((from, to)) = range.split_once('-') {
+                    if let (Ok(from), Ok(to)) = (
+                        usize::from_str_radix(from, 16),
+                        usize::from_str_radix(to, 16),
+                    ) {
+                        inside = (from..to).contains(&p);
+                        continue;
+                    }
+                }
+            }
+            if let Some(kb) = line.strip_prefix("AnonHugePages:").filter(|_| inside) {
+                let kb = kb.trim().trim_end_matches(" kB").parse::<u64>().unwrap();
+                return kb * 1024;
+            }
+        }
+        0
+    }
+
+    /// A vector grown by doubling to 64 MB, as the packet slab is, ends up mostly on huge
+    /// pages, its first halves included: they were written before it grew.
+    #[test]
+    fn a_vector_grown_by_doubling_sits_on_huge_pages() {
+        if !kernel_offers_huge_pages() {
+            // Nothing to check: the kernel hands out no transparent huge pages.
+            return;
+        }
+        let mut v: Vec<u64> = Vec::new();
+        for i in 0..(64 << 20) / 8 {
+            v.push(i);
+        }
+        let huge = huge_bytes_at(v.as_ptr() as usize + v.len() * 4);
+        assert!(
+            huge >= 48 << 20,
+            "{} MB of the 64 MB vector on huge pages",
+            huge >> 20
+        );
+        assert_eq!(
+            v.iter().sum::<u64>(),
+            (v.len() as u64) * (v.len() as u64 - 1) / 2
+        );
+    }
+}
