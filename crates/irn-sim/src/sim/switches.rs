@@ -59,8 +59,27 @@ impl Paths {
 
 impl<T: Trace> Simulation<'_, T> {
     /// Packet `id` arrived at switch `s` on its port `ingress`, local number `input`.
-    #[inline]
+    ///
+    /// Inlined into the event loop of runs compiled for partitions, where a packet crosses up
+    /// to five switches and LLVM kept it out of line (a k = 24 fat-tree: 1.9 % fewer
+    /// instructions, 0.964x CPU time); the plain loop is left to LLVM, which inlines it there
+    /// (forced, the leaf-spine benchmark ran 0.2 % more instructions).
+    #[inline(always)]
     pub(super) fn switch_receive(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
+        if T::PARTS {
+            self.switch_receive_here(s, ingress, input, id)
+        } else {
+            self.switch_receive_plain(s, ingress, input, id)
+        }
+    }
+
+    #[inline]
+    fn switch_receive_plain(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
+        self.switch_receive_here(s, ingress, input, id)
+    }
+
+    #[inline(always)]
+    fn switch_receive_here(&mut self, s: usize, ingress: PortId, input: usize, id: PacketId) {
         if self.conweave.is_some() && self.conweave_intercepts(s, (ingress, input), id) {
             return;
         }
