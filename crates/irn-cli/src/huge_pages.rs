@@ -7,12 +7,14 @@
 //! `madvise`) backs with huge pages only memory a process marks for them, and a huge page is
 //! faulted in whole, so memory must be marked before it is first touched.
 //!
-//! So glibc is set to keep one heap for every thread (the simulation allocates nothing per
-//! packet, so its threads hardly meet on its lock) and to grow it many huge pages at a time;
-//! each time it has grown, the allocator marks the new stretch before handing any of it out
-//! beyond the allocation that grew it, and it marks every allocation larger than a huge page
-//! (those glibc maps on their own). glibc's `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` does the
-//! same from inside malloc, but only when set before the process starts.
+//! So glibc is set to grow its heaps many huge pages at a time, and the allocator marks: the
+//! main heap's new stretch each time it has grown, before handing any of it out beyond the
+//! allocation that grew it; a thread's heap (glibc reserves each whole, 64 MB at an address
+//! aligned to it, and opens it as it fills) all at once, when it first sees a block there; and
+//! every allocation larger than a huge page (those glibc maps on their own), gathering the
+//! pages a reallocated one had already touched into huge pages. glibc's
+//! `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` does much the same from inside malloc, but only when
+//! set before the process starts.
 //!
 //! Marking changes which pages back the memory, never its contents: outputs are the same. The
 //! kernel's own setting stays in force (with `never`, nothing changes).
@@ -35,10 +37,21 @@ mod linux {
     const TOP_PAD: usize = 16 * BLOCK;
     /// The heap's end up to which it is marked.
     static MARKED: AtomicUsize = AtomicUsize::new(0);
+    /// Where the heap ended when the first block was handed out.
+    static HEAP_START: AtomicUsize = AtomicUsize::new(0);
     static SETUP: Once = Once::new();
+    /// glibc's heaps for threads other than the first (an arena each) are mappings of this
+    /// size, at addresses aligned to it, reserved whole and opened as they fill: marked whole
+    /// when a block is first seen in one, as their growth goes unseen.
+    const THREAD_HEAP: usize = 64 << 20;
+    /// Below glibc's smallest threshold for giving a block a mapping of its own: such a block
+    /// is in a heap.
+    const SMALL: usize = 128 << 10;
+    /// Thread heaps already marked (by number), direct-mapped.
+    static THREAD_HEAPS: [AtomicUsize; 64] = [const { AtomicUsize::new(0) }; 64];
 
-    /// Marks for huge pages what the heap grew by since the last call, and `[p, p + size)`
-    /// when it is larger than a huge page; if `moved` (a reallocation), that range's pages
+    /// Marks for huge pages what the heap grew by since the last call, the thread heap `p` is
+    /// in if it is new, and `[p, p + size)` when it is larger than a huge page; if `moved` (a reallocation), that range's pages
     /// already touched are gathered into huge pages too (glibc extends an allocation of its
     /// own mapping in place, so a vector that grows by doubling kept its first half on small
     /// pages: half of a k = 24 run's packet slab).
@@ -47,9 +60,10 @@ mod linux {
             // SAFETY: mallopt only sets parameters of later allocations; sbrk(0) reads the
             // heap's end.
             unsafe {
-                libc::mallopt(libc::M_ARENA_MAX, 1);
                 libc::mallopt(libc::M_TOP_PAD, TOP_PAD as libc::c_int);
-                MARKED.store(libc::sbrk(0) as usize, Ordering::Relaxed);
+                let end = libc::sbrk(0) as usize;
+                MARKED.store(end, Ordering::Relaxed);
+                HEAP_START.store(end, Ordering::Relaxed);
             }
         });
         // SAFETY: sbrk(0) reads the heap's end.
@@ -57,6 +71,17 @@ mod linux {
         let marked = MARKED.load(Ordering::Relaxed);
         if end > marked && MARKED.fetch_max(end, Ordering::Relaxed) == marked {
             advise(marked, end, libc::MADV_HUGEPAGE);
+        }
+        let at = p as usize;
+        if size < SMALL && !(HEAP_START.load(Ordering::Relaxed)..end).contains(&at) {
+            let heap = at / THREAD_HEAP;
+            if THREAD_HEAPS[heap % THREAD_HEAPS.len()].swap(heap, Ordering::Relaxed) != heap {
+                advise(
+                    heap * THREAD_HEAP,
+                    (heap + 1) * THREAD_HEAP,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
         }
         if size >= BLOCK {
             advise(p as usize, p as usize + size, libc::MADV_HUGEPAGE);
@@ -175,6 +200,30 @@ mod tests {
         assert_eq!(
             v.iter().sum::<u64>(),
             (v.len() as u64) * (v.len() as u64 - 1) / 2
+        );
+    }
+
+    /// Small blocks a thread allocates (per-flow state) come from its own heap, which glibc
+    /// opens as it fills, unseen by the allocator: it is marked whole when first seen.
+    #[test]
+    fn a_threads_small_blocks_sit_on_huge_pages() {
+        if !kernel_offers_huge_pages() {
+            return;
+        }
+        let huge = std::thread::spawn(|| {
+            let blocks: Vec<Box<[u8; 1024]>> =
+                (0..32 << 10).map(|i| Box::new([i as u8; 1024])).collect();
+            let middle = &*blocks[blocks.len() / 2] as *const _ as usize;
+            let huge = huge_bytes_at(middle);
+            assert!(blocks.iter().enumerate().all(|(i, b)| b[1023] == i as u8));
+            huge
+        })
+        .join()
+        .unwrap();
+        assert!(
+            huge >= 16 << 20,
+            "{} MB of 32 MB of small blocks on huge pages",
+            huge >> 20
         );
     }
 }
