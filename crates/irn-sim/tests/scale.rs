@@ -189,7 +189,7 @@ fn pfc_runs_finish_on_clos3_and_rail() {
     }
 }
 
-/// The fabrics' keys name the tier whose radix they break.
+/// The fabrics' keys name the tier whose radix they break; a fat-tree's size, its memory.
 #[test]
 fn fabric_keys_are_checked_against_the_switch_radix() {
     let refused = |keys: &str| {
@@ -220,6 +220,11 @@ fn fabric_keys_are_checked_against_the_switch_radix() {
             "topology.servers = 0: between 1 and 511",
         ),
         ("kind = \"rail\"\npods = 2", "topology.pods = (set): does not apply"),
+        (
+            "kind = \"fat-tree\"\nk = 66",
+            "topology.k = 66: at most 64 (65,536 hosts), the largest irn is tested at: memory \
+             grows as k^4",
+        ),
         (
             "kind = \"clos3\"\npods = 512\nleaves = 256\nhosts_per_leaf = 2\nspines = 2\nsuper_spines = 256",
             "routing needs",
