@@ -51,10 +51,10 @@ mod linux {
     static THREAD_HEAPS: [AtomicUsize; 64] = [const { AtomicUsize::new(0) }; 64];
 
     /// Marks for huge pages what the heap grew by since the last call, the thread heap `p` is
-    /// in if it is new, and `[p, p + size)` when it is larger than a huge page; if `moved` (a reallocation), that range's pages
-    /// already touched are gathered into huge pages too (glibc extends an allocation of its
-    /// own mapping in place, so a vector that grows by doubling kept its first half on small
-    /// pages: half of a k = 24 run's packet slab).
+    /// in if it is new, and `[p, p + size)` when it is larger than a huge page; if `moved` (a
+    /// reallocation), that range's pages already touched are gathered into huge pages too
+    /// (glibc extends an allocation of its own mapping in place, so a vector that grows by
+    /// doubling kept its first half on small pages: half of a k = 24 run's packet slab).
     pub(super) fn mark(p: *mut u8, size: usize, moved: bool) {
         SETUP.call_once(|| {
             // SAFETY: mallopt only sets parameters of later allocations; sbrk(0) reads the
@@ -84,9 +84,9 @@ mod linux {
             }
         }
         if size >= BLOCK {
-            advise(p as usize, p as usize + size, libc::MADV_HUGEPAGE);
+            advise(at, at + size, libc::MADV_HUGEPAGE);
             if moved {
-                advise(p as usize, p as usize + size, libc::MADV_COLLAPSE);
+                advise(at, at + size, libc::MADV_COLLAPSE);
             }
         }
     }
