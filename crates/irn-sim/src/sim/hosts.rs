@@ -9,6 +9,7 @@ use irn_core::packet::Qpn;
 use irn_core::transport::{Acks, Requester, TransportConfig};
 use irn_core::{Packet, Receiver, Time};
 
+use super::flow_timer::FlowTimer;
 use super::telemetry::IntTable;
 use super::trace::Trace;
 use super::Simulation;
@@ -56,11 +57,11 @@ pub(super) enum Endpoints {
 pub(super) struct Flow {
     /// Live from the flow's start until both ends complete; then dropped to free its bitmaps.
     pub(super) qp: Option<Box<Endpoints>>,
-    /// The time of the timer event scheduled for this flow, or [`Flow::NO_TIMER`]. Later events
-    /// for the flow are stale and ignored; an early one re-reads the sender's deadline.
-    pub(super) timer_at: Time,
-    pub(super) received_at: Option<Time>,
-    pub(super) acked_at: Option<Time>,
+    /// Its live timer event (an early one re-reads the sender's deadline; others are stale and
+    /// ignored).
+    pub(super) timer: FlowTimer,
+    pub(super) received_at: When,
+    pub(super) acked_at: When,
     pub(super) src: HostIdx,
     pub(super) dst: HostIdx,
     /// On its source's (index 0) and destination's (index 1) NIC ready list.
@@ -71,8 +72,37 @@ pub(super) struct Flow {
 
 const _: () = assert!(std::mem::size_of::<Flow>() == 64);
 
-impl Flow {
-    pub(super) const NO_TIMER: Time = Time::MAX;
+/// An instant that may not have come yet, in the 8 bytes of a [`Time`] (an `Option<Time>`
+/// takes 16, which the flow's line has no room for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct When(Time);
+
+impl When {
+    pub(super) const NOT_YET: When = When(Time::MAX);
+
+    pub(super) fn get(self) -> Option<Time> {
+        (self != Self::NOT_YET).then_some(self.0)
+    }
+
+    pub(super) fn is_some(self) -> bool {
+        self != Self::NOT_YET
+    }
+
+    pub(super) fn is_none(self) -> bool {
+        self == Self::NOT_YET
+    }
+
+    pub(super) fn set(&mut self, at: Time) {
+        debug_assert!(at != Time::MAX, "an instant before the end of time");
+        self.0 = at;
+    }
+
+    /// [`set`](Self::set) unless it is set already.
+    pub(super) fn set_once(&mut self, at: Time) {
+        if self.is_none() {
+            self.set(at);
+        }
+    }
 }
 
 /// A flow's counters, taken from its endpoints when they go away.
@@ -209,7 +239,7 @@ impl<T: Trace> Simulation<'_, T> {
                     }
                     let received = receiver.poll_completion().is_some();
                     if received {
-                        flow.received_at = Some(now);
+                        flow.received_at.set(now);
                     }
                     let port = nic.port;
                     self.nic_send(port, h);
@@ -222,7 +252,7 @@ impl<T: Trace> Simulation<'_, T> {
                     }
                     sender.handle_packet(now, &pkt.pkt);
                     if sender.poll_completion().is_some() {
-                        flow.acked_at = Some(now);
+                        flow.acked_at.set(now);
                     }
                     self.sync_timer(f);
                     self.make_ready(f, Side::Src);
@@ -251,10 +281,10 @@ impl<T: Trace> Simulation<'_, T> {
                 let (received, acked) = v.progress();
                 let newly_received = received && flow.received_at.is_none();
                 if newly_received {
-                    flow.received_at = Some(now);
+                    flow.received_at.set(now);
                 }
                 if acked {
-                    flow.acked_at.get_or_insert(now);
+                    flow.acked_at.set_once(now);
                 }
                 self.sync_timer(f);
                 self.make_ready(f, side);
@@ -298,7 +328,7 @@ impl<T: Trace> Simulation<'_, T> {
         if receiver.poll_completion().is_some() {
             // A WRITE's last packet staged in host memory is placed this much later.
             let at = now + layer.take_placement_delay();
-            flow.received_at = Some(at);
+            flow.received_at.set(at);
             received = Some(at);
             layer.release(pool);
         }
@@ -313,10 +343,9 @@ impl<T: Trace> Simulation<'_, T> {
     #[inline]
     pub(super) fn timer(&mut self, f: FlowId) {
         let flow = &mut self.flows[f.index()];
-        if flow.timer_at != self.now {
+        let Some(pending) = flow.timer.fire(self.now) else {
             return; // superseded
-        }
-        flow.timer_at = Flow::NO_TIMER;
+        };
         match flow.qp.as_deref_mut() {
             None => return,
             Some(Endpoints::Message { sender, .. }) => sender.handle_timeout(self.now),
@@ -325,7 +354,7 @@ impl<T: Trace> Simulation<'_, T> {
                 self.make_ready(f, Side::Dst);
             }
         }
-        self.sync_timer(f);
+        self.sync_timer_after(f, pending);
         self.make_ready(f, Side::Src);
         if T::ON && self.flows[f.index()].traced {
             // A timeout that sent nothing is traced now.
@@ -336,6 +365,13 @@ impl<T: Trace> Simulation<'_, T> {
     /// Make sure a timer event is pending no later than the flow's next deadline.
     #[inline]
     pub(super) fn sync_timer(&mut self, f: FlowId) {
+        self.sync_timer_after(f, FlowTimer::NONE);
+    }
+
+    /// [`sync_timer`](Self::sync_timer) after the flow's timer event ran, with `pending` the
+    /// superseded event it may take up ([`FlowTimer::fire`]).
+    #[inline]
+    fn sync_timer_after(&mut self, f: FlowId, pending: Time) {
         let flow = &mut self.flows[f.index()];
         let deadline = match flow.qp.as_deref() {
             None => None,
@@ -346,8 +382,7 @@ impl<T: Trace> Simulation<'_, T> {
             return;
         };
         let deadline = deadline.max(self.now);
-        if deadline < flow.timer_at {
-            flow.timer_at = deadline;
+        if flow.timer.sync(deadline, pending) {
             self.queue.schedule(deadline, Event::Timer(f));
         }
     }

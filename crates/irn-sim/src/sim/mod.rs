@@ -62,6 +62,7 @@ mod conweaving;
 mod crediting;
 mod deadlock;
 mod failing;
+mod flow_timer;
 mod hosts;
 mod links;
 mod pausing;
@@ -73,7 +74,8 @@ pub mod trace;
 
 use calendar::Calendar;
 use crediting::Credits;
-use hosts::{Flow, FlowCounts, Nic};
+use flow_timer::FlowTimer;
+use hosts::{Flow, FlowCounts, Nic, When};
 use releasing::Releases;
 use sampler::{Monitor, OrderingMemory};
 use telemetry::IntTable;
@@ -277,9 +279,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
             .iter()
             .map(|spec| Flow {
                 qp: None,
-                timer_at: Flow::NO_TIMER,
-                received_at: None,
-                acked_at: None,
+                timer: FlowTimer::IDLE,
+                received_at: When::NOT_YET,
+                acked_at: When::NOT_YET,
                 src: spec.src,
                 dst: spec.dst,
                 in_ready: [false; 2],
@@ -649,8 +651,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     .map(|r| r.started_at[i])
                     .filter(|&t| t != Releases::NOT_STARTED)
                     .unwrap_or(spec.start),
-                received_at: f.received_at,
-                acked_at: f.acked_at,
+                received_at: f.received_at.get(),
+                acked_at: f.acked_at.get(),
                 retransmissions: counts.retransmissions,
                 timeouts: counts.timeouts,
                 min_rate_bps: counts.min_rate_bps,
