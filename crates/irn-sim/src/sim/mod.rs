@@ -7,7 +7,6 @@
 //! flow on each host ([`crate::verbs_flow`]); the simulator only moves their packets and timers.
 
 use std::collections::VecDeque;
-use std::hint;
 use std::sync::Arc;
 
 use irn_core::ordering::{MemoryController, OrderingLayer, OrderingMode};
@@ -507,13 +506,14 @@ impl<'a, T: Trace> Simulation<'a, T> {
     /// toss for the branch predictor, so for any other event port 0's link is looked at, for
     /// nothing.
     ///
-    /// An arrival at a host will also read its flow's line, one of thousands, so its packet is
-    /// read for its flow id and that flow's line is asked for too (flow 0's for an arrival at a
-    /// switch: whether the link ends at a host is another coin toss, so the address read is
-    /// selected, not branched on). Measured on the leaf-spine: host arrivals take 5–10 % fewer
-    /// cycles, the whole run 2–4 % less time; with a branch on the host instead of the select,
-    /// no gain. Asking for the NIC's next flow, for the flow's transport state behind its line,
-    /// or for a switch-bound packet's routing entry did not pay.
+    /// Only the packet's slot is asked for, through its port's line. Asking also for a
+    /// host-bound arrival's flow line (read from the packet, selected without a branch) took 2–4
+    /// % off the leaf-spine benchmark when measured on another machine; on an Intel VM with the
+    /// heap on huge pages it cost 2.5–2.8 % of the instructions and gained nothing (without it:
+    /// 0.96–0.99x CPU on the leaf-spine benchmark, a 1,024-host fat-tree unpartitioned, and k =
+    /// 24 partitioned). Asking for the NIC's next
+    /// flow, for the flow's transport state, or for a switch-bound packet's routing entry did
+    /// not pay either.
     ///
     /// A switch-bound packet is not read here. It was prefetched when it became its link's
     /// head a serialization ago, which on a small network keeps it in cache; on a k = 24
@@ -526,16 +526,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             Event::Arrive(p) => p.index(),
             _ => 0,
         };
-        let port = &self.ports[next];
-        self.packets.prefetch_front(&port.in_flight);
-        if let Some(head) = self.packets.front(&port.in_flight) {
-            let to_host = matches!(port.peer_owner.kind(), OwnerKind::Host(_));
-            let flow =
-                hint::select_unpredictable(to_host, &self.packets.get(head).flow, &FlowId(0));
-            if let Some(flow) = self.flows.get(flow.index()) {
-                crate::prefetch::prefetch(flow);
-            }
-        }
+        self.packets.prefetch_front(&self.ports[next].in_flight);
     }
 
     fn progress(&self, done: bool) -> Progress {
