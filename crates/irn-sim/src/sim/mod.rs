@@ -507,13 +507,12 @@ impl<'a, T: Trace> Simulation<'a, T> {
     /// nothing.
     ///
     /// Only the packet's slot is asked for, through its port's line. Asking also for a
-    /// host-bound arrival's flow line (read from the packet, selected without a branch) took 2–4
-    /// % off the leaf-spine benchmark when measured on another machine; on an Intel VM with the
-    /// heap on huge pages it cost 2.5–2.8 % of the instructions and gained nothing (without it:
-    /// 0.96–0.99x CPU on the leaf-spine benchmark, a 1,024-host fat-tree unpartitioned, and k =
-    /// 24 partitioned). Asking for the NIC's next
-    /// flow, for the flow's transport state, or for a switch-bound packet's routing entry did
-    /// not pay either.
+    /// host-bound arrival's flow line (read from the packet, selected without a branch) took
+    /// 2–4 % off the leaf-spine benchmark when measured on another machine; on an Intel VM with
+    /// the heap on huge pages it cost 2.5–2.8 % of the instructions and gained nothing (without
+    /// it: 0.96–0.99x CPU on the leaf-spine benchmark, a 1,024-host fat-tree unpartitioned, and
+    /// k = 24 partitioned). Asking for the NIC's next flow, for the flow's transport state, or
+    /// for a switch-bound packet's routing entry did not pay either.
     ///
     /// A switch-bound packet is not read here. It was prefetched when it became its link's
     /// head a serialization ago, which on a small network keeps it in cache; on a k = 24
