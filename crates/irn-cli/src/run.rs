@@ -317,7 +317,8 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
                  flows they wait for finish)"
             )
         }
-        None => format!("arrivals over {window:.0} us after {warmup}, {flows}"),
+        None if c.flows.len() == 1 => format!("1 flow starting at {window:.0}us, {warmup}"),
+        None => format!("arrivals over {window:.0}us after {warmup}, {flows}"),
     };
     let mut out = format!(
         "{}: {} ({} hosts, {} switches), {} workload{load}, {timing}\n",

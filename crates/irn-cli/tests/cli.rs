@@ -900,6 +900,7 @@ fn the_run_table_says_what_was_simulated() {
     let head = lines.next().unwrap();
     assert!(
         head.starts_with("small: fat-tree (16 hosts, 20 switches), poisson workload at load 0.6")
+            && head.contains("us after a 0us warm-up, ")
             && head.contains("flows"),
         "{out}"
     );
