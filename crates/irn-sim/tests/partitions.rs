@@ -70,19 +70,18 @@ fn each_feature_runs_partitioned_to_the_end_and_repeats_itself() {
             "{keys}: a partitioned run repeats itself"
         );
         let global = run(keys, "off");
-        let fct = |r: &RunResult| r.summary.avg_fct_us;
-        let (p, g) = (fct(&a), fct(&global));
-        // With failures, one packet lost or not at a tie decides timeouts of milliseconds:
-        // seed 1 differs from flow 34 on (one retransmission fewer), and the mean FCT by 21 %.
-        let within = if keys.contains("failures") {
-            0.25
+        if keys.contains("spray") {
+            // Two packets of different pods reach a core switch at the same picosecond, and
+            // the spray's turn goes to the other one first: eight flows end a few ns apart.
+            let fct = |r: &RunResult| r.summary.avg_fct_us;
+            let (p, g) = (fct(&a), fct(&global));
+            assert!(
+                (p / g - 1.0).abs() < 0.01,
+                "{keys}: mean FCT {p} partitioned, {g} not"
+            );
         } else {
-            0.05
-        };
-        assert!(
-            (p / g - 1.0).abs() < within,
-            "{keys}: mean FCT {p} partitioned, {g} not"
-        );
+            assert_eq!(flows(&a), flows(&global), "{keys}: as in one global order");
+        }
     }
 }
 

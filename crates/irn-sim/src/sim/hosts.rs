@@ -62,6 +62,9 @@ pub(super) struct Flow {
     pub(super) timer: FlowTimer,
     pub(super) received_at: When,
     pub(super) acked_at: When,
+    /// In a partitioned run, when it ended: its endpoints go only once every partition has
+    /// run past that instant ([`Simulation::end_flow`]). Not yet in any other run.
+    pub(super) ended_at: When,
     pub(super) src: HostIdx,
     pub(super) dst: HostIdx,
     /// On its source's (index 0) and destination's (index 1) NIC ready list.
@@ -71,6 +74,22 @@ pub(super) struct Flow {
 }
 
 const _: () = assert!(std::mem::size_of::<Flow>() == 64);
+
+/// A flow's endpoints `qp` as of `now`, given when it `ended`: none before it starts, and none
+/// from the instant it ended. A partitioned run's flow keeps them past that instant until every
+/// partition has run up to it, for another partition may still be at an earlier one. (A free
+/// function of the two fields, so the rest of the flow stays free to borrow.)
+#[inline(always)]
+pub(super) fn live<T: Trace>(
+    qp: &mut Option<Box<Endpoints>>,
+    ended: When,
+    now: Time,
+) -> Option<&mut Endpoints> {
+    if T::PARTS && now >= ended.0 {
+        return None;
+    }
+    qp.as_deref_mut()
+}
 
 /// An instant that may not have come yet, in the 8 bytes of a [`Time`] (an `Option<Time>`
 /// takes 16, which the flow's line has no room for).
@@ -152,7 +171,7 @@ impl<T: Trace> Simulation<'_, T> {
             let f = nic.ready.pop_front()?;
             let flow = &mut self.flows[f.index()];
             let side = if flow.src == h { Side::Src } else { Side::Dst };
-            let sent = match flow.qp.as_deref_mut() {
+            let sent = match live::<T>(&mut flow.qp, flow.ended_at, now) {
                 None => None,
                 Some(Endpoints::Message { sender, .. }) => {
                     sender.poll_transmit(now).map(|pkt| SimPacket {
@@ -216,7 +235,7 @@ impl<T: Trace> Simulation<'_, T> {
         let now = self.now;
         let flow = &mut self.flows[f.index()];
         let verbs = pkt.verbs.and_then(|slot| self.verbs_packets.take(slot));
-        let Some(ends) = flow.qp.as_deref_mut() else {
+        let Some(ends) = live::<T>(&mut flow.qp, flow.ended_at, now) else {
             // The flow already finished: a late duplicate or spurious retransmission.
             return;
         };
@@ -293,7 +312,7 @@ impl<T: Trace> Simulation<'_, T> {
                 }
             }
         }
-        self.finish_if_done(f);
+        self.finish_if_done(f, h);
     }
 
     /// [`host_receive`](Self::host_receive) of a data packet when the NICs run an ordering
@@ -306,7 +325,7 @@ impl<T: Trace> Simulation<'_, T> {
         let (f, now) = (pkt.flow, self.now);
         let flow = &mut self.flows[f.index()];
         let (Some(Endpoints::Message { receiver, .. }), Some(layer)) = (
-            flow.qp.as_deref_mut(),
+            live::<T>(&mut flow.qp, flow.ended_at, now),
             self.layers[f.index()].as_deref_mut(),
         ) else {
             // The flow already finished: a late duplicate or spurious retransmission.
@@ -337,7 +356,7 @@ impl<T: Trace> Simulation<'_, T> {
         if let Some(at) = received.filter(|_| self.releases.is_some()) {
             self.flow_received(f, at);
         }
-        self.finish_if_done(f);
+        self.finish_if_done(f, h);
     }
 
     #[inline]
@@ -346,7 +365,7 @@ impl<T: Trace> Simulation<'_, T> {
         let Some(pending) = flow.timer.fire(self.now) else {
             return; // superseded
         };
-        match flow.qp.as_deref_mut() {
+        match live::<T>(&mut flow.qp, flow.ended_at, self.now) {
             None => return,
             Some(Endpoints::Message { sender, .. }) => sender.handle_timeout(self.now),
             Some(Endpoints::Verbs(v)) => {
@@ -356,9 +375,10 @@ impl<T: Trace> Simulation<'_, T> {
         }
         self.sync_timer_after(f, pending);
         self.make_ready(f, Side::Src);
-        if T::ON && self.flows[f.index()].traced {
+        let flow = &self.flows[f.index()];
+        if T::ON && flow.traced {
             // A timeout that sent nothing is traced now.
-            self.trace_observe(f);
+            self.trace_observe(f, flow.src);
         }
     }
 
@@ -373,7 +393,7 @@ impl<T: Trace> Simulation<'_, T> {
     #[inline]
     fn sync_timer_after(&mut self, f: FlowId, pending: Time) {
         let flow = &mut self.flows[f.index()];
-        let deadline = match flow.qp.as_deref() {
+        let deadline = match live::<T>(&mut flow.qp, flow.ended_at, self.now).map(|ends| &*ends) {
             None => None,
             Some(Endpoints::Message { sender, .. }) => sender.poll_timeout(),
             Some(Endpoints::Verbs(v)) => v.poll_timeout(),
@@ -474,30 +494,79 @@ impl<T: Trace> Simulation<'_, T> {
     /// A traced flow's transport is looked at here, once the packet has been handled (and
     /// before its endpoints go).
     #[inline(always)]
-    pub(super) fn finish_if_done(&mut self, f: FlowId) {
+    pub(super) fn finish_if_done(&mut self, f: FlowId, at: HostIdx) {
         if T::ON && self.flows[f.index()].traced {
-            self.trace_observe(f);
+            self.trace_observe(f, at);
         }
         let flow = &self.flows[f.index()];
         // Without ACKs (`transport.acks = "none"`) the sender never learns: the receiver's
-        // completion ends the flow. Read only once the receiver is done.
+        // completion ends the flow. Read only once the receiver is done. (In a partitioned
+        // run, a partition served earlier in the window may have recorded the other end's
+        // completion, and the end, at a later instant than this one: the flow ends once.)
         if flow.received_at.is_some()
             && (flow.acked_at.is_some() || self.cfg.transport.acks == Acks::None)
+            && (!T::PARTS || flow.ended_at.is_none())
         {
             self.end_flow(f);
         }
     }
 
+    /// Flow `f` is done at both ends. In a partitioned run the other end's partition may not
+    /// have reached this instant yet (it runs later in the window), and what it does before
+    /// it must find the endpoints the flow had then: so the end is only marked now, and the
+    /// endpoints go once every partition has run past it ([`settle`](Self::settle)).
     #[inline(never)]
     pub(super) fn end_flow(&mut self, f: FlowId) {
-        if let Some(ends) = self.flows[f.index()].qp.take() {
-            self.absorb_stats(f, &ends, true);
+        if T::PARTS && self.queue.is_partitioned() {
+            return self.end_flow_in_window(f);
+        }
+        if self.release_flow(f) {
             self.flows_finished += 1;
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn end_flow_in_window(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        if flow.qp.is_none() || flow.ended_at.is_some() {
+            return;
+        }
+        flow.ended_at.set(self.now);
+        self.flows_finished += 1;
+        self.last_end = self.last_end.max(self.now);
+        self.ending.push(f);
+        self.queue.settle_after_window();
+        if self.flows_finished == self.flows.len() {
+            // The other partitions run up to the last end, as one global order would have.
+            self.queue.stop_before(self.last_end);
+        }
+    }
+
+    /// The flows that ended in the window just served give up their endpoints, now that every
+    /// partition has run past their end.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn settle(&mut self) {
+        let mut ending = std::mem::take(&mut self.ending);
+        for &f in &ending {
+            self.release_flow(f);
+        }
+        ending.clear();
+        self.ending = ending;
+    }
+
+    /// Takes finished flow `f`'s counters and frees its endpoints; false if it had none.
+    fn release_flow(&mut self, f: FlowId) -> bool {
+        let ends = self.flows[f.index()].qp.take();
+        if let Some(ends) = &ends {
+            self.absorb_stats(f, ends, true);
             if let Some(cw) = self.conweave.as_deref_mut() {
                 cw.release_entry(f);
             }
         }
         self.drop_layer(f);
+        ends.is_some()
     }
 
     /// The bytes each running message flow's receiver has accepted so far, by flow index:
@@ -506,6 +575,7 @@ impl<T: Trace> Simulation<'_, T> {
     fn delivered_by_running_flows(&self) -> Vec<(usize, u64)> {
         let mtu = u64::from(self.cfg.transport.mtu);
         (self.flows.iter().enumerate())
+            .filter(|(_, flow)| flow.ended_at.is_none())
             .filter_map(|(i, flow)| match flow.qp.as_deref() {
                 Some(Endpoints::Message { receiver, .. }) => {
                     let size = self.cfg.flows[i].size_bytes;

@@ -101,6 +101,10 @@ pub struct Simulation<'a, T: Trace> {
     next_flow: usize,
     flows_started: usize,
     flows_finished: usize,
+    /// In a partitioned run: the flows that ended in the window being served, whose endpoints
+    /// go once every partition has run past it, and the latest instant a flow ended.
+    ending: Vec<FlowId>,
+    last_end: Time,
     /// What starts the flows that wait for others; `None` when every flow starts at its start.
     releases: Option<Box<Releases>>,
     /// The bytes each running flow had delivered when the last flow arrived, by flow index
@@ -281,6 +285,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 timer: FlowTimer::IDLE,
                 received_at: When::NOT_YET,
                 acked_at: When::NOT_YET,
+                ended_at: When::NOT_YET,
                 src: spec.src,
                 dst: spec.dst,
                 in_ready: [false; 2],
@@ -346,6 +351,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
             next_flow: 0,
             flows_started: 0,
             flows_finished: 0,
+            ending: Vec::new(),
+            last_end: Time::ZERO,
             releases: cfg.dag.as_deref().map(|d| Box::new(Releases::new(d))),
             delivered_at_last_arrival: None,
             counters: NetworkCounters::default(),
@@ -442,7 +449,9 @@ impl<'a, T: Trace> Simulation<'a, T> {
         self.schedule_pausing();
         self.schedule_credits();
         self.schedule_failures();
-        while self.flows_finished < self.flows.len() {
+        // A partitioned run whose last flow ended goes on until every partition has run up to
+        // that instant (`Calendar::stop_before`).
+        while self.flows_finished < self.flows.len() || self.queue.stopping() {
             let Some((t, event)) = self.queue.pop() else {
                 break;
             };
@@ -485,15 +494,19 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 Event::Monitor => self.sample(Sampler::Monitor),
                 Event::LinkChange => self.change_links(),
                 Event::Reorder(flow) => self.conweave_flush(flow),
+                Event::Settle => self.settle(),
             }
             if self.queue.processed().is_multiple_of(PROGRESS_EVERY) {
                 progress(self.progress(false));
             }
         }
+        self.settle();
         // A partitioned run cut off (by the drain limit, or with nothing left to do) ends at
-        // the latest instant any partition reached.
+        // the latest instant any partition reached; one whose flows all ended, at the last end.
         if self.flows_finished < self.flows.len() {
             self.now = self.queue.latest().map_or(self.now, |t| t.max(self.now));
+        } else if !self.ending.is_empty() || self.queue.stopping() {
+            self.now = self.last_end;
         }
         progress(self.progress(true));
         self.finish()
@@ -544,7 +557,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
     }
 
     fn finish(mut self) -> RunResult {
-        self.trace.flush();
+        self.trace.flush(self.now);
         self.counters.jain_index = self.jain_index();
         // Flows cut off by the drain limit still report what they did.
         for i in 0..self.flows.len() {

@@ -276,8 +276,10 @@ pub trait Trace {
     /// partitioned run, rows come in time order only partition by partition within a window
     /// ([`crate::partition`]), so the trace holds back what is not settled and sorts it.
     fn emit(&mut self, row: &TraceRow, settled: Time);
-    /// Hands over every row held back: the run is over.
-    fn flush(&mut self) {}
+    /// Hands over every row held back up to `end`, the run's last instant, and drops the
+    /// rest: a partitioned run's partitions served before the one where its last flow ended
+    /// had already run past that instant, which one global order would not have.
+    fn flush(&mut self, _end: Time) {}
 }
 
 /// No trace: every run but a traced one.
@@ -376,7 +378,8 @@ impl<S: FnMut(&TraceRow)> Trace for Tracer<S> {
             (self.sink)(&r);
         }
     }
-    fn flush(&mut self) {
+    fn flush(&mut self, end: Time) {
+        self.held.retain(|r| r.time <= end);
         for r in self.held.drain(..) {
             (self.sink)(&r);
         }
@@ -451,8 +454,8 @@ impl<T: Trace> Simulation<'_, T> {
         let pkt = *self.packets.get(id);
         let (node, port) = self.place(p);
         let at = (pkt.flow, node, port);
-        if let OwnerKind::Host(_) = node {
-            self.trace_observe(pkt.flow);
+        if let OwnerKind::Host(h) = node {
+            self.trace_observe(pkt.flow, h);
             self.row(at, TraceEvent::Send, Some(&pkt), Detail::Packet(pkt.pkt));
             let hop = InFlight {
                 ce: is_ce(&pkt),
@@ -581,17 +584,26 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// Compares flow `f`'s transport with what the trace last saw of it and traces the
-    /// differences.
+    /// differences, as host `at` (one of its ends) sees it.
+    ///
+    /// A message flow's sender is looked at from its source only, and its receiver from its
+    /// destination: in a partitioned run the other end's host may be in a partition that has
+    /// already run further, and its state would be traced at an instant before it changed. (A
+    /// verbs flow is never partitioned: one object drives both its ends.)
     #[cold]
     #[inline(never)]
-    pub(super) fn trace_observe(&mut self, f: FlowId) {
-        let flow = &self.flows[f.index()];
-        let (src, dst) = (OwnerKind::Host(flow.src), OwnerKind::Host(flow.dst));
+    pub(super) fn trace_observe(&mut self, f: FlowId, at: HostIdx) {
+        let instant = self.now;
         let Some(&seen) = self.trace.state().and_then(|t| t.flows.get(&f)) else {
             return;
         };
-        let mut now = match flow.qp.as_deref() {
-            Some(Endpoints::Message { sender, .. }) => Seen {
+        let flow = &mut self.flows[f.index()];
+        let (src, dst) = (OwnerKind::Host(flow.src), OwnerKind::Host(flow.dst));
+        let both = self.cfg.flows[f.index()].verb.is_some();
+        let (at_src, at_dst) = (both || at == flow.src, both || at == flow.dst);
+        let (received, acked) = (flow.received_at.is_some(), flow.acked_at.is_some());
+        let mut now = match super::hosts::live::<T>(&mut flow.qp, flow.ended_at, instant) {
+            Some(Endpoints::Message { sender, .. }) if at_src => Seen {
                 timeouts: sender.stats().timeouts,
                 recoveries: sender.stats().recoveries,
                 in_recovery: sender.in_recovery(),
@@ -607,10 +619,14 @@ impl<T: Trace> Simulation<'_, T> {
                     ..seen
                 }
             }
-            None => seen,
+            _ => seen,
         };
-        now.received = flow.received_at.is_some();
-        now.acked = flow.acked_at.is_some();
+        if at_dst {
+            now.received = received;
+        }
+        if at_src {
+            now.acked = acked;
+        }
         let sender = (f, src, None);
         if now.timeouts > seen.timeouts {
             self.row(
