@@ -62,9 +62,6 @@ pub(super) struct Flow {
     pub(super) timer: FlowTimer,
     pub(super) received_at: When,
     pub(super) acked_at: When,
-    /// In a partitioned run, when it ended: its endpoints go only once every partition has
-    /// run past that instant ([`Simulation::end_flow`]). Not yet in any other run.
-    pub(super) ended_at: When,
     pub(super) src: HostIdx,
     pub(super) dst: HostIdx,
     /// On its source's (index 0) and destination's (index 1) NIC ready list.
@@ -75,20 +72,38 @@ pub(super) struct Flow {
 
 const _: () = assert!(std::mem::size_of::<Flow>() == 64);
 
-/// A flow's endpoints `qp` as of `now`, given when it `ended`: none before it starts, and none
-/// from the instant it ended. A partitioned run's flow keeps them past that instant until every
-/// partition has run up to it, for another partition may still be at an earlier one. (A free
-/// function of the two fields, so the rest of the flow stays free to borrow.)
+/// The endpoints of a flow that ended in the window being served of a partitioned run, kept
+/// until every partition has run past its end ([`Simulation::end_flow`]).
+pub(super) struct Parked {
+    flow: FlowId,
+    ended_at: Time,
+    ends: Box<Endpoints>,
+}
+
+/// Flow `f`'s endpoints `qp` as of `now`: its own while it runs; once it ended, none, except
+/// in a partitioned run to a partition still at an instant before the end (the endpoints are
+/// then `parked`). A free function of the fields, so the rest of the flow and the simulation
+/// stay free to borrow.
 #[inline(always)]
-pub(super) fn live<T: Trace>(
-    qp: &mut Option<Box<Endpoints>>,
-    ended: When,
+pub(super) fn ends_at<'a, T: Trace>(
+    qp: &'a mut Option<Box<Endpoints>>,
+    parked: &'a mut [Parked],
+    f: FlowId,
     now: Time,
-) -> Option<&mut Endpoints> {
-    if T::PARTS && now >= ended.0 {
-        return None;
+) -> Option<&'a mut Endpoints> {
+    match qp {
+        Some(ends) => Some(ends),
+        None if T::PARTS => parked_ends(parked, f, now),
+        None => None,
     }
-    qp.as_deref_mut()
+}
+
+#[cold]
+#[inline(never)]
+fn parked_ends(parked: &mut [Parked], f: FlowId, now: Time) -> Option<&mut Endpoints> {
+    (parked.iter_mut())
+        .find(|p| p.flow == f && now < p.ended_at)
+        .map(|p| &mut *p.ends)
 }
 
 /// An instant that may not have come yet, in the 8 bytes of a [`Time`] (an `Option<Time>`
@@ -171,7 +186,7 @@ impl<T: Trace> Simulation<'_, T> {
             let f = nic.ready.pop_front()?;
             let flow = &mut self.flows[f.index()];
             let side = if flow.src == h { Side::Src } else { Side::Dst };
-            let sent = match live::<T>(&mut flow.qp, flow.ended_at, now) {
+            let sent = match ends_at::<T>(&mut flow.qp, &mut self.parked, f, now) {
                 None => None,
                 Some(Endpoints::Message { sender, .. }) => {
                     sender.poll_transmit(now).map(|pkt| SimPacket {
@@ -235,7 +250,7 @@ impl<T: Trace> Simulation<'_, T> {
         let now = self.now;
         let flow = &mut self.flows[f.index()];
         let verbs = pkt.verbs.and_then(|slot| self.verbs_packets.take(slot));
-        let Some(ends) = live::<T>(&mut flow.qp, flow.ended_at, now) else {
+        let Some(ends) = ends_at::<T>(&mut flow.qp, &mut self.parked, f, now) else {
             // The flow already finished: a late duplicate or spurious retransmission.
             return;
         };
@@ -325,7 +340,7 @@ impl<T: Trace> Simulation<'_, T> {
         let (f, now) = (pkt.flow, self.now);
         let flow = &mut self.flows[f.index()];
         let (Some(Endpoints::Message { receiver, .. }), Some(layer)) = (
-            live::<T>(&mut flow.qp, flow.ended_at, now),
+            ends_at::<T>(&mut flow.qp, &mut self.parked, f, now),
             self.layers[f.index()].as_deref_mut(),
         ) else {
             // The flow already finished: a late duplicate or spurious retransmission.
@@ -365,7 +380,7 @@ impl<T: Trace> Simulation<'_, T> {
         let Some(pending) = flow.timer.fire(self.now) else {
             return; // superseded
         };
-        match live::<T>(&mut flow.qp, flow.ended_at, self.now) {
+        match ends_at::<T>(&mut flow.qp, &mut self.parked, f, self.now) {
             None => return,
             Some(Endpoints::Message { sender, .. }) => sender.handle_timeout(self.now),
             Some(Endpoints::Verbs(v)) => {
@@ -393,11 +408,12 @@ impl<T: Trace> Simulation<'_, T> {
     #[inline]
     fn sync_timer_after(&mut self, f: FlowId, pending: Time) {
         let flow = &mut self.flows[f.index()];
-        let deadline = match live::<T>(&mut flow.qp, flow.ended_at, self.now).map(|ends| &*ends) {
-            None => None,
-            Some(Endpoints::Message { sender, .. }) => sender.poll_timeout(),
-            Some(Endpoints::Verbs(v)) => v.poll_timeout(),
-        };
+        let deadline =
+            match ends_at::<T>(&mut flow.qp, &mut self.parked, f, self.now).map(|ends| &*ends) {
+                None => None,
+                Some(Endpoints::Message { sender, .. }) => sender.poll_timeout(),
+                Some(Endpoints::Verbs(v)) => v.poll_timeout(),
+            };
         let Some(deadline) = deadline else {
             return;
         };
@@ -502,10 +518,11 @@ impl<T: Trace> Simulation<'_, T> {
         // Without ACKs (`transport.acks = "none"`) the sender never learns: the receiver's
         // completion ends the flow. Read only once the receiver is done. (In a partitioned
         // run, a partition served earlier in the window may have recorded the other end's
-        // completion, and the end, at a later instant than this one: the flow ends once.)
+        // completion, and the end, at a later instant than this one: the flow ends once, and
+        // its endpoints are then parked.)
         if flow.received_at.is_some()
             && (flow.acked_at.is_some() || self.cfg.transport.acks == Acks::None)
-            && (!T::PARTS || flow.ended_at.is_none())
+            && (!T::PARTS || flow.qp.is_some())
         {
             self.end_flow(f);
         }
@@ -528,14 +545,16 @@ impl<T: Trace> Simulation<'_, T> {
     #[cold]
     #[inline(never)]
     fn end_flow_in_window(&mut self, f: FlowId) {
-        let flow = &mut self.flows[f.index()];
-        if flow.qp.is_none() || flow.ended_at.is_some() {
+        let Some(ends) = self.flows[f.index()].qp.take() else {
             return;
-        }
-        flow.ended_at.set(self.now);
+        };
+        self.parked.push(Parked {
+            flow: f,
+            ended_at: self.now,
+            ends,
+        });
         self.flows_finished += 1;
         self.last_end = self.last_end.max(self.now);
-        self.ending.push(f);
         self.queue.settle_after_window();
         if self.flows_finished == self.flows.len() {
             // The other partitions run up to the last end, as one global order would have.
@@ -548,12 +567,12 @@ impl<T: Trace> Simulation<'_, T> {
     #[cold]
     #[inline(never)]
     pub(super) fn settle(&mut self) {
-        let mut ending = std::mem::take(&mut self.ending);
-        for &f in &ending {
-            self.release_flow(f);
+        let mut parked = std::mem::take(&mut self.parked);
+        for p in parked.drain(..) {
+            self.absorb_stats(p.flow, &p.ends, true);
+            self.drop_layer(p.flow);
         }
-        ending.clear();
-        self.ending = ending;
+        self.parked = parked;
     }
 
     /// Takes finished flow `f`'s counters and frees its endpoints; false if it had none.
@@ -575,7 +594,6 @@ impl<T: Trace> Simulation<'_, T> {
     fn delivered_by_running_flows(&self) -> Vec<(usize, u64)> {
         let mtu = u64::from(self.cfg.transport.mtu);
         (self.flows.iter().enumerate())
-            .filter(|(_, flow)| flow.ended_at.is_none())
             .filter_map(|(i, flow)| match flow.qp.as_deref() {
                 Some(Endpoints::Message { receiver, .. }) => {
                     let size = self.cfg.flows[i].size_bytes;

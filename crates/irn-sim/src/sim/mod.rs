@@ -101,9 +101,9 @@ pub struct Simulation<'a, T: Trace> {
     next_flow: usize,
     flows_started: usize,
     flows_finished: usize,
-    /// In a partitioned run: the flows that ended in the window being served, whose endpoints
-    /// go once every partition has run past it, and the latest instant a flow ended.
-    ending: Vec<FlowId>,
+    /// In a partitioned run: the endpoints of the flows that ended in the window being served,
+    /// which go once every partition has run past it, and the latest instant a flow ended.
+    parked: Vec<hosts::Parked>,
     last_end: Time,
     /// What starts the flows that wait for others; `None` when every flow starts at its start.
     releases: Option<Box<Releases>>,
@@ -285,7 +285,6 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 timer: FlowTimer::IDLE,
                 received_at: When::NOT_YET,
                 acked_at: When::NOT_YET,
-                ended_at: When::NOT_YET,
                 src: spec.src,
                 dst: spec.dst,
                 in_ready: [false; 2],
@@ -351,7 +350,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
             next_flow: 0,
             flows_started: 0,
             flows_finished: 0,
-            ending: Vec::new(),
+            parked: Vec::new(),
             last_end: Time::ZERO,
             releases: cfg.dag.as_deref().map(|d| Box::new(Releases::new(d))),
             delivered_at_last_arrival: None,
@@ -505,7 +504,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
         // the latest instant any partition reached; one whose flows all ended, at the last end.
         if self.flows_finished < self.flows.len() {
             self.now = self.queue.latest().map_or(self.now, |t| t.max(self.now));
-        } else if !self.ending.is_empty() || self.queue.stopping() {
+        } else if self.queue.stopping() {
             self.now = self.last_end;
         }
         progress(self.progress(true));

@@ -602,7 +602,7 @@ impl<T: Trace> Simulation<'_, T> {
         let both = self.cfg.flows[f.index()].verb.is_some();
         let (at_src, at_dst) = (both || at == flow.src, both || at == flow.dst);
         let (received, acked) = (flow.received_at.is_some(), flow.acked_at.is_some());
-        let mut now = match super::hosts::live::<T>(&mut flow.qp, flow.ended_at, instant) {
+        let mut now = match super::hosts::ends_at::<T>(&mut flow.qp, &mut self.parked, f, instant) {
             Some(Endpoints::Message { sender, .. }) if at_src => Seen {
                 timeouts: sender.stats().timeouts,
                 recoveries: sender.stats().recoveries,
