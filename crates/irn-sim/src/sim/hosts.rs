@@ -569,23 +569,29 @@ impl<T: Trace> Simulation<'_, T> {
     pub(super) fn settle(&mut self) {
         let mut parked = std::mem::take(&mut self.parked);
         for p in parked.drain(..) {
-            self.absorb_stats(p.flow, &p.ends, true);
-            self.drop_layer(p.flow);
+            self.retire(p.flow, &p.ends);
         }
         self.parked = parked;
     }
 
     /// Takes finished flow `f`'s counters and frees its endpoints; false if it had none.
     fn release_flow(&mut self, f: FlowId) -> bool {
-        let ends = self.flows[f.index()].qp.take();
-        if let Some(ends) = &ends {
-            self.absorb_stats(f, ends, true);
-            if let Some(cw) = self.conweave.as_deref_mut() {
-                cw.release_entry(f);
-            }
+        let Some(ends) = self.flows[f.index()].qp.take() else {
+            self.drop_layer(f);
+            return false;
+        };
+        self.retire(f, &ends);
+        true
+    }
+
+    /// Takes finished flow `f`'s counters from its endpoints `ends`, which then go, and drops
+    /// what else it held (its ConWeave entry, its ordering layer).
+    fn retire(&mut self, f: FlowId, ends: &Endpoints) {
+        self.absorb_stats(f, ends, true);
+        if let Some(cw) = self.conweave.as_deref_mut() {
+            cw.release_entry(f);
         }
         self.drop_layer(f);
-        ends.is_some()
     }
 
     /// The bytes each running message flow's receiver has accepted so far, by flow index:
