@@ -530,8 +530,8 @@ impl<T: Trace> Simulation<'_, T> {
 
     /// Flow `f` is done at both ends. In a partitioned run the other end's partition may not
     /// have reached this instant yet (it runs later in the window), and what it does before
-    /// it must find the endpoints the flow had then: so the end is only marked now, and the
-    /// endpoints go once every partition has run past it ([`settle`](Self::settle)).
+    /// it must find the endpoints the flow had then: so they are parked with this instant,
+    /// and go once every partition has run past it ([`settle`](Self::settle)).
     #[inline(never)]
     pub(super) fn end_flow(&mut self, f: FlowId) {
         if T::PARTS && self.queue.is_partitioned() {
