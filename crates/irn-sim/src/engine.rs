@@ -109,10 +109,6 @@ pub enum Event {
     LinkChange,
     /// This flow's ConWeave reorder queue may flush (only with ConWeave).
     Reorder(FlowId),
-    /// Every partition has run past the flows that ended in the window just served, whose
-    /// endpoints can now go (only in a partitioned run, and never in a queue: the calendar
-    /// hands it out between windows).
-    Settle,
 }
 
 /// Which of the run's samplers a sample event is for; each keeps its own interval.

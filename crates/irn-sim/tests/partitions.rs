@@ -54,6 +54,10 @@ fn each_feature_runs_partitioned_to_the_end_and_repeats_itself() {
         "transport.kind=irn topology.loss_rate=0.001",
         "transport.kind=irn failures.fraction=0.1 failures.interval=30us",
         "transport.kind=roce switch.pfc=true pauses.hosts=[0] pauses.gap=20us pauses.length=2us",
+        // A flow's later packets overtake its earlier ones, whose late duplicates then reach
+        // receivers after the end: the receiver answers whether or not its partition has seen
+        // the end yet, as in one global order.
+        "transport.kind=irn switch.model=shared-buffer switch.scheduling=srpt-per-packet",
         // The three-tier Clos's pods, and a rail-optimized fabric's rail leaves with their NICs.
         "transport.kind=roce switch.pfc=true topology.kind=clos3 topology.pods=4 \
          topology.leaves=2 topology.spines=2 topology.hosts_per_leaf=4 topology.super_spines=2",

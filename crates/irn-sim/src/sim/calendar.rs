@@ -57,8 +57,6 @@ struct Parts {
     stop: Time,
     /// The latest time served.
     latest: Time,
-    /// Hand out [`Event::Settle`] once every partition has run the window being served.
-    settle: bool,
     /// [`stop`](Self::stop) was brought forward: the run ends once every partition has run
     /// up to it.
     stopping: bool,
@@ -119,7 +117,6 @@ impl<T: Trace> Calendar<T> {
                 window_end: Time::ZERO,
                 stop: last + Duration::from_ps(1),
                 latest: Time::ZERO,
-                settle: false,
                 stopping: false,
             })),
             run: PhantomData,
@@ -206,15 +203,6 @@ impl<T: Trace> Calendar<T> {
         self.parts.as_deref().map_or(Time::MAX, |p| p.window_start)
     }
 
-    /// Hands out [`Event::Settle`] once every partition has run the window being served (a
-    /// partitioned run's flow that ended in it still has endpoints another partition may read
-    /// at an earlier instant).
-    pub fn settle_after_window(&mut self) {
-        if let Some(parts) = self.parts.as_deref_mut() {
-            parts.settle = true;
-        }
-    }
-
     /// Serves nothing at or after `t`: once every partition has run up to it, the queue is
     /// done. A partitioned run's last flow can end in one partition while those served after
     /// it in the window have yet to run up to that instant.
@@ -263,9 +251,6 @@ impl<T: Trace> Calendar<T> {
                 // Every partition has run up to the window's end: a global event due now runs
                 // before the partitions' events of its instant; otherwise the next window opens.
                 parts.cur = parts.queues.len();
-                if std::mem::take(&mut parts.settle) {
-                    return Some((parts.window_end, Event::Settle));
-                }
                 // Each partition's first event: a partition with none in the window gets
                 // none during it (what others schedule for it lands after the window).
                 for (p, q) in parts.queues.iter_mut().enumerate() {
@@ -324,8 +309,7 @@ impl Parts {
             | Event::Sample
             | Event::Monitor
             | Event::LinkChange
-            | Event::Reorder(_)
-            | Event::Settle => return None,
+            | Event::Reorder(_) => return None,
         };
         Some(usize::from(part))
     }

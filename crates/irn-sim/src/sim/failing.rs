@@ -194,8 +194,6 @@ impl<T: Trace> Simulation<'_, T> {
         if T::ON && self.packets.traced(pkt) {
             self.trace_lost(p, pkt);
         }
-        if let Some(slot) = self.packets.free(pkt).verbs {
-            self.verbs_packets.take(slot);
-        }
+        self.discard(pkt);
     }
 }

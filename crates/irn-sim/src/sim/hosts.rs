@@ -55,7 +55,8 @@ pub(super) enum Endpoints {
 #[derive(Debug)]
 #[repr(align(64))]
 pub(super) struct Flow {
-    /// Live from the flow's start until both ends complete; then dropped to free its bitmaps.
+    /// Live from the flow's start until it has ended and none of its data packets is left in
+    /// the network ([`in_flight`](Self::in_flight)); then dropped to free its bitmaps.
     pub(super) qp: Option<Box<Endpoints>>,
     /// Its live timer event (an early one re-reads the sender's deadline; others are stale and
     /// ignored).
@@ -68,42 +69,35 @@ pub(super) struct Flow {
     pub(super) in_ready: [bool; 2],
     /// Traced (`--trace-flow`): its packets are marked so in the slab when they are made.
     pub(super) traced: bool,
+    /// Both ends are done: the sender is gone (what comes for it is dropped), while the
+    /// receiver still answers the data packets that reach it, as a receive queue pair does.
+    pub(super) ended: bool,
+    /// Its data packets sent and neither delivered nor dropped yet. An ended flow keeps its
+    /// endpoints until none is left: the receiver's answer to a late duplicate then depends
+    /// only on what reached it, never on when the sender, possibly in another partition of
+    /// the run, saw the end.
+    pub(super) in_flight: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<Flow>() == 64);
 
-/// The endpoints of a flow that ended in the window being served of a partitioned run, kept
-/// until every partition has run past its end ([`Simulation::end_flow`]).
-pub(super) struct Parked {
-    flow: FlowId,
-    ended_at: Time,
-    ends: Box<Endpoints>,
-}
-
-/// Flow `f`'s endpoints `qp` as of `now`: its own while it runs; once it ended, none, except
-/// in a partitioned run to a partition still at an instant before the end (the endpoints are
-/// then `parked`). A free function of the fields, so the rest of the flow and the simulation
-/// stay free to borrow.
-#[inline(always)]
-pub(super) fn ends_at<'a, T: Trace>(
-    qp: &'a mut Option<Box<Endpoints>>,
-    parked: &'a mut [Parked],
-    f: FlowId,
-    now: Time,
-) -> Option<&'a mut Endpoints> {
-    match qp {
-        Some(ends) => Some(ends),
-        None if T::PARTS => parked_ends(parked, f, now),
-        None => None,
+impl Flow {
+    /// Started and not yet ended (a flow whose transport refused its message never runs).
+    pub(super) fn running(&self) -> bool {
+        self.qp.is_some() && !self.ended
     }
 }
 
-#[cold]
-#[inline(never)]
-fn parked_ends(parked: &mut [Parked], f: FlowId, now: Time) -> Option<&mut Endpoints> {
-    (parked.iter_mut())
-        .find(|p| p.flow == f && now < p.ended_at)
-        .map(|p| &mut *p.ends)
+/// A flow's endpoints `qp` for what its sender does, which ends with the flow (`ended`): what
+/// comes for the sender after that is dropped. A function of the fields, so the rest of the
+/// flow stays free to borrow.
+#[inline(always)]
+pub(super) fn sender_side(qp: &mut Option<Box<Endpoints>>, ended: bool) -> Option<&mut Endpoints> {
+    if ended {
+        None
+    } else {
+        qp.as_deref_mut()
+    }
 }
 
 /// An instant that may not have come yet, in the 8 bytes of a [`Time`] (an `Option<Time>`
@@ -186,7 +180,7 @@ impl<T: Trace> Simulation<'_, T> {
             let f = nic.ready.pop_front()?;
             let flow = &mut self.flows[f.index()];
             let side = if flow.src == h { Side::Src } else { Side::Dst };
-            let sent = match ends_at::<T>(&mut flow.qp, &mut self.parked, f, now) {
+            let sent = match sender_side(&mut flow.qp, flow.ended) {
                 None => None,
                 Some(Endpoints::Message { sender, .. }) => {
                     sender.poll_transmit(now).map(|pkt| SimPacket {
@@ -211,6 +205,7 @@ impl<T: Trace> Simulation<'_, T> {
                     nic.ready.push_back(f);
                     if sim.is_data() {
                         self.counters.data_packets_sent += 1;
+                        flow.in_flight += 1;
                     }
                     let traced = T::ON && flow.traced;
                     let data = sim.is_data();
@@ -250,8 +245,11 @@ impl<T: Trace> Simulation<'_, T> {
         let now = self.now;
         let flow = &mut self.flows[f.index()];
         let verbs = pkt.verbs.and_then(|slot| self.verbs_packets.take(slot));
-        let Some(ends) = ends_at::<T>(&mut flow.qp, &mut self.parked, f, now) else {
-            // The flow already finished: a late duplicate or spurious retransmission.
+        if pkt.is_data() {
+            flow.in_flight -= 1;
+        }
+        let Some(ends) = flow.qp.as_deref_mut() else {
+            // A verbs flow that ended: a late duplicate or spurious retransmission.
             return;
         };
         let nic = &mut self.nics[h.index()];
@@ -281,6 +279,9 @@ impl<T: Trace> Simulation<'_, T> {
                         self.flow_received(f, now);
                     }
                 } else {
+                    if flow.ended {
+                        return; // the sender is gone
+                    }
                     if let Some(table) = self.int.as_deref().filter(|_| T::INT) {
                         sender.handle_telemetry(table.arrived());
                     }
@@ -304,7 +305,9 @@ impl<T: Trace> Simulation<'_, T> {
                 qp.handle_packet(now, &verbs);
                 while let Some(reply) = qp.poll_control() {
                     let reply = wrap_verbs(&mut self.verbs_packets, self.cfg, reply, f, peer);
-                    if !reply.pkt.is_data() {
+                    if reply.pkt.is_data() {
+                        flow.in_flight += 1;
+                    } else {
                         self.counters
                             .control_bytes
                             .add(&reply.pkt, reply.wire_bytes);
@@ -340,11 +343,10 @@ impl<T: Trace> Simulation<'_, T> {
         let (f, now) = (pkt.flow, self.now);
         let flow = &mut self.flows[f.index()];
         let (Some(Endpoints::Message { receiver, .. }), Some(layer)) = (
-            ends_at::<T>(&mut flow.qp, &mut self.parked, f, now),
+            flow.qp.as_deref_mut(),
             self.layers[f.index()].as_deref_mut(),
         ) else {
-            // The flow already finished: a late duplicate or spurious retransmission.
-            return;
+            unreachable!("a message flow with data in flight keeps its endpoints and layer");
         };
         let nic = &mut self.nics[h.index()];
         let mut pool = self.ordering_pools.get_mut(h.index());
@@ -380,7 +382,7 @@ impl<T: Trace> Simulation<'_, T> {
         let Some(pending) = flow.timer.fire(self.now) else {
             return; // superseded
         };
-        match ends_at::<T>(&mut flow.qp, &mut self.parked, f, self.now) {
+        match sender_side(&mut flow.qp, flow.ended) {
             None => return,
             Some(Endpoints::Message { sender, .. }) => sender.handle_timeout(self.now),
             Some(Endpoints::Verbs(v)) => {
@@ -408,12 +410,11 @@ impl<T: Trace> Simulation<'_, T> {
     #[inline]
     fn sync_timer_after(&mut self, f: FlowId, pending: Time) {
         let flow = &mut self.flows[f.index()];
-        let deadline =
-            match ends_at::<T>(&mut flow.qp, &mut self.parked, f, self.now).map(|ends| &*ends) {
-                None => None,
-                Some(Endpoints::Message { sender, .. }) => sender.poll_timeout(),
-                Some(Endpoints::Verbs(v)) => v.poll_timeout(),
-            };
+        let deadline = match sender_side(&mut flow.qp, flow.ended).map(|ends| &*ends) {
+            None => None,
+            Some(Endpoints::Message { sender, .. }) => sender.poll_timeout(),
+            Some(Endpoints::Verbs(v)) => v.poll_timeout(),
+        };
         let Some(deadline) = deadline else {
             return;
         };
@@ -506,7 +507,8 @@ impl<T: Trace> Simulation<'_, T> {
     }
 
     /// Ends flow `f` if both its ends are done: a check on every packet a host receives, so
-    /// inlined, with the rare ending apart.
+    /// inlined, with the rare ending apart. (An ended flow comes here too, when its receiver
+    /// took a late data packet: its endpoints may then go.)
     /// A traced flow's transport is looked at here, once the packet has been handled (and
     /// before its endpoints go).
     #[inline(always)]
@@ -516,78 +518,63 @@ impl<T: Trace> Simulation<'_, T> {
         }
         let flow = &self.flows[f.index()];
         // Without ACKs (`transport.acks = "none"`) the sender never learns: the receiver's
-        // completion ends the flow. Read only once the receiver is done. (In a partitioned
-        // run, a partition served earlier in the window may have recorded the other end's
-        // completion, and the end, at a later instant than this one: the flow ends once, and
-        // its endpoints are then parked.)
+        // completion ends the flow. Read only once the receiver is done.
         if flow.received_at.is_some()
             && (flow.acked_at.is_some() || self.cfg.transport.acks == Acks::None)
-            && (!T::PARTS || flow.qp.is_some())
         {
             self.end_flow(f);
         }
     }
 
-    /// Flow `f` is done at both ends. In a partitioned run the other end's partition may not
-    /// have reached this instant yet (it runs later in the window), and what it does before
-    /// it must find the endpoints the flow had then: so they are parked with this instant,
-    /// and go once every partition has run past it ([`settle`](Self::settle)).
+    /// Flow `f` is done at both ends: the sender goes, and the endpoints with it once none of
+    /// its data packets is left to reach the receiver (at once for a verbs flow, whose one
+    /// object drives both ends and which is never split across partitions).
     #[inline(never)]
     pub(super) fn end_flow(&mut self, f: FlowId) {
-        if T::PARTS && self.queue.is_partitioned() {
-            return self.end_flow_in_window(f);
-        }
-        if self.release_flow(f) {
+        let flow = &mut self.flows[f.index()];
+        if !flow.ended {
+            flow.ended = true;
             self.flows_finished += 1;
+            if T::PARTS && self.queue.is_partitioned() {
+                self.last_end = self.last_end.max(self.now);
+                if self.flows_finished == self.flows.len() {
+                    // The other partitions run up to the last end, as one global order would.
+                    self.queue.stop_before(self.last_end);
+                }
+            }
+        }
+        let flow = &self.flows[f.index()];
+        if flow.in_flight == 0 || matches!(flow.qp.as_deref(), Some(Endpoints::Verbs(_))) {
+            self.release_flow(f);
         }
     }
 
+    /// Frees packet `id`, which leaves the network without reaching its destination (dropped
+    /// or lost). An ended flow's endpoints go with its last data packet.
+    #[inline]
+    pub(super) fn discard(&mut self, id: PacketId) {
+        let pkt = self.packets.free(id);
+        if let Some(slot) = pkt.verbs {
+            self.verbs_packets.take(slot);
+        }
+        if pkt.is_data() {
+            let flow = &mut self.flows[pkt.flow.index()];
+            flow.in_flight -= 1;
+            if flow.ended && flow.in_flight == 0 {
+                self.release_flow(pkt.flow);
+            }
+        }
+    }
+
+    /// Takes ended flow `f`'s counters and frees its endpoints, and drops what else it held
+    /// (its ConWeave entry, its ordering layer).
     #[cold]
     #[inline(never)]
-    fn end_flow_in_window(&mut self, f: FlowId) {
+    fn release_flow(&mut self, f: FlowId) {
         let Some(ends) = self.flows[f.index()].qp.take() else {
             return;
         };
-        self.parked.push(Parked {
-            flow: f,
-            ended_at: self.now,
-            ends,
-        });
-        self.flows_finished += 1;
-        self.last_end = self.last_end.max(self.now);
-        self.queue.settle_after_window();
-        if self.flows_finished == self.flows.len() {
-            // The other partitions run up to the last end, as one global order would have.
-            self.queue.stop_before(self.last_end);
-        }
-    }
-
-    /// The flows that ended in the window just served give up their endpoints, now that every
-    /// partition has run past their end.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn settle(&mut self) {
-        let mut parked = std::mem::take(&mut self.parked);
-        for p in parked.drain(..) {
-            self.retire(p.flow, &p.ends);
-        }
-        self.parked = parked;
-    }
-
-    /// Takes finished flow `f`'s counters and frees its endpoints; false if it had none.
-    fn release_flow(&mut self, f: FlowId) -> bool {
-        let Some(ends) = self.flows[f.index()].qp.take() else {
-            self.drop_layer(f);
-            return false;
-        };
-        self.retire(f, &ends);
-        true
-    }
-
-    /// Takes finished flow `f`'s counters from its endpoints `ends`, which then go, and drops
-    /// what else it held (its ConWeave entry, its ordering layer).
-    fn retire(&mut self, f: FlowId, ends: &Endpoints) {
-        self.absorb_stats(f, ends, true);
+        self.absorb_stats(f, &ends, true);
         if let Some(cw) = self.conweave.as_deref_mut() {
             cw.release_entry(f);
         }
@@ -600,6 +587,7 @@ impl<T: Trace> Simulation<'_, T> {
     fn delivered_by_running_flows(&self) -> Vec<(usize, u64)> {
         let mtu = u64::from(self.cfg.transport.mtu);
         (self.flows.iter().enumerate())
+            .filter(|(_, flow)| !flow.ended)
             .filter_map(|(i, flow)| match flow.qp.as_deref() {
                 Some(Endpoints::Message { receiver, .. }) => {
                     let size = self.cfg.flows[i].size_bytes;

@@ -120,9 +120,7 @@ impl<T: Trace> Simulation<'_, T> {
         if T::ON && self.packets.traced(pkt) {
             self.trace_lost(p, pkt);
         }
-        if let Some(slot) = self.packets.free(pkt).verbs {
-            self.verbs_packets.take(slot);
-        }
+        self.discard(pkt);
         true
     }
 

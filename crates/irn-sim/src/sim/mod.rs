@@ -101,9 +101,7 @@ pub struct Simulation<'a, T: Trace> {
     next_flow: usize,
     flows_started: usize,
     flows_finished: usize,
-    /// In a partitioned run: the endpoints of the flows that ended in the window being served,
-    /// which go once every partition has run past it, and the latest instant a flow ended.
-    parked: Vec<hosts::Parked>,
+    /// In a partitioned run: the latest instant a flow ended.
     last_end: Time,
     /// What starts the flows that wait for others; `None` when every flow starts at its start.
     releases: Option<Box<Releases>>,
@@ -289,6 +287,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 dst: spec.dst,
                 in_ready: [false; 2],
                 traced: false,
+                ended: false,
+                in_flight: 0,
             })
             .collect();
         let last_start = cfg.flows.last().map_or(Time::ZERO, |f| f.start);
@@ -350,7 +350,6 @@ impl<'a, T: Trace> Simulation<'a, T> {
             next_flow: 0,
             flows_started: 0,
             flows_finished: 0,
-            parked: Vec::new(),
             last_end: Time::ZERO,
             releases: cfg.dag.as_deref().map(|d| Box::new(Releases::new(d))),
             delivered_at_last_arrival: None,
@@ -493,13 +492,11 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 Event::Monitor => self.sample(Sampler::Monitor),
                 Event::LinkChange => self.change_links(),
                 Event::Reorder(flow) => self.conweave_flush(flow),
-                Event::Settle => self.settle(),
             }
             if self.queue.processed().is_multiple_of(PROGRESS_EVERY) {
                 progress(self.progress(false));
             }
         }
-        self.settle();
         // A partitioned run cut off (by the drain limit, or with nothing left to do) ends at
         // the latest instant any partition reached; one whose flows all ended, at the last end.
         if self.flows_finished < self.flows.len() {
@@ -558,10 +555,15 @@ impl<'a, T: Trace> Simulation<'a, T> {
     fn finish(mut self) -> RunResult {
         self.trace.flush(self.now);
         self.counters.jain_index = self.jain_index();
-        // Flows cut off by the drain limit still report what they did.
+        // Flows cut off by the drain limit still report what they did, and those that ended
+        // with data packets still out, all they did.
         for i in 0..self.flows.len() {
+            let ended = self.flows[i].ended;
             if let Some(ends) = self.flows[i].qp.take() {
-                self.absorb_stats(FlowId(i as u32), &ends, false);
+                self.absorb_stats(FlowId(i as u32), &ends, ended);
+                if let Some(cw) = self.conweave.as_deref_mut().filter(|_| ended) {
+                    cw.release_entry(FlowId(i as u32));
+                }
                 self.drop_layer(FlowId(i as u32));
             }
         }

@@ -511,7 +511,7 @@ impl<T: Trace> Simulation<'_, T> {
         let time_us = self.now.as_ps() as f64 / 1e6;
         let started = self.started_below();
         while m.first_active < started
-            && self.flows[m.first_active].qp.is_none()
+            && !self.flows[m.first_active].running()
             && self.has_started(m.first_active)
         {
             m.first_active += 1;
@@ -519,7 +519,7 @@ impl<T: Trace> Simulation<'_, T> {
         m.sending.fill(0);
         m.receiving.fill(0);
         for flow in &self.flows[m.first_active..started] {
-            if flow.qp.is_some() {
+            if flow.running() {
                 m.sending[flow.src.index()] += 1;
                 m.receiving[flow.dst.index()] += 1;
             }
@@ -557,7 +557,7 @@ impl<T: Trace> Simulation<'_, T> {
             let flow = &self.flows[f.index()];
             let size = self.cfg.flows[f.index()].size_bytes;
             let done = flow.received_at.is_some();
-            let (delivered, rate, window) = match flow.qp.as_deref() {
+            let (delivered, rate, window) = match flow.qp.as_deref().filter(|_| !flow.ended) {
                 Some(Endpoints::Message { sender, receiver }) => (
                     Some(if done {
                         size

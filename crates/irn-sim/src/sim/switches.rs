@@ -311,9 +311,7 @@ impl<T: Trace> Simulation<'_, T> {
             }
             Admit::Dropped => {
                 self.counters.drops += 1;
-                if let Some(slot) = self.packets.free(id).verbs {
-                    self.verbs_packets.take(slot);
-                }
+                self.discard(id);
                 false
             }
         }

@@ -593,7 +593,6 @@ impl<T: Trace> Simulation<'_, T> {
     #[cold]
     #[inline(never)]
     pub(super) fn trace_observe(&mut self, f: FlowId, at: HostIdx) {
-        let instant = self.now;
         let Some(&seen) = self.trace.state().and_then(|t| t.flows.get(&f)) else {
             return;
         };
@@ -602,7 +601,7 @@ impl<T: Trace> Simulation<'_, T> {
         let both = self.cfg.flows[f.index()].verb.is_some();
         let (at_src, at_dst) = (both || at == flow.src, both || at == flow.dst);
         let (received, acked) = (flow.received_at.is_some(), flow.acked_at.is_some());
-        let mut now = match super::hosts::ends_at::<T>(&mut flow.qp, &mut self.parked, f, instant) {
+        let mut now = match super::hosts::sender_side(&mut flow.qp, flow.ended) {
             Some(Endpoints::Message { sender, .. }) if at_src => Seen {
                 timeouts: sender.stats().timeouts,
                 recoveries: sender.stats().recoveries,
