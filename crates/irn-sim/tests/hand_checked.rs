@@ -4,7 +4,7 @@
 mod common;
 
 use common::{flow, input_queued_switch};
-use irn_core::transport::TransportConfig;
+use irn_core::transport::{RtoPolicy, TransportConfig};
 use irn_core::Psn;
 use irn_core::{Bandwidth, Duration};
 use irn_sim::config::{InitialPsn, PfcHeadroom, Scheduling, SimConfig, SwitchModel};
@@ -356,4 +356,70 @@ fn pfc_headroom_covers_the_worst_phase() {
             assert_eq!(s.drops, 0, "{model:?}, {buffer} B: {s:?}");
         }
     }
+}
+
+/// A late duplicate, one that reaches the receiver after its flow has ended, is answered and
+/// counted: the receiver stays until none of its flow's data packets is left in the network.
+///
+/// Host 0 sends 3 packets (1086, 1086 and 1014 B on the wire) to host 2 over 2 µs links, with
+/// IRN's RTO_low cut to 5 µs, under the 8.88 µs round trip: the last packet reaches host 2 at
+/// 0.6372 + 2 + 0.2028 (behind the second at the switch until 2.6516) + 2 = 4.8544 µs, its
+/// ACK (12.8 ns a hop) is back at 8.88 µs, when the flow ends. The timeout at 5 µs resent the
+/// first packet, which reaches host 2 at 5 + 0.2172 + 2 + 0.2172 + 2 = 9.4344 µs, after the
+/// end. Host 1 sends 100 packets to host 3 over 100 ns links meanwhile, so the run goes on.
+#[test]
+fn a_late_duplicate_after_the_flows_end_is_answered() {
+    let link = |a, b, delay| LinkSpec {
+        a: NodeId(a),
+        b: NodeId(b),
+        rate: RATE,
+        delay,
+    };
+    let short = Duration::from_ns(100);
+    let topology = Topology::from_links(
+        [vec![NodeKind::Host; 4], vec![NodeKind::Switch]].concat(),
+        vec![
+            link(0, 4, DELAY),
+            link(2, 4, DELAY),
+            link(1, 4, short),
+            link(3, 4, short),
+        ],
+    )
+    .unwrap();
+    let with_rto_low = |low| {
+        let transport = TransportConfig {
+            rto: RtoPolicy::Dual {
+                low,
+                high: TransportConfig::DEFAULT_RTO_HIGH,
+                n: TransportConfig::DEFAULT_RTO_LOW_N,
+            },
+            ..TransportConfig::irn()
+        };
+        let flows = vec![flow(0, 2, 3000), flow(1, 3, 100 * 1024)];
+        run(&config(topology.clone(), transport, 240_000, false, flows))
+    };
+    let (late, none) = (with_rto_low(Duration::from_us(5)), with_rto_low(DELAY * 50));
+    for r in [&late, &none] {
+        assert_eq!(r.flows[0].fct_us, Some(4.8544));
+        assert_eq!(r.flows[0].sender_fct_us, Some(8.88));
+        assert_eq!(r.summary.flows_incomplete, 0);
+    }
+    assert_eq!(
+        (late.flows[0].retransmissions, late.flows[0].timeouts),
+        (1, 1)
+    );
+    assert_eq!(none.flows[0].retransmissions, 0);
+    let other = |r: &RunResult| format!("{:?}", r.flows[1]);
+    assert_eq!(other(&late), other(&none), "the other flow's path is apart");
+    // Received at 9.4344 µs, counted as a duplicate and answered with one ACK more.
+    assert!(late.summary.sim_time_us > 9.4344);
+    assert_eq!(
+        (
+            late.summary.duplicate_packets,
+            none.summary.duplicate_packets
+        ),
+        (1, 0)
+    );
+    let acks = |r: &RunResult| r.summary.control_bytes.ack;
+    assert_eq!(acks(&late), acks(&none) + 64);
 }
