@@ -1,6 +1,8 @@
-//! Progress bars for runs that take more than a second, on terminals only: one line per run in
+//! Progress for runs that take more than a second. On a terminal, bars: one line per run in
 //! progress and, for commands that run several (variants, sweeps, reproduce, check), a top line
-//! with how many are done and an estimate for the rest ([`Overall`]).
+//! with how many are done and an estimate for the rest ([`Overall`]). Otherwise (output to a
+//! log or a pipe) one plain line on stderr a minute, once the command has taken a minute, so a
+//! long run under `nohup` still shows how far it has got.
 
 use std::io::IsTerminal;
 use std::sync::{Mutex, PoisonError};
@@ -10,13 +12,16 @@ use indicatif::{HumanDuration, MultiProgress, ProgressBar, ProgressDrawTarget, P
 use irn_sim::Progress;
 
 /// Shows one bar per run once the run has taken a second, and above them the overall line once
-/// the command has taken a second and has more than one run; shows nothing when stdout is not
-/// a terminal (logs and pipes stay clean), and then keeps no count either.
+/// the command has taken a second and has more than one run; when stdout is not a terminal,
+/// a line on stderr every [`LOG_EVERY`] instead (short runs leave logs and pipes clean).
 pub struct Bars {
     multi: Option<MultiProgress>,
     started: Instant,
     overall: Mutex<Top>,
 }
+
+/// How often a command whose stdout is not a terminal says how far it has got, on stderr.
+const LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// Shows setup work that takes more than a second (the k shortest paths of a large network)
 /// as a line on stderr, "computing k shortest paths: 1200/65280 pairs", if stderr is a
@@ -65,11 +70,13 @@ impl SetupLine {
     }
 }
 
-/// The overall line: the count it shows and, once drawn, the bar.
+/// The overall line: the count it shows and, once drawn, the bar (or, without a terminal, when
+/// the last plain line was printed).
 #[derive(Default)]
 struct Top {
     runs: Overall,
     bar: Option<ProgressBar>,
+    logged: Option<Instant>,
 }
 
 impl Bars {
@@ -90,9 +97,7 @@ impl Bars {
 
     /// `runs` more simulations to run (a reproduce learns its runs window by window).
     pub fn add_runs(&self, runs: usize) {
-        if self.multi.is_some() {
-            self.top().runs.add(runs);
-        }
+        self.top().runs.add(runs);
     }
 
     /// Prints `line` to stdout above the bars.
@@ -124,26 +129,26 @@ impl Bars {
             b.set_prefix("all runs");
             b
         });
-        let fraction = top.runs.fraction();
-        let eta = match Overall::eta(elapsed, fraction) {
-            // Work left never reads as "0s".
-            Some(eta) if fraction < 1.0 => {
-                format!("eta {:#}", HumanDuration(eta.max(Duration::from_secs(1))))
-            }
-            Some(eta) => format!("eta {:#}", HumanDuration(eta)),
-            None => "eta -".to_string(),
-        };
-        let eta = match top.runs.draining() {
-            (0, _) => eta,
-            (runs, open) => format!("{eta}; {runs} draining, {open} flows open"),
-        };
-        bar.set_position((fraction * 1000.0).round() as u64);
-        bar.set_message(format!(
-            "{}/{} runs done ({:#}, {eta})",
-            top.runs.done,
-            top.runs.total,
-            HumanDuration(elapsed)
-        ));
+        bar.set_position((top.runs.fraction() * 1000.0).round() as u64);
+        bar.set_message(top.runs.summary(elapsed));
+    }
+
+    /// Without a terminal: a plain line on stderr if the command has run for [`LOG_EVERY`]
+    /// since it started or since the last line, saying how far all runs are (if there are
+    /// several) and where `name`, the run reporting, is.
+    fn log_line(&self, top: &mut Top, name: &str, run: &str) {
+        let now = Instant::now();
+        let since = now.duration_since(top.logged.unwrap_or(self.started));
+        if since < LOG_EVERY {
+            return;
+        }
+        top.logged = Some(now);
+        let elapsed = self.started.elapsed();
+        if top.runs.total > 1 {
+            errln!("progress: {}; {name}: {run}", top.runs.summary(elapsed));
+        } else {
+            errln!("progress ({:#}): {name}: {run}", HumanDuration(elapsed));
+        }
     }
 
     /// A reporter for one run, starting now: a closure to hand to `irn_sim::run`.
@@ -152,21 +157,25 @@ impl Bars {
         let name = name.to_string();
         let mut bar: Option<ProgressBar> = None;
         let mut stage = Stage::default();
-        let slot = self.multi.as_ref().map(|_| self.top().runs.start());
+        let slot = self.top().runs.start();
         move |p: Progress| {
-            let (Some(multi), Some(slot)) = (&self.multi, slot) else {
+            let mut top = self.top();
+            if p.done {
+                top.runs.finish(slot);
+            } else {
+                top.runs.update(slot, run_fraction(&p), open_in_drain(&p));
+            }
+            let Some(multi) = &self.multi else {
+                let (pos, len, msg) = stage.next(&p);
+                if !p.done {
+                    let percent = 100 * pos / len.max(1);
+                    self.log_line(&mut top, &name, &format!("{percent}% {msg}"));
+                }
                 return;
             };
-            let several = {
-                let mut top = self.top();
-                if p.done {
-                    top.runs.finish(slot);
-                } else {
-                    top.runs.update(slot, run_fraction(&p), open_in_drain(&p));
-                }
-                self.draw_top(multi, &mut top);
-                top.runs.total > 1
-            };
+            self.draw_top(multi, &mut top);
+            let several = top.runs.total > 1;
+            drop(top);
             if bar.is_none() && started.elapsed() < Duration::from_secs(1) {
                 return;
             }
@@ -269,6 +278,29 @@ impl Overall {
     fn draining(&self) -> (usize, usize) {
         let open = self.running.iter().filter_map(|(_, _, open)| *open);
         open.fold((0, 0), |(runs, flows), open| (runs + 1, flows + open))
+    }
+
+    /// "3/4 runs done (13s, eta 2s; 1 draining, 523 flows open)", `elapsed` into the command.
+    fn summary(&self, elapsed: Duration) -> String {
+        let fraction = self.fraction();
+        let eta = match Overall::eta(elapsed, fraction) {
+            // Work left never reads as "0s".
+            Some(eta) if fraction < 1.0 => {
+                format!("eta {:#}", HumanDuration(eta.max(Duration::from_secs(1))))
+            }
+            Some(eta) => format!("eta {:#}", HumanDuration(eta)),
+            None => "eta -".to_string(),
+        };
+        let eta = match self.draining() {
+            (0, _) => eta,
+            (runs, open) => format!("{eta}; {runs} draining, {open} flows open"),
+        };
+        format!(
+            "{}/{} runs done ({:#}, {eta})",
+            self.done,
+            self.total,
+            HumanDuration(elapsed)
+        )
     }
 
     /// The time left when `fraction` of the work took `elapsed`; `None` before any progress.
@@ -433,6 +465,10 @@ mod tests {
         assert!(o.fraction() < 1.0);
         let eta = Overall::eta(Duration::from_secs(1000), o.fraction()).unwrap();
         assert!(eta >= Duration::from_secs(1), "{eta:?}");
+        assert_eq!(
+            o.summary(Duration::from_secs(60)),
+            "0/2 runs done (60s, eta 1s; 2 draining, 7 flows open)"
+        );
         o.finish(b);
         assert_eq!(o.draining(), (1, 4));
     }
@@ -462,6 +498,10 @@ mod tests {
         assert_eq!(
             Overall::eta(Duration::from_secs(7), o.fraction()),
             Some(Duration::from_secs(9))
+        );
+        assert_eq!(
+            o.summary(Duration::from_secs(7)),
+            "1/4 runs done (7s, eta 9s)"
         );
         // A fraction out of range is clamped, below whole while the run goes on; all done
         // leaves nothing.
