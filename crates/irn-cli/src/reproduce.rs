@@ -60,7 +60,7 @@ use verdict::Magnitude;
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
-    /// A figure (`fig01` … `fig12`, `fig09_cross`, `robustness`, `eunomia-fig01` …), a paper
+    /// A figure (`fig01` … `fig12`, `fig09_cross`, `robustness`, `eunomia-fig01a` …), a paper
     /// (`irn`, `eunomia`, `conweave`, `hpcc`, `wan`: all its figures) or `all`.
     #[arg(default_value = "all")]
     figure: String,

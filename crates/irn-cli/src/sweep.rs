@@ -113,7 +113,8 @@ fn seeds(file: &Path, sweep: &SweepFile, cli: Option<u64>, set: &[String]) -> Re
         (Some(n), _) => (1..=n).collect(),
         (None, None) => return Ok(Vec::new()),
         (None, Some(value)) => {
-            let allowed = "a non-empty array of distinct whole numbers from 0 up, e.g. seeds =                            [1, 2, 3]";
+            let allowed =
+                "a non-empty array of distinct whole numbers from 0 up, e.g. seeds = [1, 2, 3]";
             let items = value
                 .as_array()
                 .filter(|a| !a.is_empty())

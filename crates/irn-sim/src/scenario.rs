@@ -581,6 +581,32 @@ fn explain(message: &str) -> String {
             }
         }
     }
+    // irn's own type names mean nothing in a scenario file: say the form instead.
+    for (serde_says, form) in [
+        (
+            "data did not match any variant of untagged enum ",
+            "not a value this key takes",
+        ),
+        ("expected struct ", "expected a table of keys"),
+    ] {
+        if let Some(at) = out.find(serde_says) {
+            let name = out[at + serde_says.len()..]
+                .find(|c: char| !c.is_ascii_alphanumeric())
+                .map_or(out.len(), |n| at + serde_says.len() + n);
+            out.replace_range(at..name, form);
+        }
+    }
+    for (serde_says, form) in [
+        ("expected f64", "expected a number"),
+        ("expected a sequence", "expected a list"),
+    ] {
+        if let Some(at) = out.find(serde_says) {
+            let end = at + serde_says.len();
+            if !out[end..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                out.replace_range(at..end, form);
+            }
+        }
+    }
     // A float's 309 digits (`1e308` as serde prints it), as TOML writes it.
     const FLOAT: &str = "floating point `";
     if let Some(at) = out.find(FLOAT) {
@@ -1116,7 +1142,7 @@ mod tests {
         // A lossy link's `rate` is a probability, not a link rate.
         let err = file("[topology]\nlossy_link = [{ nodes = [0, 1], rate = \"1%\" }]\n");
         assert!(
-            err.ends_with("invalid type: string \"1%\", expected f64"),
+            err.ends_with("invalid type: string \"1%\", expected a number"),
             "{err}"
         );
     }

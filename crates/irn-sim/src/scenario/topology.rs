@@ -687,7 +687,7 @@ fn clos3(
                 c.spines,
                 c.spines >= 1 && c.spines.saturating_add(per_leaf) <= max,
                 format!(
-                    "between 1 and {} (a leaf has hosts_per_leaf = {per_leaf} host ports plus                      one port per spine of its pod, at most {max} ports)",
+                    "between 1 and {} (a leaf has hosts_per_leaf = {per_leaf} host ports plus one port per spine of its pod, at most {max} ports)",
                     max.saturating_sub(per_leaf)
                 ),
             ),
@@ -702,7 +702,7 @@ fn clos3(
                 c.leaves,
                 c.leaves >= 1 && c.leaves.saturating_add(up) <= max,
                 format!(
-                    "between 1 and {} (a spine has one port per leaf of its pod plus                      super_spines = {up} up, at most {max} ports)",
+                    "between 1 and {} (a spine has one port per leaf of its pod plus super_spines = {up} up, at most {max} ports)",
                     max.saturating_sub(up)
                 ),
             ),

@@ -121,12 +121,14 @@ pub struct JobSection {
     pub start: Option<String>,
 }
 
-/// `workload.job.placement`: a rule, or the hosts themselves (rank r on the r-th).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `workload.job.placement`: a rule, or the hosts themselves (rank r on the r-th); anything
+/// else is kept to be refused by name, with what is allowed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum PlacementSection {
     Rule(Placement),
     Hosts(Vec<u32>),
+    Other(toml::Value),
 }
 
 /// How a job's ranks are placed on the hosts no earlier job took.
@@ -619,10 +621,14 @@ fn place(
                     file,
                     &key("placement"),
                     &format!("{list:?}"),
-                    &format!(
-                        "at least 2 hosts, one per rank ({} ranks)",
-                        section.ranks.map_or("any".into(), |r| r.to_string())
-                    ),
+                    &match section.ranks {
+                        Some(r) => format!(
+                            "exactly one host per rank: ranks = {r} needs {r} hosts, the list \
+                             has {}",
+                            list.len()
+                        ),
+                        None => "at least 2 hosts (one per rank)".to_string(),
+                    },
                 ));
             }
             for &h in list {
@@ -631,6 +637,14 @@ fn place(
             return Ok(list.iter().map(|&h| HostIdx(h)).collect());
         }
         Some(PlacementSection::Rule(rule)) => *rule,
+        Some(PlacementSection::Other(v)) => {
+            let rules = r#""contiguous", "strided" or "random""#;
+            let allowed = match v {
+                toml::Value::String(_) => format!("one of {rules}"),
+                _ => format!("{rules}, or a list of host indices"),
+            };
+            return Err(invalid(file, &key("placement"), &v.to_string(), &allowed));
+        }
         None => Placement::Contiguous,
     };
     let mut free: Vec<u32> = (0..total as u32).filter(|&h| !taken[h as usize]).collect();
