@@ -3,8 +3,10 @@
 //! of them.
 
 use std::fs::{self, File};
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use irn_sim::config::{Monitor, SimConfig};
@@ -33,7 +35,30 @@ pub fn run(
     Ok(result)
 }
 
-type Csv = csv::Writer<BufWriter<File>>;
+type Csv = csv::Writer<BufWriter<Counted>>;
+
+/// The most bytes a run's series files may hold together: a run that would write more (a
+/// large network sampled every few nanoseconds writes about 100 MB a second) is stopped from
+/// sampling and fails with what to change, rather than filling the disk.
+pub const MAX_SERIES_BYTES: u64 = 8 << 30;
+
+/// A file that adds what is written to it to the run's series byte count.
+struct Counted {
+    file: File,
+    bytes: Arc<AtomicU64>,
+}
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
 
 /// The series files of one run, each with its header written even if no row follows; a file
 /// whose kind `[monitor]` does not select is not created.
@@ -44,6 +69,12 @@ pub struct SeriesFiles {
     /// The first write that failed; later rows are dropped and [`finish`](Self::finish) reports
     /// it.
     error: Option<csv::Error>,
+    /// Bytes written to the files so far (up to a buffer behind).
+    bytes: Arc<AtomicU64>,
+    /// [`MAX_SERIES_BYTES`] (smaller in tests).
+    limit: u64,
+    /// The `[monitor]` interval, for the error when the files reach the limit.
+    interval: irn_core::Duration,
 }
 
 impl SeriesFiles {
@@ -51,6 +82,7 @@ impl SeriesFiles {
     pub fn create(dir: &Path, monitor: &Monitor) -> Result<Self> {
         let dir = dir.join("series");
         fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let bytes = Arc::new(AtomicU64::new(0));
         let open = |name: &str, header: &[&str], wanted: bool| -> Result<Option<Csv>> {
             if !wanted {
                 return Ok(None);
@@ -58,9 +90,10 @@ impl SeriesFiles {
             let path = dir.join(name);
             let file =
                 File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+            let bytes = Arc::clone(&bytes);
             let mut w = csv::WriterBuilder::new()
                 .has_headers(false)
-                .from_writer(BufWriter::new(file));
+                .from_writer(BufWriter::new(Counted { file, bytes }));
             w.write_record(header)?;
             Ok(Some(w))
         };
@@ -69,6 +102,9 @@ impl SeriesFiles {
             nics: open("nics.csv", &NicSample::HEADER, monitor.nics)?,
             flows: open("flows.csv", &FlowSample::HEADER, !monitor.flows.is_empty())?,
             error: None,
+            bytes,
+            limit: MAX_SERIES_BYTES,
+            interval: monitor.interval,
         })
     }
 
@@ -82,12 +118,20 @@ impl SeriesFiles {
                 self.error.get_or_insert(e.into());
             }
         }
-        match self.error {
-            None => Ok(()),
-            Some(e) => {
-                Err(e).with_context(|| format!("cannot write {}", dir.join("series").display()))
-            }
+        if let Some(e) = self.error {
+            return Err(e).with_context(|| format!("cannot write {}", dir.join("series").display()));
         }
+        if self.full() {
+            anyhow::bail!(
+                "monitor.interval = \"{}\": {} reached {:.1} GiB, the most irn writes for a \
+                 run's series, before the run ended; sample less often (a longer \
+                 monitor.interval) or fewer ports (monitor.ports), or set monitor.nics = false",
+                self.interval,
+                dir.join("series").display(),
+                self.limit as f64 / f64::from(1 << 30)
+            );
+        }
+        Ok(())
     }
 
     fn write(w: &mut Option<Csv>, error: &mut Option<csv::Error>, row: &impl Serialize) {
@@ -110,6 +154,10 @@ impl SeriesSink for SeriesFiles {
 
     fn flow(&mut self, row: &FlowSample) {
         Self::write(&mut self.flows, &mut self.error, row);
+    }
+
+    fn full(&self) -> bool {
+        self.bytes.load(Ordering::Relaxed) >= self.limit
     }
 }
 
@@ -711,6 +759,46 @@ impl Line {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Series files that reach their limit say so and fail the run with what to change; below
+    /// it they take every row.
+    #[test]
+    fn series_past_their_limit_fail_the_run() {
+        let dir = std::env::temp_dir().join(format!("irn-series-cap-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let monitor = Monitor {
+            interval: irn_core::Duration::from_ns(7),
+            ports: Vec::new(),
+            flows: Vec::new(),
+            nics: true,
+            summary_from: None,
+        };
+        let row = |host| NicSample {
+            time_us: 0.007,
+            host,
+            flows_sending: 1,
+            flows_receiving: 0,
+            ordering_bytes: None,
+        };
+        for (rows, fails) in [(10, false), (2_000, true)] {
+            let run = dir.join(format!("run-{rows}"));
+            fs::create_dir_all(&run).unwrap();
+            let mut files = SeriesFiles::create(&run, &monitor).unwrap();
+            files.limit = 16 << 10;
+            for host in 0..rows {
+                files.nic(&row(host));
+            }
+            assert_eq!(files.full(), fails, "{rows} rows");
+            let result = files.finish(&run);
+            assert_eq!(result.is_err(), fails, "{result:?}");
+            if let Err(e) = result {
+                let e = e.to_string();
+                assert!(e.starts_with("monitor.interval = \"7ns\": "), "{e}");
+                assert!(e.contains("the most irn writes for a run's series"), "{e}");
+            }
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn tiers_are_named_where_the_network_names_them() {

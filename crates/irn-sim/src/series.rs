@@ -19,6 +19,11 @@ pub trait SeriesSink {
     fn port(&mut self, row: &PortSample);
     fn nic(&mut self, row: &NicSample);
     fn flow(&mut self, row: &FlowSample);
+    /// Whether the sink takes no more rows (its files reached their limit): the monitor then
+    /// stops sampling, and the run goes on without it.
+    fn full(&self) -> bool {
+        false
+    }
 }
 
 /// A node as the `[monitor] ports` selectors name it: `switch:3`, `host:5`.

@@ -259,3 +259,42 @@ fn a_monitor_changes_no_other_result() {
         assert_eq!(again.flows, rows.flows);
     }
 }
+
+/// Takes rows until it holds `limit` NIC rows, then says it is full.
+struct Capped {
+    rows: Rows,
+    limit: usize,
+}
+
+impl SeriesSink for Capped {
+    fn port(&mut self, row: &PortSample) {
+        self.rows.port(row);
+    }
+    fn nic(&mut self, row: &NicSample) {
+        self.rows.nic(row);
+    }
+    fn flow(&mut self, row: &FlowSample) {
+        self.rows.flow(row);
+    }
+    fn full(&self) -> bool {
+        self.rows.nics.len() >= self.limit
+    }
+}
+
+/// A full sink stops the sampling at once (three NICs a sample: full after the second) and
+/// leaves the run's results as they were.
+#[test]
+fn a_full_sink_stops_the_sampling_not_the_run() {
+    let cfg = two_into_one(20, 100_000, None);
+    let mut capped = Capped {
+        rows: Rows::default(),
+        limit: 4,
+    };
+    let with = irn_sim::run_monitored(&cfg, &mut |_| {}, &mut capped);
+    let times: std::collections::BTreeSet<u64> =
+        capped.rows.nics.iter().map(|r| r.time_us as u64).collect();
+    assert_eq!(times.into_iter().collect::<Vec<_>>(), [1, 2]);
+    let (all, rows) = monitored(&cfg);
+    assert!(rows.nics.len() > 6, "{}", rows.nics.len());
+    assert_eq!(format!("{:?}", with.flows), format!("{:?}", all.flows));
+}

@@ -441,9 +441,9 @@ impl<T: Trace> Simulation<'_, T> {
                 self.monitor_flows(&mut monitor);
                 monitor.samples += 1;
                 // Nothing else pending: the run is over, and another sample would only
-                // prolong it.
+                // prolong it; a full sink takes no more.
                 if let Some(next) = monitor.schedule.after(self.now) {
-                    if !self.queue.is_empty() {
+                    if !self.queue.is_empty() && !monitor.sink.full() {
                         self.queue.schedule(next, Sampler::Monitor.event());
                     }
                 }

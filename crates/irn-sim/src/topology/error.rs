@@ -143,6 +143,30 @@ pub enum TopologyError {
     )]
     RoutingTooLarge { switches: usize, tors: usize },
 
+    /// The routing table's equal-cost next hops would not fit.
+    #[error(
+        "routing keeps every switch's equal-cost next hops towards each of {tors} switches with \
+         hosts: more than {at_least} of them; at most {} (1 GiB); use fewer switches with hosts \
+         or fewer links per switch",
+        super::routing::MAX_CANDIDATES
+    )]
+    RoutingCandidates { at_least: usize, tors: usize },
+
+    /// The routing table's searches would take too long.
+    #[error(
+        "routing runs one breadth-first search per switch with hosts: {tors} searches over \
+         {switches} switches and {links} switch-to-switch links, {steps} steps; at most {} \
+         (about a minute on one core); use fewer switches with hosts or fewer links (a \
+         fat-tree's routes are computed, at any size)",
+        super::routing::MAX_SEARCH_STEPS
+    )]
+    RoutingTooSlow {
+        tors: usize,
+        switches: usize,
+        links: usize,
+        steps: u64,
+    },
+
     /// Node and port ids are `u32`.
     #[error("the topology has {count} {what}; at most {} are supported", u32::MAX)]
     TooLarge { what: &'static str, count: usize },

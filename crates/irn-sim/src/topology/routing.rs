@@ -33,6 +33,16 @@ const NONE: u32 = u32::MAX;
 /// than a 65,536-host fat-tree's 10.5 million.
 pub(super) const MAX_ENTRIES: usize = 1 << 28;
 
+/// The most steps the table's searches may take, one breadth-first search per switch with
+/// hosts over every switch and switch-to-switch port: about a minute on one core (a three-tier
+/// Clos of 64 pods of 64 leaves, 4.3 G steps, took 20 s). A fat-tree of any size is far below
+/// (k = 64: 0.55 G).
+pub(super) const MAX_SEARCH_STEPS: u64 = 8 << 30;
+
+/// The most next-hop candidates the table may keep (1 GiB of ports): on a dense random graph
+/// every (switch, destination) pair may have dozens of equal-cost next hops.
+pub(super) const MAX_CANDIDATES: usize = 1 << 28;
+
 /// Where one ECMP candidate list lives in [`RoutingTable::candidates`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Span {
@@ -249,6 +259,15 @@ impl RoutingTable {
         let cols = tors.nodes.len();
         check_size(switches, cols)?;
         let links = SwitchLinks::new(w, &switch_row, up);
+        let steps = cols as u64 * (switches + links.links.len()) as u64;
+        if steps > MAX_SEARCH_STEPS {
+            return Err(TopologyError::RoutingTooSlow {
+                tors: cols,
+                switches,
+                links: links.links.len() / 2,
+                steps,
+            });
+        }
         let delays = tors.host_delays(w);
         // Per column: its hosts' largest link delay, and the longest two-host path through it.
         let max_delay: Vec<Duration> = (delays.iter())
@@ -283,6 +302,12 @@ impl RoutingTable {
                     }
                 }
                 let len = candidates.len() - start;
+                if candidates.len() > MAX_CANDIDATES {
+                    return Err(TopologyError::RoutingCandidates {
+                        at_least: candidates.len(),
+                        tors: cols,
+                    });
+                }
                 // The BFS parent is always a candidate.
                 debug_assert!(len > 0, "switch row {row} has no route to switch {dst}");
 
