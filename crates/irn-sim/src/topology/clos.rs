@@ -86,6 +86,8 @@ impl Topology {
         check_ports(hosts + leaves + spines, u64::from(c.pods))?;
         let switches = leaves + spines + supers;
         super::routing::check_size(switches as usize, leaves as usize)?;
+        let pod_links = u64::from(c.leaves) + u64::from(c.super_spines);
+        super::routing::check_search(leaves as usize, switches as usize, spines * pod_links)?;
         let (hosts, leaves, spines, supers) =
             (hosts as u32, leaves as u32, spines as u32, supers as u32);
         let leaf = |pod: u32, l: u32| NodeId(hosts + pod * c.leaves + l);
@@ -149,7 +151,9 @@ impl Topology {
         let hosts = leaves * u64::from(r.servers);
         check_ports(hosts, u64::from(r.servers) + u64::from(r.spines))?;
         check_ports(hosts + leaves, leaves)?;
-        super::routing::check_size((leaves + u64::from(r.spines)) as usize, leaves as usize)?;
+        let switches = (leaves + u64::from(r.spines)) as usize;
+        super::routing::check_size(switches, leaves as usize)?;
+        super::routing::check_search(leaves as usize, switches, leaves * u64::from(r.spines))?;
         let (hosts, leaves) = (hosts as u32, leaves as u32);
         let leaf = |g: u32, i: u32| NodeId(hosts + g * r.rails + i);
         let spine = |s: u32| NodeId(hosts + leaves + s);
@@ -334,5 +338,31 @@ mod tests {
         };
         let e = Topology::rail(r, LINKS).unwrap_err();
         assert!(e.to_string().contains("has 513 ports"), "{e}");
+    }
+
+    /// A fabric whose routing searches would take minutes is refused before it is built, with
+    /// the count: 9,000 leaves' searches over 28,000 switches and 1.8 M links (a first run of
+    /// it took almost five minutes and 2 GB to validate). A fabric just below runs.
+    #[test]
+    fn fabrics_whose_routing_would_take_minutes_are_refused() {
+        let c = Clos3 {
+            pods: 90,
+            leaves: 100,
+            hosts_per_leaf: 2,
+            spines: 100,
+            super_spines: 100,
+        };
+        let e = Topology::clos3(c, LINKS).unwrap_err().to_string();
+        let want = "9000 searches over 28000 switches and 1800000 switch-to-switch links, \
+                    32652000000 steps; at most 8589934592";
+        assert!(e.contains(want), "{e}");
+        let r = Rail {
+            groups: 64,
+            servers: 256,
+            rails: 8,
+            spines: 256,
+        };
+        // 512 leaves x (768 switches + 2 x 131,072 links): 134 M steps.
+        assert!(Topology::rail(r, LINKS).is_ok());
     }
 }

@@ -163,7 +163,7 @@ pub enum TopologyError {
     RoutingTooSlow {
         tors: usize,
         switches: usize,
-        links: usize,
+        links: u64,
         steps: u64,
     },
 

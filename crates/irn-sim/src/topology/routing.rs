@@ -259,15 +259,7 @@ impl RoutingTable {
         let cols = tors.nodes.len();
         check_size(switches, cols)?;
         let links = SwitchLinks::new(w, &switch_row, up);
-        let steps = cols as u64 * (switches + links.links.len()) as u64;
-        if steps > MAX_SEARCH_STEPS {
-            return Err(TopologyError::RoutingTooSlow {
-                tors: cols,
-                switches,
-                links: links.links.len() / 2,
-                steps,
-            });
-        }
+        check_search(cols, switches, links.links.len() as u64 / 2)?;
         let delays = tors.host_delays(w);
         // Per column: its hosts' largest link delay, and the longest two-host path through it.
         let max_delay: Vec<Duration> = (delays.iter())
@@ -506,6 +498,22 @@ pub(super) fn check_size(switches: usize, tors: usize) -> Result<(), TopologyErr
         Some(n) if n <= MAX_ENTRIES => Ok(()),
         _ => Err(TopologyError::RoutingTooLarge { switches, tors }),
     }
+}
+
+/// Fails if one search per switch with hosts (`tors`) over `switches` switches and `links`
+/// switch-to-switch links would take more than [`MAX_SEARCH_STEPS`]: builders check this before
+/// they allocate their links.
+pub(super) fn check_search(tors: usize, switches: usize, links: u64) -> Result<(), TopologyError> {
+    let steps = (tors as u64).saturating_mul((switches as u64).saturating_add(2 * links));
+    if steps > MAX_SEARCH_STEPS {
+        return Err(TopologyError::RoutingTooSlow {
+            tors,
+            switches,
+            links,
+            steps,
+        });
+    }
+    Ok(())
 }
 
 /// `v` sorted, ascending.
