@@ -58,7 +58,7 @@ const METRICS: &[Metric] = &[
     ),
     (
         "avg slowdown",
-        |s| Some(s.avg_slowdown),
+        |s| s.avg_slowdown,
         2,
         true,
         Show::Always,
@@ -72,7 +72,7 @@ const METRICS: &[Metric] = &[
     ),
     (
         "avg FCT (us)",
-        |s| Some(s.avg_fct_us),
+        |s| s.avg_fct_us,
         1,
         true,
         Show::Always,
@@ -86,7 +86,7 @@ const METRICS: &[Metric] = &[
     ),
     (
         "p99 FCT (us)",
-        |s| Some(s.p99_fct_us),
+        |s| s.p99_fct_us,
         1,
         true,
         Show::Always,
@@ -182,21 +182,21 @@ const OPTIONAL_COUNTS: &[OptionalCount] = &[
 type Ratio = (&'static str, fn(&Summary) -> Option<f64>, bool, Show);
 
 const RATIOS: &[Ratio] = &[
-    ("avg slowdown", |s| Some(s.avg_slowdown), true, Show::Always),
+    ("avg slowdown", |s| s.avg_slowdown, true, Show::Always),
     (
         "censored avg slowdown",
         |s| s.censored_avg_slowdown,
         false,
         Show::Censored,
     ),
-    ("avg FCT", |s| Some(s.avg_fct_us), true, Show::Always),
+    ("avg FCT", |s| s.avg_fct_us, true, Show::Always),
     (
         "censored avg FCT",
         |s| s.censored_avg_fct_us,
         false,
         Show::Censored,
     ),
-    ("p99 FCT", |s| Some(s.p99_fct_us), true, Show::Always),
+    ("p99 FCT", |s| s.p99_fct_us, true, Show::Always),
     (
         "censored p99 FCT",
         |s| s.censored_p99_fct_us,

@@ -386,12 +386,13 @@ pub struct Summary {
     pub flows_measured: usize,
     /// Measured flows that had not finished when the run stopped (excluded from FCT figures).
     pub flows_incomplete: usize,
-    pub avg_slowdown: f64,
-    pub p50_slowdown: f64,
-    pub p99_slowdown: f64,
-    pub avg_fct_us: f64,
-    pub p50_fct_us: f64,
-    pub p99_fct_us: f64,
+    /// Over the measured flows that finished; `null` when none did.
+    pub avg_slowdown: Option<f64>,
+    pub p50_slowdown: Option<f64>,
+    pub p99_slowdown: Option<f64>,
+    pub avg_fct_us: Option<f64>,
+    pub p50_fct_us: Option<f64>,
+    pub p99_fct_us: Option<f64>,
     /// Request completion time: from the first measured incast flow's start to the last one's
     /// completion (IRN §4.4.3); without incast flows, the same over all measured flows. `null`
     /// when one of those flows is unfinished (the last completion is unknown) or there is none.
@@ -490,7 +491,8 @@ pub struct Summary {
     // The censored statistics come last, so that the columns `comparison.csv` and `sweep.csv`
     // had before them keep their positions.
     /// `avg_slowdown`, `avg_fct_us` and `p99_fct_us` over every measured flow, an unfinished
-    /// one counted as if it had completed when the run ended (FCT = end of run − start): lower
+    /// one counted as if it had completed when the run ended (FCT = end of run − start, or its
+    /// ideal FCT if longer, since no flow finishes sooner than alone on the network): lower
     /// bounds on what the run would have measured had it gone on. Averages over finished flows
     /// alone flatter a variant that leaves its slowest flows unfinished; these do not. Equal to
     /// the plain ones when every measured flow finished; `null` without measured flows.
@@ -1028,8 +1030,10 @@ impl RunResult {
             .map(|(r, row)| match (row.fct_us, row.slowdown) {
                 (Some(fct), Some(s)) => (fct, s),
                 _ => {
-                    let lower = end.saturating_since(r.start);
-                    (us(lower), slowdown(lower, ideal_fct_of(cfg, r)))
+                    // No flow finishes sooner than alone on the network.
+                    let ideal = ideal_fct_of(cfg, r);
+                    let lower = end.saturating_since(r.start).max(ideal);
+                    (us(lower), slowdown(lower, ideal))
                 }
             })
             .unzip();
@@ -1037,7 +1041,7 @@ impl RunResult {
         // and equal them exactly when every flow finished.
         let (censored_fcts, censored_slowdowns) =
             (sorted(censored_fcts), sorted(censored_slowdowns));
-        let any_measured = !measured.is_empty();
+        let (any_measured, any_done) = (!measured.is_empty(), !done.is_empty());
         let (rct, censored_rct) = rct_us(&measured, us(c.sim_time));
         let mtu = u64::from(cfg.transport.mtu);
         // Incast and query flows are the foreground; the rest is the traffic around them.
@@ -1056,12 +1060,12 @@ impl RunResult {
             flows_total: rows.len(),
             flows_measured: measured.len(),
             flows_incomplete: measured.len() - done.len(),
-            avg_slowdown: mean(&slowdowns),
-            p50_slowdown: percentile(&slowdowns, 0.5),
-            p99_slowdown: percentile(&slowdowns, 0.99),
-            avg_fct_us: mean(&fcts),
-            p50_fct_us: percentile(&fcts, 0.5),
-            p99_fct_us: percentile(&fcts, 0.99),
+            avg_slowdown: any_done.then(|| mean(&slowdowns)),
+            p50_slowdown: any_done.then(|| percentile(&slowdowns, 0.5)),
+            p99_slowdown: any_done.then(|| percentile(&slowdowns, 0.99)),
+            avg_fct_us: any_done.then(|| mean(&fcts)),
+            p50_fct_us: any_done.then(|| percentile(&fcts, 0.5)),
+            p99_fct_us: any_done.then(|| percentile(&fcts, 0.99)),
             censored_avg_slowdown: any_measured.then(|| mean(&censored_slowdowns)),
             censored_avg_fct_us: any_measured.then(|| mean(&censored_fcts)),
             censored_p99_fct_us: any_measured.then(|| percentile(&censored_fcts, 0.99)),

@@ -39,14 +39,14 @@ fn fine_grained_balancing_needs_an_ordering_layer() {
     assert!(drill.recoveries > 1000, "{}", drill.recoveries);
     // With the ConnectX's DCQCN (ConWeave's values) the gap is smaller than with the paper's
     // rule (1.5x here on 1 ms, 4.9x with `dcqcn-paper`), but it is there.
-    assert!(drill.avg_fct_us > 1.2 * ecmp.avg_fct_us, "{drill:?}");
+    assert!(drill.avg_fct_us.unwrap() > 1.2 * ecmp.avg_fct_us.unwrap(), "{drill:?}");
     // With Eunomia, both fine-grained balancers beat ECMP on average and tail FCT.
     for lb in [drill_eunomia, spray_eunomia] {
         assert!(
-            lb.avg_fct_us < 0.9 * ecmp.avg_fct_us,
+            lb.avg_fct_us.unwrap() < 0.9 * ecmp.avg_fct_us.unwrap(),
             "{lb:?} against {ecmp:?}"
         );
-        assert!(lb.p99_fct_us < ecmp.p99_fct_us, "{lb:?}");
+        assert!(lb.p99_fct_us.unwrap() < ecmp.p99_fct_us.unwrap(), "{lb:?}");
         assert!(lb.pause_frames <= ecmp.pause_frames, "{lb:?}");
         assert_eq!(lb.ordering_blocks_at_end, Some(0));
     }

@@ -113,16 +113,37 @@ fn an_incast_cut_off_by_the_drain_limit_has_no_rct_and_its_censored_statistics_a
 
     // One incast flow is unfinished: the request's completion is unknown.
     assert!(m["rct_us"].is_null(), "{m:#}");
-    // Censored: the unfinished flow counts with FCT = 8.0904 − 0 µs, a lower bound.
-    assert_eq!(m["censored_rct_us"], 8.0904);
-    assert_eq!(m["censored_avg_fct_us"], (4.0648 + 8.0904) / 2.0);
-    assert_eq!(m["censored_p99_fct_us"], 8.0904);
     // The flow to C alone: 162 B at 10 Mb/s (129.6 µs) + 32.4 ns store-and-forward at 40 Gb/s
     // + 4 µs.
     let ideal_ps = 129_600_000 + 32_400 + 4_000_000;
-    assert_eq!(r.flows[1].ideal_fct_us, ideal_ps as f64 / 1e6);
-    let censored_slowdown = 8_090_400.0 / ideal_ps as f64;
-    assert_eq!(m["censored_avg_slowdown"], (censored_slowdown + 1.0) / 2.0);
+    let ideal = ideal_ps as f64 / 1e6;
+    assert_eq!(r.flows[1].ideal_fct_us, ideal);
+    // Censored: the request at the run's end, 8.0904 − 0 µs; the unfinished flow at the larger
+    // of that and its ideal FCT, since it cannot finish sooner than alone (a slowdown of 1):
+    // lower bounds.
+    assert_eq!(m["censored_rct_us"], 8.0904);
+    assert_eq!(m["censored_avg_fct_us"], (4.0648 + ideal) / 2.0);
+    assert_eq!(m["censored_p99_fct_us"], ideal);
+    assert_eq!(m["censored_avg_slowdown"], 1.0);
+}
+
+/// A run that stops before any flow finishes has no statistics of finished flows (`null`, not
+/// 0), and its censored slowdowns are never below 1.
+#[test]
+fn a_run_with_no_finished_flow_has_null_statistics() {
+    let mut cfg = config(
+        fast_and_slow(),
+        vec![flow(0, 2, 100, Time::ZERO, FlowClass::Regular)],
+    );
+    cfg.drain_limit = Duration::ZERO;
+    let r = run(&cfg);
+    let m = metrics(&r);
+    assert_eq!(m["flows_incomplete"], 1, "{m:#}");
+    for key in ["avg_slowdown", "p50_slowdown", "p99_slowdown", "avg_fct_us", "p99_fct_us"] {
+        assert!(m[key].is_null(), "{key}: {m:#}");
+    }
+    assert_eq!(m["censored_avg_slowdown"], 1.0, "{m:#}");
+    assert_eq!(m["censored_avg_fct_us"], r.flows[0].ideal_fct_us);
 }
 
 #[test]

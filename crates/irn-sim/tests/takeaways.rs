@@ -41,9 +41,9 @@ fn run_all() -> Vec<(String, Summary)> {
 
 fn worse(a: &Summary, b: &Summary) -> [(&'static str, f64); 3] {
     [
-        ("avg slowdown", a.avg_slowdown / b.avg_slowdown),
-        ("avg FCT", a.avg_fct_us / b.avg_fct_us),
-        ("p99 FCT", a.p99_fct_us / b.p99_fct_us),
+        ("avg slowdown", a.avg_slowdown.unwrap() / b.avg_slowdown.unwrap()),
+        ("avg FCT", a.avg_fct_us.unwrap() / b.avg_fct_us.unwrap()),
+        ("p99 FCT", a.p99_fct_us.unwrap() / b.p99_fct_us.unwrap()),
     ]
 }
 

@@ -339,6 +339,12 @@ fn check_path(path: &str) -> Result<(), String> {
         ordering_peak_records: Some(0),
         jain_index: Some(0.0),
         bottleneck: Some(BottleneckSummary::default()),
+        avg_slowdown: Some(0.0),
+        p50_slowdown: Some(0.0),
+        p99_slowdown: Some(0.0),
+        avg_fct_us: Some(0.0),
+        p50_fct_us: Some(0.0),
+        p99_fct_us: Some(0.0),
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");
