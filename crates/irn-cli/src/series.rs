@@ -119,7 +119,8 @@ impl SeriesFiles {
             }
         }
         if let Some(e) = self.error {
-            return Err(e).with_context(|| format!("cannot write {}", dir.join("series").display()));
+            return Err(e)
+                .with_context(|| format!("cannot write {}", dir.join("series").display()));
         }
         if self.full() {
             anyhow::bail!(

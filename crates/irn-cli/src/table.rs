@@ -56,13 +56,7 @@ const METRICS: &[Metric] = &[
         false,
         Show::Always,
     ),
-    (
-        "avg slowdown",
-        |s| s.avg_slowdown,
-        2,
-        true,
-        Show::Always,
-    ),
+    ("avg slowdown", |s| s.avg_slowdown, 2, true, Show::Always),
     (
         "censored avg slowdown",
         |s| s.censored_avg_slowdown,
@@ -70,13 +64,7 @@ const METRICS: &[Metric] = &[
         false,
         Show::Censored,
     ),
-    (
-        "avg FCT (us)",
-        |s| s.avg_fct_us,
-        1,
-        true,
-        Show::Always,
-    ),
+    ("avg FCT (us)", |s| s.avg_fct_us, 1, true, Show::Always),
     (
         "censored avg FCT (us)",
         |s| s.censored_avg_fct_us,
@@ -84,13 +72,7 @@ const METRICS: &[Metric] = &[
         false,
         Show::Censored,
     ),
-    (
-        "p99 FCT (us)",
-        |s| s.p99_fct_us,
-        1,
-        true,
-        Show::Always,
-    ),
+    ("p99 FCT (us)", |s| s.p99_fct_us, 1, true, Show::Always),
     (
         "censored p99 FCT (us)",
         |s| s.censored_p99_fct_us,

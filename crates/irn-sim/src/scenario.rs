@@ -443,6 +443,8 @@ fn unit_form(key: &str) -> &'static str {
         "; write a size as a string with its unit, e.g. \"240KB\" (B, KB, MB, GB, KiB, MiB, GiB)"
     } else if name == "gap" || name == "length" {
         "; write a duration, e.g. \"5ms\", or a [low, high] pair of them, e.g. [\"0ms\", \"20ms\"]"
+    } else if name == "nodes" {
+        "; write a link as its two nodes, e.g. nodes = [8, 12]"
     } else if key == "transport.tx_window" {
         "; write a packet count, e.g. 64, or \"auto\" (the BDP cap) or \"off\""
     } else if key == "ordering.cap" {

@@ -82,7 +82,10 @@ fn an_incast_with_credits_loses_nothing_and_finishes() {
         );
         assert_eq!((s.pause_frames, s.resume_frames), (0, 0), "{name}");
         // 2.4 MB through one 40 Gb/s link: at least 8 × 293 frames of 217.2 ns.
-        assert!(s.p99_fct_us.unwrap() > 8.0 * 293.0 * 0.2172, "{name}: {s:?}");
+        assert!(
+            s.p99_fct_us.unwrap() > 8.0 * 293.0 * 0.2172,
+            "{name}: {s:?}"
+        );
     }
 }
 

@@ -39,7 +39,10 @@ fn fine_grained_balancing_needs_an_ordering_layer() {
     assert!(drill.recoveries > 1000, "{}", drill.recoveries);
     // With the ConnectX's DCQCN (ConWeave's values) the gap is smaller than with the paper's
     // rule (1.5x here on 1 ms, 4.9x with `dcqcn-paper`), but it is there.
-    assert!(drill.avg_fct_us.unwrap() > 1.2 * ecmp.avg_fct_us.unwrap(), "{drill:?}");
+    assert!(
+        drill.avg_fct_us.unwrap() > 1.2 * ecmp.avg_fct_us.unwrap(),
+        "{drill:?}"
+    );
     // With Eunomia, both fine-grained balancers beat ECMP on average and tail FCT.
     for lb in [drill_eunomia, spray_eunomia] {
         assert!(

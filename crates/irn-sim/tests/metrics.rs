@@ -139,7 +139,13 @@ fn a_run_with_no_finished_flow_has_null_statistics() {
     let r = run(&cfg);
     let m = metrics(&r);
     assert_eq!(m["flows_incomplete"], 1, "{m:#}");
-    for key in ["avg_slowdown", "p50_slowdown", "p99_slowdown", "avg_fct_us", "p99_fct_us"] {
+    for key in [
+        "avg_slowdown",
+        "p50_slowdown",
+        "p99_slowdown",
+        "avg_fct_us",
+        "p99_fct_us",
+    ] {
         assert!(m[key].is_null(), "{key}: {m:#}");
     }
     assert_eq!(m["censored_avg_slowdown"], 1.0, "{m:#}");

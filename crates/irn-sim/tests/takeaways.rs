@@ -41,7 +41,10 @@ fn run_all() -> Vec<(String, Summary)> {
 
 fn worse(a: &Summary, b: &Summary) -> [(&'static str, f64); 3] {
     [
-        ("avg slowdown", a.avg_slowdown.unwrap() / b.avg_slowdown.unwrap()),
+        (
+            "avg slowdown",
+            a.avg_slowdown.unwrap() / b.avg_slowdown.unwrap(),
+        ),
         ("avg FCT", a.avg_fct_us.unwrap() / b.avg_fct_us.unwrap()),
         ("p99 FCT", a.p99_fct_us.unwrap() / b.p99_fct_us.unwrap()),
     ]

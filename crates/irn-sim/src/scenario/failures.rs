@@ -20,7 +20,7 @@
 use irn_core::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
-use super::{invalid, parse_key, ScenarioError};
+use super::{duration_in, invalid, parse_key, ScenarioError};
 use crate::failures::{
     find_link, switch_links, Failures, RandomFailures, ScheduledFailure, Timeline, ToFailed,
 };
@@ -160,7 +160,16 @@ pub(super) fn build(
         scheduled.push(ScheduledFailure {
             at: Time::ZERO + parse_key::<Duration>(file, &key("at"), &l.at)?,
             nodes,
-            duration: parse_key::<Duration>(file, &key("for"), &l.duration)?,
+            duration: duration_in(
+                file,
+                &key("for"),
+                &l.duration,
+                (
+                    Duration::from_ps(1),
+                    "a failure that lasts no time changes nothing",
+                ),
+                None,
+            )?,
         });
     }
     let failures = Failures {

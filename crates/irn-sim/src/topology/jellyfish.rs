@@ -122,7 +122,9 @@ fn random_regular(free: &[u32], rng: &mut StdRng) -> Vec<(u32, u32)> {
     };
     // The switches with a free port, ascending, kept as links are drawn (collecting them for
     // every draw made a 4,096-switch graph of 512 ports take minutes).
-    let mut open: Vec<u32> = (0..free.len() as u32).filter(|&s| free[s as usize] > 0).collect();
+    let mut open: Vec<u32> = (0..free.len() as u32)
+        .filter(|&s| free[s as usize] > 0)
+        .collect();
     while let Some((a, b)) = g.draw_pair(&open, rng) {
         g.join(a, b);
         for s in [a, b] {
