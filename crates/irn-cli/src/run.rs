@@ -427,12 +427,13 @@ fn tenth_us(t: irn_core::Time, up: bool) -> String {
 }
 
 /// What each run changes from the base scenario (every key, [`changes::changed`]); with no base
-/// (it does not resolve alone), the keys the variants differ in. Nothing for a lone run.
+/// (it does not resolve alone), the keys the variants differ in. Nothing for a scenario without
+/// `[[compare]]`, whose one run is the scenario itself.
 fn variant_changes(scenario: &Scenario) -> Vec<Vec<String>> {
     let resolved: Vec<serde_json::Value> = (scenario.runs.iter())
         .map(|r| serde_json::to_value(&r.resolved).unwrap_or_default())
         .collect();
-    if resolved.len() < 2 {
+    if !scenario.compare {
         return vec![Vec::new(); resolved.len()];
     }
     match scenario

@@ -262,14 +262,22 @@ fn validate_says_when_the_flows_start() {
 #[test]
 fn one_compare_entry_writes_a_comparison() {
     let dir = scratch("one-variant");
-    let one = SMALL
-        .split("[[compare]]")
-        .take(2)
-        .collect::<Vec<_>>()
-        .join("[[compare]]");
-    std::fs::write(dir.join("one.toml"), one).unwrap();
-    ok(&irn(&["run", "one.toml", "--out", "r"], &dir));
-    assert!(dir.join("r/IRN/summary.json").is_file());
+    let parts: Vec<&str> = SMALL.split("[[compare]]").collect();
+    std::fs::write(
+        dir.join("one.toml"),
+        format!("{}[[compare]]{}", parts[0], parts[2]),
+    )
+    .unwrap();
+    let out = ok(&irn(&["run", "one.toml", "--out", "r"], &dir));
+    // What the variant sets, as for several.
+    assert!(
+        out.contains(
+            "\n  RoCE+PFC: roce, PFC on, cc none, load balancing ecmp, ordering none; sets \
+             switch.pfc=true, transport.kind=roce\n"
+        ),
+        "{out}"
+    );
+    assert!(dir.join("r/RoCE+PFC/summary.json").is_file());
     assert!(dir.join("r/comparison.csv").is_file());
     assert!(!dir.join("r/summary.json").exists());
     // It reads back as a comparison of one.
