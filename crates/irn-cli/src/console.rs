@@ -52,16 +52,22 @@ pub fn err(args: fmt::Arguments) {
 }
 
 /// At the end of a command: `Err` with the first failure to print other than a closed pipe,
-/// after saying it on standard error.
-pub fn finish() -> Result<(), String> {
+/// after saying it on standard error. `wrote_results`: whether the command wrote results files,
+/// which the message then says are whole (a command that writes none, or failed, says only
+/// that the printed output is incomplete).
+pub fn finish(wrote_results: bool) -> Result<(), String> {
     let failure = FAILURE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
+    let written = match wrote_results {
+        true => "the results files were written, ",
+        false => "",
+    };
     match failure {
         Some(f) => {
             err(format_args!(
-                "error: {f}; the results files were written, the printed output is incomplete\n"
+                "error: {f}; {written}the printed output is incomplete\n"
             ));
             Err(f)
         }

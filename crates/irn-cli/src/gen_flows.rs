@@ -38,6 +38,8 @@ pub struct GenFlowsArgs {
     /// Arrivals happen during this long, e.g. `10ms`.
     #[arg(long, value_name = "T")]
     duration: String,
+    /// Seeds the arrivals, sizes and destinations: the same seed and options write the same
+    /// trace, another seed another draw.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Output file (written whole or not at all); standard output when omitted. An existing

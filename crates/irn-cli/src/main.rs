@@ -24,6 +24,7 @@ mod sweep;
 mod table;
 mod topology;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -49,8 +50,8 @@ enum Command {
     /// second, peak memory (default: the embedded ns-3 comparison,
     /// scenarios/bench/leafspine128.toml).
     Bench(bench::BenchArgs),
-    /// Rerun the papers' experiments (IRN, Eunomia) and write report.html with ours next to
-    /// the papers'.
+    /// Rerun the papers' experiments (IRN, Eunomia, ConWeave, HPCC with PowerTCP and Swift, the
+    /// WAN pause-control study) and write report.html with ours next to the papers'.
     Reproduce(reproduce::ReproduceArgs),
     /// Run your own checked experiments (scenario files with `[[check]]`); exit status 1 when
     /// a direction does not hold.
@@ -79,7 +80,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
+    let writes_results = cli.command.writes_results();
     progress::show_setup();
     if let Err(e) = output::clean_up_on_signal() {
         errln!("error: {e:#}");
@@ -107,7 +112,7 @@ fn main() -> ExitCode {
         } => run::validate(&scenario, &overrides),
         Command::Plot(args) => report::plot(args),
     };
-    let printed = console::finish();
+    let printed = console::finish(writes_results && result.is_ok());
     match result {
         Ok(()) if printed.is_ok() => ExitCode::SUCCESS,
         Ok(()) => ExitCode::FAILURE,
@@ -116,6 +121,42 @@ fn main() -> ExitCode {
             errln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+impl Command {
+    /// Whether the command writes a results folder (its runs, reports or charts), as against
+    /// only printing (`validate`, `bench`) or writing one named file or standard output.
+    fn writes_results(&self) -> bool {
+        match self {
+            Command::Run(_)
+            | Command::Reproduce(_)
+            | Command::Check(_)
+            | Command::Sweep(_)
+            | Command::Report(_)
+            | Command::Plot(_) => true,
+            Command::Bench(_)
+            | Command::GenFlows(_)
+            | Command::Topology(_)
+            | Command::Validate { .. } => false,
+        }
+    }
+}
+
+/// Prints clap's help, version or usage error and ends as `Cli::parse` would, except that help
+/// or a version that cannot be printed (`irn --help > /dev/full`) is an error, not a silent
+/// success. A closed pipe (`irn --help | head -1`) is the reader's choice and stays quiet.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    let flushed = |()| match e.use_stderr() {
+        true => std::io::stderr().flush(),
+        false => std::io::stdout().flush(),
+    };
+    match e.print().and_then(flushed) {
+        Err(io) if !e.use_stderr() && io.kind() != std::io::ErrorKind::BrokenPipe => {
+            errln!("error: standard output: {io}; the printed output is incomplete");
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1)),
     }
 }
 

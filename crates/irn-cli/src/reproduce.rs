@@ -75,7 +75,7 @@ pub struct ReproduceArgs {
     out: Option<PathBuf>,
     /// The longest window a full run doubles up to while looking for convergence (each
     /// doubling costs as much as everything before it). Default: each paper's own (irn 80ms,
-    /// eunomia 10ms, conweave 20ms, hpcc 10ms). At or below a figure's first window (20 ms for
+    /// eunomia 10ms, conweave 20ms, hpcc 10ms; wan's runs have no window). At or below a figure's first window (20 ms for
     /// IRN, 5 ms for Eunomia, ConWeave and HPCC), that window runs once, without the
     /// convergence check; `--quick` is the short run.
     #[arg(long, value_name = "DURATION")]

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
 use irn_core::transport::RtoPolicy;
-use irn_sim::scenario::{self, Run, Scenario};
+use irn_sim::scenario::{self, Run, Scenario, WorkloadKind};
 use irn_sim::sim::trace;
 use rayon::prelude::*;
 
@@ -32,8 +32,9 @@ pub struct RunArgs {
     /// Override a key for every run, e.g. `--set workload.load=0.5` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
-    /// Results folder; replaced if irn wrote it (it holds `.irn-results`), refused if it holds
-    /// anything else. Default: `results/<scenario name>`.
+    /// Results folder. One irn wrote (it holds `.irn-results`) has irn's files replaced and
+    /// yours in it kept; a non-empty folder irn did not write is refused. Default:
+    /// `results/<scenario name>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// How many runs to simulate at once (each run uses one core). Default: all cores.
@@ -72,16 +73,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     );
     let out = match args.out {
         Some(out) => out,
-        None => {
-            let name = output::top_folder(&format!("{file}: name"), &scenario.name)?;
-            PathBuf::from("results").join(name)
-        }
+        None => PathBuf::from("results").join(results_folder(&file, &scenario)?),
     };
     for r in &scenario.runs {
         trace::check_flows(&args.trace_flows, r.config.flows.len())
             .map_err(|e| anyhow!("--trace-flow: variant `{}`: {e}", r.name))?;
     }
-    let compare = scenario.runs.len() > 1;
     let subs = variant_folders(&file, &scenario)?;
     let mut inputs = Vec::new();
     for r in &scenario.runs {
@@ -147,7 +144,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     for ((run, f), sub) in scenario.runs.iter().zip(&finished).zip(&subs) {
         staging.write_run(sub, &scenario.name, run.config.seed, f)?;
     }
-    if compare {
+    if scenario.compare {
         staging.write_comparison(&finished)?;
     }
     let dir = staging.commit()?;
@@ -199,25 +196,31 @@ fn planned(scenario: &Scenario, subs: &[String], traced: bool) -> Vec<PathBuf> {
         let monitored = r.config.monitor.is_some();
         paths.extend(output::run_files(Path::new(sub), traced, monitored));
     }
-    if subs.len() > 1 {
+    if scenario.compare {
         paths.push(PathBuf::from("comparison.csv"));
     }
     paths
 }
 
-/// Each variant's folder (empty for a lone run, which has the top level), checked before
+/// The folder `irn run` writes `scenario` into without `--out`, `results/<this>`: its name as
+/// a folder name, refused when it makes none ([`output::top_folder`]).
+fn results_folder(file: &str, scenario: &Scenario) -> Result<String> {
+    output::top_folder(&format!("{file}: name"), &scenario.name)
+}
+
+/// Each variant's folder (empty for a scenario without `[[compare]]`, whose one run has the
+/// top level; a single variant still has a folder, as the docs' layout says), checked before
 /// anything runs: refused when one has no folder of its own or two share one.
 fn variant_folders(file: &str, scenario: &Scenario) -> Result<Vec<String>> {
-    let compare = scenario.runs.len() > 1;
     let subs = (scenario.runs.iter())
-        .map(|r| match compare {
+        .map(|r| match scenario.compare {
             true => output::sub_folder(&format!("{file}: [[compare]] name"), &r.name),
             false => Ok(String::new()),
         })
         .collect::<Result<Vec<String>>>()?;
     let names = (scenario.runs.iter()).map(|r| r.name.as_str());
     output::distinct(
-        "[[compare]] names",
+        &format!("{file}: [[compare]] names"),
         names.zip(subs.iter().map(String::as_str)),
     )?;
     Ok(subs)
@@ -290,36 +293,13 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
             other => other.to_string(),
         }
     };
-    let c = &first.config;
-    let window = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
     // A trace or incast has no load; its flows' count and span say what it is.
     let load = match key(first, "workload.load").as_str() {
         "-" => String::new(),
         l => format!(" at load {l}"),
     };
-    let flows = match c.flows.len() {
-        1 => "1 flow".to_string(),
-        n => format!("{n} flows"),
-    };
-    let warmup = match key(first, "run.measure_until").as_str() {
-        "-" => format!("a {} warm-up", key(first, "run.warmup")),
-        until => format!(
-            "a {} warm-up (measured until {until})",
-            key(first, "run.warmup")
-        ),
-    };
-    // Flows that wait for others start when the run gets there: no window to tell.
-    let timing = match &c.dag {
-        Some(dag) => {
-            let roots = (0..dag.len()).filter(|&f| dag.is_root(f)).count();
-            format!(
-                "{warmup}, {flows} ({roots} start at set times, the rest when the \
-                 flows they wait for finish)"
-            )
-        }
-        None if c.flows.len() == 1 => format!("1 flow starting at {window:.0}us, {warmup}"),
-        None => format!("arrivals over {window:.0}us after {warmup}, {flows}"),
-    };
+    let timing = format!("{}{}", arrivals(first), measured(&first.resolved.run));
+    let c = &first.config;
     let mut out = format!(
         "{}: {} ({} hosts, {} switches), {} workload{load}, {timing}\n",
         scenario.name,
@@ -367,13 +347,93 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
     out
 }
 
+/// When run `r`'s flows start, exactly: a Poisson or queries workload's arrivals over its
+/// `workload.duration` (they fall in [0, duration), the warm-up included); flows that wait for
+/// others by what they wait for; any other workload by its first and last start times (an
+/// incast's all at once).
+fn arrivals(r: &Run) -> String {
+    let c = &r.config;
+    let flows = match c.flows.len() {
+        1 => "1 flow".to_string(),
+        n => format!("{n} flows"),
+    };
+    if let Some(dag) = &c.dag {
+        let roots = (0..dag.len()).filter(|&f| dag.is_root(f)).count();
+        return format!(
+            "{flows} ({roots} start at set times, the rest when the flows they wait for finish)"
+        );
+    }
+    let w = &r.resolved.workload;
+    let windowed = matches!(w.kind, WorkloadKind::Poisson | WorkloadKind::Queries);
+    if let Some(duration) = w.duration.as_deref().filter(|_| windowed) {
+        return format!("{flows} arriving over {duration}");
+    }
+    let starts = c.flows.iter().map(|f| f.start);
+    match (starts.clone().min(), starts.max()) {
+        (Some(first), Some(last)) if first == last && c.flows.len() == 1 => {
+            format!("1 flow starting at {}", microseconds(first))
+        }
+        (Some(first), Some(last)) if first == last => {
+            format!("{flows} all starting at {}", microseconds(first))
+        }
+        (Some(first), Some(last)) => format!(
+            "{flows} starting between {} and {}",
+            tenth_us(first, false),
+            tenth_us(last, true)
+        ),
+        _ => "no flows".to_string(),
+    }
+}
+
+/// Which of the flows are measured, when not all are: `run.warmup` leaves out those that start
+/// before it, `run.measure_until` those that start at or after it.
+fn measured(run: &irn_sim::scenario::RunSection) -> String {
+    let warmup = (run.warmup.parse::<irn_core::Duration>()).map_or(true, |d| d.as_ps() > 0);
+    match (warmup, run.measure_until.as_deref()) {
+        (false, None) => String::new(),
+        (true, None) => format!(
+            "; those starting in the first {} are a warm-up, not measured",
+            run.warmup
+        ),
+        (_, Some(until)) => format!(
+            "; only those starting from {} until {until} are measured",
+            run.warmup
+        ),
+    }
+}
+
+/// An instant in microseconds, to the picosecond without trailing zeros (`999.5us`, `0us`).
+fn microseconds(t: irn_core::Time) -> String {
+    let ps = t.as_ps();
+    let whole = ps / 1_000_000;
+    let fraction = format!("{:06}", ps % 1_000_000);
+    match fraction.trim_end_matches('0') {
+        "" => format!("{whole}us"),
+        f => format!("{whole}.{f}us"),
+    }
+}
+
+/// `t` in tenths of a microsecond, rounded down (`up` false) or up, so that a span between two
+/// rounded instants still holds the exact ones (`19999.7us` for 19999.667073 us, up).
+fn tenth_us(t: irn_core::Time, up: bool) -> String {
+    let tenths = match up {
+        true => t.as_ps().div_ceil(100_000),
+        false => t.as_ps() / 100_000,
+    };
+    match tenths % 10 {
+        0 => format!("{}us", tenths / 10),
+        d => format!("{}.{d}us", tenths / 10),
+    }
+}
+
 /// What each run changes from the base scenario (every key, [`changes::changed`]); with no base
-/// (it does not resolve alone), the keys the variants differ in. Nothing for a lone run.
+/// (it does not resolve alone), the keys the variants differ in. Nothing for a scenario without
+/// `[[compare]]`, whose one run is the scenario itself.
 fn variant_changes(scenario: &Scenario) -> Vec<Vec<String>> {
     let resolved: Vec<serde_json::Value> = (scenario.runs.iter())
         .map(|r| serde_json::to_value(&r.resolved).unwrap_or_default())
         .collect();
-    if resolved.len() < 2 {
+    if !scenario.compare {
         return vec![Vec::new(); resolved.len()];
     }
     match scenario
@@ -414,7 +474,10 @@ fn run_traced<'a>(
 
 pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     let scenario = load(Some(path), overrides)?;
-    variant_folders(&path.display().to_string(), &scenario)?;
+    // The checks `irn run` makes before it runs, so a valid scenario is one it runs.
+    let file = path.display().to_string();
+    results_folder(&file, &scenario)?;
+    variant_folders(&file, &scenario)?;
     outln!(
         "{}: scenario `{}` is valid, {} run(s)",
         path.display(),
@@ -424,16 +487,16 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     for (r, changes) in scenario.runs.iter().zip(variant_changes(&scenario)) {
         let c = &r.config;
         let t = &c.topology;
-        let last = c.flows.last().map_or(0.0, |f| f.start.as_ns_f64() / 1e3);
         outln!(
-            "  {}: {} hosts, {} switches; {} flows over {:.0} us; {}, BDP cap {}{}, {}; buffer {} B, PFC {}{}",
+            "  {}: {} hosts, {} switches; {}; {}, BDP cap {}{}, {}; buffer {} B, PFC {}{}",
             r.name,
             t.hosts().len(),
             t.switches().len(),
-            c.flows.len(),
-            last,
+            arrivals(r),
             r.resolved.transport.kind.name(),
-            c.transport.bdp_cap.map_or("off".to_string(), |b| format!("{b} packets")),
+            c.transport
+                .bdp_cap
+                .map_or("off".to_string(), |b| format!("{b} packets")),
             recovery_options(&c.transport),
             rto_state(r),
             c.switch.buffer_bytes,
@@ -543,6 +606,17 @@ mod tests {
     }
 
     use super::*;
+
+    /// A span of start times is shown by rounding its ends outwards, so it holds the exact ones.
+    #[test]
+    fn start_times_round_outwards() {
+        let t = irn_core::Time::from_ps;
+        assert_eq!(tenth_us(t(19_999_667_073), true), "19999.7us");
+        assert_eq!(tenth_us(t(19_999_667_073), false), "19999.6us");
+        assert_eq!(tenth_us(t(2_000_000), true), "2us");
+        assert_eq!(microseconds(t(999_500_000)), "999.5us");
+        assert_eq!(microseconds(t(0)), "0us");
+    }
 
     /// `irn run` with no file and an empty file differ exactly where `scenarios/default.toml`'s
     /// header says (its "only in:" line), so docs/scenarios.md's "every key defaults to the paper's

@@ -299,6 +299,8 @@ fn jobs(
             file.display()
         );
     }
+    // Counted before the grid's points are built, seeds included.
+    table::check_size(&file.display().to_string(), &sweep.grid, seeds.len())?;
     let grid = Grid::new(&file.display().to_string(), &sweep.grid)?;
     if let Some(key) = sweep.set.keys().find(|k| sweep.grid.contains_key(*k)) {
         bail!(
@@ -317,6 +319,11 @@ fn jobs(
             );
         }
     }
+    let origins = Origins {
+        file,
+        set: &sweep.set,
+        cli: set,
+    };
     let mut fixed: Vec<String> = sweep.set.iter().map(|(k, v)| assignment(k, v)).collect();
     fixed.extend(set.iter().cloned());
     let mut out = Vec::new();
@@ -339,20 +346,18 @@ fn jobs(
             let mut overrides = point.clone();
             overrides.extend(seed.map(|s| format!("seed={s}")));
             // Loading validates this point (every variant) before anything runs.
-            let sc = scenario::load(&base, &overrides)
-                .with_context(|| format!("grid point {}", p.name))?;
+            let sc = scenario::load(&base, &overrides).map_err(|e| origins.blame(&p.values, e))?;
+            // The runs' folders, at every point: a grid over `name` names them point by point.
+            let what = origins.name(sc.compare, &base, &p.values);
+            let folders = (sc.runs.iter())
+                .map(|r| output::sub_folder(&what, &r.name))
+                .collect::<Result<Vec<_>>>()?;
+            let names = sc.runs.iter().map(|r| r.name.as_str());
+            output::distinct(
+                &format!("{}: [[compare]] names", base.display()),
+                names.zip(folders.iter().map(|f| f.as_str())),
+            )?;
             let first = identity.variants.is_empty();
-            if first {
-                let what = format!("{}: [[compare]] name", base.display());
-                let folders = (sc.runs.iter())
-                    .map(|r| output::sub_folder(&what, &r.name))
-                    .collect::<Result<Vec<_>>>()?;
-                let names = sc.runs.iter().map(|r| r.name.as_str());
-                output::distinct(
-                    "[[compare]] names",
-                    names.zip(folders.iter().map(|f| f.as_str())),
-                )?;
-            }
             for run in sc.runs {
                 if seed.is_none() || seed == seeds[0] {
                     for w in &run.warnings {
@@ -376,6 +381,82 @@ fn jobs(
         }
     }
     Ok((base, out, grid, identity))
+}
+
+/// Where the overrides a sweep hands the scenario loader come from (its `[grid]`, its `set`,
+/// the command line's `--set`), so that an error the loader words as `--set KEY` names the
+/// place to fix: `SWEEP: [grid] "KEY" = VALUE` or `SWEEP: set "KEY" = VALUE`.
+struct Origins<'a> {
+    /// The sweep file.
+    file: &'a Path,
+    set: &'a toml::Table,
+    /// The command line's `--set KEY=VALUE`s.
+    cli: &'a [String],
+}
+
+impl Origins<'_> {
+    /// Whether the command line's `--set` gives `key`.
+    fn on_command_line(&self, key: &str) -> bool {
+        (self.cli.iter()).any(|o| o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim() == key)
+    }
+
+    /// Where the override of `key` comes from at a grid point of `values`, as the sweep file
+    /// writes it; `None` for the command line's, which the loader names as `--set` already.
+    fn of(&self, key: &str, values: &[(String, toml::Value)]) -> Option<String> {
+        if self.on_command_line(key) {
+            return None;
+        }
+        let file = self.file.display();
+        if let Some((_, v)) = values.iter().find(|(k, _)| k == key) {
+            return Some(format!("{file}: [grid] {key:?} = {v}"));
+        }
+        (self.set.get(key)).map(|v| format!("{file}: set {key:?} = {v}"))
+    }
+
+    /// The error of loading the scenario at a grid point of `values`, said where it was made:
+    /// a key or value the sweep gave, at that key of the sweep file; anything else at the
+    /// point, in the scenario file's words.
+    fn blame(&self, values: &[(String, toml::Value)], e: scenario::ScenarioError) -> anyhow::Error {
+        use scenario::ScenarioError::{Invalid, Syntax};
+        let at_key = match &e {
+            Syntax { message, .. } => (message.strip_prefix("--set "))
+                .and_then(|rest| rest.split_once(':'))
+                .and_then(|(key, rest)| Some(format!("{}:{rest}", self.of(key, values)?))),
+            Invalid { key, allowed, .. } => {
+                (self.of(key, values)).map(|at| format!("{at}: {allowed}"))
+            }
+            _ => None,
+        };
+        at_key.map_or_else(
+            || {
+                let shown: Vec<String> = values.iter().map(|(k, v)| assignment(k, v)).collect();
+                anyhow::anyhow!(
+                    "{}: [grid] point {}: {e}",
+                    self.file.display(),
+                    shown.join(",")
+                )
+            },
+            anyhow::Error::msg,
+        )
+    }
+
+    /// What names the runs at a grid point of `values`, for an error about their folders: the
+    /// scenario's `[[compare]]` names (`compare`), else its `name`, as `--set`, the grid, the
+    /// sweep's `set` or the scenario file `base` gives it.
+    fn name(&self, compare: bool, base: &Path, values: &[(String, toml::Value)]) -> String {
+        let file = self.file.display();
+        if compare {
+            format!("{}: [[compare]] name", base.display())
+        } else if self.on_command_line("name") {
+            "--set name".to_string()
+        } else if values.iter().any(|(k, _)| k == "name") {
+            format!("{file}: [grid] \"name\"")
+        } else if self.set.contains_key("name") {
+            format!("{file}: set \"name\"")
+        } else {
+            format!("{}: name", base.display())
+        }
+    }
 }
 
 /// For a scenario file given to `irn sweep` (it has no `scenario` but a scenario's own

@@ -349,9 +349,15 @@ fn paused_note(r: &Finished) -> Option<String> {
     ))
 }
 
+/// The widest a column is padded to. A longer name (one `--out` lets through, since its run
+/// needs no folder of its own) overflows its column rather than widening it: `format!` panics
+/// on a width past 65,535, and a column that wide is no table anyway.
+const MAX_COLUMN_WIDTH: usize = 255;
+
 pub fn render(runs: &[Finished]) -> String {
     let label_w = 22;
-    let col_w = runs.iter().map(|r| r.name.len()).max().unwrap_or(0).max(12);
+    let widest = runs.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let col_w = widest.clamp(12, MAX_COLUMN_WIDTH);
     let any = |pick: fn(&Finished) -> bool| runs.iter().any(pick);
     let censored = any(|r| r.result.summary.flows_incomplete > 0);
     let incast = any(|r| r.result.flows.iter().any(|f| f.incast));
@@ -494,4 +500,43 @@ pub fn render(runs: &[Finished]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Performance;
+    use irn_sim::RunResult;
+
+    /// A run named `name` with empty results.
+    fn finished<'a>(name: &'a str, resolved: &'a ScenarioFile) -> Finished<'a> {
+        Finished {
+            name,
+            resolved,
+            result: RunResult {
+                flows: Vec::new(),
+                fct: Vec::new(),
+                summary: Summary::default(),
+                packet_hops: 0,
+            },
+            performance: Performance {
+                wall_time_s: 1.0,
+                events_per_s: 0.0,
+                packet_hops_per_s: 0.0,
+                sim_ms_per_wall_s: 0.0,
+            },
+        }
+    }
+
+    /// A name longer than any padding width `format!` takes prints whole, without a panic.
+    #[test]
+    fn a_name_of_any_length_renders_without_a_panic() {
+        let resolved = ScenarioFile::default();
+        let long = "x".repeat(70_000);
+        let runs = [finished(&long, &resolved), finished("b", &resolved)];
+        let table = render(&runs);
+        assert!(table.lines().next().unwrap().contains(&format!(" {long} ")));
+        let row = table.lines().find(|l| l.starts_with("wall time")).unwrap();
+        assert_eq!(row.len(), 22 + 2 * (1 + MAX_COLUMN_WIDTH), "{row}");
+    }
 }

@@ -292,7 +292,7 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
     for (edit, want) in [
         (
             ("den = \"fast\"", "den = \"fats\""),
-            "check[0].den.variant = fats: a variant of this scenario: fast, slow",
+            "check[0].den.variant = \"fats\": one of its [[compare]] names: \"fast\", \"slow\"",
         ),
         (
             ("\"avg_fct_us\", \"fct", "\"avg_fct\", \"fct"),
@@ -425,4 +425,23 @@ fn a_grid_gets_a_chart_per_dimension() {
     let html = std::fs::read_to_string(dir.join("g/report.html")).unwrap();
     assert!(html.contains("avg slowdown against load"), "{html}");
     assert!(html.contains("avg FCT (µs)"), "{html}");
+}
+
+/// A check of a scenario without `[[compare]]` names its one run by the scenario's name, and
+/// the error for another name says so rather than listing it as a variant.
+#[test]
+fn a_check_without_variants_is_told_its_one_runs_name() {
+    let dir = scratch("check-no-variants");
+    let text = "name = \"solo\"\n[topology]\nkind = \"star\"\nhosts = 4\n[workload]\n\
+                duration = \"100us\"\n[experiment]\ntitle = \"x\"\n[[check]]\nnum = \"IRN\"\n\
+                metric = \"avg_fct_us\"\nexpect = \"below\"\npaper = 10.0\n";
+    std::fs::write(dir.join("solo.toml"), text).unwrap();
+    let err = refused(&irn(&["check", "solo.toml", "--out", "c"], &dir));
+    assert!(
+        err.contains(
+            "solo.toml: check[0].num.variant = \"IRN\": \"solo\", the scenario's name: without \
+             [[compare]] variants, its one run takes that name"
+        ),
+        "{err}"
+    );
 }

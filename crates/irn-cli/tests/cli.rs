@@ -118,7 +118,7 @@ fn bad_scenarios_name_file_key_and_value_and_write_nothing() {
         (
             "",
             &["--set", "workload.load=lots"],
-            "workload.load: invalid type: string \"lots\", expected f64",
+            "workload.load: invalid type: string \"lots\", expected a number",
         ),
         (
             "[[compare]]\nname = \"a\"\nset = { \"switch.pfc\" = 3 }\n",
@@ -220,6 +220,112 @@ fn validate_describes_the_runs() {
             out.contains("54 hosts, 45 switches") && out.contains("BDP cap 110 packets"),
             "{out}"
         );
+    }
+}
+
+/// `irn validate` says when a workload's flows start: a Poisson window as the scenario gives
+/// it, an incast's single instant, a collective's flows by what they wait for (none of them
+/// "over 0 us").
+#[test]
+fn validate_says_when_the_flows_start() {
+    let dir = scratch("validate-starts");
+    let star = "[topology]\nkind = \"star\"\nhosts = 8\n";
+    let cases = [
+        (
+            "[workload]\nduration = \"1ms\"\n",
+            " flows arriving over 1ms; ",
+        ),
+        (
+            "[workload]\nkind = \"incast\"\nsenders = 4\ntotal = \"400KB\"\n",
+            "; 4 flows all starting at 0us; ",
+        ),
+    ];
+    for (workload, want) in cases {
+        std::fs::write(dir.join("w.toml"), format!("{star}{workload}")).unwrap();
+        let out = ok(&irn(&["validate", "w.toml"], &dir));
+        assert!(out.contains(want) && !out.contains(" over 0 us"), "{out}");
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = "scenarios/ai/allreduce_leafspine.toml";
+    let out = ok(&irn(&["validate", file], &root));
+    assert!(
+        out.contains(
+            "; 33248 flows (160 start at set times, the rest when the flows they wait \
+                      for finish); "
+        ),
+        "{out}"
+    );
+}
+
+/// A file with one `[[compare]]` entry writes the comparison layout the docs give for
+/// `[[compare]]`: the variant's folder and `comparison.csv`, not a single run's files.
+#[test]
+fn one_compare_entry_writes_a_comparison() {
+    let dir = scratch("one-variant");
+    let parts: Vec<&str> = SMALL.split("[[compare]]").collect();
+    std::fs::write(
+        dir.join("one.toml"),
+        format!("{}[[compare]]{}", parts[0], parts[2]),
+    )
+    .unwrap();
+    let out = ok(&irn(&["run", "one.toml", "--out", "r"], &dir));
+    // What the variant sets, as for several.
+    assert!(
+        out.contains(
+            "\n  RoCE+PFC: roce, PFC on, cc none, load balancing ecmp, ordering none; sets \
+             switch.pfc=true, transport.kind=roce\n"
+        ),
+        "{out}"
+    );
+    assert!(dir.join("r/RoCE+PFC/summary.json").is_file());
+    assert!(dir.join("r/comparison.csv").is_file());
+    assert!(!dir.join("r/summary.json").exists());
+    // It reads back as a comparison of one.
+    ok(&irn(&["plot", "r"], &dir));
+    assert!(dir.join("r/report.html").is_file());
+}
+
+/// The help says what each command and option does: every paper `irn reproduce` reruns,
+/// `--out`'s rule for the user's files, a description for every option.
+#[test]
+fn help_names_every_paper_and_describes_every_option() {
+    let dir = scratch("help");
+    let top = ok(&irn(&["--help"], &dir));
+    let reproduce = top
+        .lines()
+        .find(|l| l.trim_start().starts_with("reproduce"));
+    let reproduce = reproduce.expect("reproduce in the command list");
+    for paper in ["IRN", "Eunomia", "ConWeave", "HPCC", "WAN"] {
+        assert!(reproduce.contains(paper), "{reproduce}");
+    }
+    let run = ok(&irn(&["run", "--help"], &dir));
+    assert!(
+        run.contains("has irn's files replaced and yours in it kept"),
+        "{run}"
+    );
+    let commands = [
+        "run",
+        "bench",
+        "reproduce",
+        "check",
+        "sweep",
+        "report",
+        "gen-flows",
+        "topology",
+        "validate",
+        "plot",
+    ];
+    for command in commands {
+        let help = ok(&irn(&[command, "--help"], &dir));
+        for line in help.lines().filter(|l| l.trim_start().starts_with('-')) {
+            // `      --seed <SEED>      [default: 1]`: the option, then its description.
+            let mut words = line.trim().split("  ").filter(|w| !w.trim().is_empty());
+            let description = words.nth(1).map(str::trim).unwrap_or_default();
+            assert!(
+                !description.is_empty() && !description.starts_with('['),
+                "irn {command} --help: no description: {line}"
+            );
+        }
     }
 }
 
@@ -401,7 +507,8 @@ fn sweeps_shard_resume_and_merge() {
     .unwrap();
     let o = irn(&["sweep", "bad.toml"], &dir);
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("workload.load = 3"),
+        String::from_utf8_lossy(&o.stderr)
+            .contains("bad.toml: [grid] \"workload.load\" = 3.0: a fraction of line rate"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -898,11 +1005,35 @@ fn the_run_table_says_what_was_simulated() {
     let out = ok(&irn(&["run", "small.toml", "--out", "s"], &dir));
     let mut lines = out.lines();
     let head = lines.next().unwrap();
+    let flows = (head
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" flows arriving over 300us")))
+    .unwrap_or_else(|| panic!("the window as the scenario gives it: {head}"));
+    assert_eq!(
+        head,
+        format!(
+            "small: fat-tree (16 hosts, 20 switches), poisson workload at load 0.6, {flows} flows \
+             arriving over 300us"
+        )
+    );
+    // The warm-up is part of the window, and said so; a measured window says where it ends.
+    let said = |set: &[&str]| {
+        let mut args = vec!["run", "small.toml", "--out", "w"];
+        args.extend(set.iter().flat_map(|s| ["--set", s]));
+        ok(&irn(&args, &dir)).lines().next().unwrap().to_string()
+    };
+    let head = said(&["run.warmup=\"100us\""]);
     assert!(
-        head.starts_with("small: fat-tree (16 hosts, 20 switches), poisson workload at load 0.6")
-            && head.contains("us after a 0us warm-up, ")
-            && head.contains("flows"),
-        "{out}"
+        head.ends_with(
+            " flows arriving over 300us; those starting in the first 100us are a warm-up, not \
+             measured"
+        ),
+        "{head}"
+    );
+    let head = said(&["run.warmup=\"100us\"", "run.measure_until=\"250us\""]);
+    assert!(
+        head.ends_with("; only those starting from 100us until 250us are measured"),
+        "{head}"
     );
     assert_eq!(
         lines.next(),

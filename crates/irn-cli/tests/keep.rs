@@ -72,6 +72,75 @@ fn a_name_without_a_folder_of_its_own_is_refused_before_anything_runs() {
     );
 }
 
+/// `irn validate` refuses the names `irn run` refuses, with the same error: a scenario that
+/// validates is one that runs.
+#[test]
+fn validate_refuses_what_run_refuses_with_the_same_error() {
+    let dir = scratch("validate-names");
+    let set_name = |name: &str| single().replace("name = \"tiny\"", &format!("name = {name:?}"));
+    let cases: [(String, &[&str], &str); 6] = [
+        (
+            set_name(""),
+            &[],
+            "bad.toml: name = \"\": its folder name is empty",
+        ),
+        (
+            set_name("."),
+            &[],
+            "bad.toml: name = \".\": its folder name `.` starts with `.`",
+        ),
+        (
+            set_name(".hidden"),
+            &[],
+            "name = \".hidden\": its folder name `.hidden` starts",
+        ),
+        (
+            single(),
+            &["--set", "name=\"../../etc\""],
+            "bad.toml: name = \"../../etc\": its folder name `.._.._etc` starts with `.`",
+        ),
+        (
+            set_name("a\nb"),
+            &[],
+            "bad.toml: name = \"a\\nb\": holds the control character U+000A",
+        ),
+        (
+            TINY.replace("name = \"IRN\"", "name = \"..\""),
+            &[],
+            "bad.toml: [[compare]] name = \"..\"",
+        ),
+    ];
+    for (text, set, want) in cases {
+        write(&dir.join("bad.toml"), &text);
+        let run = refused(&irn(&[&["run", "bad.toml"][..], set].concat(), &dir));
+        assert!(run.contains(want), "{run}");
+        let validate = refused(&irn(&[&["validate", "bad.toml"][..], set].concat(), &dir));
+        assert_eq!(validate, run);
+    }
+    assert!(!dir.join("results").exists());
+}
+
+/// A name too long for a folder is refused, echoed by its start; given `--out`, where it needs
+/// no folder, it runs and its table prints.
+#[test]
+fn a_very_long_name_is_refused_for_a_folder_and_runs_into_out() {
+    let dir = scratch("long-name");
+    let long = "x".repeat(65_536);
+    write(
+        &dir.join("long.toml"),
+        &single().replace("name = \"tiny\"", &format!("name = \"{long}\"")),
+    );
+    let err = refused(&irn(&["validate", "long.toml"], &dir));
+    assert!(
+        err.contains("… (65536 characters): its folder name is 65536 bytes long, and a folder name has at most 255")
+            && err.len() < 500,
+        "{err}"
+    );
+    let out = ok(&irn(&["run", "long.toml", "--out", "r"], &dir));
+    assert!(out.contains(&long), "the table names the run");
+    assert!(dir.join("r/summary.json").is_file());
+}
+
 #[test]
 fn a_rerun_replaces_irns_files_and_keeps_everything_else_where_it_is() {
     let dir = scratch("rerun");
@@ -326,15 +395,13 @@ fn names_that_share_a_folder_are_refused_naming_both() {
     write(&dir.join("twins.toml"), &twins);
     let err = refused(&irn(&["run", "twins.toml", "--out", "r"], &dir));
     assert!(
-        err.contains("[[compare]] names `a/b` and `a_b` both make the folder `a_b`"),
+        err.contains(
+            "error: twins.toml: [[compare]] names `a/b` and `a_b` both make the folder `a_b`"
+        ),
         "{err}"
     );
     assert!(!dir.join("r").exists());
-    let err = refused(&irn(&["validate", "twins.toml"], &dir));
-    assert!(
-        err.contains("`a/b` and `a_b` both make the folder"),
-        "{err}"
-    );
+    assert_eq!(refused(&irn(&["validate", "twins.toml"], &dir)), err);
     write(&dir.join("tiny.toml"), TINY);
     let sweep = |grid: &str| {
         let text = format!("name = \"s\"\nscenario = \"tiny.toml\"\n[grid]\n{grid}\n");
@@ -362,7 +429,7 @@ fn names_that_share_a_folder_are_refused_naming_both() {
     write(&dir.join("tiny.toml"), &twins);
     let err = sweep("\"workload.load\" = [0.3]");
     assert!(
-        err.contains("`a/b` and `a_b` both make the folder"),
+        err.contains("tiny.toml: [[compare]] names `a/b` and `a_b` both make the folder"),
         "{err}"
     );
     assert!(!dir.join("s").exists());

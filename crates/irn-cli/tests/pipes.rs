@@ -173,3 +173,35 @@ fn an_error_into_a_full_stderr_still_ends_with_a_failure_not_a_panic() {
         assert_eq!(out.status.code(), Some(1));
     }
 }
+
+/// A command that writes no results files says only that its printed output is incomplete:
+/// `irn validate` into a full device, and help, which is all `irn --help` does, fails rather
+/// than ending well with nothing printed.
+#[test]
+fn a_full_stdout_is_an_error_even_for_commands_that_write_no_files() {
+    let dir = scratch("pipe-full-print");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    for args in [
+        &["validate", "tiny.toml"][..],
+        &["--help"],
+        &["run", "--help"],
+        &["--version"],
+    ] {
+        let out = irn_into(args, &dir, Sink::Full, Sink::Kept);
+        no_panic(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            "error: standard output: No space left on device (os error 28); the printed \
+             output is incomplete\n",
+            "{args:?}"
+        );
+    }
+    // Help into a closed pipe (`irn --help | head -1`) is the reader's choice.
+    let out = irn_into(&["--help"], &dir, Sink::Closed, Sink::Kept);
+    assert!(
+        out.status.success() && stderr(&out).is_empty(),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -321,3 +321,95 @@ fn bad_seeds_are_refused_with_what_is_allowed() {
         assert!(!dir.join("bad").exists(), "{seeds}: wrote its folder");
     }
 }
+
+/// A grid too large to list is refused from its value counts, before a point is built: the
+/// count and the limit in the error, at once and in little memory.
+#[test]
+fn a_grid_past_the_limit_is_refused_before_it_is_built() {
+    let dir = setup("huge-grid");
+    let values: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
+    let values = values.join(", ");
+    let sweep = format!(
+        "name = \"huge\"\nscenario = \"tiny.toml\"\n[grid]\n\"a\" = [{values}]\n\"b\" = [{values}]\n\
+         \"c\" = [{values}]\n"
+    );
+    std::fs::write(dir.join("huge.toml"), sweep).unwrap();
+    let started = std::time::Instant::now();
+    let err = refused(&irn(&["sweep", "huge.toml"], &dir));
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "refused before building the grid"
+    );
+    assert!(
+        err.contains(
+            "huge.toml: [grid] makes 1000 × 1000 × 1000 = 1000000000 points, and a sweep runs \
+             at most 100000 (points × seeds)"
+        ),
+        "{err}"
+    );
+    // Seeds count: 400 points × 300 seeds.
+    let sweep = format!(
+        "name = \"seeded\"\nscenario = \"tiny.toml\"\n[grid]\n\"workload.load\" = [{}]\n",
+        (1..=400)
+            .map(|i| format!("0.{i:04}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    std::fs::write(dir.join("seeded.toml"), sweep).unwrap();
+    let err = refused(&irn(&["sweep", "seeded.toml", "--seeds", "300"], &dir));
+    assert!(
+        err.contains("[grid] makes 400 = 400 points × 300 seeds = 120000 runs, and a sweep runs"),
+        "{err}"
+    );
+    assert!(!dir.join("results").exists());
+}
+
+/// What the sweep gives the scenario is blamed on the sweep file's key that gives it, not on a
+/// `--set` the user never typed nor on `[[compare]]` the scenario does not have.
+#[test]
+fn sweep_errors_name_the_sweep_files_key() {
+    let dir = setup("sweep-blame");
+    std::fs::create_dir_all(dir.join("sw")).unwrap();
+    let single = TINY.split("[[compare]]").next().unwrap();
+    std::fs::write(dir.join("single.toml"), single).unwrap();
+    let refuse = |scenario: &str, rest: &str| {
+        let text = format!("name = \"s\"\nscenario = \"../{scenario}\"\n{rest}");
+        std::fs::write(dir.join("sw/bad.toml"), text).unwrap();
+        refused(&irn(&["sweep", "sw/bad.toml"], &dir))
+    };
+    let err = refuse("tiny.toml", "[grid]\n\"workload.lod\" = [0.3]\n");
+    assert!(
+        err.starts_with("error: sw/bad.toml: [grid] \"workload.lod\" = 0.3: unknown field `lod`"),
+        "{err}"
+    );
+    assert!(!err.contains("--set"), "{err}");
+    let err = refuse("tiny.toml", "[grid]\n\"workload.load\" = [0.3, 7]\n");
+    assert!(
+        err.starts_with(
+            "error: sw/bad.toml: [grid] \"workload.load\" = 7: a fraction of line rate"
+        ),
+        "{err}"
+    );
+    let err = refuse("tiny.toml", "[grid]\n\"workload.load\" = [\"x\"]\n");
+    assert!(
+        err.starts_with("error: sw/bad.toml: [grid] \"workload.load\" = \"x\": invalid type"),
+        "{err}"
+    );
+    let err = refuse(
+        "tiny.toml",
+        "set = { \"switch.bufer\" = \"1MB\" }\n[grid]\n\"workload.load\" = [0.3]\n",
+    );
+    assert!(
+        err.starts_with("error: sw/bad.toml: set \"switch.bufer\" = \"1MB\": unknown field"),
+        "{err}"
+    );
+    let err = refuse("single.toml", "[grid]\n\"name\" = [\"ok\", \"plots\"]\n");
+    assert!(
+        err.starts_with(
+            "error: sw/bad.toml: [grid] \"name\" = \"plots\": its folder `plots` would take the \
+             name of a file irn writes"
+        ),
+        "{err}"
+    );
+    assert!(!dir.join("results").exists());
+}

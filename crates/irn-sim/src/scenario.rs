@@ -163,6 +163,9 @@ pub struct Run {
 pub struct Scenario {
     pub name: String,
     pub runs: Vec<Run>,
+    /// Whether the runs are the file's `[[compare]]` variants (even a single one) rather than
+    /// the scenario itself, so that a command lays out their results by variant name.
+    pub compare: bool,
     /// With `[[compare]]` variants: the scenario they override, resolved (the file without its
     /// variants, with the command line's overrides), for saying what each variant changes;
     /// `None` without variants, or when it does not resolve alone.
@@ -334,7 +337,7 @@ pub fn parse(
             return Err(invalid(
                 file,
                 "compare.name",
-                &v.name,
+                &format!("{:?}", v.name),
                 "variant names must be unique",
             ));
         }
@@ -361,7 +364,13 @@ pub fn parse(
     let variants: Vec<(&str, Option<&[String]>)> = (runs.iter())
         .map(|r| (r.name.as_str(), r.points.as_deref()))
         .collect();
-    experiment::validate(file, written.experiment.as_ref(), &written.check, &variants)?;
+    experiment::validate(
+        file,
+        written.experiment.as_ref(),
+        &written.check,
+        &variants,
+        compare,
+    )?;
     // Not validated: it need not run alone, and building it (paths, traces) could take long.
     let base = compare
         .then(|| resolve(&written.name, &toml::Table::new()).ok())
@@ -369,6 +378,7 @@ pub fn parse(
     Ok(Scenario {
         name: written.name,
         runs,
+        compare,
         base,
         experiment: written.experiment,
         checks: written.check,
@@ -1015,6 +1025,22 @@ mod tests {
             Some("name=\"my_test\"")
         );
         assert_eq!(file_name_default(path, "name = \"x\"\n"), None);
+    }
+
+    /// A file with one `[[compare]]` entry is a comparison of one variant, not a plain
+    /// scenario; a name given twice is echoed quoted, as a string value.
+    #[test]
+    fn one_compare_entry_makes_a_comparison_and_a_repeated_name_is_quoted() {
+        let star = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nduration = \"10us\"\n";
+        let one = format!("{star}[[compare]]\nname = \"x\"\n");
+        let sc = parse(&one, "t.toml", Path::new("."), &[]).unwrap();
+        assert!(sc.compare && sc.runs.len() == 1 && sc.runs[0].name == "x");
+        assert!(!parse(star, "t.toml", Path::new("."), &[]).unwrap().compare);
+        let twice = format!("{one}[[compare]]\nname = \"x\"\n");
+        assert_eq!(
+            file_error(&twice),
+            "t.toml: compare.name = \"x\": variant names must be unique"
+        );
     }
 
     #[test]

@@ -98,9 +98,40 @@ pub(super) struct Grid {
     columns: Vec<Column>,
 }
 
+/// The most runs one sweep holds, grid points × seeds (each point then runs every variant of
+/// the scenario): every run is listed with its resolved scenario before the first starts, and
+/// at a second a run this many are more than a day of one core.
+pub(super) const MAX_RUNS: u64 = 100_000;
+
+/// Refuses a grid whose points × `seeds` runs (one seed: `seeds` is 0 or 1) pass [`MAX_RUNS`],
+/// counted from its value counts before a single point is built: a 1000 × 1000 × 1000 grid would
+/// take gigabytes to list.
+pub(super) fn check_size(file: &str, grid: &toml::Table, seeds: usize) -> Result<()> {
+    let counts: Vec<u64> = (grid.values())
+        .map(|v| v.as_array().map_or(1, |a| a.len().max(1) as u64))
+        .collect();
+    let points = counts.iter().fold(1u64, |n, c| n.saturating_mul(*c));
+    let runs = points.saturating_mul(seeds.max(1) as u64);
+    if runs <= MAX_RUNS {
+        return Ok(());
+    }
+    let product: Vec<String> = counts.iter().map(u64::to_string).collect();
+    let seeds = match seeds {
+        0 | 1 => String::new(),
+        n => format!(" × {n} seeds = {runs} runs"),
+    };
+    anyhow::bail!(
+        "{file}: [grid] makes {} = {points} points{seeds}, and a sweep runs at most {MAX_RUNS} \
+         (points × seeds); give fewer values, or split the grid into several sweeps",
+        product.join(" × ")
+    )
+}
+
 impl Grid {
-    /// The grid of `[grid]` in `file`: every key must have a non-empty array of values.
+    /// The grid of `[grid]` in `file`: every key must have a non-empty array of values, and
+    /// the grid at most [`MAX_RUNS`] points.
     pub fn new(file: &str, grid: &toml::Table) -> Result<Grid> {
+        check_size(file, grid, 1)?;
         let mut points: Vec<Vec<(String, toml::Value)>> = vec![vec![]];
         let mut columns = Vec::new();
         for (key, values) in grid {

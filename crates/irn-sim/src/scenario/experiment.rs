@@ -481,6 +481,7 @@ pub(super) fn validate(
     experiment: Option<&ExperimentSection>,
     checks: &[CheckSection],
     variants: &[(&str, Option<&[String]>)],
+    compare: bool,
 ) -> Result<(), ScenarioError> {
     let points: Vec<&str> = experiment.map_or_else(Vec::new, |e| {
         e.point.iter().map(|p| p.name.as_str()).collect()
@@ -530,11 +531,20 @@ pub(super) fn validate(
         let sides = [("num", Some(&c.num)), ("den", c.den.as_ref())];
         for (side, s) in sides.into_iter().filter_map(|(n, s)| Some((n, s?))) {
             if !names.contains(&s.variant()) {
+                let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+                let allowed = match compare {
+                    true => format!("one of its [[compare]] names: {}", quoted.join(", ")),
+                    false => format!(
+                        "{}, the scenario's name: without [[compare]] variants, its one run \
+                         takes that name",
+                        quoted.join(", ")
+                    ),
+                };
                 return Err(invalid(
                     file,
                     &format!("{}.variant", at(side)),
-                    s.variant(),
-                    &format!("a variant of this scenario: {}", names.join(", ")),
+                    &format!("{:?}", s.variant()),
+                    &allowed,
                 ));
             }
             if let Some(p) = s.point() {

@@ -219,7 +219,8 @@ fn index(n: &str, count: usize, one: &str, many: &str) -> Result<usize, String> 
     match n.parse::<usize>() {
         Ok(i) if i < count => Ok(i),
         _ => Err(format!(
-            "a {one} number 0..{count} (the topology has {count} {many})"
+            "a {one} number 0 to {} (the topology has {count} {many})",
+            count.saturating_sub(1)
         )),
     }
 }
@@ -308,11 +309,11 @@ mod tests {
             ),
             (
                 "interval = \"1us\"\nports = \"switch:4\"",
-                "monitor.ports = \"switch:4\": a switch number 0..4 (the topology has 4 switches)",
+                "monitor.ports = \"switch:4\": a switch number 0 to 3 (the topology has 4 switches)",
             ),
             (
                 "interval = \"1us\"\nports = \"host:x\"",
-                "a host number 0..4",
+                "a host number 0 to 3",
             ),
             (
                 "interval = \"1us\"\nports = \"spines\"",
