@@ -138,7 +138,7 @@ fn bad_scenarios_name_file_key_and_value_and_write_nothing() {
         (
             "[topology]\nkind = \"star\"\nk = 4\n",
             &[],
-            "topology.k = (set): does not apply to topology.kind = \"star\"",
+            "topology.k is set: does not apply to topology.kind = \"star\"",
         ),
         (
             "[transport]\nrto_low = \"1ms\"\nrto_high = \"1us\"\n",

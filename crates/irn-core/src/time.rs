@@ -213,6 +213,8 @@ pub enum ParseUnitError {
     },
     #[error("`{0}` is out of range")]
     OutOfRange(String),
+    #[error("`{0}` is not a whole number of {1}, the finest step")]
+    NotWhole(String, &'static str),
     #[error("`{0}` must be greater than zero")]
     Zero(String),
     #[error("`{0}` is negative; write e.g. {1}")]
@@ -267,15 +269,16 @@ fn scale_exact(
     original: &str,
     mantissa: u128,
     frac_digits: u32,
-    scale: u64,
+    (scale, step): (u64, &'static str),
 ) -> Result<u64, ParseUnitError> {
     let out_of_range = || ParseUnitError::OutOfRange(original.trim().to_string());
-    let div = 10u128.checked_pow(frac_digits).ok_or_else(out_of_range)?;
+    let not_whole = || ParseUnitError::NotWhole(original.trim().to_string(), step);
+    let div = 10u128.checked_pow(frac_digits).ok_or_else(not_whole)?;
     let scaled = mantissa
         .checked_mul(u128::from(scale))
         .ok_or_else(out_of_range)?;
     if scaled % div != 0 {
-        return Err(out_of_range());
+        return Err(not_whole());
     }
     u64::try_from(scaled / div).map_err(|_| out_of_range())
 }
@@ -290,12 +293,13 @@ impl FromStr for Duration {
         let scale = match unit.as_str() {
             "ps" => 1,
             "ns" => PS_PER_NS,
-            "us" | "µs" => PS_PER_US,
+            // The micro sign (U+00B5) and the Greek mu (U+03BC) look alike.
+            "us" | "µs" | "\u{3bc}s" => PS_PER_US,
             "ms" => PS_PER_MS,
             "s" => PS_PER_S,
             _ => return Err(ParseUnitError::unit(s, unit, ALLOWED)),
         };
-        scale_exact(s, mantissa, frac, scale).map(Duration)
+        scale_exact(s, mantissa, frac, (scale, "picoseconds")).map(Duration)
     }
 }
 
@@ -314,7 +318,7 @@ impl FromStr for Bandwidth {
             "Tbps" => 1_000_000_000_000,
             _ => return Err(ParseUnitError::unit(s, unit, ALLOWED)),
         };
-        let bps = scale_exact(s, mantissa, frac, scale)?;
+        let bps = scale_exact(s, mantissa, frac, (scale, "bits per second"))?;
         if bps == 0 {
             return Err(ParseUnitError::Zero(s.trim().to_string()));
         }

@@ -280,6 +280,15 @@ pub fn parse(
     let resolve = |name: &str, set: &toml::Table| -> Result<ScenarioFile, ScenarioError> {
         let mut t = table.clone();
         for (key, value) in set {
+            let top = key.split('.').next().unwrap_or_default();
+            if ["name", "compare", "experiment", "check"].contains(&top) {
+                return Err(syntax(format!(
+                    "variant `{name}`: set {{ \"{key}\" = {} }}: a variant sets the keys of a run; \
+                     its name is its [[compare]] `name`, and the file's name, [[compare]], \
+                     [experiment] and [[check]] belong to the whole file",
+                    error::written(value)
+                )));
+            }
             set_dotted(&mut t, key, value.clone())
                 .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
         }
@@ -453,6 +462,10 @@ fn unit_form(key: &str) -> &'static str {
         "; write a size as a string with its unit, e.g. \"240KB\" (B, KB, MB, GB, KiB, MiB, GiB)"
     } else if name == "gap" || name == "length" {
         "; write a duration, e.g. \"5ms\", or a [low, high] pair of them, e.g. [\"0ms\", \"20ms\"]"
+    } else if key.ends_with("topology.k") || key.ends_with("site.k") || key.ends_with("site_b.k") {
+        "; a fat-tree's k is an even whole number from 2 to 64"
+    } else if name == "deflection_ttl" {
+        "; a whole number from 1 to 255"
     } else if name == "nodes" {
         "; write a link as its two nodes, e.g. nodes = [8, 12]"
     } else if key == "transport.tx_window" {
@@ -781,8 +794,12 @@ fn validate(
         partitions,
     } = run::build(&s.run, file)?;
     let failures = failures_timeline(s, file, &topology, credits.is_some(), &flows, drain_limit)?;
+    // The latest a run may stop, when the flows' starts are known before it runs.
+    let horizon = dag
+        .is_none()
+        .then(|| flows.last().map_or(irn_core::Time::ZERO, |f| f.start) + drain_limit);
     let monitor = (s.monitor.as_ref())
-        .map(|m| monitor::build(m, file, &topology, flows.len()))
+        .map(|m| monitor::build(m, file, &topology, (flows.len(), horizon)))
         .transpose()?;
     let mut warnings = controls.warnings;
     warnings.extend(rto_high_warning);
@@ -829,8 +846,9 @@ fn validate(
             file,
             "run.partitions",
             &(s.run.partitions.as_ref()).map_or(String::new(), ToString::to_string),
-            "\"auto\" or \"off\" here: this run cannot be partitioned (a network without \
-             pods, or flows that wait for others, verbs, ConWeave or credits)",
+            "\"auto\" or \"off\" here: this run cannot be partitioned (that needs at least two \
+             pods joined by links with a delay, the window partitions run apart for, and no \
+             flows that wait for others, verbs, ConWeave or credits)",
         ));
     }
     Ok((config, warnings))
@@ -1210,7 +1228,7 @@ mod tests {
             ),
             (
                 set(&["transport.cc=dcqcn", "transport.dcqcn.cnp_intreval=1"]),
-                "transport.dcqcn.cnp_intreval = (set): unknown parameter; allowed: cnp_interval",
+                "transport.dcqcn.cnp_intreval is set: unknown parameter; allowed: cnp_interval",
                 "; did you mean `cnp_interval`?",
             ),
         ];

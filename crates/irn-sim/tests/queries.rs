@@ -159,15 +159,15 @@ fn malformed_queries_are_refused_naming_file_key_and_value() {
         ),
         (
             "load = 0.1\nsenders = 2\ntotal = \"1MB\"\n",
-            "q.toml: workload.total = (set): does not apply",
+            "q.toml: workload.total is set: does not apply",
         ),
         (
             "load = 0.1\nsenders = 2\nsizes = \"irn-default\"\n",
-            "q.toml: workload.sizes = (set): does not apply",
+            "q.toml: workload.sizes is set: does not apply",
         ),
         (
             "load = 0.1\nsenders = 2\nbackground_duration = \"1ms\"\n",
-            "workload.background_duration = (set)",
+            "workload.background_duration is set",
         ),
         (
             "load = 0.1\nsenders = 2\nreceivers = 3\n",
@@ -191,5 +191,5 @@ fn malformed_queries_are_refused_naming_file_key_and_value() {
     .map(|_| ())
     .unwrap_err()
     .to_string();
-    assert!(e.contains("workload.size = (set): does not apply"), "{e}");
+    assert!(e.contains("workload.size is set: does not apply"), "{e}");
 }

@@ -219,7 +219,7 @@ fn fabric_keys_are_checked_against_the_switch_radix() {
             "kind = \"rail\"\nservers = 0",
             "topology.servers = 0: between 1 and 511",
         ),
-        ("kind = \"rail\"\npods = 2", "topology.pods = (set): does not apply"),
+        ("kind = \"rail\"\npods = 2", "topology.pods is set: does not apply"),
         (
             "kind = \"fat-tree\"\nk = 66",
             "topology.k = 66: at most 64 (65,536 hosts), the largest irn is tested at: memory \

@@ -234,7 +234,7 @@ mod tests {
         let cases = [
             ("pfc = true\ncredits = true", "switch.credits = true: switch.pfc = true: credits replace PFC"),
             ("model = \"shared-buffer\"\ncredits = true", "use \"input-queued\""),
-            ("credit_interval = \"1us\"", "switch.credit_interval = (set): applies only with switch.credits = true"),
+            ("credit_interval = \"1us\"", "switch.credit_interval is set: applies only with switch.credits = true"),
             ("credits = true\ncredit_counter_bits = 11", "switch.credit_counter_bits = 11: between 12 (the standard) and 24"),
             ("credits = true\ncredit_window_blocks = 2049", "switch.credit_window_blocks = 2049: between 17 (the largest frame, 1086B, in 64-byte blocks) and 2048"),
             ("credits = true\ncredit_window_blocks = 16", "between 17"),
@@ -242,7 +242,7 @@ mod tests {
             ("credits = true\ncredit_update_blocks = 0", "switch.credit_update_blocks = 0: at least 1 block"),
             ("credits = true\ncredit_interval = \"0us\"", "switch.credit_interval = \"0us\": \"auto\" or at least 16800ps (16.8ns) (one minimum frame, 64 B + 20 B of preamble and gap, at 40Gbps, the slowest link"),
             ("credits = true\ncredit_interval = \"1ps\"", "switch.credit_interval = \"1ps\": \"auto\" or at least 16800ps"),
-            ("credit_rule = \"standard\"", "switch.credit_rule = (set): applies only with switch.credits = true"),
+            ("credit_rule = \"standard\"", "switch.credit_rule is set: applies only with switch.credits = true"),
             ("credits = true\ncredit_rule = \"pause-equivalent\"", "switch.credit_rule = \"pause-equivalent\": needs a [[pause_control]] entry"),
             ("credits = true\n[[pause_control]]\nports = \"switch\"\nrule = \"on-off\"\nthreshold = 1", "[[pause_control]] is set: its inputs would be paused and credit-limited at once; remove it, or set switch.credit_rule = \"pause-equivalent\""),
             ("credits = true\ncredit_rule = \"pause-equivalent\"\n[[pause_control]]\nports = \"switch\"\nrule = \"threshold\"\nthreshold = \"10KB\"", "pause_control[0].rule = \"threshold\": \"on-off\" or \"time-based\" with switch.credit_rule = \"pause-equivalent\""),

@@ -11,13 +11,25 @@ pub enum ScenarioError {
     Read { file: String, error: std::io::Error },
     #[error("{file}: {message}")]
     Syntax { file: String, message: String },
-    #[error("{file}: {key} = {value}: {allowed}")]
+    /// A key's value is not allowed; a `value` of `"(set)"` says only that the key is set (it
+    /// does not apply where it is), an empty one says nothing of a value (the error is about
+    /// the whole key).
+    #[error("{file}: {key}{}: {allowed}", value_after_key(value))]
     Invalid {
         file: String,
         key: String,
         value: String,
         allowed: String,
     },
+}
+
+/// How an [`ScenarioError::Invalid`] shows its value after the key.
+fn value_after_key(value: &str) -> String {
+    match value {
+        "(set)" => " is set".to_string(),
+        "" => String::new(),
+        v => format!(" = {v}"),
+    }
 }
 
 impl ScenarioError {
@@ -54,9 +66,10 @@ pub(super) fn check_keys(
             &format!("{section}.{key}"),
             "(set)",
             &format!(
-                "does not apply to {section}.{selector} = \"{kind}\" (a [[compare]] variant or \
-                 --set that changes the {selector} can replace the whole section: \
-                 \"{section}\" = {{ {selector} = \"{kind}\" }})"
+                "does not apply to {section}.{selector} = \"{kind}\": remove it (where a \
+                 [[compare]] variant or --set changes the {selector}, set the whole section, \
+                 \"{section}\" = {{ {selector} = \"{kind}\", ... }}, so that the other \
+                 {selector}'s keys do not carry over)"
             ),
         )),
         None => Ok(()),

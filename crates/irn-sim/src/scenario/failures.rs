@@ -247,7 +247,7 @@ mod tests {
             ("fraction = 1.5", "failures.fraction = 1.5"),
             (
                 "interval = \"1ms\"",
-                "failures.interval = (set): applies to random failures only",
+                "failures.interval is set: applies to random failures only",
             ),
             (
                 "fraction = 0.1\ninterval = \"0.5us\"",

@@ -428,11 +428,11 @@ mod tests {
         let cases = [
             (
                 "kind = \"ecmp\"\nsamples = 2",
-                "t.toml: load_balancing.samples = (set): does not apply to load_balancing.kind = \"ecmp\"",
+                "t.toml: load_balancing.samples is set: does not apply to load_balancing.kind = \"ecmp\"",
             ),
             (
                 "kind = \"drill\"\nflowlet_gap = \"50us\"",
-                "load_balancing.flowlet_gap = (set): does not apply to load_balancing.kind = \"drill\"",
+                "load_balancing.flowlet_gap is set: does not apply to load_balancing.kind = \"drill\"",
             ),
             ("kind = \"drill\"\nsamples = 0", "load_balancing.samples = 0: DRILL compares 1 to 16"),
             ("kind = \"drill\"\nmemory = 9", "load_balancing.memory = 9: DRILL remembers 0 to 4"),

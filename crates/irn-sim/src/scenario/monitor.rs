@@ -29,7 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use irn_core::Duration;
+use irn_core::{Duration, Time};
 
 use super::{duration_in, invalid, min_frame_floor, parse_key, ScenarioError};
 use crate::config::Monitor;
@@ -82,7 +82,7 @@ pub(super) fn build(
     m: &MonitorSection,
     file: &str,
     topology: &Topology,
-    flows: usize,
+    (flows, horizon): (usize, Option<Time>),
 ) -> Result<Monitor, ScenarioError> {
     let Some(text) = &m.interval else {
         return Err(invalid(
@@ -130,6 +130,27 @@ pub(super) fn build(
         .as_deref()
         .map(|text| parse_key::<Duration>(file, "monitor.summary_from", text))
         .transpose()?;
+    // Settings that could take no sample, or summarize none, before the run surely stops.
+    if let Some(horizon) = horizon {
+        let late = |d: Duration| Time::ZERO + d > horizon;
+        let refused = match (m.summary_from.as_deref(), summary_from) {
+            (Some(from), Some(d)) if late(d) => Some(("monitor.summary_from", from, "summarized")),
+            _ if late(interval) => Some(("monitor.interval", text.as_str(), "sampled")),
+            _ => None,
+        };
+        if let Some((key, value, what)) = refused {
+            return Err(invalid(
+                file,
+                key,
+                &format!("{value:?}"),
+                &format!(
+                    "at most {:.3}ms (the last flow's start plus run.drain_limit, when the run \
+                     stops at the latest): nothing would be {what}",
+                    horizon.as_ns_f64() / 1e6
+                ),
+            ));
+        }
+    }
     Ok(Monitor {
         interval,
         ports,
@@ -326,6 +347,16 @@ mod tests {
             (
                 "interval = \"1us\"\nflows = [100000]",
                 "monitor.flows = 100000: a flow id (flows.csv's flow_id) below ",
+            ),
+            // The test workload's last flow starts at 1.35 us, and the run stops 100 ms later
+            // at the latest.
+            (
+                "interval = \"1s\"",
+                "monitor.interval = \"1s\": at most 100.001ms",
+            ),
+            (
+                "interval = \"1us\"\nsummary_from = \"200ms\"",
+                "monitor.summary_from = \"200ms\": at most 100.001ms",
             ),
         ];
         for (body, want) in cases {

@@ -442,7 +442,7 @@ mod tests {
         let cases = [
             (
                 "feedback = \"arrival\"",
-                "ordering.feedback = (set): does not apply to ordering.kind = \"none\"",
+                "ordering.feedback is set: does not apply to ordering.kind = \"none\"",
             ),
             (
                 "kind = \"eunomia\"\nfeedback = \"late\"",
@@ -450,11 +450,11 @@ mod tests {
             ),
             (
                 "kind = \"ideal\"\nsize = \"4B\"",
-                "ordering.size = (set): does not apply to ordering.kind = \"ideal\"",
+                "ordering.size is set: does not apply to ordering.kind = \"ideal\"",
             ),
             (
                 "kind = \"static-bitmap\"\ncap = 16",
-                "ordering.cap = (set): does not apply",
+                "ordering.cap is set: does not apply",
             ),
             (
                 "kind = \"static-bitmap\"\nsize = \"0B\"",
@@ -486,12 +486,12 @@ mod tests {
             ),
             (
                 "kind = \"ideal\"\nrecords_in_pool = false",
-                "ordering.records_in_pool = (set): does not apply to ordering.kind = \"ideal\"",
+                "ordering.records_in_pool is set: does not apply to ordering.kind = \"ideal\"",
             ),
             ("kind = \"eunomai\"", "unknown variant `eunomai`"),
             (
                 "sample_interval = \"1ms\"",
-                "ordering.sample_interval = (set): does not apply to ordering.kind = \"none\"",
+                "ordering.sample_interval is set: does not apply to ordering.kind = \"none\"",
             ),
             (
                 "kind = \"eunomia\"\nsample_interval = \"500ns\"",
@@ -515,7 +515,7 @@ mod tests {
             ),
             (
                 "kind = \"eunomia\"\nwrite_last = \"sender\"\nwrite_last_delay = \"1us\"",
-                "ordering.write_last_delay = (set): does not apply to ordering.write_last = \"sender\"",
+                "ordering.write_last_delay is set: does not apply to ordering.write_last = \"sender\"",
             ),
             (
                 "kind = \"eunomia\"\nwrite_last = \"receiver\"\nwrite_last_delay = \"1ms\"",

@@ -188,11 +188,17 @@ pub(super) fn controls(
         ports.sort_unstable();
         ports.dedup();
         if ports.is_empty() {
+            let written = match &c.ports {
+                PortSelection::One(s) => format!("{s:?}"),
+                PortSelection::Many(v) => format!("{v:?}"),
+            };
             return Err(invalid(
                 file,
                 &key("ports"),
-                &format!("{:?}", c.ports),
-                "selects no port",
+                &written,
+                "selects no port on this network (\"long-haul\", the default, selects the two \
+                 ends of a wan's long-haul links); name the ports, e.g. \"switch\" or \
+                 \"switch:3:downlinks\"",
             ));
         }
         for &p in &ports {
@@ -648,7 +654,7 @@ mod tests {
             ),
             (
                 "ports = \"switch:0\"\nrule = \"on-off\"\nthreshold = 1\nconstant = 2",
-                "pause_control[0].constant = (set): does not apply to rule = \"on-off\"",
+                "pause_control[0].constant is set: does not apply to rule = \"on-off\"",
             ),
             (
                 "ports = \"switch:0\"\nrule = \"time-based\"\nthreshold = 1",
@@ -685,7 +691,7 @@ mod tests {
             ),
             (
                 "ports = \"switch:0\"\nrule = \"none\"\nthreshold = 1",
-                "pause_control[0].threshold = (set): does not apply to rule = \"none\"",
+                "pause_control[0].threshold is set: does not apply to rule = \"none\"",
             ),
         ];
         for (keys, want) in cases {

@@ -793,9 +793,9 @@ mod tests {
         for (keys, want) in [
             (
                 "pfc_pause_quanta = 10",
-                "switch.pfc_pause_quanta = (set): does not apply to switch.pfc_frames = \"xoff-xon\"",
+                "switch.pfc_pause_quanta is set: does not apply to switch.pfc_frames = \"xoff-xon\"",
             ),
-            ("pfc_refresh = \"1us\"", "switch.pfc_refresh = (set)"),
+            ("pfc_refresh = \"1us\"", "switch.pfc_refresh is set"),
             (
                 "pfc_frames = \"timed\"\npfc_pause_quanta = 0",
                 "switch.pfc_pause_quanta = 0: between 1 and 65535",
@@ -995,9 +995,15 @@ mod tests {
             (
                 "input-queued",
                 "pfc_headroom = \"pool-full\"",
-                Err("switch.pfc_headroom = (set): does not apply to switch.model = \"input-queued\""),
+                Err(
+                    "switch.pfc_headroom is set: does not apply to switch.model = \"input-queued\"",
+                ),
             ),
-            ("shared-buffer", "pfc_headroom = \"full\"", Err("pfc_headroom")),
+            (
+                "shared-buffer",
+                "pfc_headroom = \"full\"",
+                Err("pfc_headroom"),
+            ),
         ];
         for (model, keys, want) in cases {
             match (headroom(model, keys), want) {
@@ -1057,7 +1063,7 @@ mod tests {
         let err = one("[switch]\negress_alpha = 1\n").unwrap_err().to_string();
         assert!(
             err.contains(
-                "switch.egress_alpha = (set): does not apply to switch.model = \"input-queued\""
+                "switch.egress_alpha is set: does not apply to switch.model = \"input-queued\""
             ),
             "{err}"
         );
@@ -1092,7 +1098,7 @@ mod tests {
             ),
             (
                 "deflection_ttl = 9",
-                "switch.deflection_ttl = (set): does not apply to switch.deflection = \"none\"",
+                "switch.deflection_ttl is set: does not apply to switch.deflection = \"none\"",
             ),
             ("deflection = \"dibz\"", "unknown variant `dibz`"),
         ] {

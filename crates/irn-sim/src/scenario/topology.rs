@@ -336,6 +336,30 @@ impl TopologySection {
             ("lossy_link", !self.lossy_link.is_empty(), at == "topology"),
             ("paths", self.paths.is_some(), source_routed),
         ];
+        // A site's network is part of the wan's: these keys are the whole network's.
+        if at != "topology" {
+            let whole = [
+                ("loss_rate", self.loss_rate.is_some()),
+                ("routing", self.routing.is_some()),
+                ("lossy_link", !self.lossy_link.is_empty()),
+            ];
+            if let Some((name, _)) = whole.iter().find(|(_, set)| *set) {
+                return Err(invalid(
+                    file,
+                    &format!("{at}.{name}"),
+                    "(set)",
+                    &match *name {
+                        "routing" => "a site takes no routing: a wan routes by shortest paths, \
+                                      one routing for both sites"
+                            .to_string(),
+                        _ => format!(
+                            "a site takes no {name}: it is the whole network's, set as \
+                             topology.{name}"
+                        ),
+                    },
+                ));
+            }
+        }
         // `paths` depends on the routing, not the kind: say so whatever the kind is.
         if self.paths.is_some() && !source_routed && !wan && at == "topology" {
             return Err(invalid(
@@ -1025,7 +1049,7 @@ mod tests {
             ),
             (
                 "k = 4",
-                "topology.k = (set): does not apply to topology.kind = \"leaf-spine\"",
+                "topology.k is set: does not apply to topology.kind = \"leaf-spine\"",
             ),
         ];
         assert_refused("leaf-spine", &cases);
@@ -1098,7 +1122,7 @@ mod tests {
             ),
             (
                 "k = 4",
-                "topology.k = (set): does not apply to topology.kind = \"jellyfish\"",
+                "topology.k is set: does not apply to topology.kind = \"jellyfish\"",
             ),
         ];
         assert_refused("jellyfish", &cases);
@@ -1137,7 +1161,7 @@ mod tests {
             ),
             (
                 "paths = 4",
-                "topology.paths = (set): applies only with topology.routing = \"k-shortest\"",
+                "topology.paths is set: applies only with topology.routing = \"k-shortest\"",
             ),
             (
                 "routing = \"shortest-ish\"",
@@ -1153,7 +1177,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("topology.routing = (set): does not apply"),
+            err.contains("topology.routing is set: does not apply"),
             "{err}"
         );
     }

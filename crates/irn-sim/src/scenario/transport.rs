@@ -1993,11 +1993,11 @@ mod tests {
         let cases = [
             (
                 "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\nalpha = 1\n",
-                "transport.dcqcn.alpha = (set): unknown parameter; allowed: cnp_interval, g,",
+                "transport.dcqcn.alpha is set: unknown parameter; allowed: cnp_interval, g,",
             ),
             (
                 "[transport]\ncc = \"timely\"\n[transport.dcqcn]\ng = 0.5\n",
-                "transport.dcqcn = (set): applies only with transport.cc = \"dcqcn\"",
+                "transport.dcqcn is set: applies only with transport.cc = \"dcqcn\"",
             ),
             (
                 "[transport]\ncc = \"timely\"\n[transport.timely]\nt_low = \"fast\"\n",
@@ -2013,7 +2013,7 @@ mod tests {
             ),
             (
                 "[transport]\ncc = \"timely\"\n[transport.timely]\nupdate = \"per-rtt\"\nsegment = \"64KB\"\n",
-                "transport.timely.segment = (set): applies only with transport.timely.update = \"per-segment\"",
+                "transport.timely.segment is set: applies only with transport.timely.update = \"per-segment\"",
             ),
             (
                 "[transport]\ncc = \"aimd\"\n[transport.aimd]\nmin_window = 0\n",
@@ -2041,7 +2041,7 @@ mod tests {
             ),
             (
                 "[switch]\nalpha = 0.5\n",
-                "switch.alpha = (set): does not apply to switch.model = \"input-queued\"",
+                "switch.alpha is set: does not apply to switch.model = \"input-queued\"",
             ),
             (
                 "[switch]\necn = \"off\"\necn_kmin = \"5KB\"\n",

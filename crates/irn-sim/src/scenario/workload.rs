@@ -234,7 +234,7 @@ impl WorkloadSection {
             (
                 "background_duration",
                 self.background_duration.is_some(),
-                background && self.background_load.is_some(),
+                background,
             ),
             ("file", self.file.is_some(), trace || dag),
             (
@@ -246,6 +246,15 @@ impl WorkloadSection {
             ("job", self.job.is_some(), collective),
         ];
         check_keys(file, ("workload", "kind"), kind, &keys)?;
+        if self.background_duration.is_some() && self.background_load.is_none() {
+            return Err(invalid(
+                file,
+                "workload.background_duration",
+                "(set)",
+                "applies only with workload.background_load (the background traffic's load), \
+                 which is not set",
+            ));
+        }
         match self.kind {
             WorkloadKind::Poisson => {
                 self.load.get_or_insert(0.7);
@@ -450,12 +459,25 @@ pub(super) fn build(
             )?
         }
     };
-    if let Some(big) = flows.iter().find(|f| f.size_bytes > MAX_FLOW_BYTES) {
+    if let Some((i, big)) = (flows.iter().enumerate()).find(|(_, f)| f.size_bytes > MAX_FLOW_BYTES)
+    {
+        let (key, whose) = match w.kind {
+            WorkloadKind::Collective => (
+                "workload.job",
+                "; a flow carries a job's size split by its algorithm over its ranks and \
+                 channels: use more channels or a smaller size",
+            ),
+            _ => ("workload", ""),
+        };
         return Err(invalid(
             file,
-            "workload",
-            &format!("a flow of {} bytes", big.size_bytes),
-            &format!("at most 2GiB, the {}", flow_limit()),
+            key,
+            "",
+            &format!(
+                "flow {i} would carry {} bytes: at most 2GiB, the {}{whose}",
+                big.size_bytes,
+                flow_limit()
+            ),
         ));
     }
     let mut flows = flows;
@@ -525,7 +547,7 @@ fn collective_flows(
         jobs.push(job(section, file, j, (&mut taken, s.seed))?);
     }
     let generated =
-        collective::generate(&jobs).map_err(|why| invalid(file, "workload.job", "(set)", &why))?;
+        collective::generate(&jobs).map_err(|why| invalid(file, "workload.job", "", &why))?;
     let mut background = Vec::new();
     add_background(s, file, (hosts, host_rate), "1ms", &mut background)?;
     Ok(collective::finish(generated, jobs, background))
@@ -655,10 +677,13 @@ fn place(
                 file,
                 &key("ranks"),
                 &r.to_string(),
-                &format!(
-                    "2 to {} (the hosts no earlier job took, of {total})",
-                    free.len()
-                ),
+                &match free.len() {
+                    0 | 1 => format!(
+                        "at least 2, but the earlier jobs took {} of the {total} hosts",
+                        total - free.len()
+                    ),
+                    n => format!("2 to {n} (the hosts no earlier job took, of {total})"),
+                },
             ))
         }
         None => {
@@ -1119,7 +1144,7 @@ mod tests {
         .unwrap_err();
         assert!(
             err.to_string()
-                .contains("workload.background_duration = (set)"),
+                .contains("workload.background_duration is set"),
             "{err}"
         );
     }

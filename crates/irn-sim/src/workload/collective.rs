@@ -357,10 +357,15 @@ pub fn generate(jobs: &[Job]) -> Result<Generated, String> {
         let smallest = lanes.iter().flatten().flatten().map(|t| t.bytes).min();
         let per_iteration: usize = lanes.iter().flatten().map(Vec::len).sum();
         let flows = per_iteration as f64 * f64::from(job.channels) * f64::from(job.iterations);
-        if flows + out.flows.len() as f64 > MAX_FLOWS {
+        let before = out.flows.len();
+        if flows + before as f64 > MAX_FLOWS {
+            let earlier = match before {
+                0 => String::new(),
+                n => format!(", after the earlier jobs' {n}: {} in all", flows + n as f64),
+            };
             return Err(format!(
                 "job {j}: {flows} flows ({per_iteration} transfers per iteration × {} channels × \
-                 {} iterations); at most {} million flows per run",
+                 {} iterations{earlier}); at most {} million flows per run",
                 job.channels,
                 job.iterations,
                 MAX_FLOWS / 1e6

@@ -90,8 +90,8 @@ fn normalize_site(site: &mut TopologySection, file: &str, at: &str) -> Result<()
             file,
             &format!("{at}.file"),
             &format!("{name:?}"),
-            "a wan site is one generated datacenter (\"fat-tree\", \"star\", \"dumbbell\" or \
-             \"leaf-spine\"), not an ns-3 topology file",
+            "a wan site is one generated datacenter (\"fat-tree\", \"star\", \"dumbbell\", \
+             \"leaf-spine\", \"clos3\" or \"rail\"), not an ns-3 topology file",
         ));
     }
     let kind = site.resolved_kind();
@@ -103,8 +103,8 @@ fn normalize_site(site: &mut TopologySection, file: &str, at: &str) -> Result<()
             file,
             &format!("{at}.kind"),
             &format!("\"{}\"", kind.name()),
-            "a wan site is one generated datacenter: \"fat-tree\", \"star\", \"dumbbell\" or \
-             \"leaf-spine\" (its kind places the border switch)",
+            "a wan site is one generated datacenter: \"fat-tree\", \"star\", \"dumbbell\", \
+             \"leaf-spine\", \"clos3\" or \"rail\" (its kind places the border switch)",
         ));
     }
     site.normalize_at(file, at)
@@ -333,7 +333,7 @@ mod tests {
             ),
             (
                 "[topology]\nkind = \"wan\"\n[topology.site]\nfile = \"x.txt\"\n".into(),
-                "topology.site.file = \"x.txt\": a wan site is one generated datacenter (\"fat-tree\", \"star\", \"dumbbell\" or \"leaf-spine\"), not an ns-3 topology file",
+                "topology.site.file = \"x.txt\": a wan site is one generated datacenter (\"fat-tree\", \"star\", \"dumbbell\", \"leaf-spine\", \"clos3\" or \"rail\"), not an ns-3 topology file",
             ),
             (
                 "[topology]\nkind = \"wan\"\n[topology.site]\nkind = \"wan\"\n".into(),
@@ -345,11 +345,11 @@ mod tests {
             ),
             (
                 format!("{star}k = 4\n"),
-                "topology.site.k = (set): does not apply to topology.site.kind = \"star\"",
+                "topology.site.k is set: does not apply to topology.site.kind = \"star\"",
             ),
             (
                 format!("{star}[topology.site.wan]\nlinks = 1\n"),
-                "topology.site.wan = (set): does not apply to topology.site.kind = \"star\"",
+                "topology.site.wan is set: does not apply to topology.site.kind = \"star\"",
             ),
             (
                 "[topology]\nkind = \"wan\"\n[topology.site]\nkind = \"star\"\n".into(),
@@ -412,19 +412,19 @@ mod tests {
             ),
             (
                 "[topology]\nkind = \"wan\"\nk = 4\n".into(),
-                "topology.k = (set): does not apply to topology.kind = \"wan\"",
+                "topology.k is set: does not apply to topology.kind = \"wan\"",
             ),
             (
                 "[topology]\nkind = \"wan\"\nlink_delay = \"1us\"\n".into(),
-                "topology.link_delay = (set): does not apply to topology.kind = \"wan\"",
+                "topology.link_delay is set: does not apply to topology.kind = \"wan\"",
             ),
             (
                 "[topology]\nkind = \"star\"\nhosts = 2\n[topology.wan]\nlinks = 1\n".into(),
-                "topology.wan = (set): does not apply to topology.kind = \"star\"",
+                "topology.wan is set: does not apply to topology.kind = \"star\"",
             ),
             (
                 "[topology]\n[topology.site_b]\nkind = \"star\"\n".into(),
-                "topology.site_b = (set): does not apply to topology.kind = \"fat-tree\"",
+                "topology.site_b is set: does not apply to topology.kind = \"fat-tree\"",
             ),
         ];
         for (text, want) in cases {
