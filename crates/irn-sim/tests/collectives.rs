@@ -325,7 +325,9 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
     );
     let err = error(&two, &dir);
     assert!(
-        err.contains("workload.job[1].ranks = 2: 2 to 1 (the hosts no earlier job took, of 4)"),
+        err.contains(
+            "workload.job[1].ranks = 2: at least 2, but the earlier jobs took 3 of the 4 hosts"
+        ),
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
