@@ -663,6 +663,14 @@ fn out_of_range(message: &str, text: &str, span: Option<std::ops::Range<usize>>)
         .next()
         .unwrap_or("")
         .trim();
+    // Under the table the line sits in, if any: `[topology]` then `k = …` is `topology.k`.
+    let table = (text[..line_start].lines().rev().map(str::trim))
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(['[', ']']).trim());
+    let key = match table {
+        Some(table) => format!("{table}.{key}"),
+        None => key.to_string(),
+    };
     message.replace(
         TOO_LARGE,
         &format!(
@@ -1142,6 +1150,10 @@ mod tests {
                 file("seed = 18446744073709551615\n"),
                 "seed: out of range: an integer in a scenario lies between -9223372036854775808 \
                  and 9223372036854775807",
+            ),
+            (
+                file("[topology]\nk = 99999999999999999999\n"),
+                "topology.k: out of range: an integer in a scenario lies between",
             ),
             (
                 set("seed=18446744073709551615"),
