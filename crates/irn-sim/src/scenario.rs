@@ -705,6 +705,51 @@ fn conweave_paths(
         .map_err(|e| invalid(file, "load_balancing.kind", "\"conweave\"", &e.to_string()))
 }
 
+/// The most a Poisson workload's packets, headers included, may offer the hosts' NICs, as a
+/// multiple of what they send: past it the flows pile up without end (each holding its
+/// endpoints' state) and memory runs out long before the run ends. Loads up to 1 of the usual
+/// sizes stay below (headers add a few percent); tiny flows at a high load do not (1 B flows
+/// at 0.7 offer 44 times what a NIC sends).
+const MAX_OFFERED_WIRE_LOAD: f64 = 1.5;
+
+/// Refuses a Poisson workload whose flows, with each packet's headers, offer the hosts more
+/// than [`MAX_OFFERED_WIRE_LOAD`] times what their NICs can send over the arrival window.
+fn check_offered_load(
+    s: &ScenarioFile,
+    file: &str,
+    flows: &[crate::workload::FlowSpec],
+    topology: &crate::topology::Topology,
+    (mtu, overhead): (u64, u64),
+) -> Result<(), ScenarioError> {
+    let (Some(first), Some(last)) = (flows.first(), flows.last()) else {
+        return Ok(());
+    };
+    let window = last.start.saturating_since(first.start).as_ps() as f64 / 1e12;
+    let payload: u64 = flows.iter().map(|f| f.size_bytes).sum();
+    let headers: u64 = flows
+        .iter()
+        .map(|f| f.size_bytes.div_ceil(mtu) * overhead)
+        .sum();
+    let capacity =
+        topology.min_host_rate().as_bps() as f64 / 8.0 * topology.hosts().len() as f64 * window;
+    let offered = (payload + headers) as f64 / capacity;
+    if window == 0.0 || offered <= MAX_OFFERED_WIRE_LOAD {
+        return Ok(());
+    }
+    Err(invalid(
+        file,
+        "workload.load",
+        &s.workload.load.map_or("-".into(), |l| l.to_string()),
+        &format!(
+            "with headers the flows' packets offer the NICs {offered:.1} times what they send \
+             (flows of {:.0} B on average, {overhead} B of headers a packet): the flows would \
+             pile up without end, each holding its state, until memory runs out; at most \
+             {MAX_OFFERED_WIRE_LOAD} times: lower the load or use larger flows",
+            payload as f64 / flows.len() as f64
+        ),
+    ))
+}
+
 /// Turns a resolved, normalized scenario into a runnable configuration, one section at a time.
 /// The order is the one errors are reported in, and each step takes what the ones before it
 /// settled: the frame needs the transport's headers and the ordering layer's, PFC's headroom
@@ -794,6 +839,10 @@ fn validate(
         dag,
         collectives,
     } = workload::build(s, file, base_dir, &topology, verbs)?;
+    if s.workload.kind == WorkloadKind::Poisson {
+        let overhead = max_frame.saturating_sub(u64::from(t.mtu));
+        check_offered_load(s, file, &flows, &topology, (u64::from(t.mtu), overhead))?;
+    }
     let run::RunLimits {
         warmup,
         measure_until,
@@ -1021,6 +1070,24 @@ mod tests {
         parse(text, "t.toml", Path::new("."), &[])
             .unwrap_err()
             .to_string()
+    }
+
+    /// Tiny flows at a high load offer the NICs many times what they send once headers count:
+    /// refused, with the factor; the same load of 1 KB flows is not.
+    #[test]
+    fn a_load_the_nics_cannot_send_with_headers_is_refused() {
+        let workload = |size: &str| {
+            format!(
+                "[workload]\nload = 0.7\nduration = \"20us\"\nsizes = {{ fixed = \"{size}\" }}\n"
+            )
+        };
+        let err = file_error(&workload("1B"));
+        assert!(
+            err.contains("workload.load = 0.7: with headers the flows' packets offer the NICs"),
+            "{err}"
+        );
+        assert!(err.contains("flows of 1 B on average"), "{err}");
+        assert!(parse(&workload("1KB"), "t.toml", Path::new("."), &[]).is_ok());
     }
 
     /// The error an empty file with the overrides `o` gets.
