@@ -1223,6 +1223,10 @@ mod tests {
                 "topology.k: out of range: an integer in a scenario lies between",
             ),
             (
+                set("topology.hosts=8\nseed=3"),
+                "the value holds a line break: give one key=value per --set",
+            ),
+            (
                 set("seed=18446744073709551615"),
                 "--set seed=18446744073709551615: 18446744073709551615 is out of range: an \
                  integer lies between",

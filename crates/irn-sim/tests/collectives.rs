@@ -211,7 +211,7 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
         (
             "cycle.csv",
             format!("{header}a,0,1,10,0,,\nb,1,2,10,,c,\nc,2,3,10,,b,\n"),
-            "cycle.csv:3: the flows wait for each other in a cycle: b waits for c waits for b",
+            "cycle.csv:3: the flows wait for each other in a cycle of 2: b waits for c waits for b",
         ),
         (
             "parent.csv",
@@ -241,7 +241,7 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
                 flow("b", r#", "after": ["c"]"#),
                 flow("c", r#", "after": ["b"]"#)
             ),
-            "cycle.json: flow at index 1: the flows wait for each other in a cycle: b waits for \
+            "cycle.json: flow at index 1: the flows wait for each other in a cycle of 2: b waits for \
              c waits for b",
         ),
         (

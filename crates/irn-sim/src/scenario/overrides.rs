@@ -10,6 +10,10 @@ pub(super) fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
         return Err("empty key".into());
     }
     let value = value.trim();
+    // `v = 8\nseed = 3` would read as two keys, and the second would be lost: one key a --set.
+    if value.contains(['\n', '\r']) {
+        return Err("the value holds a line break: give one key=value per --set".into());
+    }
     let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
         .ok()
         .and_then(|mut t| t.remove("v"));

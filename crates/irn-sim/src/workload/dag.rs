@@ -392,6 +392,18 @@ fn csv_flows<'a>(text: &'a str, file: &str) -> Result<Vec<RawFlow<'a>>, Workload
             ));
         }
     }
+    // A misspelt optional column (`dealy_ns`) would be dropped without a word, as the JSON
+    // form's unknown keys are not.
+    if let Some(other) = names.iter().find(|n| !COLUMNS.contains(n)) {
+        return Err(WorkloadError::at(
+            file,
+            header_line,
+            format!(
+                "the header's `{other}` is not a column of a DAG file: {} (delay_ns optional)",
+                COLUMNS.join(",")
+            ),
+        ));
+    }
     let mut flows = Vec::new();
     for (line, content) in lines {
         let fields: Vec<&str> = content.split(',').map(str::trim).collect();
@@ -571,11 +583,24 @@ fn graph(
         let cycle = a_cycle(&rows, &index, &stuck);
         let first = &rows[cycle[0] as usize];
         let ids: Vec<&str> = cycle.iter().map(|&i| rows[i as usize].id).collect();
+        // A long cycle is said by its ends: the message stays a line, not megabytes.
+        const SHOWN: usize = 8;
+        let chain = if ids.len() > 2 * SHOWN {
+            format!(
+                "{} waits for … ({} more flows) … waits for {}",
+                ids[..SHOWN].join(" waits for "),
+                ids.len() - 2 * SHOWN,
+                ids[ids.len() - SHOWN..].join(" waits for ")
+            )
+        } else {
+            ids.join(" waits for ")
+        };
         return Err(first.place.error(
             file,
             format!(
-                "the flows wait for each other in a cycle: {} waits for {}, so none can start",
-                ids.join(" waits for "),
+                "the flows wait for each other in a cycle of {}: {chain} waits for {}, so none \
+                 can start",
+                ids.len(),
                 ids[0]
             ),
         ));
@@ -736,7 +761,7 @@ mod tests {
         let cases = [
             (
                 format!("{HEADER}a,0,1,10,0,,\nb,1,2,10,,a c,\nc,1,2,10,,b,\n"),
-                "d.csv:3: the flows wait for each other in a cycle: b waits for c waits for b",
+                "d.csv:3: the flows wait for each other in a cycle of 2: b waits for c waits for b",
             ),
             (
                 format!("{HEADER}a,0,1,10,0,,\nb,1,2,10,,zz,\n"),
@@ -765,6 +790,10 @@ mod tests {
             (
                 "id,src,dst,size_bytes,after\n".to_string(),
                 "d.csv:1: the header has no `start_ns` column",
+            ),
+            (
+                "id,src,dst,size_bytes,start_ns,after,dealy_ns\na,0,1,10,0,,\n".to_string(),
+                "d.csv:1: the header's `dealy_ns` is not a column of a DAG file",
             ),
         ];
         for (text, want) in cases {
@@ -813,7 +842,7 @@ mod tests {
                     flow("b", r#", "after": ["a", "c"]"#),
                     flow("c", r#", "after": ["b"]"#)
                 ),
-                "d.json: flow at index 1: the flows wait for each other in a cycle: b waits for \
+                "d.json: flow at index 1: the flows wait for each other in a cycle of 2: b waits for \
                  c waits for b",
             ),
             (
