@@ -228,6 +228,20 @@ pub enum Expect {
 }
 
 impl Expect {
+    /// Why the expectation could never be decided as meant, if so: a tolerance or a bound
+    /// below 0 (a ratio of two non-negative metrics never is), or not a finite number.
+    fn invalid(&self) -> Option<&'static str> {
+        match *self {
+            Expect::Near(t) if !(t.is_finite() && t >= 0.0) => {
+                Some("{ near = T }: a tolerance T of 0 or more (0.05 is within 5 %)")
+            }
+            Expect::AtMost(b) | Expect::AtLeast(b) if !(b.is_finite() && b >= 0.0) => {
+                Some("a bound of 0 or more: a ratio of two non-negative metrics is never below 0")
+            }
+            _ => None,
+        }
+    }
+
     pub fn holds(self, ratio: f64) -> bool {
         match self {
             Expect::Above => ratio > 1.0,
@@ -279,7 +293,11 @@ impl Metric {
         let mut parts = self.text.split('/').map(|p| lookup(summary, p.trim()));
         let first = parts.next()??;
         match parts.next() {
-            Some(d) => Some(first / d?),
+            // Two zeros (no drops of no packets) are equal, as a check's two sides are.
+            Some(d) => match d? {
+                0.0 if first == 0.0 => Some(1.0),
+                d => Some(first / d),
+            },
             None => Some(first),
         }
     }
@@ -576,6 +594,14 @@ pub(super) fn validate(
                     .map_err(|e| invalid(file, &format!("{}.metric", at(side)), m, &e))?;
             }
         }
+        if let Some(why) = c.expect.invalid() {
+            return Err(invalid(
+                file,
+                &at("expect"),
+                &format!("{:?}", c.expect),
+                why,
+            ));
+        }
         let list = c.metric_list();
         let sides_have_metrics =
             c.num.metric().is_some() && c.den.as_ref().is_none_or(|d| d.metric().is_some());
@@ -672,6 +698,14 @@ mod tests {
         assert_eq!(v("fct_by_size.1.p99_fct_us"), None);
         assert_eq!(v("fct_by_size.7.p99_fct_us"), None);
         assert_eq!(v("rct_us"), None);
+        // Two zeros are equal; a zero denominator alone is not a number.
+        let zeros = serde_json::json!({ "drops": 0, "timeouts": 3 });
+        let v0 = |m: &str| Metric::parse(m).unwrap().value(&zeros);
+        assert_eq!(v0("drops / drops"), Some(1.0));
+        assert_eq!(v0("timeouts / drops"), Some(f64::INFINITY));
+        assert!(Expect::Near(-1.0).invalid().is_some());
+        assert!(Expect::AtMost(0.0).invalid().is_none());
+        assert!(Expect::AtLeast(f64::NAN).invalid().is_some());
         for bad in [
             "avg_fct",
             "fct_by_size.x.p99_fct_us",
@@ -696,6 +730,7 @@ mod tests {
             (Expect::Below, 0.9, true),
             (Expect::Below, 1.1, false),
             (Expect::Near(0.05), 1.04, true),
+            (Expect::Near(0.0), 1.0, true),
             (Expect::Near(0.05), 0.94, false),
             (Expect::AtMost(1.1), 1.1, true),
             (Expect::AtMost(1.1), 0.2, true),
