@@ -160,6 +160,18 @@ pub fn record_report(report: &Path, plots: &[PathBuf]) -> Result<()> {
 /// into such a folder only in place of its own. (A marker without a list, from an irn older
 /// than it, cannot tell: such a folder's entries count as irn's.)
 pub fn guard_own_entries(dir: &Path, names: &[&str]) -> Result<()> {
+    // A folder where irn writes a file (a name with an extension) cannot be replaced by it,
+    // whoever made it: refused now rather than after every run.
+    let folders: Vec<PathBuf> = (names.iter())
+        .filter(|n| n.contains('.') && dir.join(n).is_dir())
+        .map(|n| dir.join(n))
+        .collect();
+    if !folders.is_empty() {
+        bail!(
+            "{}: a folder where irn writes a file; move or rename it, or choose another --out",
+            join_paths(&folders)
+        );
+    }
     let listed = Marker::read(dir).and_then(|m| m.files);
     let Some(listed) = listed else {
         return Ok(());

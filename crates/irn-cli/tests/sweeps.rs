@@ -413,3 +413,28 @@ fn sweep_errors_name_the_sweep_files_key() {
     );
     assert!(!dir.join("results").exists());
 }
+
+/// A folder where the sweep writes `sweep.csv` is refused before any run, and kept as it is.
+#[test]
+fn a_folder_where_a_table_goes_is_refused_before_any_run() {
+    let dir = setup("folder-in-the-way");
+    ok(&irn(&["sweep", "sweep.toml", "--out", "out"], &dir));
+    let table = dir.join("out/sweep.csv");
+    std::fs::remove_file(&table).unwrap();
+    std::fs::create_dir(&table).unwrap();
+    std::fs::write(table.join("mine.txt"), "mine").unwrap();
+    let o = irn(&["sweep", "sweep.toml", "--out", "out", "--fresh"], &dir);
+    let err = refused(&o);
+    assert!(
+        err.contains("sweep.csv: a folder where irn writes a file"),
+        "{err}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("runs"),
+        "ran first"
+    );
+    assert_eq!(
+        std::fs::read_to_string(table.join("mine.txt")).unwrap(),
+        "mine"
+    );
+}
