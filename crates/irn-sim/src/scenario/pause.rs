@@ -188,10 +188,7 @@ pub(super) fn controls(
         ports.sort_unstable();
         ports.dedup();
         if ports.is_empty() {
-            let written = match &c.ports {
-                PortSelection::One(s) => format!("{s:?}"),
-                PortSelection::Many(v) => format!("{v:?}"),
-            };
+            let written = written_ports(&c.ports);
             return Err(invalid(
                 file,
                 &key("ports"),
@@ -207,7 +204,7 @@ pub(super) fn controls(
                 return Err(invalid(
                     file,
                     &key("ports"),
-                    &format!("{:?}", c.ports),
+                    &written_ports(&c.ports),
                     &format!(
                         "port {} is a host's: pause control runs on switch inputs",
                         p.0
@@ -218,7 +215,7 @@ pub(super) fn controls(
                 return Err(invalid(
                     file,
                     &key("ports"),
-                    &format!("{:?}", c.ports),
+                    &written_ports(&c.ports),
                     &format!("port {} already has a pause control", p.0),
                 ));
             }
@@ -601,6 +598,14 @@ pub(super) fn sources(
     }
     out.dedup_by_key(|c| c.host);
     Ok(out)
+}
+
+/// A `ports` selection as the file writes it: `"host"` or `["switch:1", "host"]`.
+fn written_ports(ports: &PortSelection) -> String {
+    match ports {
+        PortSelection::One(s) => format!("{s:?}"),
+        PortSelection::Many(v) => format!("{v:?}"),
+    }
 }
 
 #[cfg(test)]

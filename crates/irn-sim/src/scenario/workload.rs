@@ -518,7 +518,12 @@ fn dag_flows(
         }
     };
     let (flows, dag) = read.map_err(|e| invalid(file, key, &shown, &e.to_string()))?;
-    let flows = require_flows(file, (key, &shown), "it lists no flows", flows)?;
+    let flows = require_flows(
+        file,
+        (key, shown.trim_matches('"')),
+        "it lists no flows",
+        flows,
+    )?;
     Ok((flows, dag))
 }
 
