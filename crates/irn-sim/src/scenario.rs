@@ -1225,7 +1225,7 @@ mod tests {
             ),
             (
                 set("topology.hosts=8\nseed=3"),
-                "the value holds a line break: give one key=value per --set",
+                "the value holds a line break and a second key: give one key=value per --set",
             ),
             (
                 set("seed=18446744073709551615"),

@@ -10,13 +10,15 @@ pub(super) fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
         return Err("empty key".into());
     }
     let value = value.trim();
-    // `v = 8\nseed = 3` would read as two keys, and the second would be lost: one key a --set.
-    if value.contains(['\n', '\r']) {
-        return Err("the value holds a line break: give one key=value per --set".into());
+    let table = toml::from_str::<toml::Table>(&format!("v = {value}")).ok();
+    // `8\nseed = 3` reads as a second key after the value, which would be lost: one key a
+    // --set (a multi-line string, such as an inline CSV, is one value).
+    if table.as_ref().is_some_and(|t| t.len() > 1) {
+        return Err(
+            "the value holds a line break and a second key: give one key=value per --set".into(),
+        );
     }
-    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"));
+    let parsed = table.and_then(|mut t| t.remove("v"));
     let number = value.strip_prefix(['-', '+']).unwrap_or(value);
     match parsed {
         Some(v) => Ok((key.to_string(), v)),
