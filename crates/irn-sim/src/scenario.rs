@@ -57,7 +57,7 @@ pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection}
 
 use error::{
     auto_or_at_least, check_keys, duration_in, invalid, link_rate, min_frame_floor, parse_key,
-    rate_in, real, require, shown,
+    rate_in, real, require, shown, SET,
 };
 use overrides::{parse_override, set_dotted};
 
@@ -783,7 +783,7 @@ fn validate(
         // A lost packet would leave its credit counted upstream and never at the input.
         let (key, value) = match s.topology.loss_rate {
             Some(rate) => ("topology.loss_rate", rate.to_string()),
-            None if !s.topology.lossy_link.is_empty() => ("topology.lossy_link", "(set)".into()),
+            None if !s.topology.lossy_link.is_empty() => ("topology.lossy_link", SET.into()),
             None => (
                 "topology.file",
                 format!("{:?}", s.topology.file.as_deref().unwrap_or("")),
@@ -1030,7 +1030,7 @@ fn failures_timeline(
         return Err(invalid(
             file,
             "failures",
-            "(set)",
+            SET,
             "not with `[switch] credits`: a packet lost to a failure would keep its credit",
         ));
     }

@@ -13,7 +13,7 @@
 
 use super::switch::CreditRuleKind;
 use super::{
-    auto_or_at_least, invalid, min_frame_floor, ScenarioError, ScenarioFile, SwitchModelKind,
+    auto_or_at_least, invalid, min_frame_floor, ScenarioError, ScenarioFile, SwitchModelKind, SET,
 };
 use crate::credits::{
     blocks, free_blocks, Counters, CreditConfig, CreditRule, BLOCK_BYTES, MAX_COUNTER_BITS,
@@ -161,7 +161,7 @@ fn no_credit_keys(s: &ScenarioFile, file: &str) -> Result<(), ScenarioError> {
         Some((key, _)) => Err(invalid(
             file,
             &format!("switch.{key}"),
-            "(set)",
+            SET,
             "applies only with switch.credits = true",
         )),
         None => Ok(()),

@@ -11,7 +11,7 @@ pub enum ScenarioError {
     Read { file: String, error: std::io::Error },
     #[error("{file}: {message}")]
     Syntax { file: String, message: String },
-    /// A key's value is not allowed; a `value` of `"(set)"` says only that the key is set (it
+    /// A key's value is not allowed; a `value` of [`SET`] says only that the key is set (it
     /// does not apply where it is), an empty one says nothing of a value (the error is about
     /// the whole key).
     #[error("{file}: {key}{}: {allowed}", value_after_key(value))]
@@ -23,10 +23,14 @@ pub enum ScenarioError {
     },
 }
 
+/// The value of an [`ScenarioError::Invalid`] about a key that is set where it does not
+/// apply: the error says the key "is set" instead of showing a value.
+pub(super) const SET: &str = "(set)";
+
 /// How an [`ScenarioError::Invalid`] shows its value after the key.
 fn value_after_key(value: &str) -> String {
     match value {
-        "(set)" => " is set".to_string(),
+        SET => " is set".to_string(),
         "" => String::new(),
         v => format!(" = {v}"),
     }
@@ -64,7 +68,7 @@ pub(super) fn check_keys(
         Some((key, _, _)) => Err(invalid(
             file,
             &format!("{section}.{key}"),
-            "(set)",
+            SET,
             &format!(
                 "does not apply to {section}.{selector} = \"{kind}\": remove it (where a \
                  [[compare]] variant or --set changes the {selector}, set the whole section, \

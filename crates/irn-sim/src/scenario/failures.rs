@@ -20,7 +20,7 @@
 use irn_core::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
-use super::{duration_in, invalid, parse_key, ScenarioError};
+use super::{duration_in, invalid, parse_key, ScenarioError, SET};
 use crate::failures::{
     find_link, switch_links, Failures, RandomFailures, ScheduledFailure, Timeline, ToFailed,
 };
@@ -91,7 +91,7 @@ impl FailuresSection {
             return Err(invalid(
                 file,
                 &format!("failures.{key}"),
-                "(set)",
+                SET,
                 "applies to random failures only: set failures.fraction too",
             ));
         }

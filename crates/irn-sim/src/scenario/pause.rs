@@ -29,7 +29,9 @@ use serde::{Deserialize, Serialize};
 
 use super::monitor::{select, PortSelection};
 use super::switch::PfcFramesKind;
-use super::{duration_in, invalid, min_frame_floor, parse_key, shown, ScenarioError, ScenarioFile};
+use super::{
+    duration_in, invalid, min_frame_floor, parse_key, shown, ScenarioError, ScenarioFile, SET,
+};
 use crate::config::SwitchModel;
 use crate::ids::HostIdx;
 use crate::pause::{
@@ -158,7 +160,7 @@ pub(super) fn controls(
         return Err(invalid(
             file,
             "pause_control",
-            "(set)",
+            SET,
             "pause control needs switch.model = \"input-queued\": it watches one input's own buffer",
         ));
     }
@@ -412,7 +414,7 @@ fn rule(
         return Err(invalid(
             file,
             &key(k),
-            "(set)",
+            SET,
             &format!("does not apply to rule = \"{kind}\""),
         ));
     }

@@ -33,7 +33,7 @@ use std::path::Path;
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 
-use super::{check_keys, duration_in, invalid, link_rate, require, resolve, ScenarioError};
+use super::{check_keys, duration_in, invalid, link_rate, require, resolve, ScenarioError, SET};
 use crate::loss::LinkLoss;
 use crate::topology::{Clos3, ClosLinks, Rail, Topology, TopologyError, MAX_PATHS};
 
@@ -347,7 +347,7 @@ impl TopologySection {
                 return Err(invalid(
                     file,
                     &format!("{at}.{name}"),
-                    "(set)",
+                    SET,
                     &match *name {
                         "routing" => "a site takes no routing: a wan routes by shortest paths, \
                                       one routing for both sites"
@@ -365,7 +365,7 @@ impl TopologySection {
             return Err(invalid(
                 file,
                 &format!("{at}.paths"),
-                "(set)",
+                SET,
                 &format!(
                     "applies only with {at}.routing = \"k-shortest\" or \"up-down\" (paths per \
                      pair of edge switches); routing is \"shortest\""

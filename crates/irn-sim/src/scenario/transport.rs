@@ -29,7 +29,7 @@ pub use go_back_n::TxWindow;
 use super::error::{did_you_mean, written};
 use super::{
     duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind, ScenarioError,
-    ScenarioFile,
+    ScenarioFile, SET,
 };
 use crate::config::{bdp_cap_packets, BdpCapScope, EcnConfig};
 use crate::topology::Topology;
@@ -262,7 +262,7 @@ pub(super) fn build(
         return Err(invalid(
             file,
             "transport.mp_rdma",
-            "(set)",
+            SET,
             "applies only with transport.kind = \"mp-rdma\"",
         ));
     }
@@ -752,7 +752,7 @@ fn apply_params(
             return Err(invalid(
                 file,
                 &full,
-                "(set)",
+                SET,
                 &format!(
                     "unknown parameter; allowed: {allowed}{}",
                     did_you_mean(key, names.iter().copied())
@@ -853,7 +853,7 @@ fn cc_config(
             return Err(invalid(
                 file,
                 &format!("transport.{name}"),
-                "(set)",
+                SET,
                 &format!("applies only with transport.cc = \"{name}\""),
             ));
         }
@@ -957,7 +957,7 @@ fn cc_config(
                     return Err(invalid(
                         file,
                         "transport.timely.segment",
-                        "(set)",
+                        SET,
                         "applies only with transport.timely.update = \"per-segment\"",
                     ))
                 }

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     check_keys, invalid, parse_key, require, resolve, ScenarioError, ScenarioFile, TransportKind,
+    SET,
 };
 use crate::ids::HostIdx;
 use crate::topology::Topology;
@@ -250,7 +251,7 @@ impl WorkloadSection {
             return Err(invalid(
                 file,
                 "workload.background_duration",
-                "(set)",
+                SET,
                 "applies only with workload.background_load (the background traffic's load), \
                  which is not set",
             ));
@@ -296,7 +297,7 @@ impl WorkloadSection {
                 return Err(invalid(
                     file,
                     "workload.csv",
-                    "(set)",
+                    SET,
                     "give the flows in workload.file or in workload.csv, not both",
                 ))
             }
