@@ -11,7 +11,7 @@ pub enum ScenarioError {
     Read { file: String, error: std::io::Error },
     #[error("{file}: {message}")]
     Syntax { file: String, message: String },
-    /// A key's value is not allowed; a `value` of [`SET`] says only that the key is set (it
+    /// A key's value is not allowed; a `value` of `"(set)"` says only that the key is set (it
     /// does not apply where it is), an empty one says nothing of a value (the error is about
     /// the whole key).
     #[error("{file}: {key}{}: {allowed}", value_after_key(value))]
