@@ -165,6 +165,8 @@ pub struct Experiment {
     /// What the report says under the title.
     pub note: Option<String>,
     text: String,
+    /// `name=<file stem>` when the text sets no `name`, given before every other override.
+    named: Vec<String>,
     /// Names the file in errors.
     pub file: String,
     base_dir: PathBuf,
@@ -207,6 +209,7 @@ impl Experiment {
             paper_key: "eunomia",
             note: Some(note.to_string()),
             text: String::new(),
+            named: Vec::new(),
             file: format!("{id} (an in-process model)"),
             base_dir: PathBuf::new(),
             points,
@@ -228,7 +231,10 @@ impl Experiment {
         base_dir: &Path,
         paper_key: &'static str,
     ) -> Result<Self> {
-        let sc = scenario::parse(&text, file, base_dir, &[])?;
+        let named: Vec<String> = scenario::file_name_default(Path::new(file), &text)
+            .into_iter()
+            .collect();
+        let sc = scenario::parse(&text, file, base_dir, &named)?;
         let e = sc.experiment.unwrap_or_default();
         let metric = |m: &str| Metric::parse(m).map_err(anyhow::Error::msg);
         let mut checks = Vec::new();
@@ -318,6 +324,7 @@ impl Experiment {
             paper_key,
             note: e.note,
             text,
+            named,
             file: file.to_string(),
             base_dir: base_dir.to_path_buf(),
             points,
@@ -366,11 +373,12 @@ impl Experiment {
 
     /// The scenario's runs at one point of the grid, with `overrides` over it.
     pub fn runs(&self, overrides: &[String]) -> Result<scenario::Scenario> {
+        let overrides: Vec<String> = (self.named.iter().chain(overrides)).cloned().collect();
         Ok(scenario::parse(
             &self.text,
             &self.file,
             &self.base_dir,
-            overrides,
+            &overrides,
         )?)
     }
 

@@ -160,6 +160,14 @@ pub fn load(dir: &Path) -> Result<Results> {
         bail!("{}: no such folder", dir.display());
     }
     let comparison_csv = dir.join("comparison.csv");
+    for path in [&comparison_csv, &dir.join("summary.json")] {
+        if path.exists() && !path.is_file() {
+            bail!(
+                "{}: not a file, where irn writes a results file; give a folder irn run wrote",
+                path.display()
+            );
+        }
+    }
     if comparison_csv.is_file() {
         return load_comparison(dir, &comparison_csv);
     }

@@ -193,6 +193,15 @@ impl Identity {
         differing_keys(&variants(self), &variants(other), "", &mut keys);
         keys
     }
+
+    /// The seed of each point's run folders: its seeds, or `None` (the scenario's) alone.
+    fn seed_slots(&self) -> Vec<Option<u64>> {
+        if self.seeds.is_empty() {
+            vec![None]
+        } else {
+            self.seeds.iter().copied().map(Some).collect()
+        }
+    }
 }
 
 /// Appends to `out` the dotted paths below `path` where `a` and `b` differ.
@@ -719,11 +728,7 @@ fn monitored_runs(dir: &Path) -> Result<Vec<(PathBuf, Vec<Monitored>)>> {
     let Ok(identity) = sweep_identity(dir) else {
         return Ok(Vec::new());
     };
-    let seeds: Vec<Option<u64>> = if identity.seeds.is_empty() {
-        vec![None]
-    } else {
-        identity.seeds.iter().copied().map(Some).collect()
-    };
+    let seeds = identity.seed_slots();
     let several = identity.variants.len() > 1;
     let mut groups = Vec::new();
     for point in &identity.points {
@@ -788,11 +793,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
         if grid.is_none() {
             grid = Some(identity_grid(dir, &identity)?);
         }
-        let seeds: Vec<Option<u64>> = if identity.seeds.is_empty() {
-            vec![None]
-        } else {
-            identity.seeds.iter().copied().map(Some).collect()
-        };
+        let seeds = identity.seed_slots();
         let mut found = 0;
         for (p, point) in identity.points.iter().enumerate() {
             for (s, &seed) in seeds.iter().enumerate() {
@@ -832,6 +833,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
     let (Some(grid), Some((_, identity))) = (grid, first) else {
         bail!("irn report takes at least one sweep folder");
     };
+    let missing = missing_runs(&identity, &rows);
     let out = a.out.clone().unwrap_or_else(|| a.dirs[0].clone());
     let _lock = output::lock(&out)?;
     claim_folder(&out, Writer::Report)?;
@@ -846,8 +848,41 @@ pub fn report(a: ReportArgs) -> Result<()> {
         })
         .collect();
     table::write_tables(&out, &grid, &runs)?;
-    outln!("{}: {} runs", out.join("sweep.csv").display(), runs.len());
+    if let Some(first) = missing.first() {
+        errln!(
+            "warning: {} of the sweep's {} runs {} in none of these folders and left out (the \
+             first: {}); give every shard's folder, or run the sweep again to finish them",
+            missing.len(),
+            missing.len() + runs.len(),
+            if missing.len() == 1 { "is" } else { "are" },
+            first.display()
+        );
+        outln!(
+            "{}: {} of {} runs",
+            out.join("sweep.csv").display(),
+            runs.len(),
+            missing.len() + runs.len()
+        );
+    } else {
+        outln!("{}: {} runs", out.join("sweep.csv").display(), runs.len());
+    }
     Ok(())
+}
+
+/// The runs of the sweep `identity` names that `rows` lacks, as paths below a sweep folder.
+fn missing_runs(identity: &Identity, rows: &Rows) -> Vec<PathBuf> {
+    let seeds = identity.seed_slots();
+    let mut missing = Vec::new();
+    for (p, point) in identity.points.iter().enumerate() {
+        for (s, &seed) in seeds.iter().enumerate() {
+            for (v, variant) in identity.variants.keys().enumerate() {
+                if !rows.contains_key(&(p, s, v)) {
+                    missing.push(run_path(point, seed, variant).join("summary.json"));
+                }
+            }
+        }
+    }
+    missing
 }
 
 /// The grid of a sweep folder's [`Identity`], its points checked against the folder names

@@ -445,3 +445,17 @@ fn a_check_without_variants_is_told_its_one_runs_name() {
         "{err}"
     );
 }
+
+/// A file without `name` is named by its file, as `irn run` names it: its figure, its folder
+/// and its one run.
+#[test]
+fn a_file_without_a_name_is_named_by_the_file() {
+    let dir = scratch("check-nameless");
+    let text = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nduration = \"50us\"\n\
+                [[check]]\nnum = \"nameless\"\nmetric = \"flows_total\"\nexpect = { at_least = 1 }\n";
+    std::fs::write(dir.join("nameless.toml"), text).unwrap();
+    let out = ok(&irn(&["check", "nameless.toml", "--out", "c"], &dir));
+    assert!(out.contains("\nnameless "), "{out}");
+    let summary = std::fs::read_to_string(dir.join("c/nameless/50us/all/nameless/summary.json"));
+    assert!(summary.unwrap().contains("\"scenario\": \"nameless\""));
+}

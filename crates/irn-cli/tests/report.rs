@@ -307,6 +307,10 @@ fn errors_name_the_folder_or_file() {
     assert!(err.contains("empty is not an irn results folder"), "{err}");
     assert!(!dir.join("empty/report.html").exists());
 
+    std::fs::create_dir_all(dir.join("odd/comparison.csv")).unwrap();
+    let err = fail(&["plot", "odd"]);
+    assert!(err.contains("comparison.csv: not a file"), "{err}");
+
     let err = fail(&["plot", "missing"]);
     assert!(err.contains("missing: no such folder"), "{err}");
 

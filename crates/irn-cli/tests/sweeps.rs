@@ -192,6 +192,14 @@ fn seeded_sweeps_resume_shard_and_merge() {
     assert!(merged.contains("m/sweep.csv: 8 runs"), "{merged}");
     assert_eq!(csv("m", "sweep.csv"), whole_csv);
     assert_eq!(csv("m", "sweep_summary.csv"), whole_summary);
+    // One shard alone: its runs, and a warning that names what is missing.
+    let half = irn(&["report", "a", "--out", "half"], &dir);
+    assert!(ok(&half).contains("half/sweep.csv: 4 of 8 runs"));
+    let warning = String::from_utf8_lossy(&half.stderr);
+    assert!(
+        warning.contains("4 of the sweep's 8 runs are in none of these folders and left out"),
+        "{warning}"
+    );
     // Shards of other seeds are another sweep.
     let err = refused(&irn(&["report", "a", "more"], &dir));
     assert!(

@@ -245,7 +245,11 @@ pub struct FlowRecord {
     pub src: HostIdx,
     pub dst: HostIdx,
     pub size_bytes: u64,
+    /// When it started; for a flow that waits for others and never started (a flow it waits
+    /// for did not finish), when it could have started at the earliest.
     pub start: Time,
+    /// `false` for a flow that waited for others and never started.
+    pub started: bool,
     /// When the receiver completed the message; `None` if the run ended first.
     pub received_at: Option<Time>,
     /// When the sender learned every byte was acknowledged.
@@ -283,7 +287,8 @@ pub struct FlowRow {
     pub src: u32,
     pub dst: u32,
     pub size_bytes: u64,
-    pub start_us: f64,
+    /// Empty for a flow that waited for others and never started.
+    pub start_us: Option<f64>,
     /// Empty when the flow did not finish.
     pub fct_us: Option<f64>,
     /// Until the sender saw the last ACK.
@@ -832,11 +837,14 @@ fn rct_us(measured: &[&FlowRow], end_us: f64) -> Rct {
     }
     let first = flows
         .iter()
-        .map(|r| r.start_us)
+        .filter_map(|r| r.start_us)
         .fold(f64::INFINITY, f64::min);
     let last = flows
         .iter()
-        .map(|r| r.fct_us.map_or(end_us, |fct| r.start_us + fct))
+        .map(|r| match (r.start_us, r.fct_us) {
+            (Some(start), Some(fct)) => start + fct,
+            _ => end_us,
+        })
         .fold(f64::NEG_INFINITY, f64::max);
     let censored = last - first;
     let known = flows.iter().all(|r| r.fct_us.is_some());
@@ -987,7 +995,7 @@ impl RunResult {
                     src: r.src.0,
                     dst: r.dst.0,
                     size_bytes: r.size_bytes,
-                    start_us: us(r.start - Time::ZERO),
+                    start_us: r.started.then(|| us(r.start - Time::ZERO)),
                     fct_us: fct.map(us),
                     sender_fct_us: r.acked_at.map(|t| us(t - r.start)),
                     ideal_fct_us: us(ideal),
@@ -1187,7 +1195,7 @@ mod tests {
             src: 0,
             dst: 1,
             size_bytes: 1,
-            start_us,
+            start_us: Some(start_us),
             fct_us,
             sender_fct_us: None,
             ideal_fct_us: 1.0,

@@ -192,9 +192,10 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError
     parse(&text, &path.display().to_string(), &base_dir, &named)
 }
 
-/// `name=<file stem>` for a scenario file whose text sets no `name`; `None` when it sets one
-/// (or is not TOML: `parse` says what is wrong with it).
-fn file_name_default(path: &Path, text: &str) -> Option<String> {
+/// `name=<file stem>` for a scenario file whose text sets no `name`, an override to give
+/// [`parse`] first; `None` when it sets one (or is not TOML: `parse` says what is wrong with
+/// it).
+pub fn file_name_default(path: &Path, text: &str) -> Option<String> {
     let table: toml::Table = toml::from_str(text).ok()?;
     let stem = path.file_stem()?.to_string_lossy();
     (!table.contains_key("name")).then(|| format!("name={}", toml::Value::from(stem.as_ref())))
@@ -242,8 +243,8 @@ pub fn parse(
         // The variants are read from the file before any override applies.
         if key == "compare" || key.starts_with("compare.") {
             return Err(syntax(format!(
-                "--set {key}: the variants are the file's [[compare]] tables; --set cannot \
-                 change them (it applies to every variant)"
+                "--set {key}: the variants are the file's [[compare]] tables, which an \
+                 override cannot change (it applies to every variant); edit the file"
             )));
         }
         let own = key.split('.').next().unwrap_or_default();
@@ -1148,7 +1149,7 @@ mod tests {
         assert_eq!(sc.runs[0].name, "b");
         for key in ["compare=[]", "compare.name=\"x\""] {
             let err = set(&[key]).unwrap_err().to_string();
-            assert!(err.contains("--set cannot change them"), "{key}: {err}");
+            assert!(err.contains("an override cannot change"), "{key}: {err}");
         }
         let err = set(&["name=5"]).unwrap_err().to_string();
         assert!(

@@ -137,19 +137,19 @@ fn a_diamond_starts_each_flow_when_its_last_parent_finishes() {
     let r = run(&format!(
         "{STAR}[workload]\nkind = \"dag\"\ncsv = \"{csv}\"\n"
     ));
-    let end = |f: &FlowRow| f.start_us + f.fct_us.unwrap();
+    let end = |f: &FlowRow| f.start_us.unwrap() + f.fct_us.unwrap();
     let (a, b, c, d) = (
         flow(&r.flows, 0, 1),
         flow(&r.flows, 1, 2),
         flow(&r.flows, 1, 3),
         flow(&r.flows, 2, 3),
     );
-    assert_eq!(a.start_us, 1.0);
-    assert!((b.start_us - end(a)).abs() < 1e-9, "{b:?}");
-    assert!((c.start_us - (end(a) + 0.5)).abs() < 1e-9, "{c:?}");
+    assert_eq!(a.start_us, Some(1.0));
+    assert!((b.start_us.unwrap() - end(a)).abs() < 1e-9, "{b:?}");
+    assert!((c.start_us.unwrap() - (end(a) + 0.5)).abs() < 1e-9, "{c:?}");
     // c carries more and starts later: it is d's last parent.
     assert!(end(c) > end(b));
-    assert!((d.start_us - (end(c) + 0.2)).abs() < 1e-9, "{d:?}");
+    assert!((d.start_us.unwrap() - (end(c) + 0.2)).abs() < 1e-9, "{d:?}");
     assert_eq!(r.summary.flows_incomplete, 0);
     // flows.csv names each flow by its id in the file.
     let ids: Vec<Option<&str>> = [a, b, c, d]
@@ -161,6 +161,22 @@ fn a_diamond_starts_each_flow_when_its_last_parent_finishes() {
 
 /// The diamond as a JSON file (found by its extension, or by `format` whatever its name) runs
 /// as the CSV does, flow for flow.
+/// A flow whose parent is cut off by the drain limit never starts: `flows.csv` leaves its
+/// start empty rather than saying when it could have started.
+#[test]
+fn a_flow_whose_parent_never_finishes_has_no_start() {
+    let csv = "id,src,dst,size_bytes,start_ns,after,delay_ns\\n\
+               a,0,1,10000000,1000,,\\n\
+               b,1,2,5000,,a,\\n";
+    let r = run(&format!(
+        "{STAR}[workload]\nkind = \"dag\"\ncsv = \"{csv}\"\n[run]\ndrain_limit = \"20us\"\n"
+    ));
+    let (a, b) = (flow(&r.flows, 0, 1), flow(&r.flows, 1, 2));
+    assert_eq!((a.start_us, a.fct_us), (Some(1.0), None));
+    assert_eq!((b.start_us, b.fct_us), (None, None), "{b:?}");
+    assert_eq!(r.summary.flows_incomplete, 2);
+}
+
 #[test]
 fn a_json_dag_runs_as_its_csv() {
     let dir = std::env::temp_dir().join(format!("irn-json-dag-{}", std::process::id()));
@@ -227,6 +243,11 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
             "twice.csv",
             format!("{header}a,0,1,10,0,,\na,1,2,10,0,,\n"),
             "twice.csv:3: id `a` is already the flow of line 2",
+        ),
+        (
+            "huge.csv",
+            format!("{header}a,0,1,4294967296,0,,\n"),
+            "huge.csv:2: size_bytes 4294967296 is above the flow-size limit",
         ),
     ];
     let flow = |id: &str, rest: &str| {
@@ -396,7 +417,7 @@ fn failures_keep_coming_while_a_dag_runs() {
     let end_us = r
         .flows
         .iter()
-        .map(|f| f.start_us + f.fct_us.unwrap())
+        .map(|f| f.start_us.unwrap() + f.fct_us.unwrap())
         .fold(0.0, f64::max);
     assert!(end_us > 2000.0, "the chain runs {end_us} us");
     // One of the 4 leaf-spine links fails every 100 us from 0 until the run ends.

@@ -247,6 +247,7 @@ fn malformed_flow_files_are_rejected_with_line_numbers() {
         ("1\nx 2 3 10 0\n", 2, "src `x` is not a node id"),
         ("1\n1 2 3 10.5 0\n", 2, "size_bytes `10.5` is not a whole number"),
         ("1\n1 2 3 0 0\n", 2, "size_bytes is 0"),
+        ("1\n1 2 3 2147483649 0\n", 2, "size_bytes 2147483649 is above the flow-size limit"),
         ("1\n1 2 high 10 0\n", 2, "pg `high` is not a whole number"),
         ("1\n1 2 3 -1 10 0\n", 2, "dport `-1` is not a whole number"),
         ("1\n1 2 3 10 2e-6\n", 2, "start_s `2e-6` is not a start time in seconds"),

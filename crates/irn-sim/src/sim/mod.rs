@@ -655,6 +655,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     .map(|r| r.started_at[i])
                     .filter(|&t| t != Releases::NOT_STARTED)
                     .unwrap_or(spec.start),
+                started: self.has_started(i),
                 received_at: f.received_at.get(),
                 acked_at: f.acked_at.get(),
                 retransmissions: counts.retransmissions,

@@ -643,15 +643,7 @@ fn flow<'a>(r: &'a RawFlow, hosts: u32) -> Result<(FlowSpec, Row<'a>), String> {
         ));
     }
     let size_text = need(3)?;
-    let size_bytes = match size_text.parse::<u64>() {
-        Ok(0) => return Err("size_bytes is 0: every flow carries at least one byte".into()),
-        Ok(b) => b,
-        Err(_) => {
-            return Err(format!(
-                "size_bytes `{size_text}` is not a whole number of bytes"
-            ))
-        }
-    };
+    let size_bytes = super::flow_size(size_text)?;
     let after: Vec<&str> = get(5).split_whitespace().collect();
     let ns = |k: usize| -> Result<Option<u64>, String> {
         match get(k) {

@@ -47,6 +47,23 @@ pub use verbs::{Verb, VerbMix};
 use crate::ids::HostIdx;
 use irn_core::time::Time;
 
+/// A flow file's `size_bytes` field read as a size: what is wrong with it, if anything (not a
+/// whole number, zero, or above [`cdf::MAX_FLOW_BYTES`]).
+pub(crate) fn flow_size(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("size_bytes is 0: every flow carries at least one byte".into()),
+        Ok(b) if b > cdf::MAX_FLOW_BYTES => Err(format!(
+            "size_bytes {b} is above the flow-size limit ({} B, 2 GiB, the RDMA message \
+             limit); split the message into several flows",
+            cdf::MAX_FLOW_BYTES
+        )),
+        Ok(b) => Ok(b),
+        Err(_) => Err(format!(
+            "size_bytes `{text}` is not a whole number of bytes"
+        )),
+    }
+}
+
 /// One flow to simulate: a single message from host `src` to host `dst` (HostIdx positions among hosts).
 ///
 /// Flows are plain values so that a workload can be compared, sorted and written out as a trace.

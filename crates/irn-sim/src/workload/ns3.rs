@@ -180,14 +180,8 @@ pub fn parse_flows(text: &str, name: &str, topo: &Topology) -> Result<Vec<FlowSp
         if n == 6 {
             whole("dport", fields[3])?;
         }
-        let size_bytes = whole("size_bytes", fields[n - 2])?;
-        if size_bytes == 0 {
-            return Err(Ns3Error::at(
-                name,
-                line,
-                "size_bytes is 0: every flow carries at least one byte",
-            ));
-        }
+        let size_bytes =
+            super::flow_size(fields[n - 2]).map_err(|why| Ns3Error::at(name, line, why))?;
         let start_text = fields[n - 1];
         let start_ps = seconds_to_ps(start_text).map_err(|why| {
             Ns3Error::at(

@@ -150,20 +150,8 @@ pub fn trace_text(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec>, W
             ));
         }
         let size_text = field(2)?;
-        let size_bytes: u64 = size_text.parse().map_err(|_| {
-            WorkloadError::at(
-                &file,
-                line,
-                format!("size_bytes `{size_text}` is not a whole number of bytes"),
-            )
-        })?;
-        if size_bytes == 0 {
-            return Err(WorkloadError::at(
-                &file,
-                line,
-                "size_bytes is 0: every flow carries at least one byte",
-            ));
-        }
+        let size_bytes =
+            super::flow_size(size_text).map_err(|why| WorkloadError::at(&file, line, why))?;
         let start_text = field(3)?;
         let start_ps = ns_to_ps(start_text).ok_or_else(|| {
             WorkloadError::at(
@@ -328,6 +316,11 @@ mod tests {
             ("0,4,100,0\n", 2, "dst 4 is not a host: there are 4 hosts"),
             ("9,1,100,0\n", 2, "src 9 is not a host"),
             ("0,1,0,0\n", 2, "size_bytes is 0"),
+            (
+                "0,1,3000000000,0\n",
+                2,
+                "size_bytes 3000000000 is above the flow-size limit",
+            ),
             ("0,1,100\n", 2, "missing column `start_ns`"),
             ("0,1,,5\n", 2, "missing column `size_bytes`"),
             ("0,1,100,0,7\n", 2, "5 fields"),
