@@ -463,15 +463,20 @@ pub fn on_interrupt(describe: impl Fn(&[PathBuf]) -> String + Send + 'static) {
 pub fn clean_up_on_signal() -> Result<()> {
     ctrlc::set_handler(|| {
         let live = live();
+        // Locks go too, but are irn's bookkeeping, not results: the message leaves them out.
+        let written: Vec<PathBuf> = (live.iter())
+            .filter(|p| !lock::is_lock(p))
+            .cloned()
+            .collect();
         let said = (ON_INTERRUPT.lock().unwrap_or_else(PoisonError::into_inner))
             .as_ref()
-            .map(|describe| describe(&live));
+            .map(|describe| describe(&written));
         for path in live.iter() {
             remove_path(path);
         }
-        let said = said.unwrap_or_else(|| match live.is_empty() {
+        let said = said.unwrap_or_else(|| match written.is_empty() {
             true => "nothing was being written".to_string(),
-            false => format!("removed the unfinished {}", join_paths(&live)),
+            false => format!("removed the unfinished {}", join_paths(&written)),
         });
         // On a terminal the line would otherwise follow a progress bar or the echoed `^C`.
         let fresh = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {

@@ -50,6 +50,16 @@ fn lock_path(dir: &Path) -> Option<PathBuf> {
     Some(parent_of(dir).join(format!(".{name}.irn-lock")))
 }
 
+/// Whether `path` is a lock file or its draft: irn's own bookkeeping, never named to the user
+/// as something removed.
+pub(super) fn is_lock(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    name.ends_with(".irn-lock")
+        || name
+            .rsplit_once('.')
+            .is_some_and(|(l, _)| l.ends_with(".irn-lock"))
+}
+
 /// The process id and command line a lock file holds; `None` for one irn cannot read.
 fn holder(path: &Path) -> Option<(u32, String)> {
     let text = fs::read_to_string(path).ok()?;
