@@ -153,6 +153,9 @@ pub enum Source {
     Model(Model),
 }
 
+/// `--quick`'s window for an experiment that names none and runs longer.
+const QUICK_WINDOW: irn_core::Duration = irn_core::Duration::from_ms(4);
+
 /// A scenario (or a model) and what it should show.
 pub struct Experiment {
     pub id: String,
@@ -174,6 +177,11 @@ pub struct Experiment {
     pub points: Vec<(String, Vec<String>)>,
     /// Seeds each run repeats with, averaged; `None`: windowed (one seed, convergence).
     pub repetitions: Option<u64>,
+    /// The scenario's own window, its `workload.duration` (20 ms when it has none): a full
+    /// run's first.
+    pub window: irn_core::Duration,
+    /// `--quick`'s window: `[experiment] quick_window`, else 4 ms or the scenario's own
+    /// window if that is shorter.
     pub quick_window: String,
     /// `[experiment] warmup`: simulated, unmeasured, before each window (`None`: a tenth of
     /// the window).
@@ -214,6 +222,7 @@ impl Experiment {
             base_dir: PathBuf::new(),
             points,
             repetitions: None,
+            window: irn_core::Duration::ZERO,
             quick_window: String::new(),
             warmup: None,
             cooldown: None,
@@ -236,6 +245,10 @@ impl Experiment {
             .collect();
         let sc = scenario::parse(&text, file, base_dir, &named)?;
         let e = sc.experiment.unwrap_or_default();
+        let window: irn_core::Duration = (sc.runs.first())
+            .and_then(|r| r.resolved.workload.duration.as_deref().map(str::parse))
+            .transpose()?
+            .unwrap_or(irn_core::Duration::from_ms(20));
         let metric = |m: &str| Metric::parse(m).map_err(anyhow::Error::msg);
         let mut checks = Vec::new();
         for c in &sc.checks {
@@ -329,7 +342,10 @@ impl Experiment {
             base_dir: base_dir.to_path_buf(),
             points,
             repetitions: e.repetitions,
-            quick_window: e.quick_window.unwrap_or_else(|| "4ms".into()),
+            window,
+            quick_window: e
+                .quick_window
+                .unwrap_or_else(|| QUICK_WINDOW.min(window).to_string()),
             warmup: e.warmup.as_deref().map(str::parse).transpose()?,
             cooldown: e.cooldown.as_deref().map(str::parse).transpose()?,
             chart: e.chart,

@@ -637,13 +637,7 @@ fn run_experiment(exp: &Experiment, engine: &Engine) -> Result<FigureResult> {
         let outcomes = outcomes(exp, &runs, &w)?;
         (w, None, runs, outcomes)
     } else {
-        let base: irn_core::Duration = exp
-            .runs(&[])?
-            .runs
-            .first()
-            .and_then(|r| r.resolved.workload.duration.as_deref().map(str::parse))
-            .transpose()?
-            .unwrap_or(irn_core::Duration::from_ms(20));
+        let base = exp.window;
         let max_window = plan.max_window.unwrap_or_else(|| exp.default_max_window());
         let mut window = base;
         let mut runs = run_window(Some(&window.to_string()))?;
@@ -1023,8 +1017,8 @@ pub struct CheckArgs {
     /// Scenario files with `[[check]]` sections (and optionally `[experiment]`).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Each experiment's quick window (`[experiment] quick_window`, default 4 ms) instead of
-    /// its own.
+    /// Each experiment's quick window (`[experiment] quick_window`, default 4 ms or its own
+    /// window if shorter) instead of its own.
     #[arg(long)]
     quick: bool,
     /// Check convergence: double the window (as `irn reproduce` does) up to this one until no

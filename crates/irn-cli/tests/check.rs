@@ -275,12 +275,13 @@ fn a_warmup_runs_before_each_window_unmeasured_and_a_cooldown_after_it() {
         "{md}"
     );
 
-    // `--quick` keeps its runs short: the window alone, its tenth unmeasured.
+    // `--quick` keeps its runs short: the window alone (the file's own 200 us, shorter than
+    // the default 4 ms), its tenth unmeasured.
     ok(&irn(&["check", "exp.toml", "--out", "q", "--quick"], &dir));
-    let quick = dir.join("q/slow-core/4ms/light/fast/summary.json");
+    let quick = dir.join("q/slow-core/200us/light/fast/summary.json");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(quick).unwrap()).unwrap();
-    assert_eq!(json["resolved_scenario"]["workload"]["duration"], "4ms");
+    assert_eq!(json["resolved_scenario"]["workload"]["duration"], "200us");
     assert!(json["resolved_scenario"]["run"]
         .get("measure_until")
         .is_none());
@@ -458,4 +459,12 @@ fn a_file_without_a_name_is_named_by_the_file() {
     assert!(out.contains("\nnameless "), "{out}");
     let summary = std::fs::read_to_string(dir.join("c/nameless/50us/all/nameless/summary.json"));
     assert!(summary.unwrap().contains("\"scenario\": \"nameless\""));
+    // `--quick` never runs longer than the file's own window.
+    ok(&irn(
+        &["check", "nameless.toml", "--quick", "--out", "q"],
+        &dir,
+    ));
+    assert!(dir
+        .join("q/nameless/50us/all/nameless/summary.json")
+        .is_file());
 }

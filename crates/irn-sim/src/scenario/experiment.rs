@@ -72,7 +72,7 @@ pub struct ExperimentSection {
     /// repeated with seeds 1 … `repetitions` and the metrics averaged, as IRN §4.4.3 does.
     /// Unset: the workload's window, checked for convergence.
     pub repetitions: Option<u64>,
-    /// The window `--quick` runs. Default 4 ms.
+    /// The window `--quick` runs. Default 4 ms, or the scenario's own window if shorter.
     pub quick_window: Option<String>,
     /// How long each window's runs simulate before the window starts, unmeasured, so the
     /// network reaches its steady state first: a run of window `W` has `W` + `warmup` of
