@@ -70,6 +70,7 @@ impl Performance {
 #[derive(Serialize)]
 struct SummaryFile<'a> {
     irn_version: &'static str,
+    irn_model: &'static str,
     scenario: &'a str,
     variant: &'a str,
     seed: u64,
@@ -791,6 +792,7 @@ impl Staging {
             .with_context(|| cannot(&path))?;
         let summary = SummaryFile {
             irn_version: env!("CARGO_PKG_VERSION"),
+            irn_model: irn_sim::MODEL_ID,
             scenario,
             variant: run.name,
             seed,
@@ -950,18 +952,23 @@ impl Drop for Staging {
     }
 }
 
-/// The metrics of a run finished earlier in `dir` for the same resolved scenario; `None` (run
-/// it) when the folder is missing, unreadable or holds another scenario's run. This is what
-/// lets `sweep` and `reproduce` resume without reusing a run of an edited scenario.
+/// The metrics of a run finished earlier in `dir` for the same resolved scenario by this
+/// simulator ([`irn_sim::MODEL_ID`]); `None` (run it) when the folder is missing, unreadable,
+/// or holds another scenario's run or another irn's. This is what lets `sweep` and `reproduce`
+/// resume without reusing a run of an edited scenario or of an earlier irn.
 pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
     #[derive(Deserialize)]
     struct SummaryFile {
+        #[serde(default)]
+        irn_model: String,
         metrics: Summary,
         resolved_scenario: serde_json::Value,
     }
     let text = irn_sim::input::read_text(&dir.join("summary.json"), irn_sim::input::RESULT).ok()?;
     let file: SummaryFile = serde_json::from_str(&text).ok()?;
-    (file.resolved_scenario == serde_json::to_value(resolved).ok()?).then_some(file.metrics)
+    let same = file.irn_model == irn_sim::MODEL_ID
+        && file.resolved_scenario == serde_json::to_value(resolved).ok()?;
+    same.then_some(file.metrics)
 }
 
 /// The metric columns of `comparison.csv` and `sweep.csv`: every key of any run's metrics, in

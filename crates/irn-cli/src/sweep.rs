@@ -540,7 +540,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         if a.fresh {
             "done before: --fresh"
         } else {
-            "done before for a scenario since changed"
+            "done before for a scenario or by an irn since changed"
         }
     );
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -581,7 +581,8 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     let mut records = Vec::new();
     for job in &all {
         if let Some(run) = read_run(&run_dir(&out, job))? {
-            if run.resolved == serde_json::to_value(&job.resolved)? {
+            let current = run.irn_model == irn_sim::MODEL_ID;
+            if current && run.resolved == serde_json::to_value(&job.resolved)? {
                 records.push((job.point, job.variant.as_str(), run));
             }
         }
@@ -692,6 +693,9 @@ fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[PathBuf], bars: &Bars) 
 /// apart (the wall-clock `performance` is left out: it differs between identical runs).
 #[derive(Deserialize, PartialEq, Debug)]
 struct RunRecord {
+    /// The simulator that made it ([`irn_sim::MODEL_ID`]; empty from an irn before the key).
+    #[serde(default)]
+    irn_model: String,
     seed: u64,
     metrics: Map<String, Value>,
     #[serde(rename = "resolved_scenario")]
@@ -834,6 +838,19 @@ pub fn report(a: ReportArgs) -> Result<()> {
         bail!("irn report takes at least one sweep folder");
     };
     let missing = missing_runs(&identity, &rows);
+    let mut made = rows.values();
+    if let Some((first_dir, first)) = made.next() {
+        if let Some((dir, run)) = made.find(|(_, r)| r.irn_model != first.irn_model) {
+            bail!(
+                "{} and {} were made by different irn builds (irn_model {:?} and {:?} in their \
+                 summary.json), whose numbers may differ; rerun the older shard with one irn",
+                first_dir.display(),
+                dir.display(),
+                first.irn_model,
+                run.irn_model
+            );
+        }
+    }
     let out = a.out.clone().unwrap_or_else(|| a.dirs[0].clone());
     let _lock = output::lock(&out)?;
     claim_folder(&out, Writer::Report)?;

@@ -165,6 +165,18 @@ fn seeded_sweeps_resume_shard_and_merge() {
     let again = ok(&irn(&["sweep", "sweep.toml", "--out", "whole"], &dir));
     assert!(again.contains("7 already done, 1 to run"), "{again}");
     assert_eq!(csv(&lost, "flows.csv"), before);
+    // A run made by another irn (another simulator source) runs again, as does its table row.
+    let summary = dir.join(&lost).join("summary.json");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    let model = format!("\"irn_model\": \"{}\"", irn_sim::MODEL_ID);
+    assert!(text.contains(&model), "{text}");
+    std::fs::write(&summary, text.replace(&model, "\"irn_model\": \"0\"")).unwrap();
+    let again = ok(&irn(&["sweep", "sweep.toml", "--out", "whole"], &dir));
+    assert!(
+        again.contains("7 already done, 1 to run (1 of them done before for a scenario or by an irn since changed)"),
+        "{again}"
+    );
+    assert_eq!(csv(&lost, "flows.csv"), before);
     // `--seeds 2` is the file's seeds = [1, 2]; `--seeds 3` adds the third seed's runs.
     let same = ok(&irn(
         &["sweep", "sweep.toml", "--out", "whole", "--seeds", "2"],
@@ -192,6 +204,17 @@ fn seeded_sweeps_resume_shard_and_merge() {
     assert!(merged.contains("m/sweep.csv: 8 runs"), "{merged}");
     assert_eq!(csv("m", "sweep.csv"), whole_csv);
     assert_eq!(csv("m", "sweep_summary.csv"), whole_summary);
+    // Shards made by different irns are not merged.
+    let shard_run = dir
+        .join("a")
+        .join(POINTS[0])
+        .join("seed_1/IRN/summary.json");
+    let text = std::fs::read_to_string(&shard_run).unwrap();
+    let model = format!("\"irn_model\": \"{}\"", irn_sim::MODEL_ID);
+    std::fs::write(&shard_run, text.replace(&model, "\"irn_model\": \"0\"")).unwrap();
+    let err = refused(&irn(&["report", "a", "b", "--out", "mixed"], &dir));
+    assert!(err.contains("were made by different irn builds"), "{err}");
+    std::fs::write(&shard_run, text).unwrap();
     // One shard alone: its runs, and a warning that names what is missing.
     let half = irn(&["report", "a", "--out", "half"], &dir);
     assert!(ok(&half).contains("half/sweep.csv: 4 of 8 runs"));

@@ -55,6 +55,11 @@ pub use config::SimConfig;
 pub use metrics::RunResult;
 pub use sim::Progress;
 
+/// What identifies this simulator: a hash of the sources that decide what a run computes (set
+/// by the build script). Two builds with the same value compute the same outputs from the same
+/// scenario; results folders record it, so a run is reused only by the simulator that made it.
+pub const MODEL_ID: &str = env!("IRN_MODEL_ID");
+
 /// Runs one simulation to completion (or its drain limit), calling `progress` now and then.
 /// A configured `[monitor]` is not sampled: see [`run_monitored`].
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> RunResult {
