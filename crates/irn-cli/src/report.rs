@@ -1227,28 +1227,12 @@ pub struct Written {
     pub plots: Vec<PathBuf>,
 }
 
-/// The chart files written beside `report`.
-fn chart_paths(report: &Path) -> Vec<PathBuf> {
-    let dir = plots_dir(report);
-    CHART_IDS
-        .iter()
-        .map(|id| dir.join(format!("{id}.svg")))
-        .filter(|p| p.is_file())
-        .collect()
-}
-
 pub(crate) fn plots_dir(report: &Path) -> PathBuf {
     report
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
         .join("plots")
-}
-
-/// Writes `report.html` and `plots/*.svg` into the results folder `dir`; returns the report's
-/// path.
-pub fn write_report(dir: &Path) -> Result<PathBuf> {
-    Ok(write_report_to(dir, &dir.join("report.html"))?.report)
 }
 
 /// Writes the report of the results folder `dir` to `report`, and its charts to `plots/*.svg`
@@ -1348,14 +1332,10 @@ pub fn plot(args: PlotArgs) -> Result<()> {
                 )?;
                 (written.report, written.plots)
             }
-            Some(out) => {
-                let written = write_report_to(dir, out)?;
+            out => {
+                let report = out.clone().unwrap_or_else(|| dir.join("report.html"));
+                let written = write_report_to(dir, &report)?;
                 (written.report, written.plots)
-            }
-            None => {
-                let report = write_report(dir)?;
-                let plots = chart_paths(&report);
-                (report, plots)
             }
         };
         outln!("{}", report.display());

@@ -489,9 +489,10 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     let sweep: SweepFile = toml::from_str(&text).map_err(|e| {
         let e = e.to_string();
         anyhow::anyhow!(
-            "{}: {}{}",
+            "{}: {}{}{}",
             a.sweep.display(),
             e.trim_end(),
+            scenario::typo_hint(&e),
             scenario_file_hint(&text)
         )
     })?;

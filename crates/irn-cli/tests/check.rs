@@ -297,11 +297,11 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         ),
         (
             ("\"avg_fct_us\", \"fct", "\"avg_fct\", \"fct"),
-            "`avg_fct` is not a key of summary.json (one of",
+            "`avg_fct` is not a number of summary.json (one of",
         ),
         (
             ("fct_by_size.0.avg_fct_us", "fct_by_size.0.mean"),
-            "a size bucket is `fct_by_size.INDEX.KEY` with KEY one of",
+            "an entry of fct_by_size is `fct_by_size.INDEX.KEY` with INDEX from 0 and KEY one of",
         ),
         (
             ("fct_by_size.0.avg_fct_us", "queries.qct_mean"),

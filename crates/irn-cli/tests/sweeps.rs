@@ -317,6 +317,7 @@ fn bad_seeds_are_refused_with_what_is_allowed() {
             "bad.toml: seeds = []: want a non-empty array",
         ),
         ("seeds = [1, 1]", &[], "seeds = [1, 1]: 1 is there twice"),
+        ("seed = [1, 2]", &[], "unknown field `seed`, expected one of `name`, `scenario`, `set`, `seeds`, `grid`; did you mean `seeds`?"),
         ("seeds = [-1]", &[], "seeds = [-1]: -1 is not a seed; want"),
         (
             "seeds = 3",

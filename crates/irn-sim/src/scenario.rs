@@ -466,7 +466,7 @@ fn unit_form(key: &str) -> &'static str {
     } else if key.ends_with("topology.k") || key.ends_with("site.k") || key.ends_with("site_b.k") {
         "; a fat-tree's k is an even whole number from 2 to 64"
     } else if name == "deflection_ttl" {
-        "; a whole number from 1 to 255"
+        "; deflection_ttl is at least 1"
     } else if name == "nodes" {
         "; write a link as its two nodes, e.g. nodes = [8, 12]"
     } else if key == "transport.tx_window" {
@@ -561,9 +561,10 @@ fn names_expected(mut merged: toml::Value, at: &serde_path_to_error::Path) -> Op
     Some(format!("expected one of {}; got {got}", names.join(", ")))
 }
 
-/// serde's "unknown field `laod`, expected one of `kind`, `load`, …" (or "unknown variant
-/// `drll`, …") with the nearest allowed name, when one is near enough to be a typo.
-fn guess(message: &str) -> String {
+/// For serde's "unknown field `laod`, expected one of `kind`, `load`, …" (or "unknown variant
+/// `drll`, …"): "; did you mean `load`?" with the nearest allowed name, when one is near
+/// enough to be a typo; empty otherwise. For any file irn reads with serde.
+pub fn typo_hint(message: &str) -> String {
     let named = ["unknown field `", "unknown variant `"]
         .iter()
         .find_map(|p| message.split_once(p).map(|(_, rest)| rest));
@@ -643,7 +644,7 @@ fn explain(message: &str) -> String {
             }
         }
     }
-    out.push_str(&guess(message));
+    out.push_str(&typo_hint(message));
     out
 }
 

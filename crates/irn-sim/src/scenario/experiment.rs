@@ -48,7 +48,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{invalid, ScenarioError};
 use crate::metrics::{
-    BottleneckSummary, FailureSummary, FctBucket, PauseControlSummary, QuerySummary, Summary,
+    BottleneckSummary, CollectiveSummary, ConWeaveSummary, FailureSummary, FctBucket,
+    PauseControlSummary, PausedAtEnd, QuerySummary, Summary,
 };
 
 /// `[experiment]`: how `irn reproduce` and `irn check` run the scenario.
@@ -334,11 +335,11 @@ fn lookup(summary: &serde_json::Value, path: &str) -> Option<f64> {
     v.as_f64()
 }
 
-/// Whether `path` names a number of `summary.json`: a key of [`Summary`],
-/// `LIST.INDEX.KEY` into `fct_by_size` (the only list; its length depends on the run), or
-/// `SECTION.KEY` into an object such as `failures` or `queries`.
+/// Whether `path` names a number of `summary.json`: a key of [`Summary`], `SECTION.KEY` into
+/// an object such as `failures` or `queries`, or `LIST.INDEX.KEY` into a list such as
+/// `fct_by_size` or `collectives` (whose length depends on the run).
 fn check_path(path: &str) -> Result<(), String> {
-    // Every key, the ones a run may leave out included.
+    // Every key, the ones a run may leave out included, and one entry of every list.
     let every = Summary {
         verbs_data_errors: Some(0),
         ordering_memory_samples: Some(0),
@@ -350,8 +351,12 @@ fn check_path(path: &str) -> Result<(), String> {
         deflections: Some(0),
         ttl_drops: Some(0),
         failures: Some(FailureSummary::default()),
+        conweave: Some(ConWeaveSummary::default()),
+        ports_paused_at_end_by: Some(PausedAtEnd::default()),
         queries: Some(QuerySummary::default()),
         pause_control: Some(PauseControlSummary::default()),
+        collectives: Some(vec![CollectiveSummary::default()]),
+        fct_by_size: vec![FctBucket::default()],
         ordering_refused_connections: Some(0),
         ordering_refused_pool: Some(0),
         ordering_peak_records: Some(0),
@@ -366,44 +371,49 @@ fn check_path(path: &str) -> Result<(), String> {
         ..Summary::default()
     };
     let summary = serde_json::to_value(every).expect("a summary serializes");
-    let bucket = serde_json::to_value(FctBucket::default()).expect("a bucket serializes");
-    let steps: Vec<&str> = path.split('.').collect();
-    let known = |v: &serde_json::Value| -> Vec<String> {
-        v.as_object()
-            .map_or_else(Vec::new, |o| o.keys().cloned().collect())
+    // A number, or `null` where a run has none.
+    let numeric = |v: &serde_json::Value| v.is_number() || v.is_null();
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        v.as_object().map_or_else(Vec::new, |o| {
+            (o.iter().filter(|(_, v)| numeric(v)))
+                .map(|(k, _)| k.clone())
+                .collect()
+        })
     };
+    let steps: Vec<&str> = path.split('.').collect();
+    let at = |key: &str| summary.get(key).unwrap_or(&serde_json::Value::Null);
     match steps[..] {
-        [key]
-            if summary
-                .get(key)
-                .is_some_and(|v| !v.is_object() && !v.is_array()) =>
-        {
-            Ok(())
-        }
-        // A section of its own, such as `failures.affected_avg_slowdown`.
-        [section, key] if summary.get(section).is_some_and(|o| o.get(key).is_some()) => Ok(()),
-        [section, ..] if summary.get(section).is_some_and(|o| o.is_object()) => Err(format!(
+        [key] if summary.get(key).is_some_and(numeric) => Ok(()),
+        [section, key] if at(section).get(key).is_some_and(numeric) => Ok(()),
+        [section, ..] if at(section).is_object() => Err(format!(
             "`{path}`: a {section} metric is `{section}.KEY` with KEY one of {}",
-            known(&summary[section]).join(", ")
+            keys(at(section)).join(", ")
         )),
-        ["fct_by_size", index, key]
-            if index.parse::<usize>().is_ok() && bucket.get(key).is_some() =>
+        [list, index, key]
+            if index.parse::<usize>().is_ok() && at(list)[0].get(key).is_some_and(numeric) =>
         {
             Ok(())
         }
-        ["fct_by_size", ..] => Err(format!(
-            "`{path}`: a size bucket is `fct_by_size.INDEX.KEY` with KEY one of {}",
-            known(&bucket).join(", ")
+        [list, ..] if at(list).is_array() => Err(format!(
+            "`{path}`: an entry of {list} is `{list}.INDEX.KEY` with INDEX from 0 and KEY one \
+             of {}",
+            keys(&at(list)[0]).join(", ")
         )),
-        _ => Err(format!(
-            "`{path}` is not a key of summary.json (one of {}, fct_by_size.INDEX.KEY, \
-             failures.KEY or queries.KEY)",
-            known(&summary)
-                .into_iter()
-                .filter(|k| summary[k.as_str()].is_number())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        _ => {
+            let object = summary.as_object().expect("a summary is an object");
+            let mut forms = keys(&summary);
+            for (k, v) in object {
+                if v.is_object() {
+                    forms.push(format!("{k}.KEY"));
+                } else if v.is_array() && v[0].is_object() {
+                    forms.push(format!("{k}.INDEX.KEY"));
+                }
+            }
+            Err(format!(
+                "`{path}` is not a number of summary.json (one of {})",
+                forms.join(", ")
+            ))
+        }
     }
 }
 
@@ -715,11 +725,39 @@ mod tests {
         ] {
             assert!(Metric::parse(bad).is_err(), "{bad}");
         }
-        let err = Metric::parse("avg_fct").unwrap_err();
+        // Every number a run may write is accepted, the lists' entries and sections' keys too.
+        for good in [
+            "rct_us",
+            "censored_avg_fct_us",
+            "single_packet_p99_fct_us",
+            "pause_fraction_switch_ports",
+            "conweave.reroutes",
+            "collectives.0.busbw_gbytes_per_s",
+            "control_bytes.ack",
+            "bottleneck.utilization",
+        ] {
+            assert!(
+                Metric::parse(good).is_ok(),
+                "{good}: {:?}",
+                Metric::parse(good)
+            );
+        }
         assert!(
-            err.contains("avg_fct_us") && err.contains("not a key"),
-            "{err}"
+            Metric::parse("collectives.0.op").is_err(),
+            "a word, not a number"
         );
+        // The error lists them all, by form.
+        let err = Metric::parse("avg_fct").unwrap_err();
+        for form in [
+            "avg_fct_us",
+            "rct_us",
+            "conweave.KEY",
+            "collectives.INDEX.KEY",
+            "fct_by_size.INDEX.KEY",
+        ] {
+            assert!(err.contains(form), "{form}: {err}");
+        }
+        assert!(err.contains("not a number of summary.json"), "{err}");
     }
 
     #[test]
