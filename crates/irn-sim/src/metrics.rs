@@ -1038,9 +1038,15 @@ impl RunResult {
             .map(|(r, row)| match (row.fct_us, row.slowdown) {
                 (Some(fct), Some(s)) => (fct, s),
                 _ => {
-                    // No flow finishes sooner than alone on the network.
+                    // No flow finishes sooner than alone on the network; one that never
+                    // started (it waited for a flow that did not finish) has only that bound.
                     let ideal = ideal_fct_of(cfg, r);
-                    let lower = end.saturating_since(r.start).max(ideal);
+                    let ran = if r.started {
+                        end.saturating_since(r.start)
+                    } else {
+                        ideal
+                    };
+                    let lower = ran.max(ideal);
                     (us(lower), slowdown(lower, ideal))
                 }
             })

@@ -175,6 +175,13 @@ fn a_flow_whose_parent_never_finishes_has_no_start() {
     assert_eq!((a.start_us, a.fct_us), (Some(1.0), None));
     assert_eq!((b.start_us, b.fct_us), (None, None), "{b:?}");
     assert_eq!(r.summary.flows_incomplete, 2);
+    // Censored: a cut off at the end of the run, b (which never ran) at its ideal FCT.
+    let s_a = ((r.summary.sim_time_us - 1.0) / a.ideal_fct_us).max(1.0);
+    let censored = r.summary.censored_avg_slowdown.unwrap();
+    assert!(
+        (censored - (s_a + 1.0) / 2.0).abs() < 1e-9,
+        "{censored} {s_a}"
+    );
 }
 
 #[test]
