@@ -844,7 +844,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
         if let Some((dir, run)) = made.find(|(_, r)| r.irn_model != first.irn_model) {
             bail!(
                 "{} and {} were made by different irn builds (irn_model {:?} and {:?} in their \
-                 summary.json), whose numbers may differ; rerun the older shard with one irn",
+                 summary.json), whose numbers may differ; rerun every shard with the same irn",
                 first_dir.display(),
                 dir.display(),
                 first.irn_model,
