@@ -866,6 +866,25 @@ fn check_overrides(overrides: &[String], command: &str) -> Result<()> {
 }
 
 /// Runs `chosen` into `out` and writes the reports; returns whether every direction held.
+/// What `irn reproduce` and `irn check` say on Ctrl-C: every run is written whole into its own
+/// folder, so the finished ones stay and the same command resumes from them; the runs in
+/// progress (their temporary folders) are removed.
+fn interrupted(out: &Path) -> impl Fn(&[PathBuf]) -> String + Send + 'static {
+    let out = out.to_path_buf();
+    move |removing| {
+        let removed = match removing.iter().filter(|p| p.is_dir()).count() {
+            0 => "removed nothing".to_string(),
+            1 => "removed the 1 unfinished run".to_string(),
+            n => format!("removed the {n} unfinished runs"),
+        };
+        format!(
+            "kept every finished run in {}, {removed}; the same command reuses them and runs \
+             the rest",
+            out.display()
+        )
+    }
+}
+
 fn run_all(
     chosen: &[&Experiment],
     plan: &Plan,
@@ -891,6 +910,7 @@ fn run_all(
     )?;
     let _lock = crate::output::lock(out)?;
     claim_folder(out, writer)?;
+    crate::output::on_interrupt(interrupted(out));
     let reports = ["reproduce.json", "report.html", "report.md"];
     crate::output::guard_own_entries(out, &reports)?;
     let pool = crate::run::worker_pool(jobs)?;

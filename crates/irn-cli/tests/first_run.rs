@@ -306,4 +306,23 @@ mod interrupt {
         assert!(names_in(&point, |n| n.contains(".tmp-")).is_empty());
         assert!(!dir.join("results/s/sweep.csv").exists());
     }
+
+    #[test]
+    fn a_check_keeps_its_finished_runs_and_removes_the_unfinished_ones() {
+        let dir = scratch("interrupt-check");
+        let text = std::fs::read_to_string(long()).unwrap()
+            + "\n[[check]]\nnum = \"IRN\"\nden = \"RoCE+PFC\"\nmetric = \"avg_fct_us\"\n\
+               expect = \"below\"\n";
+        std::fs::write(dir.join("c.toml"), text).unwrap();
+        let window = dir.join("results/check/example/4ms/all");
+        let args = ["check", "c.toml", "--quick", "-j", "1"];
+        let out = interrupted(&args, &dir, &window, ".IRN.tmp-");
+        assert_eq!(
+            said(&out),
+            "interrupted: kept every finished run in results/check, removed the 1 unfinished \
+             run; the same command reuses them and runs the rest"
+        );
+        assert!(names_in(&window, |n| n.contains(".tmp-")).is_empty());
+        assert!(!dir.join("results/check/report.html").exists());
+    }
 }
