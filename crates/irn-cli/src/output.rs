@@ -32,6 +32,7 @@ mod names;
 pub use lock::lock;
 pub use names::{distinct, sub_folder, top_folder, NAME_MAX};
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -115,6 +116,10 @@ pub struct Marker {
     /// keeps everything else ([`keep`]). `None` in a marker of an irn older than the list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<String>>,
+    /// A checksum of each report and table irn wrote in the folder (`report.md`,
+    /// `sweep.csv`, …), by name: one changed since (your notes in a report) is never replaced.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checksums: BTreeMap<String, String>,
 }
 
 impl Marker {
@@ -124,6 +129,7 @@ impl Marker {
             irn_version: env!("CARGO_PKG_VERSION").to_string(),
             sweep: None,
             files: Some(Vec::new()),
+            checksums: BTreeMap::new(),
         }
     }
 
@@ -147,10 +153,9 @@ pub fn record_report(report: &Path, plots: &[PathBuf]) -> Result<()> {
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
     if let Some(plots_dir) = plots.first().map(|p| parent_of(p)) {
-        record(
-            plots_dir,
-            &names.iter().map(String::as_str).collect::<Vec<_>>(),
-        )?;
+        // Charts are drawn again whatever was done to them: no checksums.
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        list(plots_dir, &names, false)?;
     }
     let report_name = report.file_name().unwrap_or_default().to_string_lossy();
     record(dir, &[&report_name, "plots"])
@@ -173,8 +178,11 @@ pub fn guard_own_entries(dir: &Path, names: &[&str]) -> Result<()> {
             join_paths(&folders)
         );
     }
-    let listed = Marker::read(dir).and_then(|m| m.files);
-    let Some(listed) = listed else {
+    let marker = Marker::read(dir);
+    if let Some(marker) = &marker {
+        refuse_changed(dir, marker, |name| names.contains(&name))?;
+    }
+    let Some(listed) = marker.and_then(|m| m.files) else {
         return Ok(());
     };
     let theirs: Vec<PathBuf> = (names.iter())
@@ -190,24 +198,68 @@ pub fn guard_own_entries(dir: &Path, names: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses to replace one of `names` in `dir` that irn wrote (its marker has its checksum) and
+/// that was changed since.
+pub fn guard_unchanged(dir: &Path, names: &[&str]) -> Result<()> {
+    match Marker::read(dir) {
+        Some(marker) => refuse_changed(dir, &marker, |name| names.contains(&name)),
+        None => Ok(()),
+    }
+}
+
+/// Refuses to go on when a file of `dir` that its marker has a checksum for, and that
+/// `concerned` names, was changed since irn wrote it: replacing it would lose the change.
+fn refuse_changed(dir: &Path, marker: &Marker, concerned: impl Fn(&str) -> bool) -> Result<()> {
+    let changed: Vec<PathBuf> = (marker.checksums.iter())
+        .filter(|(name, _)| concerned(name))
+        .filter(|(name, sum)| {
+            // Read through `input`: a FIFO put in the file's place is not read.
+            let path = dir.join(name);
+            irn_sim::input::open(&path, irn_sim::input::FLOWS)
+                .and_then(|mut f| {
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+                })
+                .is_ok_and(|bytes| checksum(&bytes) != **sum)
+        })
+        .map(|(name, _)| dir.join(name))
+        .collect();
+    if !changed.is_empty() {
+        bail!(
+            "{}: changed since irn wrote it, and irn would replace it; move it (or copy what \
+             you added) and run again, or choose another --out",
+            join_paths(&changed)
+        );
+    }
+    Ok(())
+}
+
 /// Adds `entries` (paths relative to `dir`) to what the marker of `dir` lists as irn's, so that
-/// replacing `dir` replaces them too. Does nothing in a folder without a marker, or with one that
-/// has no list.
+/// replacing `dir` replaces them too, with a checksum of each file among them as it is now
+/// (just written), so that a later change to it is seen. Does nothing in a folder without a
+/// marker, or with one that has no list.
 pub fn record(dir: &Path, entries: &[&str]) -> Result<()> {
+    list(dir, entries, true)
+}
+
+/// [`record`], with the files' checksums or without.
+fn list(dir: &Path, entries: &[&str], checksums: bool) -> Result<()> {
     let Some(mut marker) = Marker::read(dir) else {
         return Ok(());
     };
     let Some(files) = marker.files.as_mut() else {
         return Ok(());
     };
-    let before = files.len();
     for entry in entries {
         if !files.iter().any(|f| f == entry) {
             files.push(entry.to_string());
         }
-    }
-    if files.len() == before {
-        return Ok(());
+        let path = dir.join(entry);
+        if checksums && path.is_file() {
+            let bytes =
+                fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            marker.checksums.insert(entry.to_string(), checksum(&bytes));
+        }
     }
     files.sort();
     marker.write(dir)
@@ -314,6 +366,9 @@ pub fn guard_folder(dest: &Path, how: Use, inputs: &[&Path]) -> Result<()> {
                 );
             }
         }
+    }
+    if let Some(marker) = Marker::read(dest).filter(|_| how == Use::Replace) {
+        refuse_changed(dest, &marker, |_| true)?;
     }
     let empty = fs::read_dir(dest)
         .with_context(|| format!("cannot read {}", dest.display()))?

@@ -1227,6 +1227,13 @@ pub struct Written {
     pub plots: Vec<PathBuf>,
 }
 
+/// Refuses to replace a report `irn plot` wrote that was edited since (its folder's marker
+/// keeps its checksum).
+pub(crate) fn guard_unedited(report: &Path) -> Result<()> {
+    let name = report.file_name().unwrap_or_default().to_string_lossy();
+    output::guard_unchanged(output::parent_of(report), &[&name])
+}
+
 pub(crate) fn plots_dir(report: &Path) -> PathBuf {
     report
         .parent()
@@ -1242,6 +1249,7 @@ pub fn write_report_to(dir: &Path, report: &Path) -> Result<Written> {
     let results = load(dir)?;
     let charts = charts(&results)?;
     output::guard_file(report, "a report `irn plot` wrote", is_plot_report)?;
+    guard_unedited(report)?;
     let plots_dir = plots_dir(report);
     output::claim_folder(&plots_dir, output::Writer::Plot)?;
     let names: Vec<String> = charts.iter().map(|c| format!("{}.svg", c.id)).collect();

@@ -545,11 +545,13 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         }
     );
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let earlier = Marker::read(&out);
     let marker = Marker {
         sweep: Some(serde_json::to_value(&identity)?),
-        files: Marker::read(&out)
-            .and_then(|m| m.files)
+        files: (earlier.as_ref())
+            .and_then(|m| m.files.clone())
             .or(Some(Vec::new())),
+        checksums: earlier.map(|m| m.checksums).unwrap_or_default(),
         ..Marker::new(Writer::Sweep)
     };
     marker.write(&out)?;

@@ -166,6 +166,54 @@ fn irn_replaces_and_updates_its_own_folders() {
     assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
 }
 
+/// A report or table irn wrote and someone edited since (notes in a report) is never replaced:
+/// `irn plot`, `irn run` (which replaces the folder), `irn sweep` and `irn check` refuse before
+/// writing anything, naming the file; unedited, each replaces it as before.
+#[test]
+fn a_report_or_table_edited_since_irn_wrote_it_is_not_replaced() {
+    let dir = scratch("edited");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    ok(&irn(&["run", "tiny.toml", "--out", "r"], &dir));
+    ok(&irn(&["plot", "r"], &dir));
+    let edit = |path: &str| {
+        let path = dir.join(path);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("my notes\n");
+        std::fs::write(&path, text).unwrap();
+    };
+    edit("r/report.html");
+    let before = snapshot(&dir.join("r"));
+    for args in [&["plot", "r"][..], &["run", "tiny.toml", "--out", "r"]] {
+        let err = refused(&irn(args, &dir));
+        assert!(
+            err.contains("r/report.html: changed since irn wrote it, and irn would replace it"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(snapshot(&dir.join("r")), before);
+
+    std::fs::write(dir.join("s.toml"), SWEEP).unwrap();
+    ok(&irn(&["sweep", "s.toml", "--out", "s"], &dir));
+    ok(&irn(&["sweep", "s.toml", "--out", "s"], &dir));
+    edit("s/sweep.csv");
+    let err = refused(&irn(&["sweep", "s.toml", "--out", "s"], &dir));
+    assert!(
+        err.contains("s/sweep.csv: changed since irn wrote it"),
+        "{err}"
+    );
+
+    let check = format!("{TINY}\n[[check]]\nnum = \"IRN\"\nden = \"RoCE+PFC\"\nmetric = \"avg_fct_us\"\nexpect = \"below\"\n");
+    std::fs::write(dir.join("c.toml"), check).unwrap();
+    let status = irn(&["check", "c.toml", "--out", "c"], &dir).status.code();
+    assert!(matches!(status, Some(0 | 1)), "{status:?}");
+    edit("c/report.md");
+    let err = refused(&irn(&["check", "c.toml", "--out", "c"], &dir));
+    assert!(
+        err.contains("c/report.md: changed since irn wrote it"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_signal_leaves_no_temporary_folder_behind() {
     let dir = scratch("signal");

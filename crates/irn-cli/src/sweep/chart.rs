@@ -440,6 +440,7 @@ pub fn plot_sweep(
     let series = series_charts(dir)?;
     let report = report.map_or_else(|| dir.join("report.html"), Path::to_path_buf);
     output::guard_file(&report, "a report `irn plot` wrote", report::is_plot_report)?;
+    report::guard_unedited(&report)?;
     let plots_dir = report::plots_dir(&report);
     output::claim_folder(&plots_dir, output::Writer::Plot)?;
     let all = || charts.iter().chain(series.iter().flat_map(|(_, c)| c));
