@@ -212,16 +212,7 @@ pub fn guard_unchanged(dir: &Path, names: &[&str]) -> Result<()> {
 fn refuse_changed(dir: &Path, marker: &Marker, concerned: impl Fn(&str) -> bool) -> Result<()> {
     let changed: Vec<PathBuf> = (marker.checksums.iter())
         .filter(|(name, _)| concerned(name))
-        .filter(|(name, sum)| {
-            // Read through `input`: a FIFO put in the file's place is not read.
-            let path = dir.join(name);
-            irn_sim::input::open(&path, irn_sim::input::FLOWS)
-                .and_then(|mut f| {
-                    let mut bytes = Vec::new();
-                    std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
-                })
-                .is_ok_and(|bytes| checksum(&bytes) != **sum)
-        })
+        .filter(|(name, sum)| file_checksum(&dir.join(name)).is_some_and(|c| c != **sum))
         .map(|(name, _)| dir.join(name))
         .collect();
     if !changed.is_empty() {
@@ -255,10 +246,11 @@ fn list(dir: &Path, entries: &[&str], checksums: bool) -> Result<()> {
             files.push(entry.to_string());
         }
         let path = dir.join(entry);
-        if checksums && path.is_file() {
-            let bytes =
-                fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            marker.checksums.insert(entry.to_string(), checksum(&bytes));
+        if let Some(sum) = (checksums && path.is_file())
+            .then(|| file_checksum(&path))
+            .flatten()
+        {
+            marker.checksums.insert(entry.to_string(), sum);
         }
     }
     files.sort();
@@ -460,12 +452,16 @@ fn is_own_file(path: &Path) -> bool {
         (irn_sim::input::read_text(&sidecar(&path), irn_sim::input::RESULT).ok())
             .and_then(|t| serde_json::from_str(&t).ok());
     let recorded = mark.as_ref().and_then(|m| m["fnv1a64"].as_str());
-    // Through `input`: a FIFO or device put in the file's place is not irn's and never read.
-    let bytes = irn_sim::input::open(&path, irn_sim::input::FLOWS).and_then(|mut file| {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut bytes).map(|_| bytes)
-    });
-    recorded.is_some_and(|r| bytes.is_ok_and(|b| checksum(&b) == r))
+    recorded.is_some_and(|r| file_checksum(&path).is_some_and(|c| c == r))
+}
+
+/// [`checksum`] of the file at `path`; `None` when it cannot be read. Read through `input`: a
+/// FIFO or device put in the file's place is not irn's and never read.
+fn file_checksum(path: &Path) -> Option<String> {
+    let mut file = irn_sim::input::open(path, irn_sim::input::FLOWS).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+    Some(checksum(&bytes))
 }
 
 /// Refuses to overwrite an existing `path` that irn did not write ([`write_own_file`]), or
