@@ -207,12 +207,42 @@ pub fn guard_unchanged(dir: &Path, names: &[&str]) -> Result<()> {
     }
 }
 
+/// Refuses, before a run starts, to rerun into the run folder `dir` when a file irn wrote there
+/// was changed since: the rerun would replace it.
+pub fn guard_rerun(dir: &Path) -> Result<()> {
+    match Marker::read(dir) {
+        Some(marker) => refuse_changed(dir, &marker, |_| true),
+        None => Ok(()),
+    }
+}
+
+/// Whether the file `name` of `dir` is as irn wrote it, as far as the folder's marker can
+/// tell: false only when the marker has its checksum and the file differs.
+pub fn unchanged(dir: &Path, name: &str) -> bool {
+    let marker = Marker::read(dir);
+    let sum = marker.as_ref().and_then(|m| m.checksums.get(name));
+    sum.is_none_or(|sum| has_checksum(&dir.join(name), sum).unwrap_or(true))
+}
+
+/// Refuses to read the results in `dir`'s `name` as irn's when it was changed since irn wrote
+/// it.
+pub fn refuse_edited(dir: &Path, name: &str) -> Result<()> {
+    if !unchanged(dir, name) {
+        bail!(
+            "{}: changed since irn wrote it, so its numbers may not be irn's; move it away (or \
+             restore it) and run again to write it anew",
+            dir.join(name).display()
+        );
+    }
+    Ok(())
+}
+
 /// Refuses to go on when a file of `dir` that its marker has a checksum for, and that
 /// `concerned` names, was changed since irn wrote it: replacing it would lose the change.
 fn refuse_changed(dir: &Path, marker: &Marker, concerned: impl Fn(&str) -> bool) -> Result<()> {
     let changed: Vec<PathBuf> = (marker.checksums.iter())
         .filter(|(name, _)| concerned(name))
-        .filter(|(name, sum)| file_checksum(&dir.join(name)).is_some_and(|c| c != **sum))
+        .filter(|(name, sum)| has_checksum(&dir.join(name), sum) == Some(false))
         .map(|(name, _)| dir.join(name))
         .collect();
     if !changed.is_empty() {
@@ -421,13 +451,24 @@ fn sidecar(path: &Path) -> PathBuf {
     parent_of(path).join(format!(".{name}.irn"))
 }
 
-/// FNV-1a, 64 bits: tells a file irn wrote from one changed since, not an adversary's.
-fn checksum(bytes: &[u8]) -> String {
-    let hash = (bytes.iter()).fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+/// FNV-1a, 64 bits, of `bytes` continued from `hash`: the sidecars' checksum, and the markers'
+/// before [`XXH3`]. Tells a file irn wrote from one changed since, not an adversary's.
+fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+    (bytes.iter()).fold(hash, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{hash:016x}")
+    })
 }
+
+const FNV1A_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// [`fnv1a`] of `bytes` in hex, as sidecars record it.
+fn checksum(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a(FNV1A_START, bytes))
+}
+
+/// What starts a marker's checksum made with XXH3 (64 bits), fast enough for a run's
+/// hundreds of megabytes of time series; a checksum in bare hex is [`fnv1a`].
+const XXH3: &str = "xxh3:";
 
 /// Writes `contents` to `path` as [`write_file_atomic`] does, and its sidecar (see [`sidecar`])
 /// saying `command` wrote it, so a later command may replace it ([`guard_own_file`]).
@@ -452,16 +493,42 @@ fn is_own_file(path: &Path) -> bool {
         (irn_sim::input::read_text(&sidecar(&path), irn_sim::input::RESULT).ok())
             .and_then(|t| serde_json::from_str(&t).ok());
     let recorded = mark.as_ref().and_then(|m| m["fnv1a64"].as_str());
-    recorded.is_some_and(|r| file_checksum(&path).is_some_and(|c| c == r))
+    recorded.is_some_and(|r| has_checksum(&path, r) == Some(true))
 }
 
-/// [`checksum`] of the file at `path`; `None` when it cannot be read. Read through `input`: a
-/// FIFO or device put in the file's place is not irn's and never read.
+/// The checksum of the file at `path` a marker records (see [`XXH3`]); `None` when it cannot be
+/// read.
 fn file_checksum(path: &Path) -> Option<String> {
-    let mut file = irn_sim::input::open(path, irn_sim::input::FLOWS).ok()?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
-    Some(checksum(&bytes))
+    let mut hash = xxhash_rust::xxh3::Xxh3::new();
+    read_pieces(path, |piece| hash.update(piece))?;
+    Some(format!("{XXH3}{:016x}", hash.digest()))
+}
+
+/// Whether the file at `path` has the checksum `recorded` (either kind, see [`XXH3`]); `None`
+/// when it cannot be read.
+fn has_checksum(path: &Path, recorded: &str) -> Option<bool> {
+    if recorded.starts_with(XXH3) {
+        return file_checksum(path).map(|sum| sum == recorded);
+    }
+    let mut hash = FNV1A_START;
+    read_pieces(path, |piece| hash = fnv1a(hash, piece))?;
+    Some(format!("{hash:016x}") == recorded)
+}
+
+/// Hands the file at `path` to `take` in pieces (a run's time series may be hundreds of
+/// megabytes); `None` when it cannot be read. Opened through `input`: a FIFO or device put in
+/// the file's place is not irn's and never read.
+fn read_pieces(path: &Path, mut take: impl FnMut(&[u8])) -> Option<()> {
+    let mut file = irn_sim::input::open(path, irn_sim::input::RESULT_TABLE).ok()?;
+    let mut buf = vec![0; 1 << 16];
+    loop {
+        match std::io::Read::read(&mut file, &mut buf) {
+            Ok(0) => return Some(()),
+            Ok(n) => take(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Refuses to overwrite an existing `path` that irn did not write ([`write_own_file`]), or
@@ -897,6 +964,13 @@ impl Staging {
         let inputs: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
         guard_folder(&self.dest, Use::Replace, &inputs)?;
         let (tmp, dest) = (&self.tmp, &self.dest);
+        let files = keep::listing(tmp);
+        // Every file the runs wrote, so that one edited since is refused, never replaced, and
+        // never reused as irn's. Before the signal handler is held off: the files are final.
+        let checksums = (files.iter())
+            .filter(|f| tmp.join(f).is_file())
+            .filter_map(|f| Some((f.clone(), file_checksum(&tmp.join(f))?)))
+            .collect();
         let mut live = live();
         let existed = fs::symlink_metadata(dest).is_ok();
         let foreign = if existed {
@@ -917,7 +991,8 @@ impl Staging {
             );
         }
         let marker = Marker {
-            files: Some(keep::listing(tmp)),
+            files: Some(files),
+            checksums,
             ..Marker::new(self.writer)
         };
         // Whole or not at all: a marker in the temporary folder says it is complete.
@@ -1005,7 +1080,8 @@ impl Drop for Staging {
 
 /// The metrics of a run finished earlier in `dir` for the same resolved scenario by this
 /// simulator ([`irn_sim::MODEL_ID`]); `None` (run it) when the folder is missing, unreadable,
-/// or holds another scenario's run or another irn's. This is what lets `sweep` and `reproduce`
+/// holds another scenario's run or another irn's, or its `summary.json` was changed since irn
+/// wrote it (the rerun then refuses to replace it, naming the file). This is what lets `sweep` and `reproduce`
 /// resume without reusing a run of an edited scenario or of an earlier irn.
 pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
     #[derive(Deserialize)]
@@ -1014,6 +1090,9 @@ pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
         irn_model: String,
         metrics: Summary,
         resolved_scenario: serde_json::Value,
+    }
+    if !unchanged(dir, "summary.json") {
+        return None;
     }
     let text = irn_sim::input::read_text(&dir.join("summary.json"), irn_sim::input::RESULT).ok()?;
     let file: SummaryFile = serde_json::from_str(&text).ok()?;
@@ -1082,5 +1161,31 @@ mod tests {
         let said = format!("{err:#}");
         assert!(said.starts_with("cannot write /dev/full: "), "{said}");
         assert!(said.contains("No space left on device"), "{said}");
+    }
+
+    /// A marker's checksum is XXH3 now and FNV-1a in a marker of an earlier irn: both are
+    /// recognised, and a file longer than a read's piece is hashed whole.
+    #[test]
+    fn checksums_of_either_kind_tell_a_changed_file() {
+        let dir = std::env::temp_dir().join(format!("irn-checksum-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("flows.csv");
+        let text: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        fs::write(&path, &text).unwrap();
+        let xxh3 = file_checksum(&path).unwrap();
+        assert_eq!(
+            xxh3,
+            format!("{XXH3}{:016x}", xxhash_rust::xxh3::xxh3_64(&text))
+        );
+        let fnv = checksum(&text);
+        assert_eq!(has_checksum(&path, &xxh3), Some(true));
+        assert_eq!(has_checksum(&path, &fnv), Some(true));
+        let mut edited = text.clone();
+        *edited.last_mut().unwrap() ^= 1;
+        fs::write(&path, &edited).unwrap();
+        assert_eq!(has_checksum(&path, &xxh3), Some(false));
+        assert_eq!(has_checksum(&path, &fnv), Some(false));
+        assert_eq!(has_checksum(&dir.join("gone"), &xxh3), None);
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -131,9 +131,13 @@ fn single_packet_fcts(flows: impl Iterator<Item = (bool, u64, Option<f64>)>, mtu
 }
 
 /// A run finished earlier in `dir` for the same resolved scenario: its summary and single-packet
-/// FCTs. `None` (rerun it) when the folder is missing, unreadable or for another scenario.
+/// FCTs. `None` (rerun it) when the folder is missing, unreadable, for another scenario or
+/// changed since irn wrote it (the rerun then refuses to replace it).
 fn finished_run(dir: &Path, resolved: &scenario::ScenarioFile) -> Option<(Summary, Vec<f64>)> {
     let metrics = crate::output::finished_run(dir, resolved)?;
+    if !crate::output::unchanged(dir, "flows.csv") {
+        return None;
+    }
     let flows = crate::report::read_flows(dir).ok()?;
     let flows = flows.iter().map(|f| (f.measured, f.size_bytes, f.fct_us));
     Some((
@@ -228,6 +232,9 @@ fn run_window(
             .collect()
     });
     let to_run = earlier.iter().filter(|e| e.is_none()).count();
+    for ((.., dest), _) in jobs.iter().zip(&earlier).filter(|(_, e)| e.is_none()) {
+        crate::output::guard_rerun(dest)?;
+    }
     reused.fetch_add(jobs.len() - to_run, Ordering::Relaxed);
     engine.bars.add_runs(to_run);
     engine.pool.install(|| {

@@ -526,6 +526,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .filter(|j| a.fresh || finished_run(&run_dir(&out, j), &j.resolved).is_none())
         .cloned()
         .collect();
+    for job in &todo {
+        output::guard_rerun(&run_dir(&out, job))?;
+    }
     let changed = todo
         .iter()
         .filter(|j| run_dir(&out, j).join("summary.json").exists())
@@ -705,12 +708,14 @@ struct RunRecord {
     resolved: Value,
 }
 
-/// The run in `dir`; `None` when it has not finished (no `summary.json`).
+/// The run in `dir`; `None` when it has not finished (no `summary.json`), an error when its
+/// `summary.json` was changed since irn wrote it.
 fn read_run(dir: &Path) -> Result<Option<RunRecord>> {
     let path = dir.join("summary.json");
     let Ok(text) = irn_sim::input::read_text(&path, irn_sim::input::RESULT) else {
         return Ok(None);
     };
+    output::refuse_edited(dir, "summary.json")?;
     let run: RunRecord = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a summary.json irn wrote", path.display()))?;
     // The metrics go to `sweep.csv` as they are: each must be what irn writes for its key (a

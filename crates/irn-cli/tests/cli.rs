@@ -586,7 +586,7 @@ fn reproduce_quick_writes_a_report_with_the_papers_numbers() {
     let mut edited: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
     edited["resolved_scenario"]["seed"] = 2.into();
-    std::fs::write(&summary, edited.to_string()).unwrap();
+    write_as_irns(&summary, &edited.to_string());
     let o = irn(&["reproduce", "fig02", "--quick", "--out", "rq"], &dir);
     assert!(String::from_utf8_lossy(&o.stdout).contains("(1 run reused)"));
     let o = irn(

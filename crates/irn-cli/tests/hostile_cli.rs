@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{irn, ok, refused, scratch, TINY};
+use common::{irn, ok, refused, scratch, write_as_irns, TINY};
 
 const SWEEP: &str =
     "name = \"sw\"\nscenario = \"tiny.toml\"\n[grid]\n\"workload.load\" = [0.3, 0.5]\n";
@@ -52,7 +52,7 @@ fn a_report_refuses_a_summary_whose_metric_is_not_a_number() {
     let mut summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     summary["metrics"]["avg_fct_us"] = "NaN-string".into();
-    std::fs::write(&path, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
+    write_as_irns(&path, &serde_json::to_string_pretty(&summary).unwrap());
     let said = refused(&irn(&["report", "results/sw", "--out", "merged"], &dir));
     assert!(
         said.contains("IRN/summary.json: metrics.avg_fct_us: invalid type: string \"NaN-string\""),

@@ -215,6 +215,63 @@ fn a_report_or_table_edited_since_irn_wrote_it_is_not_replaced() {
 }
 
 #[test]
+fn a_run_file_edited_since_irn_wrote_it_is_neither_replaced_nor_reused() {
+    let dir = scratch("edited-run");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    let append = |path: &str| {
+        let path = dir.join(path);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("1,2,3\n");
+        std::fs::write(&path, text).unwrap();
+    };
+
+    ok(&irn(&["run", "tiny.toml", "--out", "r"], &dir));
+    append("r/IRN/flows.csv");
+    let before = snapshot(&dir.join("r"));
+    let err = refused(&irn(&["run", "tiny.toml", "--out", "r"], &dir));
+    assert!(
+        err.contains("r/IRN/flows.csv: changed since irn wrote it, and irn would replace it"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&dir.join("r")), before);
+
+    // A sweep neither reuses an edited run's numbers nor reruns over it; `report` refuses them.
+    std::fs::write(dir.join("s.toml"), SWEEP).unwrap();
+    ok(&irn(&["sweep", "s.toml", "--out", "s"], &dir));
+    let summary = dir.join("s/workload.load_0.3/IRN/summary.json");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    let edited = text.replacen("\"avg_fct_us\": ", "\"avg_fct_us\": 1", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&summary, edited).unwrap();
+    let before = snapshot(&dir.join("s"));
+    let err = refused(&irn(&["sweep", "s.toml", "--out", "s"], &dir));
+    assert!(
+        err.contains("IRN/summary.json: changed since irn wrote it, and irn would replace it"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&dir.join("s")), before);
+    let err = refused(&irn(&["report", "s", "--out", "m"], &dir));
+    assert!(
+        err.contains("IRN/summary.json: changed since irn wrote it, so its numbers may not be"),
+        "{err}"
+    );
+    assert!(!dir.join("m").exists());
+
+    let check = format!("{TINY}\n[[check]]\nnum = \"IRN\"\nden = \"RoCE+PFC\"\nmetric = \"avg_fct_us\"\nexpect = \"below\"\n");
+    std::fs::write(dir.join("c.toml"), check).unwrap();
+    let status = irn(&["check", "c.toml", "--out", "c"], &dir).status.code();
+    assert!(matches!(status, Some(0 | 1)), "{status:?}");
+    append("c/tiny/100us/all/RoCE+PFC/flows.csv");
+    let before = snapshot(&dir.join("c"));
+    let err = refused(&irn(&["check", "c.toml", "--out", "c"], &dir));
+    assert!(
+        err.contains("RoCE+PFC/flows.csv: changed since irn wrote it"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&dir.join("c")), before);
+}
+
+#[test]
 fn a_signal_leaves_no_temporary_folder_behind() {
     let dir = scratch("signal");
     // Long enough to still be running when the signal comes: 50 ms of traffic on 16 hosts.
@@ -410,6 +467,16 @@ fn report_merges_only_shards_of_one_sweep_and_writes_nothing_otherwise() {
     v["metrics"]["avg_slowdown"] = 99.0.into();
     std::fs::write(&tampered, v.to_string()).unwrap();
     let csv = std::fs::read(dir.join("merged/sweep.csv")).unwrap();
+    let err = refused(&irn(&["report", "s0", "whole", "--out", "merged"], &dir));
+    assert!(
+        err.contains("whole/workload.load_0.3/IRN/summary.json: changed since irn wrote it"),
+        "{err}"
+    );
+    // Without the marker's checksums (an irn before them), the two results differ.
+    let marker = dir.join("whole/workload.load_0.3/IRN/.irn-results");
+    let mut m = summary(&marker);
+    m.as_object_mut().unwrap().remove("checksums");
+    std::fs::write(&marker, m.to_string()).unwrap();
     let err = refused(&irn(&["report", "s0", "whole", "--out", "merged"], &dir));
     assert!(
         err.contains(

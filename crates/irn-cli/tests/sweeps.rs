@@ -170,7 +170,7 @@ fn seeded_sweeps_resume_shard_and_merge() {
     let text = std::fs::read_to_string(&summary).unwrap();
     let model = format!("\"irn_model\": \"{}\"", irn_sim::MODEL_ID);
     assert!(text.contains(&model), "{text}");
-    std::fs::write(&summary, text.replace(&model, "\"irn_model\": \"0\"")).unwrap();
+    write_as_irns(&summary, &text.replace(&model, "\"irn_model\": \"0\""));
     let again = ok(&irn(&["sweep", "sweep.toml", "--out", "whole"], &dir));
     assert!(
         again.contains("7 already done, 1 to run (1 of them done before for a scenario or by an irn since changed)"),
@@ -211,7 +211,7 @@ fn seeded_sweeps_resume_shard_and_merge() {
         .join("seed_1/IRN/summary.json");
     let text = std::fs::read_to_string(&shard_run).unwrap();
     let model = format!("\"irn_model\": \"{}\"", irn_sim::MODEL_ID);
-    std::fs::write(&shard_run, text.replace(&model, "\"irn_model\": \"0\"")).unwrap();
+    write_as_irns(&shard_run, &text.replace(&model, "\"irn_model\": \"0\""));
     let err = refused(&irn(&["report", "a", "b", "--out", "mixed"], &dir));
     assert!(err.contains("were made by different irn builds"), "{err}");
     std::fs::write(&shard_run, text).unwrap();
