@@ -28,7 +28,9 @@ pub struct SimConfig {
     pub switch: SwitchConfig,
     pub transport: TransportConfig,
     /// Flows to run, sorted by start time (a flow that waits for others by its earliest start).
-    pub flows: Vec<FlowSpec>,
+    /// Shared: the variants of a comparison run the same flows, and a million-flow workload
+    /// held once per variant would cost tens of megabytes each.
+    pub flows: Arc<[FlowSpec]>,
     /// Which flows wait for which (`kind = "dag"`, `"collective"`): such a flow starts when
     /// its parents have finished, not at its `start`. `None`: every flow starts at its `start`.
     pub dag: Option<Arc<FlowDag>>,
@@ -194,7 +196,7 @@ impl SimConfig {
             topology,
             switch,
             transport,
-            flows,
+            flows: flows.into(),
             dag: None,
             collectives: None,
             warmup: Duration::ZERO,

@@ -14,7 +14,6 @@
 //! sections in order.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use irn_core::ordering::OrderingMode;
 use irn_core::transport::RtoPolicy;
@@ -328,11 +327,12 @@ pub fn parse(
         Ok(resolved)
     };
     // Resolved, then checked and built.
-    let build = |name: &str,
-                 set: &toml::Table|
+    let mut workloads = workload::Workloads::default();
+    let mut build = |name: &str,
+                     set: &toml::Table|
      -> Result<(ScenarioFile, SimConfig, Vec<String>), ScenarioError> {
         let mut resolved = resolve(name, set)?;
-        let (config, warnings) = validate(&resolved, file, base_dir)?;
+        let (config, warnings) = validate(&resolved, (file, base_dir), &mut workloads)?;
         // A run that `"auto"` partitions says so, so a run of an earlier version, which took
         // its events in one order, is not read back as this one.
         if resolved.run.partitions.is_none() && Partitioning::for_run(&config).is_some() {
@@ -759,8 +759,8 @@ fn check_offered_load(
 /// the frame, the timers PFC's losses.
 fn validate(
     s: &ScenarioFile,
-    file: &str,
-    base_dir: &Path,
+    (file, base_dir): (&str, &Path),
+    workloads: &mut workload::Workloads,
 ) -> Result<(SimConfig, Vec<String>), ScenarioError> {
     let (topology, link_loss) = topology::build(&s.topology, file, base_dir, s.seed)?;
     let topology = conweave_paths(s, file, topology)?;
@@ -841,7 +841,7 @@ fn validate(
         flows,
         dag,
         collectives,
-    } = workload::build(s, file, base_dir, &topology, verbs)?;
+    } = workloads.get(s, (file, base_dir), &topology, verbs)?;
     if s.workload.kind == WorkloadKind::Poisson {
         let overhead = max_frame.saturating_sub(u64::from(t.mtu));
         check_offered_load(s, file, &flows, (u64::from(t.mtu), overhead))?;
@@ -876,8 +876,8 @@ fn validate(
         },
         transport,
         flows,
-        dag: dag.map(Arc::new),
-        collectives: collectives.map(Arc::new),
+        dag,
+        collectives,
         warmup,
         measure_until,
         drain_limit,

@@ -41,7 +41,8 @@ fn qct_is_the_slowest_flow_of_the_query() {
     cfg.flows = vec![
         query_flow(0, 3, 4_000, arrival, 0),
         query_flow(1, 3, 20_000, arrival, 0),
-    ];
+    ]
+    .into();
     let result = irn_sim::run(&cfg, &mut |_| {});
     let fcts: Vec<f64> = result.flows.iter().map(|f| f.fct_us.unwrap()).collect();
     assert!(fcts[1] > fcts[0], "{fcts:?}");
@@ -69,7 +70,8 @@ fn an_unfinished_query_is_censored() {
         // 10 MB takes 2 ms at 40 Gb/s: far beyond the drain limit.
         query_flow(0, 2, 1_000, t0, 1),
         query_flow(1, 2, 10_000_000, t0, 1),
-    ];
+    ]
+    .into();
     let result = irn_sim::run(&cfg, &mut |_| {});
     let q = result.summary.queries.clone().unwrap();
     assert_eq!((q.count, q.completed, q.unfinished), (2, 1, 1));

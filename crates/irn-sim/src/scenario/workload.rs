@@ -15,6 +15,7 @@
 //! ```
 
 use std::path::Path;
+use std::sync::Arc;
 
 use irn_core::{Bandwidth, Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -390,16 +391,47 @@ fn flow_limit() -> String {
     format!("flow-size limit ({MAX_FLOW_BYTES} B, the RDMA message limit)")
 }
 
-/// A workload as a run takes it: its flows, and which wait for which.
+/// A workload as a run takes it: its flows, and which wait for which; shared by the runs that
+/// take the same one.
+#[derive(Clone)]
 pub(super) struct Built {
-    pub flows: Vec<FlowSpec>,
-    pub dag: Option<FlowDag>,
-    pub collectives: Option<Collectives>,
+    pub flows: Arc<[FlowSpec]>,
+    pub dag: Option<Arc<FlowDag>>,
+    pub collectives: Option<Arc<Collectives>>,
 }
 
-/// The run's flows, each a verb when `verbs` is set.
-pub(super) fn build(
-    s: &ScenarioFile,
+/// The workloads a scenario file's runs were given, each built once. The variants of a
+/// comparison usually differ only in how the network carries the same flows, and a collective
+/// workload of a million flows takes a second to build and a hundred megabytes to hold: eight
+/// variants held eight copies.
+#[derive(Default)]
+pub(super) struct Workloads(Vec<(serde_json::Value, Option<VerbMix>, Built)>);
+
+impl Workloads {
+    /// The workload `s` describes over `topology`: one built before from the same inputs (its
+    /// `[workload]`, `[topology]` and seed, and the verbs mix), or built now ([`build`]).
+    pub fn get(
+        &mut self,
+        s: &ScenarioFile,
+        (file, base_dir): (&str, &Path),
+        topology: &Topology,
+        verbs: Option<VerbMix>,
+    ) -> Result<Built, ScenarioError> {
+        let inputs = serde_json::json!([s.workload, s.topology, s.seed]);
+        let found = (self.0.iter()).find(|(i, v, _)| *i == inputs && *v == verbs);
+        if let Some((.., built)) = found {
+            return Ok(built.clone());
+        }
+        let built = build((&s.workload, s.seed), file, base_dir, topology, verbs)?;
+        self.0.push((inputs, verbs, built.clone()));
+        Ok(built)
+    }
+}
+
+/// The run's flows, each a verb when `verbs` is set. Reads only what [`Workloads::get`] tells
+/// workloads apart by (the topology built from `[topology]` and the seed).
+fn build(
+    (w, seed): (&WorkloadSection, u64),
     file: &str,
     base_dir: &Path,
     topology: &Topology,
@@ -407,11 +439,10 @@ pub(super) fn build(
 ) -> Result<Built, ScenarioError> {
     let host_rate = topology.min_host_rate();
     let hosts = topology.hosts().len() as u32;
-    let w = &s.workload;
     let (mut dag, mut collectives) = (None, None);
     let flows = match w.kind {
         WorkloadKind::Collective => {
-            let (flows, graph, jobs) = collective_flows(s, file, hosts, host_rate)?;
+            let (flows, graph, jobs) = collective_flows((w, seed), file, hosts, host_rate)?;
             (dag, collectives) = (Some(graph), Some(jobs));
             flows
         }
@@ -420,9 +451,9 @@ pub(super) fn build(
             dag = Some(graph);
             flows
         }
-        WorkloadKind::Poisson => poisson_flows(s, file, base_dir, hosts, host_rate)?,
-        WorkloadKind::Incast => incast_flows(s, file, hosts, host_rate)?,
-        WorkloadKind::Queries => query_flows(s, file, hosts, host_rate)?,
+        WorkloadKind::Poisson => poisson_flows((w, seed), file, base_dir, hosts, host_rate)?,
+        WorkloadKind::Incast => incast_flows((w, seed), file, hosts, host_rate)?,
+        WorkloadKind::Queries => query_flows((w, seed), file, hosts, host_rate)?,
         WorkloadKind::Trace if w.csv.is_some() => {
             let csv = w.csv.as_deref().unwrap_or("");
             let flows = workload::trace_text(csv, "workload.csv", hosts)
@@ -483,12 +514,12 @@ pub(super) fn build(
     }
     let mut flows = flows;
     if let Some(mix) = verbs {
-        mix.assign(&mut flows, s.seed);
+        mix.assign(&mut flows, seed);
     }
     Ok(Built {
-        flows,
-        dag,
-        collectives,
+        flows: flows.into(),
+        dag: dag.map(Arc::new),
+        collectives: collectives.map(Arc::new),
     })
 }
 
@@ -533,12 +564,12 @@ const MAX_CHANNELS: u32 = 64;
 
 /// `kind = "collective"`'s flows (the jobs' and their cross traffic's), graph and jobs.
 fn collective_flows(
-    s: &ScenarioFile,
+    (w, seed): (&WorkloadSection, u64),
     file: &str,
     hosts: u32,
     host_rate: Bandwidth,
 ) -> Result<(Vec<FlowSpec>, FlowDag, Collectives), ScenarioError> {
-    let sections = s.workload.job.as_deref().unwrap_or_default();
+    let sections = w.job.as_deref().unwrap_or_default();
     if sections.is_empty() {
         return Err(invalid(
             file,
@@ -550,12 +581,12 @@ fn collective_flows(
     let mut taken = vec![false; hosts as usize];
     let mut jobs = Vec::with_capacity(sections.len());
     for (j, section) in sections.iter().enumerate() {
-        jobs.push(job(section, file, j, (&mut taken, s.seed))?);
+        jobs.push(job(section, file, j, (&mut taken, seed))?);
     }
     let generated =
         collective::generate(&jobs).map_err(|why| invalid(file, "workload.job", "", &why))?;
     let mut background = Vec::new();
-    add_background(s, file, (hosts, host_rate), "1ms", &mut background)?;
+    add_background((w, seed), file, (hosts, host_rate), "1ms", &mut background)?;
     Ok(collective::finish(generated, jobs, background))
 }
 
@@ -721,13 +752,12 @@ fn place(
 
 /// `kind = "poisson"`'s flows.
 fn poisson_flows(
-    s: &ScenarioFile,
+    (w, seed): (&WorkloadSection, u64),
     file: &str,
     base_dir: &Path,
     hosts: u32,
     host_rate: Bandwidth,
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
-    let w = &s.workload;
     let load = w.load.unwrap_or(0.7);
     line_rate_fraction(file, "workload.load", load, "line rate")?;
     let duration_text = w.duration.as_deref().unwrap_or("5ms");
@@ -744,7 +774,7 @@ fn poisson_flows(
         &dist,
         duration,
     )?;
-    let flows = workload::poisson(hosts, host_rate, load, &dist, duration, s.seed);
+    let flows = workload::poisson(hosts, host_rate, load, &dist, duration, seed);
     require_flows(
         file,
         ("workload.duration", duration_text),
@@ -755,12 +785,11 @@ fn poisson_flows(
 
 /// `kind = "incast"`'s flows, and its cross traffic's.
 fn incast_flows(
-    s: &ScenarioFile,
+    (w, seed): (&WorkloadSection, u64),
     file: &str,
     hosts: u32,
     host_rate: Bandwidth,
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
-    let w = &s.workload;
     let senders = w.senders.unwrap_or(0);
     let total = w.total.as_deref().unwrap_or("150MB");
     let receiver = w.receiver.unwrap_or(0);
@@ -807,7 +836,7 @@ fn incast_flows(
         senders,
         total_bytes,
         Time::ZERO,
-        s.seed,
+        seed,
     )
     .map_err(|e| {
         invalid(
@@ -820,7 +849,7 @@ fn incast_flows(
     if per_sender > 1 {
         flows = workload::split(flows, per_sender);
     }
-    add_background(s, file, (hosts, host_rate), "10ms", &mut flows)?;
+    add_background((w, seed), file, (hosts, host_rate), "10ms", &mut flows)?;
     Ok(flows)
 }
 
@@ -829,12 +858,11 @@ const MAX_INCAST_FLOWS: u64 = 1_000_000;
 
 /// `kind = "queries"`'s flows, and its cross traffic's.
 fn query_flows(
-    s: &ScenarioFile,
+    (w, seed): (&WorkloadSection, u64),
     file: &str,
     hosts: u32,
     host_rate: Bandwidth,
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
-    let w = &s.workload;
     let load = w.load.unwrap_or(0.0);
     line_rate_fraction(file, "workload.load", load, "all hosts' line rate")?;
     let senders = w.senders.unwrap_or(50);
@@ -876,7 +904,7 @@ fn query_flows(
             &why,
         ));
     }
-    let flows = workload::queries(hosts, host_rate, &q, s.seed)
+    let flows = workload::queries(hosts, host_rate, &q, seed)
         .map_err(|e| invalid(file, "workload", "(queries)", &e.to_string()))?;
     let mut flows = require_flows(
         file,
@@ -884,7 +912,13 @@ fn query_flows(
         "no query arrives within it at this load; lengthen it",
         flows,
     )?;
-    add_background(s, file, (hosts, host_rate), duration_text, &mut flows)?;
+    add_background(
+        (w, seed),
+        file,
+        (hosts, host_rate),
+        duration_text,
+        &mut flows,
+    )?;
     Ok(flows)
 }
 
@@ -920,13 +954,12 @@ fn line_rate_fraction(file: &str, key: &str, load: f64, of: &str) -> Result<(), 
 /// Poisson arrivals of the IRN sizes for `background_duration` (default `default_duration`),
 /// merged by start; at equal starts the incast's flows come first (a stable sort).
 fn add_background(
-    s: &ScenarioFile,
+    (w, seed): (&WorkloadSection, u64),
     file: &str,
     (hosts, host_rate): (u32, Bandwidth),
     default_duration: &str,
     flows: &mut Vec<FlowSpec>,
 ) -> Result<(), ScenarioError> {
-    let w = &s.workload;
     let Some(load) = w.background_load else {
         return Ok(());
     };
@@ -942,7 +975,7 @@ fn add_background(
         duration,
     )?;
     flows.extend(workload::poisson(
-        hosts, host_rate, load, &sizes, duration, s.seed,
+        hosts, host_rate, load, &sizes, duration, seed,
     ));
     flows.sort_by_key(|f| f.start);
     Ok(())
@@ -1115,6 +1148,37 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+
+    /// Variants that change only how the flows are carried share one copy of them; a variant
+    /// that changes the workload, the seed or the network gets its own, the same as a run of
+    /// its own would build.
+    #[test]
+    fn variants_share_the_flows_they_have_in_common() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 8\n[workload]\nload = 0.5\n\
+                    duration = \"50us\"\n\
+                    [[compare]]\nname = \"irn\"\nset = { \"transport.kind\" = \"irn\" }\n\
+                    [[compare]]\nname = \"roce\"\nset = { \"transport.kind\" = \"roce\" }\n\
+                    [[compare]]\nname = \"load\"\nset = { \"workload.load\" = 0.3 }\n\
+                    [[compare]]\nname = \"seed\"\nset = { seed = 2 }\n\
+                    [[compare]]\nname = \"hosts\"\nset = { \"topology.hosts\" = 6 }\n\
+                    [[compare]]\nname = \"verbs\"\nset = { \"workload.verbs\" = { read = 1 } }\n";
+        let runs = parse(text, "t.toml", Path::new("."), &[]).unwrap().runs;
+        let flows = |i: usize| &runs[i].config.flows;
+        assert!(Arc::ptr_eq(flows(0), flows(1)));
+        for (i, run) in runs.iter().enumerate().skip(2) {
+            assert!(!Arc::ptr_eq(flows(0), flows(i)), "{}", run.name);
+            let set = match run.name.as_str() {
+                "load" => "workload.load=0.3",
+                "seed" => "seed=2",
+                "hosts" => "topology.hosts=6",
+                _ => "workload.verbs={ read = 1 }",
+            };
+            let plain = "[topology]\nkind = \"star\"\nhosts = 8\n[workload]\nload = 0.5\n\
+                         duration = \"50us\"\n";
+            let alone = parse(plain, "t.toml", Path::new("."), &[set.to_string()]).unwrap();
+            assert_eq!(*alone.runs[0].config.flows, **flows(i), "{set}");
         }
     }
 

@@ -644,7 +644,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
         self.counters.events = self.queue.processed() - samples;
         self.counters.sim_time = end - Time::ZERO;
         let records = (self.flows.iter().zip(&self.counts))
-            .zip(&self.cfg.flows)
+            .zip(self.cfg.flows.iter())
             .enumerate()
             .map(|(i, ((f, counts), spec))| FlowRecord {
                 id: i as u32,
