@@ -216,12 +216,19 @@ pub fn guard_rerun(dir: &Path) -> Result<()> {
     }
 }
 
-/// Whether the file `name` of `dir` is as irn wrote it, as far as the folder's marker can
-/// tell: false only when the marker has its checksum and the file differs.
+/// Whether the file `name` of `dir` is as irn wrote it, as far as a marker can tell: false
+/// only when the marker has its checksum and the file differs. The marker is the folder's own,
+/// or its parent's for a variant's folder of a comparison `irn run` wrote.
 pub fn unchanged(dir: &Path, name: &str) -> bool {
-    let marker = Marker::read(dir);
-    let sum = marker.as_ref().and_then(|m| m.checksums.get(name));
-    sum.is_none_or(|sum| has_checksum(&dir.join(name), sum).unwrap_or(true))
+    let recorded = match Marker::read(dir) {
+        Some(marker) => marker.checksums.get(name).cloned(),
+        None => dir.file_name().and_then(|sub| {
+            let marker = Marker::read(dir.parent()?)?;
+            let key = format!("{}/{name}", sub.to_string_lossy());
+            marker.checksums.get(&key).cloned()
+        }),
+    };
+    recorded.is_none_or(|sum| has_checksum(&dir.join(name), &sum).unwrap_or(true))
 }
 
 /// Refuses to read the results in `dir`'s `name` as irn's when it was changed since irn wrote

@@ -133,6 +133,16 @@ pub(crate) fn read_flows(dir: &Path) -> Result<Vec<Flow>> {
 }
 
 fn load_variant(dir: &Path, summary: SummaryFile) -> Result<Variant> {
+    // Drawn as they are, with a note: the report would otherwise pass a changed file off as
+    // irn's.
+    for name in ["summary.json", "flows.csv"] {
+        if !output::unchanged(dir, name) {
+            errln!(
+                "note: {}: changed since irn wrote it; the charts and report show it as it is now",
+                dir.join(name).display()
+            );
+        }
+    }
     let flows = read_flows(dir)?;
     // A `flows.csv` cut short (a full disk, a copy interrupted inside its header or rows) still
     // parses: only the count `summary.json` keeps tells it from a run with fewer flows.

@@ -234,6 +234,22 @@ fn a_run_file_edited_since_irn_wrote_it_is_neither_replaced_nor_reused() {
         "{err}"
     );
     assert_eq!(snapshot(&dir.join("r")), before);
+    // `plot` draws an edited run as it is, and says so.
+    ok(&irn(&["run", "tiny.toml", "--out", "p"], &dir));
+    let summary = dir.join("p/IRN/summary.json");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    std::fs::write(
+        &summary,
+        text.replacen("\"avg_fct_us\": ", "\"avg_fct_us\": 1", 1),
+    )
+    .unwrap();
+    let plotted = irn(&["plot", "p"], &dir);
+    ok(&plotted);
+    let said = String::from_utf8_lossy(&plotted.stderr);
+    assert!(
+        said.contains("p/IRN/summary.json: changed since irn wrote it; the charts and report"),
+        "{said}"
+    );
 
     // A sweep neither reuses an edited run's numbers nor reruns over it; `report` refuses them.
     std::fs::write(dir.join("s.toml"), SWEEP).unwrap();
