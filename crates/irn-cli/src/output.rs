@@ -458,8 +458,8 @@ fn sidecar(path: &Path) -> PathBuf {
     parent_of(path).join(format!(".{name}.irn"))
 }
 
-/// FNV-1a, 64 bits, of `bytes` continued from `hash`: the sidecars' checksum, and the markers'
-/// before [`XXH3`]. Tells a file irn wrote from one changed since, not an adversary's.
+/// FNV-1a, 64 bits, of `bytes` continued from `hash`: the checksum markers and sidecars of
+/// irns before [`XXH3`] recorded, still recognised.
 fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
     (bytes.iter()).fold(hash, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
@@ -468,14 +468,15 @@ fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
 
 const FNV1A_START: u64 = 0xcbf2_9ce4_8422_2325;
 
-/// [`fnv1a`] of `bytes` in hex, as sidecars record it.
-fn checksum(bytes: &[u8]) -> String {
-    format!("{:016x}", fnv1a(FNV1A_START, bytes))
-}
-
-/// What starts a marker's checksum made with XXH3 (64 bits), fast enough for a run's
-/// hundreds of megabytes of time series; a checksum in bare hex is [`fnv1a`].
+/// What starts a checksum made with XXH3 (64 bits), fast enough for a run's hundreds of
+/// megabytes of time series; a checksum in bare hex is [`fnv1a`]. Either tells a file irn wrote
+/// from one changed since, not an adversary's.
 const XXH3: &str = "xxh3:";
+
+/// The checksum of `bytes`, as markers and sidecars record it.
+fn checksum(bytes: &[u8]) -> String {
+    format!("{XXH3}{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
+}
 
 /// Writes `contents` to `path` as [`write_file_atomic`] does, and its sidecar (see [`sidecar`])
 /// saying `command` wrote it, so a later command may replace it ([`guard_own_file`]).
@@ -485,7 +486,7 @@ pub fn write_own_file(path: &Path, contents: &[u8], command: &str) -> Result<()>
     let mark = serde_json::json!({
         "written_by": command,
         "irn_version": env!("CARGO_PKG_VERSION"),
-        "fnv1a64": checksum(contents),
+        "checksum": checksum(contents),
     });
     let text = serde_json::to_string_pretty(&mark)? + "\n";
     write_file_atomic(&sidecar(&path), text.as_bytes())
@@ -499,7 +500,8 @@ fn is_own_file(path: &Path) -> bool {
     let mark: Option<serde_json::Value> =
         (irn_sim::input::read_text(&sidecar(&path), irn_sim::input::RESULT).ok())
             .and_then(|t| serde_json::from_str(&t).ok());
-    let recorded = mark.as_ref().and_then(|m| m["fnv1a64"].as_str());
+    // `fnv1a64`: a sidecar of an irn before XXH3.
+    let recorded = (mark.as_ref()).and_then(|m| m["checksum"].as_str().or(m["fnv1a64"].as_str()));
     recorded.is_some_and(|r| has_checksum(&path, r) == Some(true))
 }
 
@@ -1170,7 +1172,7 @@ mod tests {
         assert!(said.contains("No space left on device"), "{said}");
     }
 
-    /// A marker's checksum is XXH3 now and FNV-1a in a marker of an earlier irn: both are
+    /// A checksum is XXH3 now and FNV-1a in a marker or sidecar of an earlier irn: both are
     /// recognised, and a file longer than a read's piece is hashed whole.
     #[test]
     fn checksums_of_either_kind_tell_a_changed_file() {
@@ -1180,11 +1182,8 @@ mod tests {
         let text: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
         fs::write(&path, &text).unwrap();
         let xxh3 = file_checksum(&path).unwrap();
-        assert_eq!(
-            xxh3,
-            format!("{XXH3}{:016x}", xxhash_rust::xxh3::xxh3_64(&text))
-        );
-        let fnv = checksum(&text);
+        assert_eq!(xxh3, checksum(&text));
+        let fnv = format!("{:016x}", fnv1a(FNV1A_START, &text));
         assert_eq!(has_checksum(&path, &xxh3), Some(true));
         assert_eq!(has_checksum(&path, &fnv), Some(true));
         let mut edited = text.clone();
@@ -1193,6 +1192,16 @@ mod tests {
         assert_eq!(has_checksum(&path, &xxh3), Some(false));
         assert_eq!(has_checksum(&path, &fnv), Some(false));
         assert_eq!(has_checksum(&dir.join("gone"), &xxh3), None);
+        // A sidecar of an irn before XXH3 still marks its file as irn's, until it changes.
+        let flows = dir.join("flows.txt");
+        fs::write(&flows, "1\n").unwrap();
+        let old = format!("{{\"fnv1a64\": \"{:016x}\"}}", fnv1a(FNV1A_START, b"1\n"));
+        fs::write(sidecar(&flows), old).unwrap();
+        assert!(is_own_file(&flows));
+        fs::write(&flows, "2\n").unwrap();
+        assert!(!is_own_file(&flows));
+        write_own_file(&flows, b"3\n", "gen-flows").unwrap();
+        assert!(is_own_file(&flows));
         fs::remove_dir_all(&dir).unwrap();
     }
 }
