@@ -290,12 +290,14 @@ pub fn parse(
                 )));
             }
             set_dotted(&mut t, key, value.clone())
-                .map_err(|m| syntax(format!("variant `{name}`: {key}: {m}")))?;
+                .map_err(|(_, m)| syntax(format!("variant `{name}`: {key}: {m}")))?;
         }
         for (key, value) in &overrides {
+            // The form of the key where the path went wrong: `workload.sizes` is not a table.
             set_dotted(&mut t, key, value.clone())
-                .map_err(|m| syntax(format!("--set {key}: {m}{}", form_of(key))))?;
+                .map_err(|(at, m)| syntax(format!("--set {key}: {m}{}", form_of(&at))))?;
         }
+        overridden(name, set, &t, &overrides).map_err(syntax)?;
         // The merged table has no source text to point into, so an error names the key's path
         // instead (a value set by a variant or by `--set` has no line of its own).
         let merged = toml::Value::Table(t);
@@ -398,6 +400,44 @@ pub fn parse(
 /// An error at `at` in the merged scenario, with its origin: the `--set` whose key is `at` or
 /// holds or lies inside it (the file itself passed the first pass, and `--set` wins over the
 /// variant it is merged into), else the variant's `set`, if any.
+/// Refuses an override (`--set`, a sweep's grid, an experiment's point) that replaces a value
+/// variant `name` sets (`set`) in its table `t`: it applies to every variant, so each would
+/// run the override's value under a name that says otherwise. A variant's table set whole may
+/// gain keys it does not name; an override equal to the variant's value changes nothing; and
+/// `seed` is the seeds' to set (each run's seed is in its folder's name and its table's row).
+fn overridden(
+    name: &str,
+    set: &toml::Table,
+    t: &toml::Table,
+    overrides: &[(String, toml::Value)],
+) -> Result<(), String> {
+    let within = |a: &str, b: &str| a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('.'));
+    let mut own = Vec::new();
+    for (key, value) in set {
+        overrides::leaves(key, value, &mut own);
+    }
+    // Seeds (a sweep's `seeds`, reproduce's repetitions) are set over a variant's own.
+    for (key, value) in own.into_iter().filter(|(key, _)| key != "seed") {
+        let now = overrides::get_dotted(t, &key);
+        if now == Some(&value) {
+            continue;
+        }
+        let Some((by, _)) = (overrides.iter()).find(|(k, _)| within(k, &key) || within(&key, k))
+        else {
+            continue;
+        };
+        let now = now.map_or("nothing".to_string(), error::written);
+        return Err(format!(
+            "variant `{name}` sets {key} = {}, and `{by}`, given for every variant (by --set, \
+             a sweep's grid or an experiment's point), makes it {now}: each variant would run \
+             that under its own name; set the key in every variant's `set` instead, or leave \
+             it out of the variants",
+            error::written(&value)
+        ));
+    }
+    Ok(())
+}
+
 fn blame(
     at: &str,
     message: &str,
@@ -1073,6 +1113,69 @@ mod tests {
         parse(text, "t.toml", Path::new("."), &[])
             .unwrap_err()
             .to_string()
+    }
+
+    /// An override (`--set`, a sweep's grid, an experiment's point) applies to every variant:
+    /// one that would replace a value a variant sets is refused, naming both, since every
+    /// variant would run the override's value under its own name. One that agrees with the
+    /// variant, or adds a key to a table the variant sets whole, changes nothing it said.
+    #[test]
+    fn an_override_never_replaces_what_a_variant_sets() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nduration = \"10us\"\n\
+                    [[compare]]\nname = \"irn\"\nset = { \"transport.kind\" = \"irn\" }\n\
+                    [[compare]]\nname = \"roce\"\nset = { transport = { kind = \"roce\" } }\n";
+        let runs = |set: &[&str]| {
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            parse(text, "t.toml", Path::new("."), &set).map(|s| s.runs)
+        };
+        let err = runs(&["transport.kind=irn"]).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "variant `roce` sets transport.kind = \"roce\", and `transport.kind`, given for \
+                 every variant (by --set, a sweep's grid or an experiment's point), makes it \
+                 \"irn\": each variant would run that under its own name"
+            ),
+            "{err}"
+        );
+        let err = runs(&["transport={ kind = \"roce\" }"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("variant `irn` sets transport.kind = \"irn\", and `transport`"),
+            "{err}"
+        );
+        // The roce variant's whole `transport` table gains the override's key.
+        let both = runs(&["transport.mtu=4096"]).unwrap();
+        assert!(both.iter().all(|r| r.resolved.transport.mtu == 4096));
+        assert_eq!(both[1].resolved.transport.kind, TransportKind::Roce);
+    }
+
+    /// A number in an override's key names an entry of a list: `workload.job.1.size` changes
+    /// the second job alone; an entry the list does not have, or a name for a number, is
+    /// refused with the entries it has.
+    #[test]
+    fn an_override_changes_one_entry_of_a_list() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"collective\"\n\
+                    [[workload.job]]\nop = \"all-reduce\"\nsize = \"64KB\"\nranks = 2\n\
+                    [[workload.job]]\nop = \"all-gather\"\nsize = \"64KB\"\nranks = 2\n";
+        let jobs = |set: &str| {
+            let run = parse(text, "t.toml", Path::new("."), &[set.to_string()])?
+                .runs
+                .remove(0);
+            Ok::<_, ScenarioError>(run.resolved.workload.job.unwrap_or_default())
+        };
+        let jobs_now = jobs("workload.job.1.size=\"128KB\"").unwrap();
+        let sizes: Vec<_> = jobs_now.iter().map(|j| j.size.clone()).collect();
+        assert_eq!(sizes, ["64KB", "128KB"].map(String::from));
+        let cases = [
+            ("workload.job.2.size=1MB", "--set workload.job.2.size: `job` has no entry 2: its entries are 2, `0` to `1` (an override changes an entry of a list, never adds one)"),
+            ("workload.job.first.size=1MB", "--set workload.job.first.size: `job` is a list: name one of its entries by its index, as in `job.0`"),
+            ("workload.job.0.size.x=1MB", "--set workload.job.0.size.x: `size` is not a table; write a size as a string with its unit, e.g. \"240KB\" (B, KB, MB, GB, KiB, MiB, GiB)"),
+        ];
+        for (set, want) in cases {
+            let err = jobs(set).unwrap_err().to_string();
+            assert!(err.ends_with(want), "{set}: {err}");
+        }
     }
 
     /// Tiny flows at a high load offer the NICs many times what they send once headers count:
