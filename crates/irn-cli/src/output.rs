@@ -104,6 +104,20 @@ pub enum Writer {
     Plot,
 }
 
+impl Writer {
+    /// The command, as messages name it.
+    pub fn command(self) -> &'static str {
+        match self {
+            Writer::Run => "`irn run`",
+            Writer::Sweep => "`irn sweep`",
+            Writer::Reproduce => "`irn reproduce`",
+            Writer::Check => "`irn check`",
+            Writer::Report => "`irn report`",
+            Writer::Plot => "`irn plot`",
+        }
+    }
+}
+
 /// The contents of [`MARKER`]: JSON, so a person can read who wrote the folder.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Marker {
@@ -351,11 +365,12 @@ pub enum Use {
 }
 
 /// Refuses, with an error naming `dest` and saying how to proceed, a folder irn may not write:
-/// a file; a symbolic link to nothing; a non-empty folder without [`MARKER`]; and for
-/// [`Use::Replace`] also the working folder or any folder holding it, and a folder holding one
-/// of `inputs` (the files the command reads). A missing or empty folder is always fine. Every
-/// writing command calls this before writing anything, so a refusal leaves everything as it was.
-pub fn guard_folder(dest: &Path, how: Use, inputs: &[&Path]) -> Result<()> {
+/// a file; a symbolic link to nothing; a non-empty folder without [`MARKER`]; one another kind
+/// of command wrote ([`refuse_other_kind`]); and for [`Use::Replace`] also the working folder
+/// or any folder holding it, and a folder holding one of `inputs` (the files the command
+/// reads). A missing or empty folder is always fine. Every writing command calls this, as
+/// `writer`, before writing anything, so a refusal leaves everything as it was.
+pub fn guard_folder(dest: &Path, writer: Writer, how: Use, inputs: &[&Path]) -> Result<()> {
     let proceed = "choose another --out, or remove it yourself if nothing in it is needed";
     let dest = &resolve_link(dest)?;
     let Ok(meta) = fs::metadata(dest) else {
@@ -364,6 +379,7 @@ pub fn guard_folder(dest: &Path, how: Use, inputs: &[&Path]) -> Result<()> {
     if !meta.is_dir() {
         bail!("{}: exists and is not a folder; {proceed}", dest.display());
     }
+    refuse_other_kind(dest, writer, how)?;
     if how == Use::Replace {
         let canonical = dest
             .canonicalize()
@@ -417,10 +433,63 @@ pub fn guard_folder(dest: &Path, how: Use, inputs: &[&Path]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses the irn folder `dest` when its marker says another kind of command wrote it than
+/// `writer`, writing it as `how` says: mixed, their files would be read as one kind's (a
+/// comparison's `comparison.csv` beside a sweep's `sweep.csv` is plotted as a sweep), and a
+/// replacement by another kind would remove files the marker does not list as the replacing
+/// command's own. `irn run` replaces only a folder `irn run` wrote; a sweep's root, reproduce's
+/// and check's take only their own kind, and so do the run folders sweep, reproduce and check
+/// make below them ([`Use::Replace`]; check's are reproduce's kind); `irn report` writes into
+/// its own folders and sweeps' roots (merging shards beside one's runs); `irn plot` adds its
+/// report and charts to any irn folder.
+fn refuse_other_kind(dest: &Path, writer: Writer, how: Use) -> Result<()> {
+    let Some(found) = Marker::read(dest) else {
+        return Ok(());
+    };
+    // Only a sweep's root records its sweep: the run folders below it are `irn sweep`'s too.
+    let sweep_root = found.written_by == Writer::Sweep && found.sweep.is_some();
+    let run_below = how == Use::Replace && matches!(writer, Writer::Sweep | Writer::Reproduce);
+    let fits = match writer {
+        Writer::Plot => true,
+        Writer::Report => found.written_by == Writer::Report || sweep_root,
+        Writer::Sweep => found.written_by == Writer::Sweep && sweep_root != run_below,
+        _ => found.written_by == writer,
+    };
+    if fits {
+        return Ok(());
+    }
+    let holds = match found.written_by {
+        Writer::Sweep if !sweep_root => "one run of `irn sweep`".to_string(),
+        Writer::Reproduce => "the results of `irn reproduce` (or one run of `irn check`)".into(),
+        Writer::Plot => "the charts of `irn plot`".into(),
+        other => format!("the results of {}", other.command()),
+    };
+    let dest = dest.display();
+    match writer {
+        Writer::Sweep if run_below => bail!(
+            "{dest}: holds {holds}; `irn sweep` writes a run only into a new folder or one of \
+             its own runs: move it out of the way, or choose another --out"
+        ),
+        Writer::Reproduce if run_below => bail!(
+            "{dest}: holds {holds}; `irn reproduce` and `irn check` write a run only into a new \
+             folder or one of their own runs: move it out of the way, or choose another --out"
+        ),
+        Writer::Report => bail!(
+            "{dest}: holds {holds}; `irn report` writes only into a new folder or one \
+             `irn report` or `irn sweep` wrote: choose another --out"
+        ),
+        _ => bail!(
+            "{dest}: holds {holds}; {0} writes only into a new folder or one {0} wrote: choose \
+             another --out",
+            writer.command()
+        ),
+    }
+}
+
 /// [`guard_folder`] with [`Use::WriteInto`], then creates `dir` and marks it as `writer`'s
 /// unless it is already marked.
 pub fn claim_folder(dir: &Path, writer: Writer) -> Result<()> {
-    guard_folder(dir, Use::WriteInto, &[])?;
+    guard_folder(dir, writer, Use::WriteInto, &[])?;
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     if !dir.join(MARKER).is_file() {
         Marker::new(writer).write(dir)?;
@@ -821,7 +890,7 @@ impl Staging {
     /// symbolic link stands for the folder it points to.
     pub fn new(dest: &Path, writer: Writer, inputs: &[&Path]) -> Result<Self> {
         let dest = &resolve_link(dest)?;
-        guard_folder(dest, Use::Replace, inputs)?;
+        guard_folder(dest, writer, Use::Replace, inputs)?;
         let parent = parent_of(dest);
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -971,7 +1040,7 @@ impl Staging {
     /// ([`remove_stale_temporaries`]).
     pub fn commit(mut self) -> Result<PathBuf> {
         let inputs: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
-        guard_folder(&self.dest, Use::Replace, &inputs)?;
+        guard_folder(&self.dest, self.writer, Use::Replace, &inputs)?;
         let (tmp, dest) = (&self.tmp, &self.dest);
         let files = keep::listing(tmp);
         // Every file the runs wrote, so that one edited since is refused, never replaced, and

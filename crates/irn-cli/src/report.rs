@@ -338,8 +338,8 @@ fn slowdown_label(v: f64) -> String {
     plot::fmt_sig(v, 3)
 }
 
-/// The report's charts: the headline metrics (comparisons only), the single-packet FCT tail and
-/// the median slowdown by flow size.
+/// The report's charts: the headline metrics (comparisons only), the single-packet FCT tail
+/// (when a variant has a single-packet flow) and the median slowdown by flow size.
 pub fn charts(results: &Results) -> Result<Vec<Chart>> {
     let names: Vec<&str> = results.variants.iter().map(|v| v.name.as_str()).collect();
     let mut charts = Vec::new();
@@ -368,37 +368,45 @@ pub fn charts(results: &Results) -> Result<Vec<Chart>> {
         });
     }
 
-    let mut counts = Vec::new();
-    let cdf: Vec<(&str, Vec<f64>)> = results
-        .variants
-        .iter()
-        .map(|v| {
-            let mtu = v.mtu();
-            let fcts: Vec<f64> = v
-                .flows
-                .iter()
-                .filter(|f| f.measured && f.size_bytes <= mtu)
-                .filter_map(|f| f.fct_us)
-                .collect();
-            counts.push(format!("{} {}", fcts.len(), v.name));
-            (v.name.as_str(), fcts)
-        })
-        .collect();
-    let title = "Single-packet flows: FCT tail (90th to 99.9th percentile)".to_string();
-    charts.push(Chart {
-        id: CHART_IDS[1].to_string(),
-        svg: svg_with_label(
-            plot::tail_cdf(&title, "FCT", &cdf, (90.0, 99.9), plot::fmt_us)?,
-            &title,
-        ),
-        title,
-        note: format!(
-            "CDF of the completion times of measured, finished flows of at most one MTU, from \
-             the 90th to the 99.9th percentile (nearest rank), as in the IRN paper's Fig. 8. \
-             Flows: {}.",
-            counts.join(", ")
-        ),
-    });
+    // A run with no flow of at most one MTU (a collective's, say) gets no chart rather than
+    // an empty one; one whose single-packet flows all went unfinished keeps its "no data".
+    let single_packet = |v: &Variant| {
+        let mtu = v.mtu();
+        v.flows.iter().any(|f| f.size_bytes <= mtu)
+    };
+    if results.variants.iter().any(single_packet) {
+        let mut counts = Vec::new();
+        let cdf: Vec<(&str, Vec<f64>)> = results
+            .variants
+            .iter()
+            .map(|v| {
+                let mtu = v.mtu();
+                let fcts: Vec<f64> = v
+                    .flows
+                    .iter()
+                    .filter(|f| f.measured && f.size_bytes <= mtu)
+                    .filter_map(|f| f.fct_us)
+                    .collect();
+                counts.push(format!("{} {}", fcts.len(), v.name));
+                (v.name.as_str(), fcts)
+            })
+            .collect();
+        let title = "Single-packet flows: FCT tail (90th to 99.9th percentile)".to_string();
+        charts.push(Chart {
+            id: CHART_IDS[1].to_string(),
+            svg: svg_with_label(
+                plot::tail_cdf(&title, "FCT", &cdf, (90.0, 99.9), plot::fmt_us)?,
+                &title,
+            ),
+            title,
+            note: format!(
+                "CDF of the completion times of measured, finished flows of at most one MTU, \
+                 from the 90th to the 99.9th percentile (nearest rank), as in the IRN paper's \
+                 Fig. 8. Flows: {}.",
+                counts.join(", ")
+            ),
+        });
+    }
 
     let by_size: Vec<(&str, Vec<(f64, f64)>)> = results
         .variants

@@ -85,8 +85,8 @@ pub struct ReportArgs {
     /// Sweep results folders (e.g. one per shard) to merge.
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
-    /// Where to write `sweep.csv` and `sweep_summary.csv`: a new or empty folder, or one irn
-    /// wrote. Default: the first folder.
+    /// Where to write `sweep.csv` and `sweep_summary.csv`: a new or empty folder, a sweep's
+    /// folder or one `irn report` wrote. Default: the first folder.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -507,7 +507,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         }
     };
     let _lock = output::lock(&out)?;
-    guard_folder(&out, Use::WriteInto, &[])?;
+    guard_folder(&out, Writer::Sweep, Use::WriteInto, &[])?;
     output::guard_own_entries(&out, &table::TABLES)?;
     let (shard, shards) = a
         .shard

@@ -208,10 +208,15 @@ fn a_rerun_replaces_irns_files_and_keeps_everything_else_where_it_is() {
         "name = \"s\"\nscenario = \"tiny.toml\"\n[grid]\n\"workload.load\" = [0.3]\n",
     );
     ok(&irn(&["sweep", "sweep.toml", "--out", "s"], &dir));
-    write(&dir.join("r/sweep.csv"), "mine");
-    let err = refused(&irn(&["report", "s", "--out", "r"], &dir));
-    assert!(err.contains("r/sweep.csv: irn did not write it"), "{err}");
-    assert_eq!(read(&dir.join("r/sweep.csv")), "mine");
+    // A folder `irn report` wrote, holding a table of the user's beside irn's marker.
+    write(
+        &dir.join("m/.irn-results"),
+        r#"{"written_by": "report", "irn_version": "0", "files": []}"#,
+    );
+    write(&dir.join("m/sweep.csv"), "mine");
+    let err = refused(&irn(&["report", "s", "--out", "m"], &dir));
+    assert!(err.contains("m/sweep.csv: irn did not write it"), "{err}");
+    assert_eq!(read(&dir.join("m/sweep.csv")), "mine");
     ok(&irn(&["report", "s", "--out", "s"], &dir));
     assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
 }

@@ -864,3 +864,39 @@ fn rdma_against_tcp_runs_short() {
     let html = std::fs::read_to_string(dir.join("results").join("report.html")).unwrap();
     assert!(html.contains("goodput_gbps (Gb/s)"));
 }
+
+/// A collective run has no single-packet flow: its report has no single-packet FCT chart,
+/// neither drawn, nor listed, nor linked, and still the collective's own charts.
+#[test]
+fn a_run_without_single_packet_flows_has_no_single_packet_chart() {
+    let dir = scratch("no-single-packet");
+    let scenario = r#"
+name = "ar"
+seed = 1
+[topology]
+kind = "star"
+hosts = 4
+[workload]
+kind = "collective"
+[[workload.job]]
+op = "all-reduce"
+size = "64KB"
+ranks = 4
+[[compare]]
+name = "IRN"
+set = { "transport.kind" = "irn" }
+[[compare]]
+name = "RoCE"
+set = { "transport.kind" = "roce", "switch.pfc" = true }
+"#;
+    std::fs::write(dir.join("c.toml"), scenario).unwrap();
+    ok(&irn(&["run", "c.toml", "--out", "r"], &dir));
+    let out = ok(&irn(&["plot", "r"], &dir));
+    assert!(!out.contains("single_packet"), "{out}");
+    assert!(out.contains("collectives_busbw.svg"), "{out}");
+    assert!(!dir.join("r/plots/single_packet_fct_cdf.svg").exists());
+    let html = std::fs::read_to_string(dir.join("r/report.html")).unwrap();
+    assert!(!html.contains("single_packet_fct_cdf"), "linked");
+    assert!(!html.contains("Single-packet flows: FCT tail"), "drawn");
+    assert!(html.contains("collectives_busbw"));
+}

@@ -502,3 +502,92 @@ fn report_merges_only_shards_of_one_sweep_and_writes_nothing_otherwise() {
     );
     assert_eq!(std::fs::read(dir.join("merged/sweep.csv")).unwrap(), csv);
 }
+
+/// A command writes into an irn folder only when the same kind of command wrote it: a run's
+/// folder takes no sweep tables or sweep points, a sweep's root is not replaced by a run, and
+/// so on. Each refusal comes before anything runs, names the folder and the command that wrote
+/// it, and leaves the folder as it was; the kinds that go together still do.
+#[test]
+fn a_folder_of_another_kind_of_command_is_refused() {
+    let dir = scratch("kinds");
+    std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
+    std::fs::write(dir.join("sweep.toml"), SWEEP).unwrap();
+    let check = format!("{TINY}\n[[check]]\nnum = \"IRN\"\nden = \"RoCE+PFC\"\nmetric = \"avg_fct_us\"\nexpect = \"below\"\n");
+    std::fs::write(dir.join("c.toml"), check).unwrap();
+    ok(&irn(&["run", "tiny.toml", "--out", "runA"], &dir));
+    ok(&irn(&["sweep", "sweep.toml", "--out", "sw"], &dir));
+    let run_holds = "holds the results of `irn run`;";
+    let sweep_holds = "sw: holds the results of `irn sweep`;";
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["report", "sw", "--out", "runA"],
+            "runA",
+            "`irn report` writes only into a new folder or one `irn report` or `irn sweep` wrote: \
+             choose another --out",
+        ),
+        (
+            &["sweep", "sweep.toml", "--out", "runA"],
+            "runA",
+            "`irn sweep` writes only into a new folder or one `irn sweep` wrote",
+        ),
+        (
+            &["run", "tiny.toml", "--out", "sw"],
+            "sw",
+            "`irn run` writes only into a new folder or one `irn run` wrote",
+        ),
+        (
+            &["run", "tiny.toml", "--out", "sw/workload.load_0.3/IRN"],
+            "sw/workload.load_0.3/IRN",
+            "holds one run of `irn sweep`; `irn run` writes only into",
+        ),
+        (
+            &["report", "sw", "--out", "sw/workload.load_0.3/IRN"],
+            "sw/workload.load_0.3/IRN",
+            "holds one run of `irn sweep`; `irn report` writes only into",
+        ),
+        (
+            &["check", "c.toml", "--out", "sw"],
+            "sw",
+            "`irn check` writes only into a new folder or one `irn check` wrote",
+        ),
+        (
+            &["reproduce", "fig02", "--quick", "--out", "runA"],
+            "runA",
+            "`irn reproduce` writes only into a new folder or one `irn reproduce` wrote",
+        ),
+    ];
+    for (args, folder, expected) in cases {
+        let before = snapshot(&dir.join(folder));
+        let out = irn(args, &dir);
+        let err = refused(&out);
+        assert!(out.stdout.is_empty(), "{args:?}: refused before running");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        let holds = if folder.starts_with("sw/") {
+            format!("{folder}: holds one run of `irn sweep`;")
+        } else if *folder == "sw" {
+            sweep_holds.to_string()
+        } else {
+            format!("{folder}: {run_holds}")
+        };
+        assert!(err.contains(&holds), "{args:?}: {err}");
+        assert_eq!(
+            snapshot(&dir.join(folder)),
+            before,
+            "{args:?} changed the folder"
+        );
+    }
+    assert!(!dir.join("runA/sweep.csv").exists());
+    // Merged tables go into a sweep's root or a folder `irn report` wrote, again and again;
+    // `irn plot` draws into any of them.
+    ok(&irn(&["report", "sw"], &dir));
+    ok(&irn(&["report", "sw", "--out", "merged"], &dir));
+    ok(&irn(&["report", "sw", "--out", "merged"], &dir));
+    let err = refused(&irn(&["sweep", "sweep.toml", "--out", "merged"], &dir));
+    assert!(
+        err.contains("merged: holds the results of `irn report`; `irn sweep` writes only"),
+        "{err}"
+    );
+    for folder in ["runA", "sw", "merged"] {
+        ok(&irn(&["plot", folder], &dir));
+    }
+}

@@ -470,3 +470,77 @@ fn a_folder_where_a_table_goes_is_refused_before_any_run() {
         "mine"
     );
 }
+
+/// A small all-reduce on four hosts: a collective's summary has names (`op`, `algorithm`)
+/// beside its numbers.
+const ALL_REDUCE: &str = r#"
+name = "ar"
+seed = 1
+[topology]
+kind = "star"
+hosts = 4
+[workload]
+kind = "collective"
+[[workload.job]]
+op = "all-reduce"
+size = "64KB"
+ranks = 4
+"#;
+
+/// A sweep of a collective: `sweep.csv` shows a job's names as text, `sweep_summary.csv` has a
+/// mean and interval for its numbers only, the same whole or merged from shards; `irn plot`
+/// names the `collectives.INDEX.KEY` form among the metrics it takes, and draws one.
+#[test]
+fn a_collective_sweep_summarises_only_numbers_and_plots_a_jobs_metric() {
+    let dir = scratch("sweep-collective");
+    std::fs::write(dir.join("c.toml"), ALL_REDUCE).unwrap();
+    std::fs::write(
+        dir.join("s.toml"),
+        "name = \"ar\"\nscenario = \"c.toml\"\nseeds = [1, 2]\n[grid]\n\"topology.link_rate\" = [\"10Gbps\", \"25Gbps\"]\n",
+    )
+    .unwrap();
+    ok(&irn(&["sweep", "s.toml", "--out", "s", "-j", "2"], &dir));
+    let (header, rows) = table(&dir.join("s/sweep.csv"));
+    assert_eq!(cell(&header, &rows[0], "collectives.0.op"), "all-reduce");
+    assert_eq!(cell(&header, &rows[0], "collectives.0.algorithm"), "ring");
+    let (header, rows) = table(&dir.join("s/sweep_summary.csv"));
+    for name in ["op", "algorithm"] {
+        let column = format!("collectives.0.{name}_");
+        assert!(!header.iter().any(|h| h.starts_with(&column)), "{header:?}");
+    }
+    let busbw = cell(&header, &rows[0], "collectives.0.busbw_gbytes_per_s_mean");
+    assert!(busbw.parse::<f64>().unwrap() > 0.0, "{busbw}");
+    assert!(
+        header.contains(&"avg_fct_us_mean".to_string()),
+        "{header:?}"
+    );
+    // Shards merged give the same tables, byte for byte.
+    for (shard, out) in [("0/2", "a"), ("1/2", "b")] {
+        ok(&irn(
+            &["sweep", "s.toml", "--out", out, "--shard", shard],
+            &dir,
+        ));
+    }
+    ok(&irn(&["report", "b", "a", "--out", "m"], &dir));
+    for file in ["sweep.csv", "sweep_summary.csv"] {
+        assert_eq!(
+            std::fs::read(dir.join("m").join(file)).unwrap(),
+            std::fs::read(dir.join("s").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let err = refused(&irn(&["plot", "s", "--metric", "busbw"], &dir));
+    assert!(
+        err.contains("fct_by_size.INDEX.KEY") && err.contains("collectives.INDEX.KEY"),
+        "{err}"
+    );
+    assert!(!err.contains("collectives.0.op"), "{err}");
+    let out = ok(&irn(
+        &["plot", "s", "--metric", "collectives.0.busbw_gbytes_per_s"],
+        &dir,
+    ));
+    assert!(
+        out.contains("collectives.0.busbw_gbytes_per_s_by_topology.link_rate_gbps.svg"),
+        "{out}"
+    );
+}

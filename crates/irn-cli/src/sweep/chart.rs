@@ -419,13 +419,31 @@ pub fn plot_sweep(
     };
     for m in metrics {
         if !known.contains(&m.as_str()) {
-            let scalars: Vec<&str> = (known.iter().copied())
-                .filter(|k| !k.contains('.'))
-                .collect();
+            // A list's entries by their form (`fct_by_size.INDEX.KEY`, `collectives.INDEX.KEY`),
+            // not one by one: there are dozens.
+            let mut names: Vec<&str> = Vec::new();
+            let mut forms: Vec<String> = Vec::new();
+            for k in known.iter().copied() {
+                let mut parts = k.splitn(3, '.');
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some(list), Some(i), Some(_)) if i.parse::<usize>().is_ok() => {
+                        let form = format!("{list}.INDEX.KEY");
+                        if !forms.contains(&form) {
+                            forms.push(form);
+                        }
+                    }
+                    _ => names.push(k),
+                }
+            }
+            let forms = if forms.is_empty() {
+                String::new()
+            } else {
+                format!(", or {} (INDEX from 0)", forms.join(", "))
+            };
             bail!(
-                "--metric {m}: not a metric of {}; one of {}, or fct_by_size.INDEX.KEY",
+                "--metric {m}: not a metric of {}; one of {}{forms}",
                 summary.path.display(),
-                scalars.join(", ")
+                names.join(", ")
             );
         }
     }

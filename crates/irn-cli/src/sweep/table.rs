@@ -258,7 +258,8 @@ pub(super) fn write_tables(out: &Path, grid: &Grid, runs: &[Run]) -> Result<()> 
 }
 
 /// `sweep.csv`: `point`, `variant`, `seed`, the grid columns, then the metrics; a metric a run
-/// does not have is an empty cell, one it has as `null` is `null` (as in `comparison.csv`).
+/// does not have is an empty cell, one it has as `null` is `null` (as in `comparison.csv`), a
+/// name (a collective's `op`) is its text, without JSON's quotes.
 fn runs_csv(grid: &Grid, runs: &[Run], columns: &[String]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let header = ["point", "variant", "seed"]
@@ -270,7 +271,10 @@ fn runs_csv(grid: &Grid, runs: &[Run], columns: &[String]) -> Result<Vec<u8>> {
         let metric = |name: &String| {
             (cells.iter())
                 .find(|(n, _)| n == name)
-                .map_or(String::new(), |(_, v)| v.to_string())
+                .map_or(String::new(), |(_, v)| match v {
+                    Value::String(text) => text.clone(),
+                    v => v.to_string(),
+                })
         };
         let head = [
             grid.points[run.point].name.clone(),
@@ -284,17 +288,34 @@ fn runs_csv(grid: &Grid, runs: &[Run], columns: &[String]) -> Result<Vec<u8>> {
     w.into_inner().context("cannot write sweep.csv")
 }
 
+/// The columns of `columns` that hold numbers: those no run of `runs` has as anything but a
+/// number or `null` (a collective's `op` and `algorithm` are names, with no mean). In the order
+/// of `columns`, and decided by every run, so the same runs give the same columns however they
+/// were sharded or scheduled.
+fn numeric_columns<'c>(runs: &[Run], columns: &'c [String]) -> Vec<&'c String> {
+    let mut named = BTreeSet::new();
+    for run in runs {
+        for (name, value) in metric_cells(run.metrics) {
+            if !value.is_number() && !value.is_null() {
+                named.insert(name);
+            }
+        }
+    }
+    columns.iter().filter(|c| !named.contains(*c)).collect()
+}
+
 /// `sweep_summary.csv`: per point and variant (grid order), the number of runs, then for every
-/// metric `NAME_mean` and `NAME_ci95`, the half-width of the 95 % confidence interval of the
-/// mean (Student's t with runs − 1 degrees of freedom). Both are empty unless every run has the
-/// metric as a number (a mean over the seeds that happened to have it would be biased); the
-/// interval is empty for one run.
+/// metric that is a number ([`numeric_columns`]) `NAME_mean` and `NAME_ci95`, the half-width of
+/// the 95 % confidence interval of the mean (Student's t with runs − 1 degrees of freedom).
+/// Both are empty unless every run has the metric as a number (a mean over the seeds that
+/// happened to have it would be biased); the interval is empty for one run.
 fn summary_csv(grid: &Grid, runs: &[Run], columns: &[String]) -> Result<Vec<u8>> {
+    let columns = numeric_columns(runs, columns);
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = ["point", "variant"].map(String::from).to_vec();
     header.extend(grid.headers().map(String::from));
     header.push("runs".into());
-    for c in columns {
+    for c in &columns {
         header.push(format!("{c}_mean"));
         header.push(format!("{c}_ci95"));
     }
@@ -317,7 +338,7 @@ fn summary_csv(grid: &Grid, runs: &[Run], columns: &[String]) -> Result<Vec<u8>>
         record.push(members.len().to_string());
         let cells: Vec<Vec<(String, &Value)>> =
             members.iter().map(|r| metric_cells(r.metrics)).collect();
-        for c in columns {
+        for &c in &columns {
             let values: Option<Vec<f64>> = cells
                 .iter()
                 .map(|cells| {
