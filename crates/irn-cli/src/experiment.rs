@@ -245,11 +245,41 @@ impl Experiment {
             .collect();
         let sc = scenario::parse(&text, file, base_dir, &named)?;
         let e = sc.experiment.unwrap_or_default();
+        // Only Poisson and query arrivals have a window (`workload.duration`); any other
+        // workload (a collective, a DAG, a trace, an incast) is one event, run once per variant
+        // unless `repetitions` asks for more seeds.
+        let kind = sc.runs.first().map(|r| r.resolved.workload.kind);
+        let one_event = kind.is_some_and(|k| {
+            !matches!(
+                k,
+                scenario::WorkloadKind::Poisson | scenario::WorkloadKind::Queries
+            )
+        });
+        if let Some(key) = (one_event && e.repetitions.is_none())
+            .then(|| [("warmup", &e.warmup), ("cooldown", &e.cooldown)])
+            .and_then(|keys| keys.into_iter().find(|(_, v)| v.is_some()))
+            .map(|(key, _)| key)
+        {
+            bail!(
+                "{file}: experiment.{key}: only for a workload with an arrival window (workload.kind \
+                 \"poisson\" or \"queries\"); this one ({}) is one event, run once per variant",
+                kind.map_or(String::new(), |k| format!("{k:?}").to_lowercase())
+            );
+        }
+        let repetitions = e.repetitions.or(one_event.then_some(1));
         let window: irn_core::Duration = (sc.runs.first())
             .and_then(|r| r.resolved.workload.duration.as_deref().map(str::parse))
             .transpose()?
             .unwrap_or(irn_core::Duration::from_ms(20));
-        let metric = |m: &str| Metric::parse(m).map_err(anyhow::Error::msg);
+        // The fewest collective jobs a variant has: a check's `collectives.N` must be one.
+        let jobs = (sc.runs.iter())
+            .map(|r| r.config.collectives.as_ref().map_or(0, |c| c.jobs.len()))
+            .min()
+            .unwrap_or(0);
+        let metric = |m: &str| {
+            job_index(m, jobs).map_err(|e| anyhow::anyhow!("{file}: metric `{m}`: {e}"))?;
+            Metric::parse(m).map_err(anyhow::Error::msg)
+        };
         let mut checks = Vec::new();
         for c in &sc.checks {
             let number = |p: &PaperValue| match p {
@@ -341,7 +371,7 @@ impl Experiment {
             file: file.to_string(),
             base_dir: base_dir.to_path_buf(),
             points,
-            repetitions: e.repetitions,
+            repetitions,
             window,
             quick_window: e
                 .quick_window
@@ -414,6 +444,33 @@ impl Experiment {
     }
 }
 
+/// Refuses a `collectives.N.…` part of metric `text` whose job `N` the scenario does not have
+/// (`jobs` of them): its value would be missing from every run, and the check decided on
+/// nothing.
+fn job_index(text: &str, jobs: usize) -> Result<(), String> {
+    for part in text.split('/').map(str::trim) {
+        let Some(index) = (part.strip_prefix("collectives."))
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|i| i.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        if index >= jobs {
+            return Err(match jobs {
+                0 => "the scenario has no collective jobs (workload.kind = \"collective\" \
+                      with [[workload.job]] entries)"
+                    .to_string(),
+                1 => "the scenario has one collective job, `collectives.0`".to_string(),
+                n => format!(
+                    "the scenario has {n} collective jobs, `collectives.0` to `collectives.{}`",
+                    n - 1
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,6 +514,47 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A workload without an arrival window (here a collective) is one event, run once per
+    /// variant unless `repetitions` asks for more; a warm-up or cool-down, which only a window
+    /// has, and a check of a collective job the scenario lacks are refused.
+    #[test]
+    fn a_collective_experiment_is_one_event_and_its_jobs_are_checked() {
+        let base = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"collective\"\n\
+                    [[workload.job]]\nop = \"all-reduce\"\nsize = \"64KB\"\nranks = 4\n\
+                    [[compare]]\nname = \"a\"\n[[compare]]\nname = \"b\"\n\
+                    set = { \"transport.kind\" = \"roce\" }\n[experiment]\n";
+        let check = |metric: &str| {
+            format!(
+                "[[check]]\nnum = \"a\"\nden = \"b\"\nmetric = \"{metric}\"\nexpect = \"above\"\n"
+            )
+        };
+        let parse = |text: String| Experiment::parse(text, "t.toml", Path::new("."), "");
+        let metric = "collectives.0.busbw_gbytes_per_s";
+        let e = parse(format!("{base}{}", check(metric))).unwrap();
+        assert_eq!(e.repetitions, Some(1));
+        assert!(!e.windowed());
+        let e = parse(format!("{base}repetitions = 3\n{}", check(metric))).unwrap();
+        assert_eq!(e.repetitions, Some(3));
+        let err = parse(format!("{base}warmup = \"1ms\"\n{}", check(metric)));
+        let err = format!("{:#}", err.err().unwrap());
+        assert!(
+            err.contains("t.toml: experiment.warmup: only for a workload with an arrival window"),
+            "{err}"
+        );
+        let err = parse(format!(
+            "{base}{}",
+            check("collectives.1.busbw_gbytes_per_s")
+        ));
+        let err = format!("{:#}", err.err().unwrap());
+        assert!(
+            err.contains(
+                "t.toml: metric `collectives.1.busbw_gbytes_per_s`: the scenario has one \
+                 collective job, `collectives.0`"
+            ),
+            "{err}"
+        );
     }
 
     /// Each paper's figures double to its own window by default; a user's run once.
