@@ -255,11 +255,10 @@ impl Experiment {
                 scenario::WorkloadKind::Poisson | scenario::WorkloadKind::Queries
             )
         });
-        if let Some(key) = (one_event && e.repetitions.is_none())
-            .then(|| [("warmup", &e.warmup), ("cooldown", &e.cooldown)])
-            .and_then(|keys| keys.into_iter().find(|(_, v)| v.is_some()))
-            .map(|(key, _)| key)
-        {
+        // (With `repetitions` too, the scenario's own checks refused them already.)
+        let window_keys = [("warmup", &e.warmup), ("cooldown", &e.cooldown)];
+        let set = window_keys.into_iter().find(|(_, v)| v.is_some());
+        if let Some((key, _)) = set.filter(|_| one_event) {
             bail!(
                 "{file}: experiment.{key}: only for a workload with an arrival window (workload.kind \
                  \"poisson\" or \"queries\"); this one ({}) is one event, run once per variant",
