@@ -38,7 +38,8 @@ pub fn leaves(v: &Value) -> BTreeMap<String, String> {
 /// (`load_balancing.samples` when `load_balancing.kind` becomes `drill`, `topology.paths` with
 /// `topology.routing`) is the selector's default filling in, not a choice, and is left out
 /// unless `chosen` (the keys the variant's `set` names) has it: the line stays the variant's
-/// own words.
+/// own words. So is `run.partitions = "auto"`, which a run records when the default partitions
+/// it.
 pub fn changed(base: &Value, variant: &Value, chosen: &[String]) -> Vec<String> {
     let (base, variant) = (leaves(base), leaves(variant));
     let keys: BTreeSet<&String> = base.keys().chain(variant.keys()).collect();
@@ -53,9 +54,11 @@ pub fn changed(base: &Value, variant: &Value, chosen: &[String]) -> Vec<String> 
             };
             key != k && differs(&key)
         };
+        // `run.partitions = "auto"` is recorded in a run the default partitions, not chosen.
+        let recorded = k == "run.partitions" && variant.get(k).is_some_and(|v| v == "auto");
         !base.contains_key(k)
             && !chosen.iter().any(|c| c == k)
-            && (selector("kind") || selector("rule") || selector("routing"))
+            && (selector("kind") || selector("rule") || selector("routing") || recorded)
     };
     (keys.into_iter())
         .filter(|k| differs(k) && !filled_in(k))
@@ -110,6 +113,13 @@ mod tests {
             ]
         );
         assert!(changed(&base, &base, &[]).is_empty());
+        // The default's partitions, recorded in a run, are not the variant's choice.
+        let parted = json!({"name": "s", "switch": {"pfc": false, "pause": {"rule": "xoff"}},
+                            "ordering": {"kind": null}, "failures": {"at": "1ms"},
+                            "run": {"partitions": "auto"}});
+        assert!(changed(&base, &parted, &[]).is_empty());
+        let chosen = ["run.partitions".to_string()];
+        assert_eq!(changed(&base, &parted, &chosen), ["run.partitions=auto"]);
         let drill = json!({"name": "s", "switch": {"pfc": false, "pause": {"rule": "xoff"}},
                            "ordering": {"kind": "eunomia", "cap": 256},
                            "load_balancing": {"kind": "drill", "samples": 2},

@@ -345,7 +345,7 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         ),
         (
             ("paper = [2, 3]", "paper = { heavy = 2, medium = 3 }"),
-            "check[0].paper.medium = medium: a point of [[experiment.point]]: light, heavy",
+            "check[0].paper = { \"medium\" = … }: one number or range per point of [[experiment.point]], by its name: light, heavy",
         ),
         (
             ("paper = [2, 3]", "paper = true"),

@@ -402,8 +402,9 @@ pub struct Summary {
     /// completion (IRN §4.4.3); without incast flows, the same over all measured flows. `null`
     /// when one of those flows is unfinished (the last completion is unknown) or there is none.
     pub rct_us: Option<f64>,
-    /// With incast (or query) and regular traffic together (IRN §4.4.3's cross traffic), the
-    /// regular flows' average slowdown, average FCT and p99 FCT; `null` otherwise.
+    /// With incast, query or collective flows and regular traffic together (IRN §4.4.3's
+    /// cross traffic, a collective's `background_load`), the regular flows' average slowdown,
+    /// average FCT and p99 FCT; `null` otherwise.
     pub background_avg_slowdown: Option<f64>,
     pub background_avg_fct_us: Option<f64>,
     pub background_p99_fct_us: Option<f64>,
@@ -1058,8 +1059,14 @@ impl RunResult {
         let (any_measured, any_done) = (!measured.is_empty(), !done.is_empty());
         let (rct, censored_rct) = rct_us(&measured, us(c.sim_time));
         let mtu = u64::from(cfg.transport.mtu);
-        // Incast and query flows are the foreground; the rest is the traffic around them.
-        let foreground = |r: &FlowRow| r.incast || r.query.flatten().is_some();
+        // Incast, query and collective flows are the foreground; the rest is the traffic
+        // around them (a collective's background flows have an empty `dag_id`).
+        let collective = cfg.collectives.is_some();
+        let foreground = |r: &FlowRow| {
+            r.incast
+                || r.query.flatten().is_some()
+                || collective && matches!(r.dag_id, Some(Some(_)))
+        };
         let background: Vec<&FlowRow> = done.iter().copied().filter(|r| !foreground(r)).collect();
         let mixed = measured.iter().any(|r| foreground(r)) && !background.is_empty();
         let background_fcts = sorted(background.iter().filter_map(|r| r.fct_us).collect());

@@ -388,6 +388,16 @@ fn collectives_are_deterministic() {
     assert_eq!(rows(&a), rows(&run(&text(1))));
     assert_ne!(rows(&a), rows(&run(&text(2))));
     assert_eq!(a.summary.flows_incomplete, 0);
+    // The background's statistics are its own flows' alone, as around an incast.
+    let background: Vec<f64> = (a.flows.iter())
+        .filter(|f| f.measured && f.dag_id == Some(None))
+        .filter_map(|f| f.fct_us)
+        .collect();
+    assert!(!background.is_empty());
+    let mean = background.iter().sum::<f64>() / background.len() as f64;
+    let got = a.summary.background_avg_fct_us.unwrap();
+    assert!((got - mean).abs() <= 1e-9 * mean, "{got} against {mean}");
+    assert!(a.summary.background_p99_fct_us.is_some());
     let c = a.summary.collectives.as_ref().unwrap();
     assert_eq!(
         (c[0].algorithm.as_str(), c[1].completed_iterations),

@@ -489,9 +489,13 @@ fn validate_paper(
                 if !points.contains(&point.as_str()) {
                     return Err(invalid(
                         file,
-                        &format!("{key}.{point}"),
-                        point,
-                        &format!("a point of [[experiment.point]]: {}", points.join(", ")),
+                        key,
+                        &format!("{{ {} = … }}", toml::Value::from(point.as_str())),
+                        &format!(
+                            "one number or range per point of [[experiment.point]], by its \
+                             name: {}",
+                            points.join(", ")
+                        ),
                     ));
                 }
                 validate_paper(file, &format!("{key}.\"{point}\""), value, claim, points)?;

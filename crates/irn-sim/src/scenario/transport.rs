@@ -854,7 +854,11 @@ fn cc_config(
                 file,
                 &format!("transport.{name}"),
                 SET,
-                &format!("applies only with transport.cc = \"{name}\""),
+                &format!(
+                    "applies only with transport.cc = \"{name}\"; when variants change \
+                     transport.cc, give the table only to those that run it, in their `set` \
+                     (set = {{ \"transport.cc\" = \"{name}\", \"transport.{name}\" = {{ … }} }})"
+                ),
             ));
         }
     }
@@ -1303,7 +1307,10 @@ fn ecn_config(
                 file,
                 "switch.ecn",
                 &format!("{:?}", sw.ecn),
-                "marking is off, so ecn_kmin/ecn_kmax/ecn_pmax do not apply; set switch.ecn",
+                "marking is off (\"auto\" marks only for a congestion control that reacts to \
+                 ECN), so ecn_kmin/ecn_kmax/ecn_pmax do not apply; set switch.ecn = \"dcqcn\" \
+                 or \"dctcp\" to mark anyway, or, when variants change transport.cc, give the \
+                 thresholds only to those that mark, in their `set`",
             ));
         }
         return Ok(None);
