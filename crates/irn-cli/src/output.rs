@@ -448,11 +448,15 @@ fn refuse_other_kind(dest: &Path, writer: Writer, how: Use) -> Result<()> {
     };
     // Only a sweep's root records its sweep: the run folders below it are `irn sweep`'s too.
     let sweep_root = found.written_by == Writer::Sweep && found.sweep.is_some();
+    // And a run of reproduce's or check's holds a run's files, its root only reports.
+    let reproduce_run = found.written_by == Writer::Reproduce
+        && (found.files.iter().flatten()).any(|f| f == "summary.json");
     let run_below = how == Use::Replace && matches!(writer, Writer::Sweep | Writer::Reproduce);
     let fits = match writer {
         Writer::Plot => true,
         Writer::Report => found.written_by == Writer::Report || sweep_root,
         Writer::Sweep => found.written_by == Writer::Sweep && sweep_root != run_below,
+        Writer::Reproduce => found.written_by == Writer::Reproduce && reproduce_run == run_below,
         _ => found.written_by == writer,
     };
     if fits {
@@ -460,6 +464,9 @@ fn refuse_other_kind(dest: &Path, writer: Writer, how: Use) -> Result<()> {
     }
     let holds = match found.written_by {
         Writer::Sweep if !sweep_root => "one run of `irn sweep`".to_string(),
+        Writer::Reproduce if reproduce_run => {
+            "one run of `irn reproduce` or `irn check`".to_string()
+        }
         Writer::Reproduce => "the results of `irn reproduce` (or one run of `irn check`)".into(),
         Writer::Plot => "the charts of `irn plot`".into(),
         other => format!("the results of {}", other.command()),
@@ -473,6 +480,10 @@ fn refuse_other_kind(dest: &Path, writer: Writer, how: Use) -> Result<()> {
         Writer::Reproduce if run_below => bail!(
             "{dest}: holds {holds}; `irn reproduce` and `irn check` write a run only into a new \
              folder or one of their own runs: move it out of the way, or choose another --out"
+        ),
+        Writer::Reproduce if reproduce_run => bail!(
+            "{dest}: holds {holds}, not a whole reproduction's folder; `irn reproduce` writes \
+             into a new folder or one holding its report.html: choose another --out"
         ),
         Writer::Report => bail!(
             "{dest}: holds {holds}; `irn report` writes only into a new folder or one \

@@ -577,6 +577,29 @@ fn a_folder_of_another_kind_of_command_is_refused() {
         );
     }
     assert!(!dir.join("runA/sweep.csv").exists());
+    // A run of check's (reproduce's kind) is no root for either command.
+    let status = irn(&["check", "c.toml", "--out", "c"], &dir).status.code();
+    assert!(matches!(status, Some(0 | 1)), "{status:?}");
+    let run = "c/tiny/100us/all/IRN";
+    let before = snapshot(&dir.join(run));
+    for (command, says) in [
+        (
+            &["reproduce", "fig02", "--quick", "--out", run][..],
+            "not a whole reproduction's folder",
+        ),
+        (
+            &["check", "c.toml", "--out", run],
+            "`irn check` writes only into a new folder",
+        ),
+    ] {
+        let err = refused(&irn(command, &dir));
+        let holds = format!("{run}: holds one run of `irn reproduce` or `irn check`");
+        assert!(
+            err.contains(&holds) && err.contains(says),
+            "{command:?}: {err}"
+        );
+    }
+    assert_eq!(snapshot(&dir.join(run)), before);
     // Merged tables go into a sweep's root or a folder `irn report` wrote, again and again;
     // `irn plot` draws into any of them.
     ok(&irn(&["report", "sw"], &dir));
