@@ -894,6 +894,14 @@ fn validate(
         partitions,
     } = run::build(&s.run, file)?;
     let failures = failures_timeline(s, file, &topology, credits.is_some(), &flows, drain_limit)?;
+    // A run of flows that wait for others has no latest end known before it runs.
+    let late_failures = (s.failures.as_ref())
+        .filter(|_| dag.is_none())
+        .map(|f| {
+            let last = flows.last().map_or(irn_core::Time::ZERO, |f| f.start);
+            failures::never_reached(f, last + drain_limit)
+        })
+        .unwrap_or_default();
     // The latest a run may stop, when the flows' starts are known before it runs.
     let horizon = dag
         .is_none()
@@ -905,6 +913,7 @@ fn validate(
     warnings.extend(rto_high_warning);
     warnings.extend(rto_warning(&transport.rto, &topology));
     warnings.extend(credits::interval_warning(credits.as_ref(), &topology));
+    warnings.extend(late_failures);
     let config = SimConfig {
         seed: s.seed,
         topology,

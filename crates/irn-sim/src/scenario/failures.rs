@@ -185,6 +185,32 @@ pub(super) fn build(
         .map_err(|e| invalid(file, "failures", "", &e.to_string()))
 }
 
+/// Warnings for failures `f` schedules at or after `horizon`, the latest a run whose flows all
+/// start at set times can last (its last arrival plus the drain limit): they never happen, and
+/// a run that should have studied them would look like one without.
+pub(super) fn never_reached(f: &FailuresSection, horizon: Time) -> Vec<String> {
+    let late = |v: &str| (v.parse::<Duration>().ok()).is_some_and(|d| Time::ZERO + d >= horizon);
+    let end = format!("{:.3}ms", (horizon - Time::ZERO).as_us_f64() / 1000.0);
+    let says = |key: String, v: &str| {
+        format!(
+            "{key} = {v:?} is at or after the latest this run can end ({end}: its last arrival \
+             plus run.drain_limit), so that failure never happens"
+        )
+    };
+    let mut out: Vec<String> = (f.link.iter().enumerate())
+        .filter(|(_, l)| late(&l.at))
+        .map(|(i, l)| says(format!("failures.link[{i}].at"), &l.at))
+        .collect();
+    if let Some(start) = f
+        .start
+        .as_deref()
+        .filter(|s| f.fraction.is_some() && late(s))
+    {
+        out.push(says("failures.start".to_string(), start));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use crate::failures::Change;
@@ -192,6 +218,32 @@ mod tests {
 
     const CLOS: &str =
         "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n";
+
+    /// A failure scheduled past the latest the run can last (10 us of arrivals plus the
+    /// 100 ms drain limit) never happens: said, not silently dropped; one inside is not.
+    #[test]
+    fn a_failure_after_the_run_can_end_is_a_warning() {
+        let failures = "[failures]\nfraction = 0.5\nstart = \"1s\"\n\
+                        [[failures.link]]\nnodes = [4, 6]\nat = \"50us\"\nfor = \"1us\"\n\
+                        [[failures.link]]\nnodes = [4, 6]\nat = \"200ms\"\nfor = \"1us\"\n";
+        let run = one(&format!("{CLOS}{failures}")).unwrap();
+        let late: Vec<&String> = (run.warnings.iter())
+            .filter(|w| w.contains("never happens"))
+            .collect();
+        assert_eq!(late.len(), 2, "{:?}", run.warnings);
+        let says = "is at or after the latest this run can end (100.0";
+        assert!(
+            late[0].starts_with("failures.link[1].at = \"200ms\" "),
+            "{}",
+            late[0]
+        );
+        assert!(late.iter().all(|w| w.contains(says)), "{late:?}");
+        assert!(
+            late[1].starts_with("failures.start = \"1s\""),
+            "{}",
+            late[1]
+        );
+    }
 
     #[test]
     fn failures_keys_defaults_and_errors() {

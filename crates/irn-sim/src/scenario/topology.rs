@@ -462,6 +462,8 @@ fn lossy_links(
     topology: &Topology,
     loss: &mut LinkLoss,
 ) -> Result<(), ScenarioError> {
+    // The link each entry names (by its lower port), and the entry that named it first.
+    let mut seen: Vec<(crate::ids::PortId, usize)> = Vec::new();
     for (i, l) in tp.lossy_link.iter().enumerate() {
         let key = |name: &str| format!("topology.lossy_link[{i}].{name}");
         if !(0.0..1.0).contains(&l.rate) {
@@ -488,6 +490,21 @@ fn lossy_links(
                 &format!("two linked nodes of the topology (ids 0 to {})", nodes - 1),
             ));
         };
+        let link = p.min(topology.ports()[p.index()].peer);
+        if let Some(&(_, first)) = seen.iter().find(|(l, _)| *l == link) {
+            // One rate per link: which of two would win is no choice to leave to the order.
+            return Err(invalid(
+                file,
+                &key("nodes"),
+                &format!("{:?}", l.nodes),
+                &format!(
+                    "a link no other entry names: topology.lossy_link[{first}] names it too \
+                     ({:?}); give each link one rate",
+                    tp.lossy_link[first].nodes
+                ),
+            ));
+        }
+        seen.push((link, i));
         loss.set(topology, p, l.rate);
         loss.set(topology, topology.ports()[p.index()].peer, l.rate);
     }
@@ -1256,6 +1273,11 @@ mod tests {
                 "topology.lossy_link[0].nodes = [4, 60]",
             ),
             ("nodes = [4, 5]", "missing field `rate`"),
+            (
+                "nodes = [4, 5]\nrate = 0.1\n[[topology.lossy_link]]\nnodes = [5, 4]\nrate = 0.5",
+                "topology.lossy_link[1].nodes = [5, 4]: a link no other entry names: \
+                 topology.lossy_link[0] names it too ([4, 5]); give each link one rate",
+            ),
         ] {
             let err = one(&format!("{base}[[topology.lossy_link]]\n{entry}\n"))
                 .unwrap_err()
