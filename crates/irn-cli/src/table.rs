@@ -148,6 +148,12 @@ const OPTIONAL_COUNTS: &[OptionalCount] = &[
     ("failure losses", |s| {
         s.failures.as_ref().map(|f| f.packets_lost)
     }),
+    // Only `to_failed_link = "hold"` holds packets: the row shows when a run held some.
+    ("failure held packets", |s| {
+        (s.failures.as_ref())
+            .map(|f| f.packets_held)
+            .filter(|&held| held > 0)
+    }),
     ("flows affected", |s| {
         s.failures.as_ref().map(|f| f.flows_affected as u64)
     }),

@@ -913,6 +913,7 @@ fn validate(
     warnings.extend(rto_high_warning);
     warnings.extend(rto_warning(&transport.rto, &topology));
     warnings.extend(credits::interval_warning(credits.as_ref(), &topology));
+    warnings.extend(credits::window_warning(credits.as_ref(), &topology));
     warnings.extend(late_failures);
     let config = SimConfig {
         seed: s.seed,

@@ -191,3 +191,20 @@ fn rows_have_the_documented_columns_and_unknown_flows_are_named() {
         Err("flow 0 does not exist: the run has no flows".into())
     );
 }
+
+/// A packet lost on a lossy link's wire is traced as `lost` with `cause=wire`, at the port
+/// whose link lost it; traced for every flow, the rows count the summary's link losses.
+#[test]
+fn a_packet_lost_on_the_wire_says_so() {
+    let text = "[topology]\nkind = \"star\"\nhosts = 4\nloss_rate = 0.02\n\
+                [workload]\nload = 0.5\nduration = \"100us\"\n";
+    let sc = irn_sim::scenario::parse(text, "t.toml", std::path::Path::new("."), &[]).unwrap();
+    let cfg = &sc.runs[0].config;
+    let ids: Vec<u32> = (0..cfg.flows.len() as u32).collect();
+    let (rows, _) = trace(cfg, &ids);
+    let lost: Vec<&String> = rows.iter().filter(|r| r.contains(",lost,")).collect();
+    assert!(!lost.is_empty());
+    assert!(lost.iter().all(|r| r.ends_with(",cause=wire")), "{lost:?}");
+    let summary = irn_sim::run(cfg, &mut |_| {}).summary;
+    assert_eq!(Some(lost.len() as u64), summary.link_losses);
+}

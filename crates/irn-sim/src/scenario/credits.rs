@@ -147,6 +147,39 @@ pub(super) fn interval_warning(
     })
 }
 
+/// Standard credits return a round trip after they are spent, so a link whose round trip
+/// holds more than the window (a long-haul link's, with the standard's 128 KiB) carries at
+/// most a window per round trip: said, with the worst link's share of its rate. The
+/// pause-equivalent rule grants by the buffer instead.
+pub(super) fn window_warning(
+    credits: Option<&CreditConfig>,
+    topology: &crate::topology::Topology,
+) -> Option<String> {
+    let c = credits.filter(|c| c.rule != CreditRule::PauseEquivalent)?;
+    let window = u64::from(c.window_blocks) * BLOCK_BYTES;
+    let ports = topology.ports();
+    let (share, link) = (ports.iter())
+        .filter(|p| topology.kind(ports[p.peer.index()].node) == crate::topology::NodeKind::Switch)
+        .map(|p| {
+            let bdp = p.rate.bdp_bytes(p.delay * 2);
+            (window as f64 / bdp.max(1) as f64, p)
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))?;
+    (share < 1.0).then(|| {
+        format!(
+            "switch.credit_window_blocks = {} ({window} B) is less than a round trip of the \
+             {}, {} link ({} B): credit comes back a round trip after it is spent, so that \
+             link carries at most {:.2} % of its rate; raise credit_window_blocks (with \
+             credit_counter_bits) or set credit_rule = \"pause-equivalent\"",
+            c.window_blocks,
+            link.rate,
+            link.delay,
+            link.rate.bdp_bytes(link.delay * 2),
+            100.0 * share
+        )
+    })
+}
+
 /// Refuses a `credit_*` key without `credits = true`.
 fn no_credit_keys(s: &ScenarioFile, file: &str) -> Result<(), ScenarioError> {
     let sw = &s.switch;
@@ -177,6 +210,34 @@ mod tests {
             Ok(_) => panic!("accepted:\n{toml}"),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// The standard window (2,048 blocks, 128 KiB) on a link whose round trip holds more
+    /// caps that link at a window a round trip: warned, with the share; a short link, or a
+    /// window that covers the round trip, is not (nor the pause-equivalent rule, which grants
+    /// by the buffer: `window_warning` skips it).
+    #[test]
+    fn a_window_short_of_a_round_trip_is_warned() {
+        let warned = |delay: &str, keys: &str| {
+            let text = format!(
+                "[topology]\nkind = \"star\"\nhosts = 2\nlink_rate = \"100Gbps\"\n\
+                 link_delay = \"{delay}\"\n[switch]\ncredits = true\n{keys}"
+            );
+            let run = one(&text).unwrap();
+            (run.warnings.into_iter()).find(|w| w.contains("credit_window_blocks"))
+        };
+        let w = warned("100us", "").unwrap();
+        assert!(
+            w.starts_with(
+                "switch.credit_window_blocks = 2048 (131072 B) is less than a round trip of the \
+                 100Gbps, 100us link (2500000 B): credit comes back a round trip after it is \
+                 spent, so that link carries at most 5.24 % of its rate"
+            ),
+            "{w}"
+        );
+        assert_eq!(warned("1us", ""), None);
+        let wide = "credit_counter_bits = 24\ncredit_window_blocks = 400000\n";
+        assert_eq!(warned("100us", wide), None);
     }
 
     #[test]

@@ -485,7 +485,10 @@ pub(super) fn pfc(
                         file,
                         "switch.pfc_threshold",
                         &format!("{v:?}"),
-                        "\"auto\" or a size between 0 and the buffer",
+                        &format!(
+                            "\"auto\" or a size above 0 and below the buffer ({buffer} B): an \
+                             input full to the last byte before it pauses loses packets"
+                        ),
                     ));
                 }
                 PfcThreshold::Bytes(b)
@@ -619,7 +622,12 @@ fn input_headroom(
         return Ok(None);
     };
     let (key, text) = if long {
-        ("topology.wan.buffer", format!("{buffer}B"))
+        let given = (s.topology.wan.as_ref()).is_some_and(|w| w.buffer.is_some());
+        let default = match given {
+            true => "",
+            false => " (the default: twice the long link's bandwidth-delay product)",
+        };
+        ("topology.wan.buffer", format!("{buffer}B{default}"))
     } else {
         ("switch.buffer", format!("{switch_text:?}"))
     };

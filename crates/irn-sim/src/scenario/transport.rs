@@ -247,6 +247,7 @@ pub(super) fn build(
     auto_rto_high: (Duration, Duration),
 ) -> Result<(TransportConfig, Option<EcnConfig>, Option<String>), ScenarioError> {
     let t = &s.transport;
+    let lossy = pfc_drops.clone();
     let (rto, rto_warning) = rto(s, file, topology, max_frame, pfc_drops, auto_rto_high)?;
     let base = match t.kind {
         TransportKind::Irn => TransportConfig::irn(),
@@ -341,7 +342,7 @@ pub(super) fn build(
         )?,
         ..base
     };
-    let g = go_back_n::build(s, file, &transport, auto_cap)?;
+    let g = go_back_n::build(s, file, &transport, auto_cap, lossy.as_deref())?;
     let transport = TransportConfig {
         tx_window: g.tx_window,
         slow_restart: g.slow_restart,

@@ -192,7 +192,7 @@ impl<T: Trace> Simulation<'_, T> {
         f.packets_lost += 1;
         f.affected[self.packets.get(pkt).flow.index()] = true;
         if T::ON && self.packets.traced(pkt) {
-            self.trace_lost(p, pkt);
+            self.trace_lost(p, pkt, "failure");
         }
         self.discard(pkt);
     }

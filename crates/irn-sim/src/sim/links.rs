@@ -118,7 +118,7 @@ impl<T: Trace> Simulation<'_, T> {
             return false;
         }
         if T::ON && self.packets.traced(pkt) {
-            self.trace_lost(p, pkt);
+            self.trace_lost(p, pkt, "wire");
         }
         self.discard(pkt);
         true

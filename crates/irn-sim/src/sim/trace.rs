@@ -53,7 +53,8 @@ pub enum TraceEvent {
     EcnMark,
     /// A switch dropped the packet: no room in its buffer.
     Drop,
-    /// The link leaving the row's port lost the packet on the wire (a lossy link).
+    /// The packet was lost at the row's port: on the wire of a lossy link, or to a link
+    /// failure (the detail says which).
     Lost,
     /// The packet reached the host it was sent to.
     Arrive,
@@ -119,6 +120,8 @@ pub enum Detail {
     Rate(Option<Bandwidth>),
     /// `window=N` packets, or `window=none`.
     Window(Option<u32>),
+    /// `cause=wire` (a lossy link) or `cause=failure` (a failed link, or no route left).
+    Loss(&'static str),
 }
 
 /// One row of `trace.csv` ([`HEADER`]); its `Display` is the CSV line, without the newline.
@@ -169,6 +172,7 @@ impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Detail::None => Ok(()),
+            Detail::Loss(cause) => write!(f, "cause={cause}"),
             Detail::Packet(p) => match p.kind {
                 PacketKind::Data {
                     retransmission,
@@ -566,10 +570,11 @@ impl<T: Trace> Simulation<'_, T> {
         );
     }
 
-    /// The link leaving port `p` lost the traced packet `id` on the wire.
+    /// The traced packet `id` was lost at port `p`: on the wire (`cause` "wire") or to a
+    /// failure ("failure").
     #[cold]
     #[inline(never)]
-    pub(super) fn trace_lost(&mut self, p: PortId, id: PacketId) {
+    pub(super) fn trace_lost(&mut self, p: PortId, id: PacketId, cause: &'static str) {
         let pkt = *self.packets.get(id);
         if let Some(t) = self.trace.state() {
             t.packets.remove(&id);
@@ -579,7 +584,7 @@ impl<T: Trace> Simulation<'_, T> {
             (pkt.flow, node, port),
             TraceEvent::Lost,
             Some(&pkt),
-            Detail::None,
+            Detail::Loss(cause),
         );
     }
 

@@ -29,12 +29,14 @@ pub(super) struct GoBackN {
 }
 
 /// Reads and checks the keys against `transport`, the configuration the other keys built;
-/// `auto_cap` is the BDP cap the topology gives (`tx_window = "auto"`).
+/// `auto_cap` is the BDP cap the topology gives (`tx_window = "auto"`); `lossy` says why the
+/// network loses packets though PFC is on, if it does.
 pub(super) fn build(
     s: &ScenarioFile,
     file: &str,
     transport: &TransportConfig,
     auto_cap: u32,
+    lossy: Option<&str>,
 ) -> Result<GoBackN, ScenarioError> {
     let t = &s.transport;
     let go_back_n = transport.recovery == LossRecovery::GoBackN;
@@ -94,7 +96,7 @@ pub(super) fn build(
     let acks = match t.acks.as_deref() {
         None | Some("every-packet") => Acks::EveryPacket,
         Some("none") => {
-            no_acks(s, file, transport, tx_window)?;
+            no_acks(s, file, (transport, tx_window), lossy)?;
             Acks::None
         }
         Some(v) => {
@@ -191,8 +193,8 @@ fn slow_restart(
 fn no_acks(
     s: &ScenarioFile,
     file: &str,
-    transport: &TransportConfig,
-    tx_window: Option<u32>,
+    (transport, tx_window): (&TransportConfig, Option<u32>),
+    lossy: Option<&str>,
 ) -> Result<(), ScenarioError> {
     let why = if transport.recovery != LossRecovery::GoBackN {
         Some(format!(
@@ -201,6 +203,11 @@ fn no_acks(
         ))
     } else if !(s.switch.pfc || s.switch.credits) {
         Some("a network without PFC (or credits) loses packets, and only ACKs tell the sender they arrived: set switch.pfc = true".into())
+    } else if let Some(lossy) = lossy.filter(|_| transport.rto != RtoPolicy::Disabled) {
+        Some(format!(
+            "the network loses packets though PFC is on ({lossy}), and only ACKs tell the \
+             sender which arrived: without ACKs a loss is never recovered"
+        ))
     } else if transport.rto != RtoPolicy::Disabled {
         Some("timeouts are on, and a sender without ACKs would time out on every message: the network must be lossless and in order (PFC, no per-packet load balancing), with transport.timeouts \"auto\" or \"off\"".into())
     } else if tx_window.is_some() || transport.bdp_cap.is_some() {
@@ -315,6 +322,7 @@ mod tests {
             ("", "acks = \"some\"\n", "transport.acks = \"some\": \"every-packet\" or \"none\""),
             ("", "acks = \"none\"\n", "transport.acks = \"none\": a network without PFC (or credits) loses packets"),
             (pfc, "acks = \"none\"\ntimeouts = \"on\"\n", "transport.acks = \"none\": timeouts are on"),
+            ("[topology]\nloss_rate = 0.001\n[switch]\npfc = true\n", "acks = \"none\"\n", "transport.acks = \"none\": the network loses packets though PFC is on (lossy links lose packets on the wire), and only ACKs tell the sender which arrived"),
             (pfc, "acks = \"none\"\ntx_window = 8\n", "transport.acks = \"none\": a transmit window (or BDP-FC) waits for ACKs"),
             (pfc, "acks = \"none\"\ncc = \"timely\"\n", "transport.acks = \"none\": Timely, DCTCP, AIMD, HPCC, Swift and PowerTCP are clocked by ACKs"),
             (pfc, "kind = \"irn\"\nacks = \"none\"\n", "transport.acks = \"none\": kind = \"irn\" needs ACKs"),
