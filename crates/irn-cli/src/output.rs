@@ -1021,14 +1021,24 @@ impl Staging {
                 _ => unreachable!("a struct serializes to an object"),
             })
             .collect::<Result<Vec<_>, serde_json::Error>>()?;
-        let columns = metric_columns(&metrics);
+        let flat: Vec<_> = metrics.iter().map(flat_metrics).collect();
+        // Every name any variant has, in the order they first appear: variants may differ in
+        // them (an ordering layer's memory, a verbs workload's data errors).
+        let mut columns: Vec<&str> = Vec::new();
+        for (name, _) in flat.iter().flatten() {
+            if !columns.contains(&name.as_str()) {
+                columns.push(name);
+            }
+        }
         let path = self.tmp.join("comparison.csv");
         write_csv(&path, |w| {
             if !runs.is_empty() {
                 w.write_record(std::iter::once("variant").chain(columns.iter().copied()))?;
             }
-            for (r, metrics) in runs.iter().zip(&metrics) {
-                let values = metric_cells(metrics, &columns);
+            for (r, cells) in runs.iter().zip(&flat) {
+                let values = columns.iter().map(|&c| {
+                    (cells.iter().find(|(n, _)| n == c)).map_or_else(String::new, |(_, v)| cell(v))
+                });
                 w.write_record(std::iter::once(r.name.to_string()).chain(values))?;
             }
             Ok(())
@@ -1190,33 +1200,48 @@ pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
     same.then_some(file.metrics)
 }
 
-/// The metric columns of `comparison.csv` and `sweep.csv`: every key of any run's metrics, in
-/// the order they first appear. Some keys exist only in some runs (an ordering layer's memory,
-/// a verbs workload's data errors), and runs of one comparison may differ in them. Lists
-/// (`fct_by_size`) and objects (`queries`) stay in `summary.json`: a CSV cell holds a number.
-pub fn metric_columns<'a>(
-    runs: impl IntoIterator<Item = &'a serde_json::Map<String, serde_json::Value>>,
-) -> Vec<&'a str> {
-    let mut columns: Vec<&str> = Vec::new();
-    for metrics in runs {
-        for (key, value) in metrics {
-            let number = !value.is_array() && !value.is_object();
-            if number && !columns.contains(&key.as_str()) {
-                columns.push(key);
+/// A run's metrics as `comparison.csv` and `sweep.csv` have them: the numbers of
+/// `summary.json` in its order, then its lists of objects (`fct_by_size`, `collectives`)
+/// flattened as `LIST.INDEX.KEY` (their numbers) and its objects (`failures`, `queries`,
+/// `control_bytes`) as `OBJECT.KEY`, the names `irn check` uses. These come last so that the
+/// scalar metrics keep their positions.
+pub fn flat_metrics(
+    metrics: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<(String, &serde_json::Value)> {
+    use serde_json::Value;
+    let mut cells: Vec<(String, &Value)> = Vec::new();
+    let mut lists = Vec::new();
+    for (key, value) in metrics {
+        match value {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    // Lists inside the items (a collective's steps) stay in summary.json.
+                    let numbers = (item.as_object().into_iter().flatten())
+                        .filter(|(_, v)| !v.is_array() && !v.is_object());
+                    for (sub, v) in numbers {
+                        lists.push((format!("{key}.{i}.{sub}"), v));
+                    }
+                }
             }
+            Value::Object(fields) => {
+                for (sub, v) in fields {
+                    lists.push((format!("{key}.{sub}"), v));
+                }
+            }
+            v => cells.push((key.clone(), v)),
         }
     }
-    columns
+    cells.extend(lists);
+    cells
 }
 
-/// One run's cells under `columns`: empty where the run lacks the metric.
-pub fn metric_cells<'a>(
-    metrics: &'a serde_json::Map<String, serde_json::Value>,
-    columns: &'a [&str],
-) -> impl Iterator<Item = String> + 'a {
-    columns
-        .iter()
-        .map(|&c| metrics.get(c).map_or_else(String::new, |v| v.to_string()))
+/// A metric's value as a CSV cell: a number as JSON writes it, a name (a collective's `op`)
+/// as its text, without JSON's quotes.
+pub fn cell(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        v => v.to_string(),
+    }
 }
 
 /// Folder names from variant names: keep letters, digits, `-`, `_`, `+` and `.`.

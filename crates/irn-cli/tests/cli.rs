@@ -1181,3 +1181,40 @@ fn trace_flow_writes_each_variants_trace_and_names_the_valid_ids() {
     );
     assert!(!dir.join("bad").exists());
 }
+
+/// `comparison.csv` has `summary.json`'s sections flattened after its numbers, as `sweep.csv`
+/// has them: a comparison under link failures can be read from the table alone.
+#[test]
+fn comparison_csv_flattens_the_sections() {
+    let dir = scratch("comparison-sections");
+    let text = "name = \"f\"\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\n\
+                hosts_per_leaf = 2\n[workload]\nload = 0.5\nduration = \"100us\"\n\
+                [failures]\nfraction = 0.5\ninterval = \"20us\"\n\
+                [[compare]]\nname = \"IRN\"\n[[compare]]\nname = \"RoCE+PFC\"\n\
+                set = { \"transport.kind\" = \"roce\", \"switch.pfc\" = true }\n";
+    std::fs::write(dir.join("f.toml"), text).unwrap();
+    ok(&irn(&["run", "f.toml", "--out", "r"], &dir));
+    let mut table = csv::Reader::from_path(dir.join("r/comparison.csv")).unwrap();
+    let header = table.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|h| h == name);
+    let (failures, ack) = (at("failures.link_failures"), at("control_bytes.ack"));
+    assert!(failures.is_some() && ack.is_some(), "{header:?}");
+    assert!(
+        failures > at("avg_fct_us"),
+        "sections come after the numbers"
+    );
+    for row in table.records() {
+        let row = row.unwrap();
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("r").join(&row[0]).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        let link_failures = &summary["metrics"]["failures"]["link_failures"];
+        assert_eq!(
+            row[failures.unwrap()],
+            link_failures.to_string(),
+            "{}",
+            &row[0]
+        );
+    }
+}

@@ -199,44 +199,13 @@ pub(super) struct Run<'a> {
     pub metrics: &'a Map<String, Value>,
 }
 
-/// A run's metrics as cells: the numbers of `summary.json` in its order, then its lists of
-/// objects (`fct_by_size`, `collectives`) flattened as `LIST.INDEX.KEY` (their numbers) and
-/// its objects (`queries`) as `OBJECT.KEY`, the names `irn check` uses. These come last so
-/// that the scalar metrics keep the positions `comparison.csv` gives them.
-fn metric_cells(metrics: &Map<String, Value>) -> Vec<(String, &Value)> {
-    let mut cells: Vec<(String, &Value)> = Vec::new();
-    let mut lists = Vec::new();
-    for (key, value) in metrics {
-        match value {
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    // Lists inside the items (a collective's steps) stay in summary.json.
-                    let numbers = (item.as_object().into_iter().flatten())
-                        .filter(|(_, v)| !v.is_array() && !v.is_object());
-                    for (sub, v) in numbers {
-                        lists.push((format!("{key}.{i}.{sub}"), v));
-                    }
-                }
-            }
-            Value::Object(fields) => {
-                for (sub, v) in fields {
-                    lists.push((format!("{key}.{sub}"), v));
-                }
-            }
-            v => cells.push((key.clone(), v)),
-        }
-    }
-    cells.extend(lists);
-    cells
-}
-
 /// The metric columns of `runs`: every name any run has, in the order they first appear (a
 /// grid may give runs different metrics, e.g. `verbs_data_errors` only with verbs).
 fn metric_columns(runs: &[Run]) -> Vec<String> {
     let mut seen = BTreeSet::new();
     let mut columns = Vec::new();
     for run in runs {
-        for (name, _) in metric_cells(run.metrics) {
+        for (name, _) in output::flat_metrics(run.metrics) {
             if seen.insert(name.clone()) {
                 columns.push(name);
             }
@@ -267,14 +236,11 @@ fn runs_csv(grid: &Grid, runs: &[Run], columns: &[String]) -> Result<Vec<u8>> {
         .chain(grid.headers());
     w.write_record(header.chain(columns.iter().map(String::as_str)))?;
     for run in runs {
-        let cells = metric_cells(run.metrics);
+        let cells = output::flat_metrics(run.metrics);
         let metric = |name: &String| {
             (cells.iter())
                 .find(|(n, _)| n == name)
-                .map_or(String::new(), |(_, v)| match v {
-                    Value::String(text) => text.clone(),
-                    v => v.to_string(),
-                })
+                .map_or(String::new(), |(_, v)| output::cell(v))
         };
         let head = [
             grid.points[run.point].name.clone(),
@@ -295,7 +261,7 @@ fn runs_csv(grid: &Grid, runs: &[Run], columns: &[String]) -> Result<Vec<u8>> {
 fn numeric_columns<'c>(runs: &[Run], columns: &'c [String]) -> Vec<&'c String> {
     let mut named = BTreeSet::new();
     for run in runs {
-        for (name, value) in metric_cells(run.metrics) {
+        for (name, value) in output::flat_metrics(run.metrics) {
             if !value.is_number() && !value.is_null() {
                 named.insert(name);
             }
@@ -336,8 +302,10 @@ fn summary_csv(grid: &Grid, runs: &[Run], columns: &[String]) -> Result<Vec<u8>>
         let mut record = vec![grid.points[*point].name.clone(), variant.to_string()];
         record.extend(grid.cells(*point));
         record.push(members.len().to_string());
-        let cells: Vec<Vec<(String, &Value)>> =
-            members.iter().map(|r| metric_cells(r.metrics)).collect();
+        let cells: Vec<Vec<(String, &Value)>> = members
+            .iter()
+            .map(|r| output::flat_metrics(r.metrics))
+            .collect();
         for &c in &columns {
             let values: Option<Vec<f64>> = cells
                 .iter()
