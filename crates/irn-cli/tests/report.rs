@@ -870,25 +870,11 @@ fn rdma_against_tcp_runs_short() {
 #[test]
 fn a_run_without_single_packet_flows_has_no_single_packet_chart() {
     let dir = scratch("no-single-packet");
-    let scenario = r#"
-name = "ar"
-seed = 1
-[topology]
-kind = "star"
-hosts = 4
-[workload]
-kind = "collective"
-[[workload.job]]
-op = "all-reduce"
-size = "64KB"
-ranks = 4
-[[compare]]
-name = "IRN"
-set = { "transport.kind" = "irn" }
-[[compare]]
-name = "RoCE"
-set = { "transport.kind" = "roce", "switch.pfc" = true }
-"#;
+    let scenario = format!(
+        "{ALL_REDUCE}[[compare]]\nname = \"IRN\"\nset = {{ \"transport.kind\" = \"irn\" }}\n\
+         [[compare]]\nname = \"RoCE\"\n\
+         set = {{ \"transport.kind\" = \"roce\", \"switch.pfc\" = true }}\n"
+    );
     std::fs::write(dir.join("c.toml"), scenario).unwrap();
     ok(&irn(&["run", "c.toml", "--out", "r"], &dir));
     let out = ok(&irn(&["plot", "r"], &dir));

@@ -471,22 +471,6 @@ fn a_folder_where_a_table_goes_is_refused_before_any_run() {
     );
 }
 
-/// A small all-reduce on four hosts: a collective's summary has names (`op`, `algorithm`)
-/// beside its numbers.
-const ALL_REDUCE: &str = r#"
-name = "ar"
-seed = 1
-[topology]
-kind = "star"
-hosts = 4
-[workload]
-kind = "collective"
-[[workload.job]]
-op = "all-reduce"
-size = "64KB"
-ranks = 4
-"#;
-
 /// A sweep of a collective: `sweep.csv` shows a job's names as text, `sweep_summary.csv` has a
 /// mean and interval for its numbers only, the same whole or merged from shards; `irn plot`
 /// names the `collectives.INDEX.KEY` form among the metrics it takes, and draws one.

@@ -120,3 +120,19 @@ pub fn write_as_irns(path: &Path, text: &str) {
     m["checksums"].as_object_mut().unwrap().remove(name);
     std::fs::write(&marker, m.to_string()).unwrap();
 }
+
+/// A small all-reduce on four hosts: a collective's summary has names (`op`, `algorithm`)
+/// beside its numbers.
+pub const ALL_REDUCE: &str = r#"
+name = "ar"
+seed = 1
+[topology]
+kind = "star"
+hosts = 4
+[workload]
+kind = "collective"
+[[workload.job]]
+op = "all-reduce"
+size = "64KB"
+ranks = 4
+"#;
