@@ -208,3 +208,24 @@ fn a_packet_lost_on_the_wire_says_so() {
     let summary = irn_sim::run(cfg, &mut |_| {}).summary;
     assert_eq!(Some(lost.len() as u64), summary.link_losses);
 }
+
+/// A packet held for a failed link (`to_failed_link = "hold"`) is enqueued `held`; traced for
+/// every flow, those rows count the summary's held packets.
+#[test]
+fn a_packet_held_for_a_failed_link_says_so() {
+    let text = "[topology]\nkind = \"fat-tree\"\nk = 4\n[switch]\npfc = true\n\
+                [transport]\nkind = \"roce\"\n[workload]\nload = 0.5\nduration = \"150us\"\n\
+                [failures]\nto_failed_link = \"hold\"\nreconvergence = \"1ms\"\n\
+                [[failures.link]]\nnodes = [16, 24]\nat = \"50us\"\nfor = \"50us\"\n";
+    let sc = irn_sim::scenario::parse(text, "t.toml", std::path::Path::new("."), &[]).unwrap();
+    let cfg = &sc.runs[0].config;
+    let ids: Vec<u32> = (0..cfg.flows.len() as u32).collect();
+    let (rows, _) = trace(cfg, &ids);
+    let held = rows
+        .iter()
+        .filter(|r| r.contains(",enqueue,") && r.ends_with(" held"));
+    let summary = irn_sim::run(cfg, &mut |_| {}).summary;
+    let failures = summary.failures.unwrap();
+    assert!(failures.packets_held > 0);
+    assert_eq!(held.count() as u64, failures.packets_held);
+}

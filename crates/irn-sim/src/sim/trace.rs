@@ -105,10 +105,12 @@ pub enum Detail {
     /// `nack sack=PSN`, `sack sacked=PSN`, `drop_nack dropped=PSN`, `cnp`.
     Packet(Packet),
     /// `queue_bytes=N`: data bytes waiting for the output besides this packet (control packets
-    /// go ahead of them); `paused` when the output is paused.
+    /// go ahead of them); `paused` when the output is paused; `held` when its link has failed
+    /// and the packet waits for it to come back (`to_failed_link = "hold"`).
     Queue {
         bytes: u64,
         paused: bool,
+        held: bool,
     },
     /// `paused_us=X`: how long the output was paused while the packet waited.
     Paused(Duration),
@@ -194,10 +196,17 @@ impl fmt::Display for Detail {
                 PacketKind::DropNack { dropped, .. } => write!(f, "drop_nack dropped={dropped}"),
                 PacketKind::Cnp => f.write_str("cnp"),
             },
-            Detail::Queue { bytes, paused } => {
+            Detail::Queue {
+                bytes,
+                paused,
+                held,
+            } => {
                 write!(f, "queue_bytes={bytes}")?;
                 if paused {
                     f.write_str(" paused")?;
+                }
+                if held {
+                    f.write_str(" held")?;
                 }
                 Ok(())
             }
@@ -544,6 +553,7 @@ impl<T: Trace> Simulation<'_, T> {
         let detail = Detail::Queue {
             bytes: ahead,
             paused: paused && pkt.is_data(),
+            held: self.ports[out.index()].busy_until == super::failing::DOWN,
         };
         self.row(
             (pkt.flow, node, port),
