@@ -586,7 +586,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     // other shards' runs of a scenario since changed.
     let mut records = Vec::new();
     for job in &all {
-        if let Some(run) = read_run(&run_dir(&out, job))? {
+        if let Some(run) = read_own_run(&run_dir(&out, job))? {
             let current = run.irn_model == irn_sim::MODEL_ID;
             if current && run.resolved == serde_json::to_value(&job.resolved)? {
                 records.push((job.point, job.variant.as_str(), run));
@@ -708,14 +708,22 @@ struct RunRecord {
     resolved: Value,
 }
 
-/// The run in `dir`; `None` when it has not finished (no `summary.json`), an error when its
+/// The run in `dir`, for a table of irn's numbers: [`read_run`], and an error when its
 /// `summary.json` was changed since irn wrote it.
+fn read_own_run(dir: &Path) -> Result<Option<RunRecord>> {
+    let run = read_run(dir)?;
+    if run.is_some() {
+        output::refuse_edited(dir, "summary.json")?;
+    }
+    Ok(run)
+}
+
+/// The run in `dir`; `None` when it has not finished (no `summary.json`).
 fn read_run(dir: &Path) -> Result<Option<RunRecord>> {
     let path = dir.join("summary.json");
     let Ok(text) = irn_sim::input::read_text(&path, irn_sim::input::RESULT) else {
         return Ok(None);
     };
-    output::refuse_edited(dir, "summary.json")?;
     let run: RunRecord = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a summary.json irn wrote", path.display()))?;
     // The metrics go to `sweep.csv` as they are: each must be what irn writes for its key (a
@@ -811,7 +819,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
             for (s, &seed) in seeds.iter().enumerate() {
                 for (v, variant) in identity.variants.keys().enumerate() {
                     let run_dir = dir.join(run_path(point, seed, variant));
-                    let Some(run) = read_run(&run_dir)? else {
+                    let Some(run) = read_own_run(&run_dir)? else {
                         continue;
                     };
                     found += 1;
