@@ -365,7 +365,7 @@ pub fn parse(
             Err(e) => return Err(e),
         };
         runs.push(Run {
-            set_keys: dotted_keys("", &v.set),
+            set_keys: dotted_keys(&v.set),
             points: v.points,
             name: v.name,
             resolved,
@@ -400,6 +400,11 @@ pub fn parse(
 /// An error at `at` in the merged scenario, with its origin: the `--set` whose key is `at` or
 /// holds or lies inside it (the file itself passed the first pass, and `--set` wins over the
 /// variant it is merged into), else the variant's `set`, if any.
+/// Whether dotted key `a` is `b` or lies inside it (`transport.cc` within `transport`).
+fn within(a: &str, b: &str) -> bool {
+    a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('.'))
+}
+
 /// Refuses an override (`--set`, a sweep's grid, an experiment's point) that replaces a value
 /// variant `name` sets (`set`) in its table `t`: it applies to every variant, so each would
 /// run the override's value under a name that says otherwise. A variant's table set whole may
@@ -411,7 +416,6 @@ fn overridden(
     t: &toml::Table,
     overrides: &[(String, toml::Value)],
 ) -> Result<(), String> {
-    let within = |a: &str, b: &str| a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('.'));
     let mut own = Vec::new();
     for (key, value) in set {
         overrides::leaves(key, value, &mut own);
@@ -444,7 +448,6 @@ fn blame(
     overrides: &[(String, toml::Value)],
     variant: Option<&str>,
 ) -> String {
-    let within = |a: &str, b: &str| a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('.'));
     let form = form_of(at);
     match overrides
         .iter()
@@ -1092,20 +1095,12 @@ fn failures_timeline(
 
 /// Every leaf key of a `set` table, dotted: `{ "ordering.cap" = "none" }` and
 /// `{ ordering = { cap = "none" } }` both give `ordering.cap`.
-fn dotted_keys(prefix: &str, set: &toml::Table) -> Vec<String> {
-    let mut keys = Vec::new();
-    for (k, v) in set {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match v {
-            toml::Value::Table(t) => keys.extend(dotted_keys(&key, t)),
-            _ => keys.push(key),
-        }
+fn dotted_keys(set: &toml::Table) -> Vec<String> {
+    let mut leaves = Vec::new();
+    for (key, value) in set {
+        overrides::leaves(key, value, &mut leaves);
     }
-    keys
+    leaves.into_iter().map(|(key, _)| key).collect()
 }
 
 #[cfg(test)]
