@@ -32,12 +32,11 @@ pub fn topology(a: TopologyArgs) -> Result<()> {
         output::guard_own_file(path, a.force)?;
     }
     let s = scenario::load(&a.scenario, &a.overrides)?;
-    let first = &s.runs[0].config.topology;
+    let first = &s.runs[0].config;
     // Variants may change the network ([[compare]] over topology keys): one file holds one.
-    if let Some(other) = s.runs[1..]
-        .iter()
-        .find(|r| r.config.topology.links() != first.links())
-    {
+    if let Some(other) = s.runs[1..].iter().find(|r| {
+        r.config.topology.links() != first.topology.links() || r.config.link_loss != first.link_loss
+    }) {
         bail!(
             "{}: variants `{}` and `{}` build different networks; choose one with --set",
             a.scenario.display(),
@@ -46,7 +45,7 @@ pub fn topology(a: TopologyArgs) -> Result<()> {
         );
     }
     let mut text = Vec::new();
-    write_topology(&mut text, first)?;
+    write_topology(&mut text, &first.topology, &first.link_loss)?;
     match &a.out {
         None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)
             .context("cannot print the topology file to standard output")?,

@@ -763,6 +763,32 @@ fn topology_writes_the_scenarios_graph_as_an_ns3_file_that_runs_as_the_same_netw
     )
     .unwrap();
     ok(&irn(&["validate", "s.toml"], &dir));
+    // Lossy links keep their loss: the file's `error_rate`, a clean link's 0.
+    std::fs::write(
+        dir.join("lossy.toml"),
+        "[topology]\nkind = \"star\"\nhosts = 3\nloss_rate = 0.001\n\
+         [[topology.lossy_link]]\nnodes = [0, 3]\nrate = 0.05\n",
+    )
+    .unwrap();
+    let lossy = ok(&irn(&["topology", "lossy.toml"], &dir));
+    assert_eq!(
+        lossy,
+        "4 1 3\n3\n0 3 40Gbps 2000ns 0.05\n1 3 40Gbps 2000ns 0.001\n2 3 40Gbps 2000ns 0.001\n"
+    );
+    std::fs::write(
+        dir.join("two.toml"),
+        "[topology]\nkind = \"star\"\nhosts = 3\n\
+         [[compare]]\nname = \"clean\"\n[[compare]]\nname = \"lossy\"\n\
+         set = { \"topology.loss_rate\" = 0.01 }\n",
+    )
+    .unwrap();
+    let o = irn(&["topology", "two.toml"], &dir);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`clean` and `lossy` build different networks"),
+        "{err}"
+    );
     // A file that is not a topology is not replaced.
     std::fs::write(dir.join("notes.txt"), "mine\n").unwrap();
     let o = irn(&["topology", scenario, "-o", "notes.txt"], &dir);

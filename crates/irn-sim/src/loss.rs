@@ -17,7 +17,7 @@
 //! A run without loss keeps no `LossDraw` at all, and its event loop is compiled without the
 //! arrival's loss check (`Trace::LOSS` in `sim/trace.rs`).
 
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 use crate::rng::{stream_seed, Purpose, SplitMix};
 use crate::topology::Topology;
 
@@ -47,14 +47,27 @@ impl LinkLoss {
     /// directions.
     pub fn per_link(topology: &Topology, rates: &[f64]) -> Self {
         let mut loss = LinkLoss::none();
-        for (i, &rate) in rates.iter().enumerate() {
+        if rates.iter().all(|&rate| rate == 0.0) {
+            return loss;
+        }
+        for (&rate, (a, b)) in rates.iter().zip(every_link_ports(topology)) {
             if rate > 0.0 {
-                let (a, b) = link_ports(topology, i);
                 loss.set(topology, a, rate);
                 loss.set(topology, b, rate);
             }
         }
         loss
+    }
+
+    /// Each link's loss probability, in the order of `topology.links()`: what an ns-3
+    /// topology file's `error_rate` holds. Both directions of a link lose alike (every way of
+    /// making a `LinkLoss` but [`LinkLoss::set`] of one port says so); this is the rate of
+    /// the link's `a` end.
+    pub fn per_link_rates(&self, topology: &Topology) -> Vec<f64> {
+        every_link_ports(topology)
+            .into_iter()
+            .map(|(a, _)| self.rate(a))
+            .collect()
     }
 
     /// Packets sent out of port `p` are lost with probability `rate` (0 ≤ `rate` < 1).
@@ -93,6 +106,21 @@ pub fn link_ports(topology: &Topology, i: usize) -> (PortId, PortId) {
     };
     let port = |node| PortId(topology.node_ports(node).start + nth(node));
     (port(target.a), port(target.b))
+}
+
+/// [`link_ports`] of every link of `topology.links()`, in their order, in one pass.
+pub fn every_link_ports(topology: &Topology) -> Vec<(PortId, PortId)> {
+    let mut taken = vec![0u32; topology.node_count()];
+    let mut port = |node: NodeId| {
+        let nth = taken[node.index()];
+        taken[node.index()] += 1;
+        PortId(topology.node_ports(node).start + nth)
+    };
+    topology
+        .links()
+        .iter()
+        .map(|l| (port(l.a), port(l.b)))
+        .collect()
 }
 
 /// The draws of one direction of a link at run time, and what it lost.
@@ -147,14 +175,21 @@ mod tests {
 
     #[test]
     fn link_ports_follow_the_link_order() {
-        let topo = Topology::star(3, Bandwidth::from_gbps(40), Duration::from_us(1)).unwrap();
-        for i in 0..topo.links().len() {
-            let (a, b) = link_ports(&topo, i);
-            let ports = topo.ports();
-            assert_eq!(ports[a.index()].peer, b);
-            assert_eq!(ports[b.index()].peer, a);
-            assert_eq!(ports[a.index()].node, topo.links()[i].a);
-            assert_eq!(ports[b.index()].node, topo.links()[i].b);
+        let (rate, delay) = (Bandwidth::from_gbps(40), Duration::from_us(1));
+        for topo in [
+            Topology::star(3, rate, delay).unwrap(),
+            Topology::fat_tree(4, rate, delay).unwrap(),
+        ] {
+            let every = every_link_ports(&topo);
+            for i in 0..topo.links().len() {
+                let (a, b) = link_ports(&topo, i);
+                assert_eq!(every[i], (a, b));
+                let ports = topo.ports();
+                assert_eq!(ports[a.index()].peer, b);
+                assert_eq!(ports[b.index()].peer, a);
+                assert_eq!(ports[a.index()].node, topo.links()[i].a);
+                assert_eq!(ports[b.index()].node, topo.links()[i].b);
+            }
         }
     }
 

@@ -40,6 +40,7 @@ use irn_core::time::{Bandwidth, Duration};
 
 use super::{LinkSpec, NodeKind, Topology, TopologyError};
 use crate::ids::{HostIdx, NodeId};
+use crate::loss::LinkLoss;
 
 /// Why an ns-3 topology, flow or FCT file was rejected (or could not be read or written).
 ///
@@ -140,10 +141,17 @@ pub fn read_topology_with_loss(path: &Path) -> Result<(Topology, Vec<f64>), Ns3E
 /// Writes `topo` as an ns-3 topology file (see the [module docs](self)), so ns-3's RDMA
 /// simulators and other tools can run the very graph a scenario generated (a Jellyfish drawn
 /// from a seed, a WAN). Node ids are irn's [`NodeId`]s, links in irn's order with their rate
-/// (in Gbps when whole, else bps: units every reader takes) and delay (ns when whole, else ps),
-/// error rate 0. [`parse_topology`] reads it back into the same nodes, links and ports.
-pub fn write_topology<W: std::io::Write>(mut out: W, topo: &Topology) -> std::io::Result<()> {
+/// (in Gbps when whole, else bps: units every reader takes), delay (ns when whole, else ps) and
+/// the probability `loss` gives it of losing a packet on the wire (written so that it reads
+/// back as the same number). [`parse_topology_with_loss`] reads it back into the same nodes,
+/// links, ports and losses.
+pub fn write_topology<W: std::io::Write>(
+    mut out: W,
+    topo: &Topology,
+    loss: &LinkLoss,
+) -> std::io::Result<()> {
     let links = topo.links();
+    let error_rates = loss.per_link_rates(topo);
     let switches = topo.switches();
     writeln!(
         out,
@@ -154,7 +162,7 @@ pub fn write_topology<W: std::io::Write>(mut out: W, topo: &Topology) -> std::io
     )?;
     let ids: Vec<String> = switches.iter().map(|s| s.0.to_string()).collect();
     writeln!(out, "{}", ids.join(" "))?;
-    for l in links {
+    for (l, error_rate) in links.iter().zip(error_rates) {
         let bps = l.rate.as_bps();
         let rate = if bps.is_multiple_of(1_000_000_000) {
             format!("{}Gbps", bps / 1_000_000_000)
@@ -167,7 +175,7 @@ pub fn write_topology<W: std::io::Write>(mut out: W, topo: &Topology) -> std::io
         } else {
             format!("{ps}ps")
         };
-        writeln!(out, "{} {} {rate} {delay} 0", l.a.0, l.b.0)?;
+        writeln!(out, "{} {} {rate} {delay} {error_rate}", l.a.0, l.b.0)?;
     }
     Ok(())
 }
@@ -441,10 +449,16 @@ mod tests {
             Topology::fat_tree(4, link.0, link.1).unwrap(),
             parse_topology(STAR, "star.txt").unwrap(),
         ] {
+            // Every third link loses packets, at rates that must read back bit for bit.
+            let rates: Vec<f64> = (0..t.links().len())
+                .map(|i| [0.0, 1e-7, 0.012_345_678_9][i % 3])
+                .collect();
+            let loss = LinkLoss::per_link(&t, &rates);
             let mut text = Vec::new();
-            write_topology(&mut text, &t).unwrap();
+            write_topology(&mut text, &t, &loss).unwrap();
             let text = String::from_utf8(text).unwrap();
-            let back = parse_topology(&text, "written.txt").unwrap();
+            let (back, back_rates) = parse_topology_with_loss(&text, "written.txt").unwrap();
+            assert_eq!(back_rates, rates, "{text}");
             assert_eq!(back.links(), t.links(), "{text}");
             assert_eq!(back.hosts(), t.hosts());
             assert_eq!(back.switches(), t.switches());
