@@ -181,9 +181,10 @@ mod tests {
             Topology::fat_tree(4, rate, delay).unwrap(),
         ] {
             let every = every_link_ports(&topo);
-            for i in 0..topo.links().len() {
+            assert_eq!(every.len(), topo.links().len());
+            for (i, &ports) in every.iter().enumerate() {
                 let (a, b) = link_ports(&topo, i);
-                assert_eq!(every[i], (a, b));
+                assert_eq!(ports, (a, b));
                 let ports = topo.ports();
                 assert_eq!(ports[a.index()].peer, b);
                 assert_eq!(ports[b.index()].peer, a);
