@@ -39,8 +39,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use anyhow::{bail, Context, Result};
+// Markers and sidecars record XXH3 checksums; one in bare hex, of an irn before them, is FNV-1a.
+use irn_sim::input::{checksum, XXH3};
 use irn_sim::metrics::Summary;
-use irn_sim::scenario::ScenarioFile;
+use irn_sim::scenario::{InputFile, ScenarioFile};
 use irn_sim::RunResult;
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +79,9 @@ struct SummaryFile<'a> {
     seed: u64,
     metrics: &'a Summary,
     performance: Performance,
+    /// The data files the run read, with their checksums (absent when it read none).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    inputs: &'a [InputFile],
     resolved_scenario: &'a ScenarioFile,
 }
 
@@ -84,6 +89,8 @@ struct SummaryFile<'a> {
 pub struct Finished<'a> {
     pub name: &'a str,
     pub resolved: &'a ScenarioFile,
+    /// The data files it read ([`irn_sim::scenario::Run::inputs`]).
+    pub inputs: &'a [InputFile],
     pub result: RunResult,
     pub performance: Performance,
 }
@@ -548,16 +555,6 @@ fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
 
 const FNV1A_START: u64 = 0xcbf2_9ce4_8422_2325;
 
-/// What starts a checksum made with XXH3 (64 bits), fast enough for a run's hundreds of
-/// megabytes of time series; a checksum in bare hex is [`fnv1a`]. Either tells a file irn wrote
-/// from one changed since, not an adversary's.
-const XXH3: &str = "xxh3:";
-
-/// The checksum of `bytes`, as markers and sidecars record it.
-fn checksum(bytes: &[u8]) -> String {
-    format!("{XXH3}{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
-}
-
 /// Writes `contents` to `path` as [`write_file_atomic`] does, and its sidecar (see [`sidecar`])
 /// saying `command` wrote it, so a later command may replace it ([`guard_own_file`]).
 pub fn write_own_file(path: &Path, contents: &[u8], command: &str) -> Result<()> {
@@ -588,9 +585,7 @@ fn is_own_file(path: &Path) -> bool {
 /// The checksum of the file at `path` a marker records (see [`XXH3`]); `None` when it cannot be
 /// read.
 fn file_checksum(path: &Path) -> Option<String> {
-    let mut hash = xxhash_rust::xxh3::Xxh3::new();
-    read_pieces(path, |piece| hash.update(piece))?;
-    Some(format!("{XXH3}{:016x}", hash.digest()))
+    irn_sim::input::file_checksum(path, irn_sim::input::RESULT_TABLE).ok()
 }
 
 /// Whether the file at `path` has the checksum `recorded` (either kind, see [`XXH3`]); `None`
@@ -1005,6 +1000,7 @@ impl Staging {
             seed,
             metrics: &run.result.summary,
             performance: run.performance,
+            inputs: run.inputs,
             resolved_scenario: run.resolved,
         };
         let json = serde_json::to_string_pretty(&summary)?;
@@ -1177,17 +1173,21 @@ impl Drop for Staging {
     }
 }
 
-/// The metrics of a run finished earlier in `dir` for the same resolved scenario by this
-/// simulator ([`irn_sim::MODEL_ID`]); `None` (run it) when the folder is missing, unreadable,
-/// holds another scenario's run or another irn's, or its `summary.json` was changed since irn
-/// wrote it (the rerun then refuses to replace it, naming the file). This is what lets `sweep` and `reproduce`
-/// resume without reusing a run of an edited scenario or of an earlier irn.
-pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
+/// The metrics of a run finished earlier in `dir` for the same resolved scenario and data files
+/// (`inputs`, by their checksums) by this simulator ([`irn_sim::MODEL_ID`]); `None` (run it)
+/// when the folder is missing, unreadable, holds another scenario's run, a run of other data
+/// or another irn's, or its `summary.json` was changed since irn wrote it (the rerun then
+/// refuses to replace it, naming the file). This is what lets `sweep` and `reproduce` resume
+/// without reusing a run of an edited scenario, of an edited file it reads, or of an earlier
+/// irn.
+pub fn finished_run(dir: &Path, resolved: &ScenarioFile, inputs: &[InputFile]) -> Option<Summary> {
     #[derive(Deserialize)]
     struct SummaryFile {
         #[serde(default)]
         irn_model: String,
         metrics: Summary,
+        #[serde(default)]
+        inputs: Vec<InputFile>,
         resolved_scenario: serde_json::Value,
     }
     if !unchanged(dir, "summary.json") {
@@ -1196,6 +1196,7 @@ pub fn finished_run(dir: &Path, resolved: &ScenarioFile) -> Option<Summary> {
     let text = irn_sim::input::read_text(&dir.join("summary.json"), irn_sim::input::RESULT).ok()?;
     let file: SummaryFile = serde_json::from_str(&text).ok()?;
     let same = file.irn_model == irn_sim::MODEL_ID
+        && file.inputs == inputs
         && file.resolved_scenario == serde_json::to_value(resolved).ok()?;
     same.then_some(file.metrics)
 }

@@ -130,11 +130,11 @@ fn single_packet_fcts(flows: impl Iterator<Item = (bool, u64, Option<f64>)>, mtu
         .collect()
 }
 
-/// A run finished earlier in `dir` for the same resolved scenario: its summary and single-packet
-/// FCTs. `None` (rerun it) when the folder is missing, unreadable, for another scenario or
+/// A run finished earlier in `dir` for the same resolved scenario and data files: its summary
+/// and single-packet FCTs. `None` (rerun it) when the folder is missing, unreadable, for another scenario or
 /// changed since irn wrote it (the rerun then refuses to replace it).
-fn finished_run(dir: &Path, resolved: &scenario::ScenarioFile) -> Option<(Summary, Vec<f64>)> {
-    let metrics = crate::output::finished_run(dir, resolved)?;
+fn finished_run(dir: &Path, run: &scenario::Run) -> Option<(Summary, Vec<f64>)> {
+    let metrics = crate::output::finished_run(dir, &run.resolved, &run.inputs)?;
     if !crate::output::unchanged(dir, "flows.csv") {
         return None;
     }
@@ -142,7 +142,7 @@ fn finished_run(dir: &Path, resolved: &scenario::ScenarioFile) -> Option<(Summar
     let flows = flows.iter().map(|f| (f.measured, f.size_bytes, f.fct_us));
     Some((
         metrics,
-        single_packet_fcts(flows, u64::from(resolved.transport.mtu)),
+        single_packet_fcts(flows, u64::from(run.resolved.transport.mtu)),
     ))
 }
 
@@ -227,7 +227,7 @@ fn run_window(
         (jobs.par_iter())
             .map(|(_, _, _, run, dest)| {
                 let resume = engine.plan.resume;
-                resume.then(|| finished_run(dest, &run.resolved)).flatten()
+                resume.then(|| finished_run(dest, run)).flatten()
             })
             .collect()
     });
@@ -274,12 +274,13 @@ fn run_one(
     let finished = Finished {
         name: &run.name,
         resolved: &run.resolved,
+        inputs: &run.inputs,
         result,
         performance,
     };
     staging.write_run("", name, run.config.seed, &finished)?;
     staging.commit()?;
-    finished_run(dest, &run.resolved)
+    finished_run(dest, run)
         .with_context(|| format!("{}: cannot read back the run just written", dest.display()))
 }
 

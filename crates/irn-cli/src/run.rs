@@ -132,6 +132,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                 let mut finished = Finished {
                     name: &r.name,
                     resolved: &r.resolved,
+                    inputs: &r.inputs,
                     result,
                     performance,
                 };

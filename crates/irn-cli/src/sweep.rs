@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use irn_sim::scenario::{self, ScenarioFile};
+use irn_sim::scenario::{self, InputFile, ScenarioFile};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -160,9 +160,10 @@ struct Job {
     /// The sweep's seed for this run (`None`: the scenario's).
     seed: Option<u64>,
     variant: String,
-    /// The run's scenario, every default filled in: a folder holding a run of another one is
-    /// rerun.
+    /// The run's scenario, every default filled in, and the data files it reads: a folder
+    /// holding a run of another one, or of other data, is rerun.
     resolved: ScenarioFile,
+    inputs: Vec<InputFile>,
 }
 
 /// What makes folders parts of one sweep, kept in the sweep root's marker: the grid (keys and
@@ -385,6 +386,7 @@ fn jobs(
                     seed,
                     variant: run.name,
                     resolved: run.resolved,
+                    inputs: run.inputs,
                 });
             }
         }
@@ -523,7 +525,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .collect();
     let todo: Vec<Job> = mine
         .iter()
-        .filter(|j| a.fresh || finished_run(&run_dir(&out, j), &j.resolved).is_none())
+        .filter(|j| a.fresh || finished_run(&run_dir(&out, j), &j.resolved, &j.inputs).is_none())
         .cloned()
         .collect();
     for job in &todo {
@@ -544,7 +546,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         if a.fresh {
             "done before: --fresh"
         } else {
-            "done before for a scenario or by an irn since changed"
+            "done before for a scenario, a data file or by an irn since changed"
         }
     );
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -687,6 +689,7 @@ fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[PathBuf], bars: &Bars) 
     let finished = Finished {
         name: &run.name,
         resolved: &run.resolved,
+        inputs: &run.inputs,
         result,
         performance,
     };
@@ -704,6 +707,9 @@ struct RunRecord {
     irn_model: String,
     seed: u64,
     metrics: Map<String, Value>,
+    /// The data files it read, with their checksums (none: absent).
+    #[serde(default)]
+    inputs: Value,
     #[serde(rename = "resolved_scenario")]
     resolved: Value,
 }

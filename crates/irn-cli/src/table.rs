@@ -519,6 +519,7 @@ mod tests {
         Finished {
             name,
             resolved,
+            inputs: &[],
             result: RunResult {
                 flows: Vec::new(),
                 fct: Vec::new(),

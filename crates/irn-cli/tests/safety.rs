@@ -382,7 +382,7 @@ fn an_edited_sweep_reruns_exactly_the_runs_that_changed() {
     let edited = sweep(&[]);
     assert!(
         edited.contains(
-            "2 already done, 2 to run (2 of them done before for a scenario or by an irn since changed)"
+            "2 already done, 2 to run (2 of them done before for a scenario, a data file or by an irn since changed)"
         ),
         "{edited}"
     );

@@ -173,7 +173,7 @@ fn seeded_sweeps_resume_shard_and_merge() {
     write_as_irns(&summary, &text.replace(&model, "\"irn_model\": \"0\""));
     let again = ok(&irn(&["sweep", "sweep.toml", "--out", "whole"], &dir));
     assert!(
-        again.contains("7 already done, 1 to run (1 of them done before for a scenario or by an irn since changed)"),
+        again.contains("7 already done, 1 to run (1 of them done before for a scenario, a data file or by an irn since changed)"),
         "{again}"
     );
     assert_eq!(csv(&lost, "flows.csv"), before);
@@ -527,4 +527,53 @@ fn a_collective_sweep_summarises_only_numbers_and_plots_a_jobs_metric() {
         out.contains("collectives.0.busbw_gbytes_per_s_by_topology.link_rate_gbps.svg"),
         "{out}"
     );
+}
+
+/// A run read its data files as they were: once one is edited, the runs that read it run again
+/// (they were reused, computed from the old file, while only the scenario's text was compared).
+#[test]
+fn a_sweep_reruns_the_runs_whose_data_file_changed() {
+    let dir = scratch("sweep-inputs");
+    let topology = "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n";
+    std::fs::write(dir.join("topo.txt"), topology).unwrap();
+    std::fs::write(dir.join("flows.txt"), "1\n0 1 3 1000 0.000001\n").unwrap();
+    std::fs::write(
+        dir.join("s.toml"),
+        "topology = { file = \"topo.txt\" }\nworkload = { kind = \"ns3\", file = \"flows.txt\" }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sweep.toml"),
+        "name = \"mtus\"\nscenario = \"s.toml\"\n[grid]\n\"transport.mtu\" = [1000, 2000]\n",
+    )
+    .unwrap();
+    let sweep = || {
+        ok(&irn(
+            &["sweep", "sweep.toml", "--out", "s", "-j", "1"],
+            &dir,
+        ))
+    };
+    sweep();
+    let again = sweep();
+    assert!(again.contains("2 already done, 0 to run"), "{again}");
+    let fct = |point: &str| {
+        let path = dir.join("s").join(point).join("s/fct.txt");
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    assert!(fct("transport.mtu_1000").contains(" 1000 "));
+    // The flow grows: both runs read it, both run again.
+    std::fs::write(dir.join("flows.txt"), "1\n0 1 3 500000 0.000001\n").unwrap();
+    let edited = sweep();
+    assert!(
+        edited.contains(
+            "0 already done, 2 to run (2 of them done before for a scenario, a data file"
+        ),
+        "{edited}"
+    );
+    assert!(fct("transport.mtu_1000").contains(" 500000 "));
+    // What the runs read is in their summary.json.
+    let summary = std::fs::read_to_string(dir.join("s/transport.mtu_2000/s/summary.json"));
+    let summary = summary.unwrap();
+    assert!(summary.contains("\"key\": \"workload.file\""), "{summary}");
+    assert!(summary.contains("\"file\": \"flows.txt\""), "{summary}");
 }

@@ -27,6 +27,7 @@ mod credits;
 mod error;
 mod experiment;
 mod failures;
+mod inputs;
 mod load_balancing;
 mod monitor;
 mod ordering;
@@ -44,6 +45,7 @@ pub use experiment::{
     VariantLine,
 };
 pub use failures::{FailuresSection, LinkFailureSection};
+pub use inputs::InputFile;
 pub use load_balancing::{BalancerKind, Control, LoadBalancingSection};
 pub use monitor::{node_tiers, MonitorSection, PortSelection};
 pub use ordering::{Cap, OrderingKind, OrderingSection};
@@ -155,6 +157,9 @@ pub struct Run {
     pub set_keys: Vec<String>,
     /// The experiment's grid points this variant runs at (`[[compare]] points`); `None`: all.
     pub points: Option<Vec<String>>,
+    /// The data files it reads, with their checksums: with `resolved`, what makes a finished
+    /// run the same run.
+    pub inputs: Vec<InputFile>,
 }
 
 /// The scenario's name and its runs, with its experiment and checks if it has any.
@@ -368,6 +373,7 @@ pub fn parse(
             set_keys: dotted_keys(&v.set),
             points: v.points,
             name: v.name,
+            inputs: inputs::input_files(&resolved, file, base_dir)?,
             resolved,
             config,
             warnings,
