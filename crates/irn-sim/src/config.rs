@@ -16,6 +16,7 @@ use crate::partition::PartitionRule;
 use crate::pause::{PauseControl, PauseFrames, PauseSourceConfig};
 use crate::rng::{stream_seed, Purpose};
 use crate::topology::{Port, Topology};
+use crate::workload::ns3::FctPorts;
 use crate::workload::{Collectives, FlowDag, FlowSpec};
 
 /// Everything one run needs.
@@ -36,6 +37,9 @@ pub struct SimConfig {
     pub dag: Option<Arc<FlowDag>>,
     /// The collective jobs the flows belong to, for their metrics; `None` without.
     pub collectives: Option<Arc<Collectives>>,
+    /// How `fct.txt` numbers the flows' ports: as the ns-3 simulator whose flow file the run
+    /// replays does (ConWeave's by default).
+    pub fct_ports: FctPorts,
     /// Flows starting before this are simulated but left out of the metrics.
     pub warmup: Duration,
     /// Flows starting at or after this are simulated but left out of the metrics too (a
@@ -199,6 +203,7 @@ impl SimConfig {
             flows: flows.into(),
             dag: None,
             collectives: None,
+            fct_ports: FctPorts::ConWeave,
             warmup: Duration::ZERO,
             measure_until: None,
             drain_limit: Duration::from_ms(100),

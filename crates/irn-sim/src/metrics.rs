@@ -21,9 +21,7 @@ pub use collectives::{CollectiveSummary, StepSummary};
 use crate::config::SimConfig;
 use crate::ids::HostIdx;
 use crate::topology::ns3::node_of_host;
-use crate::workload::ns3::{
-    assign_ports, ns3_standalone_fct_ns, ns3_start_ns, FctRecord, PortScheme,
-};
+use crate::workload::ns3::{assign_ports, ns3_standalone_fct_ns, ns3_start_ns, FctRecord};
 use crate::workload::{FlowClass, Verb};
 
 /// What ConWeave did in a run: `summary.json`'s `conweave`.
@@ -956,7 +954,7 @@ impl RunResult {
         let end = Time::ZERO + c.sim_time;
         let us = |d: Duration| d.as_us_f64();
         let ns = |d: Duration| (d.as_ps() + 500) / 1000;
-        let ports = assign_ports(&cfg.flows, PortScheme::ConWeave);
+        let ports = assign_ports(&cfg.flows, &cfg.fct_ports);
         let header = DATA_FRAMING_BYTES + cfg.extra_header_bytes;
         let fct = records
             .iter()

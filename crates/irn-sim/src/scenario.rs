@@ -890,6 +890,7 @@ fn validate(
         flows,
         dag,
         collectives,
+        fct_ports,
     } = workloads.get(s, (file, base_dir), &topology, verbs)?;
     if s.workload.kind == WorkloadKind::Poisson {
         let overhead = max_frame.saturating_sub(u64::from(t.mtu));
@@ -937,6 +938,7 @@ fn validate(
         flows,
         dag,
         collectives,
+        fct_ports,
         warmup,
         measure_until,
         drain_limit,

@@ -10,8 +10,8 @@ use irn_sim::ids::{HostIdx, NodeId};
 use irn_sim::topology::ns3::{host_of_node, node_of_host, parse_topology, read_topology, Ns3Error};
 use irn_sim::topology::Topology;
 use irn_sim::workload::ns3::{
-    assign_ports, generate, parse_fct, parse_flows, read_flows, write_fct, write_flows_conweave,
-    write_flows_conweave_file, FctRecord, PortScheme,
+    assign_ports, generate, parse_fct, parse_flows, parse_flows_and_ports, read_flows, write_fct,
+    write_flows_conweave, write_flows_conweave_file, FctPorts, FctRecord,
 };
 use irn_sim::workload::{Cdf, FlowClass, FlowSpec};
 
@@ -214,10 +214,18 @@ fn flow_files_read_in_both_forms_with_exact_start_times() {
     // HPCC: src dst pg dport size start_s (out of order in the file: the result is sorted).
     let hpcc = "4\n\
                 1 2 3 100 1000 2.000000000\n\
-                3 4 3 100 1 2.500000000001\r\n\
-                4 1 3 100 7 2.000001234 \n\
-                2 3 3 100 20000000 2.000001234\n\n\n";
+                3 4 3 200 1 2.500000000001\r\n\
+                4 1 3 101 7 2.000001234 \n\
+                2 3 3 102 20000000 2.000001234\n\n\n";
     assert_eq!(parse_flows(hpcc, "hpcc.txt", &topo).unwrap(), expected);
+    // Each flow keeps its dport through the sort, for the FCT file.
+    let (_, ports) = parse_flows_and_ports(hpcc, "hpcc.txt", &topo).unwrap();
+    assert_eq!(ports, FctPorts::Hpcc(vec![100, 101, 102, 200].into()));
+    let bad = hpcc.replace(" 200 ", " 70000 ");
+    let e = parse_flows(&bad, "hpcc.txt", &topo)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hpcc.txt:3: dport 70000 is not a port"), "{e}");
     // ConWeave: src dst pg size start_s.
     let conweave = "4 \n\
                     1 2 3 1000 2\n\
@@ -225,6 +233,8 @@ fn flow_files_read_in_both_forms_with_exact_start_times() {
                     2 3 3 20000000 2.000001234000\n\
                     3 4 3 1 2.500000000001\n";
     assert_eq!(parse_flows(conweave, "cw.txt", &topo).unwrap(), expected);
+    let (_, ports) = parse_flows_and_ports(conweave, "cw.txt", &topo).unwrap();
+    assert_eq!(ports, FctPorts::ConWeave);
 }
 
 #[test]
@@ -438,7 +448,8 @@ fn written_flow_files_read_back_the_same_flows() {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some(flows.len().to_string().as_str()));
     assert!(lines.all(|l| l.split(' ').count() == 5 && l.split(' ').nth(2) == Some("3")));
-    let mut back = read_flows(&path, &topo).unwrap();
+    let (mut back, ports) = read_flows(&path, &topo).unwrap();
+    assert_eq!(ports, FctPorts::ConWeave);
     back.sort_by_key(|f| (f.start, f.src));
     assert_eq!(back, flows);
 
@@ -456,7 +467,7 @@ fn records() -> Vec<FctRecord> {
         flow(3, 1, 5_000_000, 2_000_002_000_000),
     ];
     let topo = small();
-    let ports = assign_ports(&flows, PortScheme::ConWeave);
+    let ports = assign_ports(&flows, &FctPorts::ConWeave);
     flows
         .iter()
         .zip(ports)
@@ -577,4 +588,37 @@ fn the_benchmark_is_lossless_with_pfc() {
     );
     assert_eq!(s.drops, 0, "{s:?}");
     assert_eq!(s.retransmissions, 0, "{s:?}");
+}
+
+/// A run of an HPCC flow file numbers its FCT lines' ports as HPCC's `third.cc` does: `sport`
+/// per (source, destination) pair, `dport` the file's (HPCC's analysis keeps `dport` 100).
+#[test]
+fn a_run_of_an_hpcc_flow_file_prints_hpccs_ports() {
+    let dir = std::env::temp_dir().join(format!("irn-hpcc-ports-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let topology = "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n";
+    std::fs::write(dir.join("topo.txt"), topology).unwrap();
+    let flows = "4\n0 2 3 100 1000 0.000001\n1 2 3 100 5000 0.000002\n\
+                 0 1 3 200 2000 0.000002\n0 2 3 100 3000 0.000003\n";
+    std::fs::write(dir.join("flows.txt"), flows).unwrap();
+    std::fs::write(
+        dir.join("s.toml"),
+        "topology = { file = \"topo.txt\" }\nworkload = { kind = \"ns3\", file = \"flows.txt\" }\n",
+    )
+    .unwrap();
+    let sc = irn_sim::scenario::load(&dir.join("s.toml"), &[]).unwrap();
+    let fct = irn_sim::run(&sc.runs[0].config, &mut |_| {}).fct;
+    let ports: Vec<(u32, u32, u16, u16)> = (fct.iter())
+        .map(|r| (r.src_node, r.dst_node, r.sport, r.dport))
+        .collect();
+    assert_eq!(
+        ports,
+        [
+            (0, 2, 10000, 100),
+            (1, 2, 10000, 100),
+            (0, 1, 10000, 200),
+            (0, 2, 10001, 100)
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

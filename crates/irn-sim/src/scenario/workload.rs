@@ -29,6 +29,7 @@ use crate::topology::Topology;
 use crate::units::Bytes;
 use crate::workload::collective::{self, Algorithm, Job, Op};
 use crate::workload::dag::DagFormat;
+use crate::workload::ns3::FctPorts;
 use crate::workload::{self, BuiltinCdf, Cdf, Collectives, FlowDag, FlowSpec, SizeDist, VerbMix};
 
 /// Where flows come from. Keys that do not apply to the chosen `kind` are rejected.
@@ -398,6 +399,7 @@ pub(super) struct Built {
     pub flows: Arc<[FlowSpec]>,
     pub dag: Option<Arc<FlowDag>>,
     pub collectives: Option<Arc<Collectives>>,
+    pub fct_ports: FctPorts,
 }
 
 /// The workloads a scenario file's runs were given, each built once. The variants of a
@@ -440,6 +442,7 @@ fn build(
     let host_rate = topology.min_host_rate();
     let hosts = topology.hosts().len() as u32;
     let (mut dag, mut collectives) = (None, None);
+    let mut fct_ports = FctPorts::ConWeave;
     let flows = match w.kind {
         WorkloadKind::Collective => {
             let (flows, graph, jobs) = collective_flows((w, seed), file, hosts, host_rate)?;
@@ -479,10 +482,11 @@ fn build(
         }
         WorkloadKind::Ns3 => {
             let name = w.file.as_deref().unwrap_or("");
-            let flows =
-                workload::ns3::read_flows(&resolve(base_dir, name), topology).map_err(|e| {
+            let (flows, ports) = workload::ns3::read_flows(&resolve(base_dir, name), topology)
+                .map_err(|e| {
                     invalid(file, "workload.file", &format!("{name:?}"), &e.to_string())
                 })?;
+            fct_ports = ports;
             require_flows(
                 file,
                 ("workload.file", name),
@@ -520,6 +524,7 @@ fn build(
         flows: flows.into(),
         dag: dag.map(Arc::new),
         collectives: collectives.map(Arc::new),
+        fct_ports,
     })
 }
 

@@ -12,8 +12,9 @@
 //! [`host_of_node`]); `start_s` is in seconds, a plain decimal such as `2.000001234` (the
 //! generators print `%.9f`), converted to picoseconds exactly, digit by digit, never through a
 //! float. The form is taken from the first flow line and every other line must use it. `pg`
-//! (priority group) and `dport` must be whole numbers but are otherwise ignored: irn gives every
-//! flow its own queue pair on the one data priority. Sizes must be at least 1 byte (ConWeave turns
+//! (priority group) must be a whole number but is otherwise ignored: irn gives every flow its
+//! own queue pair on the one data priority. An HPCC file's `dport` (a port, 0 to 65535) is only
+//! printed back in the FCT file, as HPCC does ([`FctPorts`]). Sizes must be at least 1 byte (ConWeave turns
 //! 0 into 1, irn rejects it) and `src != dst`. The header's count must equal the number of flow
 //! lines. Blank lines, trailing whitespace and CRLF line ends are accepted. The result is sorted by
 //! start time, ties in file order.
@@ -28,11 +29,13 @@
 //! ideal_fct_ns`, space separated, node ids in decimal as ConWeave prints them (HPCC prints the
 //! hosts' IPv4 addresses in hex instead; [`parse_fct`] reads only the decimal form). The values
 //! have ns-3's meaning, which differs from irn's `flows.csv`: see [`FctRecord`], and
-//! [`assign_ports`] for the port numbers.
+//! [`assign_ports`] for the port numbers, which follow the simulator whose flow file a run
+//! replays (HPCC's analysis picks flows by their `dport`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use irn_core::time::{Duration, Time};
 use irn_core::transport::packets_for;
@@ -59,16 +62,27 @@ const PS_PER_S: u64 = 1_000_000_000_000;
 const FORMS: &str = "expected 6 columns (src dst pg dport size start_s, HPCC) or 5 (src dst pg \
                      size start_s, ConWeave)";
 
-/// Read an ns-3 flow file (HPCC or ConWeave form; see the [module docs](self)) for `topo`.
-pub fn read_flows(path: &Path, topo: &Topology) -> Result<Vec<FlowSpec>, Ns3Error> {
+/// Read an ns-3 flow file (HPCC or ConWeave form; see the [module docs](self)) for `topo`, with
+/// the ports its FCT file numbers them by.
+pub fn read_flows(path: &Path, topo: &Topology) -> Result<(Vec<FlowSpec>, FctPorts), Ns3Error> {
     let name = path.display().to_string();
     let text =
         crate::input::read_text(path, crate::input::FLOWS).map_err(|e| Ns3Error::read(&name, e))?;
-    parse_flows(&text, &name, topo)
+    parse_flows_and_ports(&text, &name, topo)
 }
 
 /// Parse the text of an ns-3 flow file; `name` is the file name used in error messages.
 pub fn parse_flows(text: &str, name: &str, topo: &Topology) -> Result<Vec<FlowSpec>, Ns3Error> {
+    parse_flows_and_ports(text, name, topo).map(|(flows, _)| flows)
+}
+
+/// [`parse_flows`], with the ports the FCT file numbers the flows by: ConWeave's for its form,
+/// HPCC's with each flow's `dport` for HPCC's.
+pub fn parse_flows_and_ports(
+    text: &str,
+    name: &str,
+    topo: &Topology,
+) -> Result<(Vec<FlowSpec>, FctPorts), Ns3Error> {
     let mut lines = content_lines(text);
     let Some((hline, header)) = lines.next() else {
         return Err(Ns3Error::whole(
@@ -99,6 +113,7 @@ pub fn parse_flows(text: &str, name: &str, topo: &Topology) -> Result<Vec<FlowSp
     // The column count of the first flow line, and that line's number.
     let mut form: Option<(usize, u64)> = None;
     let mut flows = Vec::new();
+    let mut dports: Vec<u16> = Vec::new();
     for (line, fields) in lines {
         let n = fields.len();
         if n != 5 && n != 6 {
@@ -178,7 +193,14 @@ pub fn parse_flows(text: &str, name: &str, topo: &Topology) -> Result<Vec<FlowSp
         }
         whole("pg", fields[2])?;
         if n == 6 {
-            whole("dport", fields[3])?;
+            let dport = whole("dport", fields[3])?;
+            dports.push(u16::try_from(dport).map_err(|_| {
+                Ns3Error::at(
+                    name,
+                    line,
+                    format!("dport {dport} is not a port: from 0 to 65535"),
+                )
+            })?);
         }
         let size_bytes =
             super::flow_size(fields[n - 2]).map_err(|why| Ns3Error::at(name, line, why))?;
@@ -209,8 +231,16 @@ pub fn parse_flows(text: &str, name: &str, topo: &Topology) -> Result<Vec<FlowSp
             ),
         ));
     }
-    flows.sort_by_key(|f| f.start);
-    Ok(flows)
+    // In start order, ties in file order; each flow keeps its `dport`.
+    let mut order: Vec<usize> = (0..flows.len()).collect();
+    order.sort_by_key(|&i| flows[i].start);
+    let ports = if dports.is_empty() {
+        FctPorts::ConWeave
+    } else {
+        FctPorts::Hpcc(order.iter().map(|&i| dports[i]).collect())
+    };
+    let flows = order.iter().map(|&i| flows[i]).collect();
+    Ok((flows, ports))
 }
 
 /// Seconds written as a plain decimal (`2`, `2.5`, `.25`, `2.000001234`) to whole picoseconds,
@@ -422,22 +452,24 @@ pub fn ns3_standalone_fct_ns(path: &PathInfo, size_bytes: u64, mtu: u32, header_
     u64::try_from(base_rtt + transfer).unwrap_or(u64::MAX)
 }
 
-/// How ns-3 numbers the UDP ports of flows, which FCT files print.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum PortScheme {
+/// How ns-3 numbers the UDP ports of flows, which FCT files print: as the simulator whose flow
+/// file a run replays would (ConWeave's for every other workload).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum FctPorts {
     /// ConWeave's `network-load-balance.cc`: sport = 10000 + the number of earlier flows from
     /// the same source host, dport = 100 + the number of earlier flows to the same destination
     /// host (both `uint16_t`, so they wrap).
     #[default]
     ConWeave,
     /// HPCC's `third.cc`: sport = 10000 + the number of earlier flows on the same (src, dst)
-    /// pair (wrapping), dport = 100 (the value HPCC's generator writes in the `dport` column).
-    Hpcc,
+    /// pair (wrapping), dport as the flow file gives it, one per flow in flow order (HPCC's
+    /// generator writes 100; its `fct_analysis.py` keeps the flows with `dport` 100).
+    Hpcc(Arc<[u16]>),
 }
 
-/// `(sport, dport)` for each flow, numbered as `scheme`'s simulator would, taking the flows in
-/// the order given (the file order, which is start order).
-pub fn assign_ports(flows: &[FlowSpec], scheme: PortScheme) -> Vec<(u16, u16)> {
+/// `(sport, dport)` for each flow, numbered as `ports` says, taking the flows in the order given
+/// (the file order, which is start order).
+pub fn assign_ports(flows: &[FlowSpec], ports: &FctPorts) -> Vec<(u16, u16)> {
     use std::collections::HashMap;
     let mut from: HashMap<HostIdx, u16> = HashMap::new();
     let mut to: HashMap<HostIdx, u16> = HashMap::new();
@@ -450,14 +482,15 @@ pub fn assign_ports(flows: &[FlowSpec], scheme: PortScheme) -> Vec<(u16, u16)> {
     }
     flows
         .iter()
-        .map(|f| match scheme {
-            PortScheme::ConWeave => (
+        .enumerate()
+        .map(|(i, f)| match ports {
+            FctPorts::ConWeave => (
                 next(from.entry(f.src).or_insert(FIRST_SPORT)),
                 next(to.entry(f.dst).or_insert(FIRST_DPORT)),
             ),
-            PortScheme::Hpcc => (
+            FctPorts::Hpcc(dports) => (
                 next(pair.entry((f.src, f.dst)).or_insert(FIRST_SPORT)),
-                FIRST_DPORT,
+                dports.get(i).copied().unwrap_or(FIRST_DPORT),
             ),
         })
         .collect()
@@ -668,12 +701,13 @@ mod tests {
         };
         let flows = [f(0, 1), f(0, 2), f(2, 1), f(0, 1)];
         assert_eq!(
-            assign_ports(&flows, PortScheme::ConWeave),
+            assign_ports(&flows, &FctPorts::ConWeave),
             vec![(10000, 100), (10001, 100), (10000, 101), (10002, 102)]
         );
+        let hpcc = FctPorts::Hpcc(vec![100, 200, 100, 100].into());
         assert_eq!(
-            assign_ports(&flows, PortScheme::Hpcc),
-            vec![(10000, 100), (10000, 100), (10000, 100), (10001, 100)]
+            assign_ports(&flows, &hpcc),
+            vec![(10000, 100), (10000, 200), (10000, 100), (10001, 100)]
         );
     }
 }
