@@ -516,6 +516,7 @@ fn build(
             ),
         ));
     }
+    latest_start(w, file, &flows)?;
     let mut flows = flows;
     if let Some(mix) = verbs {
         mix.assign(&mut flows, seed);
@@ -526,6 +527,50 @@ fn build(
         collectives: collectives.map(Arc::new),
         fct_ports,
     })
+}
+
+/// The latest a flow may start: half of irn's clock (2⁶³ ps, about 106 days), so that its end,
+/// its timers and the drain limit after it are still times the clock can hold. A flow file's
+/// start near the clock's end once ran with the clock stopped at its limit and the flow
+/// reported unfinished "before the drain limit".
+pub const LATEST_START: Time = Time::from_ps(1 << 63);
+
+/// Refuses `flows` whose last start is past [`LATEST_START`].
+fn latest_start(w: &WorkloadSection, file: &str, flows: &[FlowSpec]) -> Result<(), ScenarioError> {
+    let Some(late) = flows.iter().map(|f| f.start).max() else {
+        return Ok(());
+    };
+    if late <= LATEST_START {
+        return Ok(());
+    }
+    let key = match (w.kind, &w.csv) {
+        (WorkloadKind::Trace | WorkloadKind::Dag, Some(_)) => "workload.csv",
+        (WorkloadKind::Trace | WorkloadKind::Dag | WorkloadKind::Ns3, None) => "workload.file",
+        _ => "workload",
+    };
+    let s = |t: Time| {
+        let ps = t.as_ps();
+        format!(
+            "{}.{:09}",
+            ps / 1_000_000_000_000,
+            ps % 1_000_000_000_000 / 1000
+        )
+    };
+    let named = match key {
+        "workload.file" => format!("{:?}", w.file.as_deref().unwrap_or("")),
+        _ => String::new(),
+    };
+    Err(invalid(
+        file,
+        key,
+        &named,
+        &format!(
+            "a flow starts at {} s, later than irn's clock can run a flow to its end: starts \
+             must be at most {} s (about 106 days)",
+            s(late),
+            s(LATEST_START)
+        ),
+    ))
 }
 
 /// `kind = "dag"`'s flows and graph, from `file` (CSV or JSON) or the inline `csv`.
@@ -1323,6 +1368,28 @@ mod tests {
             assert!(err.contains(want), "{sizes}: {err}");
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A start the clock could hold but not run a flow from to its end is refused (it ran with
+    /// the clock stopped at its limit); the latest allowed start runs.
+    #[test]
+    fn a_flow_starting_past_the_clocks_reach_is_refused() {
+        let trace = |start_ns: u64| {
+            format!(
+                "[workload]\nkind = \"trace\"\ncsv = \"src,dst,size_bytes,start_ns\\n0,1,1000,{start_ns}\\n\"\n"
+            )
+        };
+        let latest_ns = LATEST_START.as_ps() / 1000;
+        assert!(parse(&trace(latest_ns), "t.toml", Path::new("."), &[]).is_ok());
+        let err = parse(&trace(latest_ns + 1), "t.toml", Path::new("."), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "t.toml: workload.csv: a flow starts at 9223372.036854776 s, later than irn's clock"
+            ) && err.contains("at most 9223372.036854775 s"),
+            "{err}"
+        );
     }
 
     #[test]
