@@ -8,7 +8,8 @@
 //! per grid point) or its words (`claim`). Each check gets two verdicts ([`verdict`]): the
 //! *direction* (does `expect` hold?) and the *magnitude*: in range (inside the paper's range,
 //! or within ±15 % of its single value: [`verdict::IN_RANGE`]), near (within a factor 1.5:
-//! [`verdict::NEAR`]), off ×k, or qualitative (only words). Those constants are the only
+//! [`verdict::NEAR`]), off ×k, reversed ×k (on the other side of 1 from the paper's number), or
+//! qualitative (only words). Those constants are the only
 //! tolerances; the reports and `reproduce.json` use them through [`verdict::Magnitude`].
 //!
 //! A full run checks convergence (MODEL.md §4): it runs the window the scenario names, then
@@ -391,7 +392,8 @@ fn outcomes(exp: &Experiment, runs: &Runs, window: &str) -> Result<Vec<Outcome>>
         for point in points {
             let (ours, missing) = ratio(exp, runs, point, c)?;
             let paper = c.paper_at(point);
-            let (magnitude, factor) = Magnitude::of(ours, paper, c.claim.is_some());
+            let reversed = c.expect.reversed(ours);
+            let (magnitude, factor) = Magnitude::of(ours, paper, c.claim.is_some(), reversed);
             out.push(Outcome {
                 figure: exp.id.clone(),
                 point: point.to_string(),
@@ -994,7 +996,9 @@ fn tally_text(results: &[FigureResult]) -> String {
             papers.push(&r.paper);
         }
     }
-    let mut text = String::from("tally (magnitude: in range ±15 %, near within ×1.5, else off)");
+    let mut text = String::from(
+        "tally (magnitude: in range ±15 %, near within ×1.5, else off; reversed: off)",
+    );
     for paper in &papers {
         let t = pages::tally(results.iter().filter(|r| r.paper == *paper));
         let name = if paper.is_empty() { "checks" } else { paper };

@@ -264,8 +264,10 @@ fn anchor(r: &FigureResult) -> String {
 /// The explanation of a miss: a link to the check's `why`, or that there is none yet.
 fn why_md(o: &Outcome) -> String {
     match (&o.why, o.magnitude) {
-        (Some(why), Magnitude::Off | Magnitude::Near) => format!(" ([why]({why}))"),
-        (None, Magnitude::Off) => " (not yet explained)".to_string(),
+        (Some(why), Magnitude::Off | Magnitude::Reversed | Magnitude::Near) => {
+            format!(" ([why]({why}))")
+        }
+        (None, Magnitude::Off | Magnitude::Reversed) => " (not yet explained)".to_string(),
         _ => String::new(),
     }
 }
@@ -284,7 +286,8 @@ pub fn markdown(results: &[FigureResult], command: &str) -> String {
     m.push_str(
         "\nDirection: the ratio is on the paper's side. Magnitude: in range (inside the paper's \
          range, or within ±15 % of its single value), near (within a factor 1.5), off ×k (k: \
-         the factor it misses by), or qualitative (the paper gives words, not a number).\n\n",
+         the factor it misses by), reversed ×k (the paper's ratio is on one side of 1 and ours \
+         on the other, however close the number; counted as off), or qualitative (the paper gives words, not a number).\n\n",
     );
     for (paper, figures) in by_paper(results) {
         let _ = writeln!(m, "- {}", heading(paper));
@@ -318,7 +321,7 @@ pub fn markdown(results: &[FigureResult], command: &str) -> String {
                     let _ = write!(m, "| {} ", o.point);
                 }
                 let magnitude = match o.magnitude {
-                    Magnitude::Off => format!("**{}**", o.magnitude_text()),
+                    Magnitude::Off | Magnitude::Reversed => format!("**{}**", o.magnitude_text()),
                     _ => o.magnitude_text(),
                 };
                 let _ = writeln!(
@@ -377,7 +380,8 @@ pub fn html(results: &[FigureResult], quick: bool, command: &str) -> String {
         "</table><p>Direction: the ratio is on the paper's side. Magnitude: <span class=\"ok\">in \
          range</span> (inside the paper's range, or within ±15 % of its single value), <span \
          class=\"near\">near</span> (within a factor 1.5), <span class=\"no\">off ×k</span> (k: \
-         the factor it misses by), or qualitative (the paper gives words, not a number: the \
+         the factor it misses by), <span class=\"no\">reversed ×k</span> (the paper's ratio is on \
+         one side of 1 and ours on the other, however close the number), or qualitative (the paper gives words, not a number: the \
          direction is all there is to check). A direction is green only where no paper number \
          says the magnitude is wrong.</p><h2>Contents</h2><ul>",
     );
@@ -464,14 +468,14 @@ fn magnitude_cell(o: &Outcome) -> String {
     let class = match o.magnitude {
         Magnitude::InRange => "ok",
         Magnitude::Near => "near",
-        Magnitude::Off | Magnitude::NoValue => "no",
+        Magnitude::Off | Magnitude::Reversed | Magnitude::NoValue => "no",
         Magnitude::Qualitative | Magnitude::NotStated => "dir",
     };
     let why = match (&o.why, o.magnitude) {
-        (Some(why), Magnitude::Off | Magnitude::Near) => {
+        (Some(why), Magnitude::Off | Magnitude::Reversed | Magnitude::Near) => {
             format!(" (<a href=\"{}\">why</a>)", escape(why))
         }
-        (None, Magnitude::Off) => " (not yet explained)".to_string(),
+        (None, Magnitude::Off | Magnitude::Reversed) => " (not yet explained)".to_string(),
         _ => String::new(),
     };
     format!(
@@ -598,7 +602,7 @@ pub fn against_paper(r: &FigureResult) -> String {
         let colour = match o.magnitude {
             Magnitude::InRange => "#070",
             Magnitude::Near => "#a60",
-            Magnitude::Off | Magnitude::NoValue => "#b00",
+            Magnitude::Off | Magnitude::Reversed | Magnitude::NoValue => "#b00",
             Magnitude::Qualitative | Magnitude::NotStated => "#555",
         };
         if finite(o.ours) {

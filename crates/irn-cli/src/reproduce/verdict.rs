@@ -7,6 +7,10 @@
 //! - **near**: outside that, but within a factor [`NEAR`] (1.5) of the range or value;
 //! - **off ×k**: further; k is the factor by which it misses (ours over the paper's high end,
 //!   or the low end over ours), so off ×2 is twice too large or half too small;
+//! - **reversed ×k**: the paper's ratio is on one side of 1 and ours on the other, however
+//!   close the number (0.94 against the paper's 1.4 is within a factor 1.5, but it is the
+//!   paper's effect the other way round); counted as off. A ratio that misses a tolerance
+//!   (`near`) or a bound (`at_most`, `at_least`) is graded by its factor as any other;
 //! - **qualitative**: the paper gives words, not a number (`claim`): only the direction is
 //!   checked; **not stated**: no paper value nor words (a user's check with only `expect`).
 //!
@@ -70,6 +74,9 @@ pub enum Magnitude {
     InRange,
     Near,
     Off,
+    /// The paper gives a number on one side of 1 and ours is on the other: the effect
+    /// reversed, not near it in any sense that matters, whatever the factor.
+    Reversed,
     Qualitative,
     NotStated,
     /// The ratio has no value (a metric missing from a run, `0 / x` where x is 0).
@@ -77,9 +84,15 @@ pub enum Magnitude {
 }
 
 impl Magnitude {
-    /// The verdict of `ours` against `paper` (`claim`: the paper's words exist), with the
+    /// The verdict of `ours` against `paper` (`claim`: the paper's words exist; `reversed`:
+    /// ours is on the other side of 1, [`irn_sim::scenario::Expect::reversed`]), with the
     /// factor by which it misses (`None` when it has none: qualitative, no value, or ∞).
-    pub fn of(ours: f64, paper: Option<Paper>, claim: bool) -> (Magnitude, Option<f64>) {
+    pub fn of(
+        ours: f64,
+        paper: Option<Paper>,
+        claim: bool,
+        reversed: bool,
+    ) -> (Magnitude, Option<f64>) {
         let Some(paper) = paper else {
             return (
                 if claim {
@@ -98,7 +111,9 @@ impl Magnitude {
             Paper::Value(v) => (ours - v).abs() <= IN_RANGE * v,
             Paper::Range(_) => factor == 1.0,
         };
-        let magnitude = if in_range {
+        let magnitude = if reversed {
+            Magnitude::Reversed
+        } else if in_range {
             Magnitude::InRange
         } else if factor <= NEAR {
             Magnitude::Near
@@ -115,6 +130,7 @@ impl Magnitude {
             Magnitude::InRange => "in range".into(),
             Magnitude::Near => format!("near ×{k}"),
             Magnitude::Off => format!("off ×{k}"),
+            Magnitude::Reversed => format!("reversed ×{k}"),
             Magnitude::Qualitative => "qualitative".into(),
             Magnitude::NotStated => "not stated".into(),
             Magnitude::NoValue => "no value".into(),
@@ -151,7 +167,7 @@ pub struct Tally {
     pub holds: usize,
     pub in_range: usize,
     pub near: usize,
-    /// Off, or no value where the paper gives one.
+    /// Off, reversed, or no value where the paper gives one.
     pub off: usize,
     /// Qualitative or not stated: the direction is all there is.
     pub qualitative: usize,
@@ -168,7 +184,7 @@ impl Tally {
         match magnitude {
             Magnitude::InRange => self.in_range += 1,
             Magnitude::Near => self.near += 1,
-            Magnitude::Off | Magnitude::NoValue => self.off += 1,
+            Magnitude::Off | Magnitude::Reversed | Magnitude::NoValue => self.off += 1,
             Magnitude::Qualitative | Magnitude::NotStated => self.qualitative += 1,
         }
         self.convergence_checked += usize::from(converged.is_some());
@@ -216,15 +232,37 @@ mod tests {
             (f64::INFINITY, value, Magnitude::Off, None),
             (f64::NAN, value, Magnitude::NoValue, None),
         ] {
-            let (m, f) = Magnitude::of(ours, paper, false);
+            let (m, f) = Magnitude::of(ours, paper, false, false);
             assert_eq!(m, want, "{ours} against {paper:?}");
             match (f, k) {
                 (Some(f), Some(k)) => assert!((f - k).abs() < 1e-9, "{ours}: {f} vs {k}"),
                 (f, k) => assert_eq!(f, k, "{ours}"),
             }
         }
-        assert_eq!(Magnitude::of(3.0, None, true).0, Magnitude::Qualitative);
-        assert_eq!(Magnitude::of(3.0, None, false).0, Magnitude::NotStated);
+        // A reversed ratio is reversed, however close its number: 0.94 against 1.4 would be
+        // near.
+        let reversed = |ours, paper| Magnitude::of(ours, paper, false, true);
+        let (m, f) = reversed(0.94, Some(Paper::Value(1.4)));
+        assert_eq!(
+            (m, m.text(f)),
+            (Magnitude::Reversed, "reversed ×1.49".into())
+        );
+        assert_eq!(reversed(f64::NAN, value).0, Magnitude::NoValue);
+        assert_eq!(
+            Magnitude::of(0.5, None, true, true).0,
+            Magnitude::Qualitative
+        );
+        let mut t = Tally::default();
+        t.add(false, Magnitude::Reversed, None);
+        assert_eq!((t.near, t.off), (0, 1));
+        assert_eq!(
+            Magnitude::of(3.0, None, true, false).0,
+            Magnitude::Qualitative
+        );
+        assert_eq!(
+            Magnitude::of(3.0, None, false, false).0,
+            Magnitude::NotStated
+        );
         assert_eq!(Magnitude::Off.text(Some(2.1875)), "off ×2.19");
         assert_eq!(Magnitude::Off.text(None), "off ×∞");
         assert_eq!(Paper::Range([2.8, 3.7]).text(), "2.8–3.7");

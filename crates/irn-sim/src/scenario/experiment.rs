@@ -252,6 +252,12 @@ impl Expect {
             Expect::AtLeast(bound) => ratio >= bound,
         }
     }
+
+    /// Whether `ratio` reverses the effect: the paper's ratio is on one side of 1 (`above` or
+    /// `below`) and this one is not. A miss of a tolerance or a bound is not a reversal.
+    pub fn reversed(self, ratio: f64) -> bool {
+        matches!(self, Expect::Above | Expect::Below) && !self.holds(ratio)
+    }
 }
 
 /// A metric of `summary.json`: a key, a list element's key, or the quotient of two.
