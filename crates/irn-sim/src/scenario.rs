@@ -972,6 +972,7 @@ fn validate(
              flows that wait for others, verbs, ConWeave or credits)",
         ));
     }
+    warnings.extend(crate::sim::unsampled_ordering(&config));
     Ok((config, warnings))
 }
 
@@ -1126,6 +1127,22 @@ mod tests {
         parse(text, "t.toml", Path::new("."), &[])
             .unwrap_err()
             .to_string()
+    }
+
+    /// An ordering layer whose memory would never be sampled (no multiple of its interval in
+    /// the window of arrivals) is warned of; one sampled at least once is not.
+    #[test]
+    fn an_ordering_layer_never_sampled_is_warned_of() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nduration = \"50us\"\n\
+                    [ordering]\nkind = \"eunomia\"\n";
+        let warned = |overrides: &[String]| {
+            let s = parse(text, "t.toml", Path::new("."), overrides).unwrap();
+            s.runs[0].warnings.iter().any(|w| {
+                w.contains("ordering.sample_interval = 1ms: no multiple of it falls in the window")
+            })
+        };
+        assert!(warned(&[]));
+        assert!(!warned(&["ordering.sample_interval=\"10us\"".into()]));
     }
 
     /// An override (`--set`, a sweep's grid, an experiment's point) applies to every variant:

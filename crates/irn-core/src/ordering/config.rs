@@ -91,7 +91,9 @@ impl OrderingConfig {
         if self.max_connections == 0 || self.max_connections > Self::MAX_CONNECTIONS {
             return Err(OrderingConfigError::MaxConnections(self.max_connections));
         }
-        if self.records_in_pool && self.record_blocks() > self.pool_blocks {
+        // A record opens only with room for the bitmap block that follows it: a pool of one
+        // record's blocks alone would refuse every connection.
+        if self.records_in_pool && self.record_blocks() >= self.pool_blocks {
             return Err(OrderingConfigError::RecordTooLarge {
                 pool_blocks: self.pool_blocks,
                 record_blocks: self.record_blocks(),
@@ -147,7 +149,8 @@ pub enum OrderingConfigError {
     MaxConnections(u32),
     #[error(
         "pool_blocks = {pool_blocks}: too small for one connection's state record \
-         ({record_blocks} blocks) with records_in_pool = true"
+         ({record_blocks} blocks) and its first bitmap block with records_in_pool = true: at \
+         least {} blocks", record_blocks + 1
     )]
     RecordTooLarge {
         pool_blocks: u32,
@@ -260,6 +263,17 @@ mod tests {
                 },
                 OrderingConfigError::RecordTooLarge {
                     pool_blocks: 23,
+                    record_blocks: 24,
+                },
+            ),
+            // One record's blocks and nothing for its bitmap: every connection refused.
+            (
+                OrderingConfig {
+                    pool_blocks: 24,
+                    ..ok
+                },
+                OrderingConfigError::RecordTooLarge {
+                    pool_blocks: 24,
                     record_blocks: 24,
                 },
             ),

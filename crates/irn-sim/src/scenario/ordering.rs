@@ -478,7 +478,8 @@ mod tests {
             ),
             (
                 "kind = \"eunomia\"\npool_blocks = 20",
-                "ordering.pool_blocks = 20: too small for one connection's state record (24 blocks)",
+                "ordering.pool_blocks = 20: too small for one connection's state record (24 \
+                 blocks) and its first bitmap block with records_in_pool = true: at least 25",
             ),
             (
                 "kind = \"eunomia\"\nmax_connections = 0",

@@ -67,6 +67,7 @@ mod links;
 mod pausing;
 mod releasing;
 mod sampler;
+pub(crate) use sampler::unsampled_ordering;
 mod switches;
 mod telemetry;
 pub mod trace;

@@ -24,7 +24,7 @@
 //! a NIC's bytes are the sum over its running connections. Nothing here allocates after setup,
 //! but for what a sink does with a row.
 
-use irn_core::ordering::OrderingLayer;
+use irn_core::ordering::{OrderingLayer, OrderingMode};
 use irn_core::{Duration, Time};
 
 use super::hosts::Endpoints;
@@ -88,6 +88,29 @@ impl Schedule {
         let next = t + self.interval;
         (next <= self.until).then_some(next)
     }
+}
+
+/// Why `cfg`'s ordering memory will have no sample, if it runs a layer whose
+/// `sample_interval` has no multiple in the window of measured arrivals: the summary's sampled
+/// memory would be empty, with nothing to say why.
+pub(crate) fn unsampled_ordering(cfg: &SimConfig) -> Option<String> {
+    if cfg.ordering.mode == OrderingMode::None {
+        return None;
+    }
+    let schedule = Schedule::of_arrivals(cfg, cfg.ordering.sample_interval);
+    if schedule.first().is_some() {
+        return None;
+    }
+    let us = |t: Time| t.as_ps() as f64 / 1e6;
+    Some(format!(
+        "ordering.sample_interval = {}: no multiple of it falls in the window of measured \
+         arrivals ({:.3} us to {:.3} us), so the ordering layer's memory is never sampled and \
+         summary.json's sampled ordering memory stays empty; a shorter interval samples it \
+         (ordering_peak_bytes, exact, is kept either way)",
+        cfg.ordering.sample_interval,
+        us(schedule.from),
+        us(schedule.until)
+    ))
 }
 
 /// Every NIC's ordering memory: the latest sample, and the sums the summary needs.
