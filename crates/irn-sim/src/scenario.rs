@@ -925,6 +925,7 @@ fn validate(
     warnings.extend(credits::interval_warning(credits.as_ref(), &topology));
     warnings.extend(credits::window_warning(credits.as_ref(), &topology));
     warnings.extend(late_failures);
+    warnings.extend(topology::parallel_links_warning(&s.topology, &topology));
     let config = SimConfig {
         seed: s.seed,
         topology,

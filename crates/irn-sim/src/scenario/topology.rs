@@ -868,6 +868,39 @@ fn jellyfish(
     })
 }
 
+/// A warning when a network read from an ns-3 topology file joins two nodes by more than one
+/// link: irn forwards over each as equal-cost paths, whatever their rates, where ns-3's RDMA
+/// models keep one interface per neighbour (`nbr2if`, the last link given), so the same file
+/// would be two different networks.
+pub(super) fn parallel_links_warning(tp: &TopologySection, topology: &Topology) -> Option<String> {
+    let from_file = [Some(tp), tp.site.as_deref(), tp.site_b.as_deref()]
+        .into_iter()
+        .flatten()
+        .any(|t| t.file.is_some());
+    if !from_file {
+        return None;
+    }
+    let mut pairs: Vec<(u32, u32, usize)> = (topology.links().iter().enumerate())
+        .map(|(i, l)| (l.a.0.min(l.b.0), l.a.0.max(l.b.0), i))
+        .collect();
+    pairs.sort_unstable();
+    let repeats: Vec<(u32, u32, usize, usize)> = (pairs.windows(2))
+        .filter(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+        .map(|w| (w[0].0, w[0].1, w[0].2, w[1].2))
+        .collect();
+    let &(a, b, first, second) = repeats.first()?;
+    Some(format!(
+        "topology.file: links {} and {} of the file both join nodes {a} and {b} ({} such \
+         repeat{} in all): irn forwards over each of them, while ns-3's RDMA models keep one \
+         interface per neighbour (the last link given), so ns-3 would run this file as another \
+         network; give each pair of nodes one link to compare the two",
+        first + 1,
+        second + 1,
+        repeats.len(),
+        if repeats.len() == 1 { "" } else { "s" },
+    ))
+}
+
 /// The ns-3 topology file of the table at `at`, and its links' error rates.
 fn ns3_file(
     tp: &TopologySection,
@@ -955,6 +988,29 @@ mod tests {
                 .to_string();
             assert!(err.contains(want), "{keys}: {err}");
         }
+    }
+
+    /// An ns-3 topology file joining two nodes twice is run by irn over both links, by ns-3
+    /// over one: warned of, naming the links; a file without repeats is not.
+    #[test]
+    fn repeated_links_of_an_ns3_file_are_warned_of() {
+        let dir = std::env::temp_dir().join(format!("irn-parallel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let once = "4 2 3\n1 2\n0 1 100Gbps 1us 0\n1 2 100Gbps 1us 0\n2 3 100Gbps 1us 0\n";
+        let twice = format!("{}2 1 25Gbps 1us 0\n", once.replacen("4 2 3", "4 2 4", 1));
+        let warnings = |topology: &str| {
+            std::fs::write(dir.join("t.txt"), topology).unwrap();
+            let text = "[topology]\nfile = \"t.txt\"\n[workload]\nduration = \"10us\"\n";
+            let s = crate::scenario::parse(text, "s.toml", &dir, &[]).unwrap();
+            s.runs[0].warnings.join("\n")
+        };
+        assert!(!warnings(once).contains("both join"));
+        let w = warnings(&twice);
+        assert!(
+            w.contains("links 2 and 4 of the file both join nodes 1 and 2 (1 such repeat in all)"),
+            "{w}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Link rates lie in [1 Mb/s, 10 Tb/s] and a uniform link's delay is at most 1 s, so no
