@@ -890,7 +890,15 @@ const TABLE: &[(&str, &str, f64, usize, bool, Show)] = &[
     ("pause_frames", "pause frames", 1.0, 0, false, Show::Always),
     (
         "goodput_gbps",
-        "goodput (Gb/s)",
+        "goodput over the run (Gb/s)",
+        1.0,
+        2,
+        false,
+        Show::Always,
+    ),
+    (
+        "arrival_goodput_gbps",
+        "goodput over the arrivals (Gb/s)",
         1.0,
         2,
         false,

@@ -161,8 +161,11 @@ const OPTIONAL_COUNTS: &[OptionalCount] = &[
     ("ConWeave held packets", |s| {
         s.conweave.map(|c| c.held_packets)
     }),
-    ("refused: connections", |s| s.ordering_refused_connections),
-    ("refused: ordering pool", |s| s.ordering_refused_pool),
+    // Packets an ordering layer dropped and NACKed: all of them, then those it refused a
+    // state record or blocks (the rest were beyond its bitmap's reach).
+    ("ordering drops (pkts)", |s| s.ordering_drops),
+    ("  connection limit", |s| s.ordering_refused_connections),
+    ("  ordering pool full", |s| s.ordering_refused_pool),
 ];
 
 /// The headline metrics whose ratios the IRN paper reports, with their censored forms:

@@ -251,8 +251,9 @@ proptest! {
         let ordering = OrderingConfig {
             cap_bits: 16 * cap_blocks,
             pool_blocks,
-            // A record is at most 24 blocks: smaller pools keep it beside them.
-            records_in_pool: pool_blocks >= 24,
+            // A record is at most 24 blocks and needs a bitmap block after it: smaller pools
+            // keep it beside them.
+            records_in_pool: pool_blocks > 24,
             ..OrderingConfig::default()
         };
         let heal = Time::ZERO + Duration::from_us(200);

@@ -157,6 +157,12 @@ pub struct NetworkCounters {
     /// Jain's index of the long-lived flows' shares (see [`Summary::jain_index`]); `None`
     /// when fewer than two flows were still running at the end.
     pub jain_index: Option<f64>,
+    /// The goodput between the first and the last measured arrival (see
+    /// [`Summary::arrival_goodput_gbps`]).
+    pub arrival_goodput_gbps: Option<f64>,
+    /// Packets the ordering layers dropped and NACKed (see [`Summary::ordering_drops`]);
+    /// `None` without a layer.
+    pub ordering_drops: Option<u64>,
     /// The busiest switch port `[monitor]` sampled (see [`Summary::bottleneck`]); `None`
     /// without a monitor sampling a switch port from `monitor.summary_from` on.
     pub bottleneck: Option<BottleneckSummary>,
@@ -597,6 +603,20 @@ pub struct Summary {
     /// `monitor.summary_from` on, its mean and peak queue, utilization and drops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<BottleneckSummary>,
+    /// Payload delivered between the first and the last measured arrival (from the warm-up's
+    /// end to the cool-down's start), in Gb/s: the throughput while the load is offered. A
+    /// network that keeps up delivers about the offered load; one that saturates, less. Unlike
+    /// `goodput_gbps`, the drain is not in it, so runs whose flows all finish do not read apart
+    /// by how long their last flows take. Absent with flows that wait for others and when the
+    /// measured flows start at a single instant (an incast).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival_goodput_gbps: Option<f64>,
+    /// With an ordering layer (absent otherwise): the packets its layers dropped at the
+    /// receiving NICs and NACKed, for want of room (`ordering_refused_connections`,
+    /// `ordering_refused_pool`) or beyond the bitmap's reach. They are not in `drops`, which
+    /// counts the switches', nor in `drop_rate`; the transport resends them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_drops: Option<u64>,
 }
 
 /// Jain's fairness index of `shares`, (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one
@@ -1174,6 +1194,8 @@ impl RunResult {
             },
             collectives: (cfg.collectives.as_deref()).map(|c| collectives::summarize(c, &records)),
             jain_index: c.jain_index,
+            arrival_goodput_gbps: c.arrival_goodput_gbps,
+            ordering_drops: c.ordering_drops,
             bottleneck: c.bottleneck,
         };
         RunResult {

@@ -232,3 +232,45 @@ fn jain_index_counts_the_unfinished_flows_shares_after_the_last_arrival() {
     assert_eq!(r.summary.jain_index, None);
     assert!(metrics(&r).get("jain_index").is_none());
 }
+
+/// `arrival_goodput_gbps` counts what is delivered between the first and the last measured
+/// arrival, not the drain: a 10 KB flow at 0 and a 1 B flow at 100 µs, both done long before a
+/// last 1 B flow at 300 µs, are 10,001 B in 300 µs exactly, whatever the drain after;
+/// `goodput_gbps` divides all three by the whole run. With the warm-up past the first flow, the
+/// window runs between the other two.
+#[test]
+fn arrival_goodput_counts_the_window_of_arrivals_not_the_drain() {
+    let flows = || {
+        vec![
+            flow(0, 1, 10_000, 0),
+            flow(2, 1, 1, 100),
+            flow(0, 2, 1, 300),
+        ]
+    };
+    let cfg = || config(star(), TransportConfig::irn(), flows());
+    let r = run(&cfg());
+    // The third flow starts at 300 µs: the window is 0 to 300 µs, 10,001 B.
+    let s = &r.summary;
+    assert_eq!(s.arrival_goodput_gbps, Some(10_001.0 * 8.0 / 300_000.0));
+    let end_ns = s.sim_time_us * 1e3;
+    assert!(
+        (s.goodput_gbps - 10_002.0 * 8.0 / end_ns).abs() < 1e-12,
+        "{s:?}"
+    );
+    let late = SimConfig {
+        warmup: Duration::from_us(50),
+        ..cfg()
+    };
+    // From the 1 B flow at 100 µs to the last at 300 µs: the 1 B is delivered in between.
+    assert_eq!(
+        run(&late).summary.arrival_goodput_gbps,
+        Some(8.0 / 200_000.0)
+    );
+    // One measured arrival has no window.
+    let single = SimConfig {
+        warmup: Duration::from_us(200),
+        ..cfg()
+    };
+    assert_eq!(run(&single).summary.arrival_goodput_gbps, None);
+    assert!(metrics(&run(&single)).get("arrival_goodput_gbps").is_none());
+}

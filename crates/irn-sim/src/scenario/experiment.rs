@@ -368,6 +368,8 @@ fn check_path(path: &str) -> Result<(), String> {
         ordering_peak_records: Some(0),
         jain_index: Some(0.0),
         bottleneck: Some(BottleneckSummary::default()),
+        arrival_goodput_gbps: Some(0.0),
+        ordering_drops: Some(0),
         avg_slowdown: Some(0.0),
         p50_slowdown: Some(0.0),
         p99_slowdown: Some(0.0),

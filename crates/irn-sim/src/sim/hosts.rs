@@ -457,6 +457,12 @@ impl<T: Trace> Simulation<'_, T> {
         if self.flows_started == self.flows.len() {
             self.delivered_at_last_arrival = Some(self.delivered_by_running_flows());
         }
+        if (self.arrivals.as_ref()).is_some_and(|w| i == w.first || i == w.last) {
+            let delivered = self.delivered_now();
+            if let Some(w) = self.arrivals.as_mut() {
+                w.mark(i, self.now, delivered);
+            }
+        }
         self.note_start(i);
         let qpn = Qpn::new(i as u32);
         let spec = self.cfg.flows[i];
@@ -598,6 +604,27 @@ impl<T: Trace> Simulation<'_, T> {
             .collect()
     }
 
+    /// The payload every flow's receiver has accepted so far: the flows gone (their counted
+    /// `delivered_bytes`), each ended flow whose endpoints are still kept (its late packets in
+    /// flight) at its size, and each running message flow's packets kept × MTU (a verbs flow
+    /// counts only once finished, as in `delivered_bytes`).
+    pub(super) fn delivered_now(&self) -> u64 {
+        let mtu = u64::from(self.cfg.transport.mtu);
+        let live: u64 = (self.flows.iter().enumerate())
+            .map(|(i, flow)| {
+                let size = self.cfg.flows[i].size_bytes;
+                match flow.qp.as_deref() {
+                    Some(_) if flow.ended => size,
+                    Some(Endpoints::Message { receiver, .. }) => {
+                        (receiver.stats().packets_accepted * mtu).min(size)
+                    }
+                    _ => 0,
+                }
+            })
+            .sum();
+        self.counters.delivered_bytes + live
+    }
+
     /// Jain's index of what the flows still running now delivered since the last flow
     /// arrived (`summary.json`'s `jain_index`); `None` before the last arrival or with fewer
     /// than two such flows.
@@ -644,6 +671,9 @@ impl<T: Trace> Simulation<'_, T> {
                     flow.max_reorder_distance =
                         flow.max_reorder_distance.max(l.max_reorder_distance);
                     flow.nacks += l.dropped;
+                    if let Some(drops) = self.counters.ordering_drops.as_mut() {
+                        *drops += l.dropped;
+                    }
                     flow.refused_connections = l.refused_connections;
                     flow.refused_pool = l.refused_pool;
                 }

@@ -56,6 +56,7 @@ pub struct Progress {
 /// Report progress every this many events.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+mod arrivals;
 mod calendar;
 mod conweaving;
 mod crediting;
@@ -110,6 +111,8 @@ pub struct Simulation<'a, T: Trace> {
     /// (increasing): where `summary.json`'s `jain_index` counts the long-lived flows' shares
     /// from. `None` until the last flow starts.
     delivered_at_last_arrival: Option<Vec<(usize, u64)>>,
+    /// The flows whose starts bound the measured arrivals, for `arrival_goodput_gbps`.
+    arrivals: Option<arrivals::ArrivalWindow>,
     counters: NetworkCounters,
     horizon: Time,
     /// Every flow's data packets once, for [`Progress::packets_total`].
@@ -354,7 +357,11 @@ impl<'a, T: Trace> Simulation<'a, T> {
             last_end: Time::ZERO,
             releases: cfg.dag.as_deref().map(|d| Box::new(Releases::new(d))),
             delivered_at_last_arrival: None,
-            counters: NetworkCounters::default(),
+            arrivals: arrivals::ArrivalWindow::new(cfg),
+            counters: NetworkCounters {
+                ordering_drops: (cfg.ordering.mode != OrderingMode::None).then_some(0),
+                ..NetworkCounters::default()
+            },
             horizon: last_start + cfg.drain_limit,
             packets_total: (cfg.flows.iter())
                 .map(|f| f.size_bytes.div_ceil(u64::from(cfg.transport.mtu.max(1))))
@@ -556,6 +563,8 @@ impl<'a, T: Trace> Simulation<'a, T> {
     fn finish(mut self) -> RunResult {
         self.trace.flush(self.now);
         self.counters.jain_index = self.jain_index();
+        self.counters.arrival_goodput_gbps =
+            (self.arrivals.as_ref()).and_then(arrivals::ArrivalWindow::goodput_gbps);
         // Flows cut off by the drain limit still report what they did, and those that ended
         // with data packets still out, all they did.
         for i in 0..self.flows.len() {
