@@ -367,6 +367,7 @@ pub fn parse(
             {
                 return Err(e.in_variant(&v.name));
             }
+            Err(e) if compare => return Err(override_in_variant(e, &v.name, &overrides)),
             Err(e) => return Err(e),
         };
         runs.push(Run {
@@ -401,6 +402,38 @@ pub fn parse(
         experiment: written.experiment,
         checks: written.check,
     })
+}
+
+/// `e`, for variant `name`: when an override (`--set`, a sweep's grid or `set`) gives a key
+/// that does not apply to what the variant runs (a layer's key where it has none), it names the
+/// variant and says why it cannot take the key, since an override applies to every variant;
+/// otherwise `e` as it is.
+fn override_in_variant(
+    e: ScenarioError,
+    name: &str,
+    overrides: &[(String, toml::Value)],
+) -> ScenarioError {
+    match e {
+        ScenarioError::Invalid {
+            file,
+            key,
+            value,
+            allowed,
+        } if overrides.iter().any(|(k, _)| *k == key) && allowed.starts_with("does not apply") => {
+            let why = allowed.split(": remove it").next().unwrap_or(&allowed);
+            ScenarioError::Invalid {
+                file,
+                key: format!("variant `{name}`: {key}"),
+                value,
+                allowed: format!(
+                    "{why}, which variant `{name}` runs; an override (--set, a sweep's [grid] or \
+                     set) applies to every variant, so give the variants that take {key} a \
+                     scenario of their own (the others' runs would not change with it)"
+                ),
+            }
+        }
+        other => other,
+    }
 }
 
 /// An error at `at` in the merged scenario, with its origin: the `--set` whose key is `at` or
@@ -1144,6 +1177,26 @@ mod tests {
         };
         assert!(warned(&[]));
         assert!(!warned(&["ordering.sample_interval=\"10us\"".into()]));
+    }
+
+    /// An override of a key that a variant's kind does not take names that variant and says
+    /// an override applies to every variant (it said to set the whole section, which a grid
+    /// cannot).
+    #[test]
+    fn an_override_a_variant_cannot_take_names_the_variant() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nduration = \"10us\"\n\
+                    [[compare]]\nname = \"ECMP\"\n\
+                    [[compare]]\nname = \"Eunomia\"\nset = { \"ordering.kind\" = \"eunomia\" }\n";
+        let err = parse(text, "t.toml", Path::new("."), &["ordering.pool_blocks=48".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "variant `ECMP`: ordering.pool_blocks is set: does not apply to ordering.kind = \
+                 \"none\", which variant `ECMP` runs; an override"
+            ),
+            "{err}"
+        );
     }
 
     /// An override (`--set`, a sweep's grid, an experiment's point) applies to every variant:
