@@ -656,9 +656,68 @@ pub fn typo_hint(message: &str) -> String {
     let Some((_, expected)) = rest.split_once("expected ") else {
         return String::new();
     };
+    if let Some((_, meant)) = OTHER_NAMES
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(written))
+    {
+        return format!("; {meant}");
+    }
     // `a`, `b` or `c`: every other piece between backquotes is a name.
     error::did_you_mean(written, expected.split('`').skip(1).step_by(2))
 }
+
+/// Names ns-3's RDMA models use (their `config.txt` keys, lower-cased) and ones a reader of
+/// the papers may write, with what irn has instead: a nearest spelling would mislead
+/// (`ack_interval` is nothing like `nack_interval`).
+const OTHER_NAMES: &[(&str, &str)] = &[
+    (
+        "ack_interval",
+        "irn's receivers acknowledge every data packet (ns-3's L2_ACK_INTERVAL 1); there is \
+         no key for it",
+    ),
+    (
+        "l2_ack_interval",
+        "irn's receivers acknowledge every data packet (ns-3's L2_ACK_INTERVAL 1); there is \
+         no key for it",
+    ),
+    (
+        "l2_chunk_size",
+        "irn has no chunking of messages (ns-3's L2_CHUNK_SIZE); a message is sent in \
+         transport.mtu packets",
+    ),
+    (
+        "go-back-n",
+        "RoCE's go-back-N is transport.kind = \"roce\"; IRN's transport with go-back-N in place \
+         of selective repeat is \"irn-go-back-n\"",
+    ),
+    (
+        "gbn",
+        "RoCE's go-back-N is transport.kind = \"roce\"; IRN's transport with go-back-N in place \
+         of selective repeat is \"irn-go-back-n\"",
+    ),
+    ("enable_pfc", "PFC is switch.pfc = true"),
+    ("enable_irn", "IRN is transport.kind = \"irn\""),
+    (
+        "cc_mode",
+        "congestion control is transport.cc (\"dcqcn\", \"hpcc\", \"timely\", …)",
+    ),
+    (
+        "buffer_size",
+        "a switch's buffer is switch.buffer, e.g. \"9MB\"",
+    ),
+    (
+        "kmin",
+        "the ECN thresholds are switch.ecn_kmin, switch.ecn_kmax and switch.ecn_pmax",
+    ),
+    (
+        "kmax",
+        "the ECN thresholds are switch.ecn_kmin, switch.ecn_kmax and switch.ecn_pmax",
+    ),
+    (
+        "pmax",
+        "the ECN thresholds are switch.ecn_kmin, switch.ecn_kmax and switch.ecn_pmax",
+    ),
+];
 
 /// For a sweep file read as a scenario (it names its scenario and has a `[grid]`): how to run
 /// it instead; empty otherwise.
@@ -1187,9 +1246,14 @@ mod tests {
         let text = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nduration = \"10us\"\n\
                     [[compare]]\nname = \"ECMP\"\n\
                     [[compare]]\nname = \"Eunomia\"\nset = { \"ordering.kind\" = \"eunomia\" }\n";
-        let err = parse(text, "t.toml", Path::new("."), &["ordering.pool_blocks=48".into()])
-            .unwrap_err()
-            .to_string();
+        let err = parse(
+            text,
+            "t.toml",
+            Path::new("."),
+            &["ordering.pool_blocks=48".into()],
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains(
                 "variant `ECMP`: ordering.pool_blocks is set: does not apply to ordering.kind = \
@@ -1503,6 +1567,25 @@ mod tests {
                 set(&["transport.cc=dcqcn", "transport.dcqcn.cnp_intreval=1"]),
                 "transport.dcqcn.cnp_intreval is set: unknown parameter; allowed: cnp_interval",
                 "; did you mean `cnp_interval`?",
+            ),
+            // ns-3's names: what irn has instead, not the nearest spelling.
+            (
+                set(&["transport.ack_interval=1"]),
+                "unknown field `ack_interval`",
+                "; irn's receivers acknowledge every data packet (ns-3's L2_ACK_INTERVAL 1); \
+                 there is no key for it",
+            ),
+            (
+                set(&["transport.kind=\"go-back-n\""]),
+                "unknown variant `go-back-n`",
+                "; RoCE's go-back-N is transport.kind = \"roce\"; IRN's transport with \
+                 go-back-N in place of selective repeat is \"irn-go-back-n\"",
+            ),
+            (
+                file("[workload]\nfile = \"flows.txt\"\n"),
+                "workload.file is set: does not apply to workload.kind = \"poisson\"",
+                "read with kind = \"ns3\" (an ns-3 flow file), \"trace\" (a CSV of flows) or \
+                 \"dag\" (flows that wait for each other)",
             ),
         ];
         for (err, serde, hint) in cases {

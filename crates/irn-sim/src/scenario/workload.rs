@@ -248,6 +248,20 @@ impl WorkloadSection {
             ("format", self.format.is_some(), dag),
             ("job", self.job.is_some(), collective),
         ];
+        if self.file.is_some() && !(trace || dag) {
+            // A file with no kind: the kind is not inferred (the same file name could be any
+            // of three forms), so say which kinds read one.
+            return Err(invalid(
+                file,
+                "workload.file",
+                SET,
+                &format!(
+                    "does not apply to workload.kind = \"{kind}\": a file of flows is read with \
+                     kind = \"ns3\" (an ns-3 flow file), \"trace\" (a CSV of flows) or \"dag\" \
+                     (flows that wait for each other)"
+                ),
+            ));
+        }
         check_keys(file, ("workload", "kind"), kind, &keys)?;
         if self.background_duration.is_some() && self.background_load.is_none() {
             return Err(invalid(
