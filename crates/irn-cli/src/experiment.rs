@@ -284,6 +284,7 @@ impl Experiment {
             let number = |p: &PaperValue| match p {
                 PaperValue::Value(v) => Some(Paper::Value(*v)),
                 PaperValue::Range(r) => Some(Paper::Range(*r)),
+                PaperValue::UpTo { up_to } => Some(Paper::UpTo { up_to: *up_to }),
                 PaperValue::Words(_) | PaperValue::ByPoint(_) => None,
             };
             let (paper, words, paper_at) = match &c.paper {

@@ -997,7 +997,8 @@ fn tally_text(results: &[FigureResult]) -> String {
         }
     }
     let mut text = String::from(
-        "tally (magnitude: in range ±15 %, near within ×1.5, else off; reversed: off)",
+        "tally (magnitude: in range ±15 %, near within ×1.5, else off; reversed: off; within an \
+         \"up to\" bound: qualitative)",
     );
     for paper in &papers {
         let t = pages::tally(results.iter().filter(|r| r.paper == *paper));

@@ -349,7 +349,7 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         ),
         (
             ("paper = [2, 3]", "paper = true"),
-            "paper = true: a number (9.5), a range of two ([2.8, 3.7]), one of those per grid point",
+            "paper = true: a number (9.5), a range of two ([2.8, 3.7]), an \"up to\" bound ({ up_to = 1.73 }), one of those per grid point",
         ),
         (
             ("note = \"Hand", "warmup = \"soon\"\nnote = \"Hand"),

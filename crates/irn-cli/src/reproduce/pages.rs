@@ -287,7 +287,9 @@ pub fn markdown(results: &[FigureResult], command: &str) -> String {
         "\nDirection: the ratio is on the paper's side. Magnitude: in range (inside the paper's \
          range, or within ±15 % of its single value), near (within a factor 1.5), off ×k (k: \
          the factor it misses by), reversed ×k (the paper's ratio is on one side of 1 and ours \
-         on the other, however close the number; counted as off), or qualitative (the paper gives words, not a number).\n\n",
+         on the other, however close the number; counted as off), within its bound (between 1 \
+         and the paper's \"up to\" bound, its largest effect: consistent, not a match; counted \
+         as qualitative), or qualitative (the paper gives words, not a number).\n\n",
     );
     for (paper, figures) in by_paper(results) {
         let _ = writeln!(m, "- {}", heading(paper));
@@ -381,8 +383,10 @@ pub fn html(results: &[FigureResult], quick: bool, command: &str) -> String {
          range</span> (inside the paper's range, or within ±15 % of its single value), <span \
          class=\"near\">near</span> (within a factor 1.5), <span class=\"no\">off ×k</span> (k: \
          the factor it misses by), <span class=\"no\">reversed ×k</span> (the paper's ratio is on \
-         one side of 1 and ours on the other, however close the number), or qualitative (the paper gives words, not a number: the \
-         direction is all there is to check). A direction is green only where no paper number \
+         one side of 1 and ours on the other, however close the number), within its bound \
+         (between 1 and the paper's \"up to\" bound, its largest effect: consistent, not a \
+         match), or qualitative (the paper gives words, not a number: the direction is all \
+         there is to check). A direction is green only where no paper number \
          says the magnitude is wrong.</p><h2>Contents</h2><ul>",
     );
     for (paper, figures) in by_paper(results) {
@@ -469,7 +473,7 @@ fn magnitude_cell(o: &Outcome) -> String {
         Magnitude::InRange => "ok",
         Magnitude::Near => "near",
         Magnitude::Off | Magnitude::Reversed | Magnitude::NoValue => "no",
-        Magnitude::Qualitative | Magnitude::NotStated => "dir",
+        Magnitude::Qualitative | Magnitude::NotStated | Magnitude::WithinBound => "dir",
     };
     let why = match (&o.why, o.magnitude) {
         (Some(why), Magnitude::Off | Magnitude::Reversed | Magnitude::Near) => {
@@ -603,7 +607,7 @@ pub fn against_paper(r: &FigureResult) -> String {
             Magnitude::InRange => "#070",
             Magnitude::Near => "#a60",
             Magnitude::Off | Magnitude::Reversed | Magnitude::NoValue => "#b00",
-            Magnitude::Qualitative | Magnitude::NotStated => "#555",
+            Magnitude::Qualitative | Magnitude::NotStated | Magnitude::WithinBound => "#555",
         };
         if finite(o.ours) {
             let _ = write!(

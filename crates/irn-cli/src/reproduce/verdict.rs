@@ -11,6 +11,9 @@
 //!   close the number (0.94 against the paper's 1.4 is within a factor 1.5, but it is the
 //!   paper's effect the other way round); counted as off. A ratio that misses a tolerance
 //!   (`near`) or a bound (`at_most`, `at_least`) is graded by its factor as any other;
+//! - **within its bound**: the paper gives an "up to" bound (its largest effect over its
+//!   settings), and the ratio lies between 1 and it: consistent with the paper, not a match of
+//!   its value, so it is counted with the qualitative checks; beyond the bound it is off ×k;
 //! - **qualitative**: the paper gives words, not a number (`claim`): only the direction is
 //!   checked; **not stated**: no paper value nor words (a user's check with only `expect`).
 //!
@@ -31,6 +34,10 @@ pub const CONVERGED: f64 = 0.05;
 pub enum Paper {
     Value(f64),
     Range([f64; 2]),
+    /// An "up to" bound: the paper's largest effect, which bounds a ratio between 1 and it.
+    UpTo {
+        up_to: f64,
+    },
 }
 
 impl Paper {
@@ -39,6 +46,7 @@ impl Paper {
         match self {
             Paper::Value(v) => (v * (1.0 - IN_RANGE), v * (1.0 + IN_RANGE)),
             Paper::Range([lo, hi]) => (lo, hi),
+            Paper::UpTo { up_to } => (up_to.min(1.0), up_to.max(1.0)),
         }
     }
 
@@ -47,6 +55,7 @@ impl Paper {
         match self {
             Paper::Value(v) => format!("{v}"),
             Paper::Range([lo, hi]) => format!("{lo}–{hi}"),
+            Paper::UpTo { up_to } => format!("up to {up_to}"),
         }
     }
 
@@ -55,7 +64,7 @@ impl Paper {
     pub fn factor(self, ours: f64) -> f64 {
         let (lo, hi) = match self {
             Paper::Value(v) => (v, v),
-            Paper::Range([lo, hi]) => (lo, hi),
+            Paper::Range(_) | Paper::UpTo { .. } => self.band(),
         };
         if ours > hi {
             ours / hi
@@ -77,6 +86,8 @@ pub enum Magnitude {
     /// The paper gives a number on one side of 1 and ours is on the other: the effect
     /// reversed, not near it in any sense that matters, whatever the factor.
     Reversed,
+    /// Between 1 and the paper's "up to" bound: consistent with it, not a match of a value.
+    WithinBound,
     Qualitative,
     NotStated,
     /// The ratio has no value (a metric missing from a run, `0 / x` where x is 0).
@@ -109,10 +120,12 @@ impl Magnitude {
         let factor = paper.factor(ours);
         let in_range = match paper {
             Paper::Value(v) => (ours - v).abs() <= IN_RANGE * v,
-            Paper::Range(_) => factor == 1.0,
+            Paper::Range(_) | Paper::UpTo { .. } => factor == 1.0,
         };
         let magnitude = if reversed {
             Magnitude::Reversed
+        } else if in_range && matches!(paper, Paper::UpTo { .. }) {
+            Magnitude::WithinBound
         } else if in_range {
             Magnitude::InRange
         } else if factor <= NEAR {
@@ -131,15 +144,20 @@ impl Magnitude {
             Magnitude::Near => format!("near ×{k}"),
             Magnitude::Off => format!("off ×{k}"),
             Magnitude::Reversed => format!("reversed ×{k}"),
+            Magnitude::WithinBound => "within its bound".into(),
             Magnitude::Qualitative => "qualitative".into(),
             Magnitude::NotStated => "not stated".into(),
             Magnitude::NoValue => "no value".into(),
         }
     }
 
-    /// Whether the check states no number, so its direction is all there is to check.
+    /// Whether the check states no value, so its direction (and a bound) is all there is to
+    /// check.
     pub fn direction_only(self) -> bool {
-        matches!(self, Magnitude::Qualitative | Magnitude::NotStated)
+        matches!(
+            self,
+            Magnitude::Qualitative | Magnitude::NotStated | Magnitude::WithinBound
+        )
     }
 }
 
@@ -169,7 +187,8 @@ pub struct Tally {
     pub near: usize,
     /// Off, reversed, or no value where the paper gives one.
     pub off: usize,
-    /// Qualitative or not stated: the direction is all there is.
+    /// Qualitative, not stated, or within an "up to" bound: the direction (and the bound) is
+    /// all there is.
     pub qualitative: usize,
     /// Converged: the window's double moved it by at most 5 %.
     pub converged: usize,
@@ -185,7 +204,9 @@ impl Tally {
             Magnitude::InRange => self.in_range += 1,
             Magnitude::Near => self.near += 1,
             Magnitude::Off | Magnitude::Reversed | Magnitude::NoValue => self.off += 1,
-            Magnitude::Qualitative | Magnitude::NotStated => self.qualitative += 1,
+            Magnitude::Qualitative | Magnitude::NotStated | Magnitude::WithinBound => {
+                self.qualitative += 1
+            }
         }
         self.convergence_checked += usize::from(converged.is_some());
         self.converged += usize::from(converged == Some(true));
@@ -252,6 +273,23 @@ mod tests {
             Magnitude::of(0.5, None, true, true).0,
             Magnitude::Qualitative
         );
+        // An "up to" bound: under it, consistent (counted as qualitative); beyond it, graded.
+        let bound = Paper::UpTo { up_to: 1.73 };
+        let up_to = Some(bound);
+        let (m, f) = Magnitude::of(1.5, up_to, false, false);
+        assert_eq!(
+            (m, m.text(f)),
+            (Magnitude::WithinBound, "within its bound".into())
+        );
+        assert_eq!(Magnitude::of(2.16, up_to, false, false).0, Magnitude::Near);
+        assert_eq!(
+            Magnitude::of(0.9, up_to, false, true).0,
+            Magnitude::Reversed
+        );
+        assert_eq!(bound.text(), "up to 1.73");
+        let mut t = Tally::default();
+        t.add(true, Magnitude::WithinBound, None);
+        assert_eq!((t.in_range, t.qualitative), (0, 1));
         let mut t = Tally::default();
         t.add(false, Magnitude::Reversed, None);
         assert_eq!((t.near, t.off), (0, 1));

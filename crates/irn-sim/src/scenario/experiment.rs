@@ -28,7 +28,8 @@
 //! den = "IRN"                      # leave out to bound num's own value (at_most/at_least)
 //! metrics = ["avg_slowdown", "avg_fct_us", "p99_fct_us"]   # or metric = "…"
 //! paper = [2.8, 3.7]                # the paper's value: a number (9.5) or a range [low, high],
-//!                                   # or per point: { "80%" = 6.7 } (other points: words only)
+//!                                   # an "up to" bound ({ up_to = 1.73 }), or per point:
+//!                                   # { "80%" = 6.7 } (other points: words only)
 //! claim = "IRN better by 2.8–3.7× (§4.2.1)"   # the paper's words; alone: a qualitative check
 //! why = "docs/reproduce.md#fig-1"   # where the report links a miss to its explanation
 //! expect = "above"                  # num/den > 1; "below": < 1; { near = 0.05 }: within 5 %;
@@ -167,6 +168,9 @@ pub enum PaperValue {
     Value(f64),
     /// A range (`paper = [2.8, 3.7]`).
     Range([f64; 2]),
+    /// An "up to" bound (`paper = { up_to = 1.73 }`): the largest effect the paper reports over
+    /// its settings, which bounds a ratio (between 1 and it) without being its value.
+    UpTo { up_to: f64 },
     /// Words, the form of files written before the value was data: the same as `claim`.
     Words(String),
     /// A value or range per grid point (`paper = { "80%" = 6.7, "50%" = [2, 3] }`), where the
@@ -443,8 +447,9 @@ impl<'de> Deserialize<'de> for PaperValue {
         let v = toml::Value::deserialize(d)?;
         PaperValue::from_toml(&v, true).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "paper = {v}: a number (9.5), a range of two ([2.8, 3.7]), one of those per \
-                 grid point ({{ \"80%\" = 6.7 }}) or the paper's words (then better in `claim`)"
+                "paper = {v}: a number (9.5), a range of two ([2.8, 3.7]), an \"up to\" bound \
+                 ({{ up_to = 1.73 }}), one of those per grid point ({{ \"80%\" = 6.7 }}) or the \
+                 paper's words (then better in `claim`)"
             ))
         })
     }
@@ -457,6 +462,9 @@ impl PaperValue {
         let pair = v.as_array().filter(|a| a.len() == 2);
         match (v, pair.map(|a| (number(&a[0]), number(&a[1])))) {
             (toml::Value::String(s), _) if top => Some(PaperValue::Words(s.clone())),
+            (toml::Value::Table(t), _) if t.len() == 1 && t.contains_key("up_to") => {
+                number(&t["up_to"]).map(|up_to| PaperValue::UpTo { up_to })
+            }
             (toml::Value::Table(t), _) if top => t
                 .iter()
                 .map(|(k, v)| Some((k.clone(), PaperValue::from_toml(v, false)?)))
@@ -486,6 +494,12 @@ fn validate_paper(
         PaperValue::Range([lo, hi]) if !(positive(*lo) && positive(*hi) && lo <= hi) => {
             Err(invalid(file, key, &format!("[{lo}, {hi}]"), allowed))
         }
+        PaperValue::UpTo { up_to } if !positive(*up_to) || *up_to == 1.0 => Err(invalid(
+            file,
+            key,
+            &format!("{{ up_to = {up_to} }}"),
+            "an \"up to\" bound: a positive ratio other than 1 (the paper's largest effect)",
+        )),
         PaperValue::Words(w) if claim => Err(invalid(
             file,
             key,
@@ -770,6 +784,32 @@ mod tests {
             assert!(err.contains(form), "{form}: {err}");
         }
         assert!(err.contains("not a number of summary.json"), "{err}");
+    }
+
+    #[test]
+    fn an_up_to_bound_is_its_own_form() {
+        let v = |text: &str| {
+            toml::from_str::<toml::Table>(&format!("p = {text}")).unwrap()["p"].clone()
+        };
+        assert_eq!(
+            PaperValue::from_toml(&v("{ up_to = 1.73 }"), true),
+            Some(PaperValue::UpTo { up_to: 1.73 })
+        );
+        // A point named like the key, among others, is a point.
+        assert!(matches!(
+            PaperValue::from_toml(&v("{ up_to = 2, \"80%\" = 3 }"), true),
+            Some(PaperValue::ByPoint(_))
+        ));
+        let e = validate_paper(
+            "t.toml",
+            "check.paper",
+            &PaperValue::UpTo { up_to: 1.0 },
+            true,
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("a positive ratio other than 1"), "{e}");
     }
 
     #[test]
