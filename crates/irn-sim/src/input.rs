@@ -55,11 +55,23 @@ pub const RESULT_TABLE: Input = Input {
     limit: 16 * 1024 * MIB,
 };
 
-/// The whole of `path` as UTF-8 text, if it is a regular file of at most `input.limit` bytes.
+/// The whole of `path` as UTF-8 text, if it is a regular file of at most `input.limit` bytes;
+/// text that is not UTF-8 is refused with the line where it stops being so.
 pub fn read_text(path: &Path, input: Input) -> io::Result<String> {
-    let mut text = String::new();
-    open(path, input)?.read_to_string(&mut text)?;
-    Ok(text)
+    let mut bytes = Vec::new();
+    open(path, input)?.read_to_end(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = 1 + bytes[..valid].iter().filter(|&&b| b == b'\n').count();
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "line {line} is not UTF-8 text (byte {:#04x}); save the file as UTF-8",
+                bytes[valid]
+            ),
+        )
+    })
 }
 
 /// `path` opened for reading, if it is a regular file of at most `input.limit` bytes; reading
@@ -177,6 +189,18 @@ mod tests {
         let d = std::env::temp_dir().join(format!("irn-input-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_names_its_line() {
+        let d = dir("latin1");
+        let f = d.join("topo.txt");
+        std::fs::write(&f, b"3 1 2\n0\nnotes: 1 \xb5s\n").unwrap();
+        let e = read_text(&f, TOPOLOGY).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "line 3 is not UTF-8 text (byte 0xb5); save the file as UTF-8"
+        );
     }
 
     #[test]
