@@ -1018,6 +1018,7 @@ fn validate(
     warnings.extend(credits::window_warning(credits.as_ref(), &topology));
     warnings.extend(late_failures);
     warnings.extend(topology::parallel_links_warning(&s.topology, &topology));
+    warnings.extend(switch::idle_deflection(s));
     let config = SimConfig {
         seed: s.seed,
         topology,
@@ -1236,6 +1237,23 @@ mod tests {
         };
         assert!(warned(&[]));
         assert!(!warned(&["ordering.sample_interval=\"10us\"".into()]));
+    }
+
+    /// DIBS under PFC without an egress threshold never deflects: warned of; with the threshold
+    /// it acts, and is not.
+    #[test]
+    fn dibs_that_can_never_act_is_warned_of() {
+        let text = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nduration = \"10us\"\n\
+                    [switch]\nmodel = \"shared-buffer\"\npfc = true\ndeflection = \"dibs\"\n";
+        let warned = |overrides: &[String]| {
+            let s = parse(text, "t.toml", Path::new("."), overrides).unwrap();
+            s.runs[0]
+                .warnings
+                .iter()
+                .any(|w| w.contains("nothing is deflected"))
+        };
+        assert!(warned(&[]));
+        assert!(!warned(&["switch.egress_alpha=1".into()]));
     }
 
     /// An override of a key that a variant's kind does not take names that variant and says

@@ -368,6 +368,18 @@ pub(super) fn deflection(
     Ok(Some(Deflection { ttl }))
 }
 
+/// A warning when DIBS can never act: with PFC and no `egress_alpha`, an output is never out of
+/// room (packets are paused, not refused), so nothing is deflected and the key changes nothing.
+pub(super) fn idle_deflection(s: &ScenarioFile) -> Option<String> {
+    (s.switch.deflection == DeflectionKind::Dibs && s.switch.pfc && s.switch.egress_alpha.is_none())
+        .then(|| {
+            "switch.deflection = \"dibs\" with switch.pfc and no switch.egress_alpha: PFC pauses \
+             packets rather than refusing them, so no output is ever out of room and nothing is \
+             deflected; set egress_alpha (an output's drop threshold) for DIBS to act"
+                .to_string()
+        })
+}
+
 /// The shared-buffer switch's default dynamic-threshold factor: 1/8, i.e. the ns-3 RDMA models'
 /// `pfc_a_shift = 3`.
 const DEFAULT_ALPHA: f64 = 0.125;
