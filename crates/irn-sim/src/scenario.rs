@@ -509,12 +509,25 @@ fn blame(
 /// "unit variant") do not say what to write. A key that also takes a word (`"auto"`, `"off"`)
 /// says so.
 fn form_of(key: &str) -> String {
+    if let Some((_, range)) = WHOLE_NUMBER_KEYS.iter().find(|(k, _)| *k == key) {
+        // serde's range is the type's; the key's own is narrower.
+        return format!(" ({key} takes a whole number {range})");
+    }
     let form = unit_form(key);
     match WORD_KEYS.iter().find(|(k, _)| *k == key) {
         Some((_, word)) if !form.is_empty() => format!("{form}, or {word}"),
         _ => form.to_string(),
     }
 }
+
+/// Whole-number keys whose allowed values are far narrower than their type's, as the
+/// reference gives them.
+const WHOLE_NUMBER_KEYS: &[(&str, &str)] = &[
+    ("transport.mtu", "from 64 to 4096 (bytes)"),
+    ("ordering.pool_blocks", "from 1 to 65536"),
+    ("ordering.max_connections", "from 1 to 65536"),
+    ("ordering.block_bits", "8, 16, 32 or 64"),
+];
 
 /// The keys whose value may also be a word, and the word.
 const WORD_KEYS: &[(&str, &str)] = &[
@@ -1237,6 +1250,23 @@ mod tests {
         };
         assert!(warned(&[]));
         assert!(!warned(&["ordering.sample_interval=\"10us\"".into()]));
+    }
+
+    /// A whole number of the wrong type names the key's own range, not only its type's.
+    #[test]
+    fn a_whole_number_key_names_its_own_range() {
+        let err = parse(
+            "",
+            "t.toml",
+            Path::new("."),
+            &["transport.mtu=1000.5".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.ends_with("(transport.mtu takes a whole number from 64 to 4096 (bytes))"),
+            "{err}"
+        );
     }
 
     /// DIBS under PFC without an egress threshold never deflects: warned of; with the threshold

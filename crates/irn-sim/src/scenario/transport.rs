@@ -1334,11 +1334,20 @@ fn ecn_config(
         red.pmax = p;
     }
     if red.kmax_bytes < red.kmin_bytes {
+        // Each as written where the file gives it, and in bytes.
+        let shown = |text: &Option<String>, bytes: u64| match text {
+            Some(t) => format!("{t:?}, {bytes} B"),
+            None => format!("{bytes} B, the default"),
+        };
         return Err(invalid(
             file,
             "switch.ecn_kmax",
-            &red.kmax_bytes.to_string(),
-            &format!("at least ecn_kmin ({} B)", red.kmin_bytes),
+            &(sw.ecn_kmax.as_ref()).map_or(red.kmax_bytes.to_string(), |t| format!("{t:?}")),
+            &format!(
+                "at least ecn_kmin ({}); kmax is {} B",
+                shown(&sw.ecn_kmin, red.kmin_bytes),
+                red.kmax_bytes
+            ),
         ));
     }
     Ok(Some(red))
@@ -2057,7 +2066,7 @@ mod tests {
             ),
             (
                 "[switch]\necn = \"dcqcn\"\necn_kmax = \"1KB\"\n",
-                "switch.ecn_kmax = 1000: at least ecn_kmin",
+                "switch.ecn_kmax = \"1KB\": at least ecn_kmin (5000 B, the default); kmax is 1000 B",
             ),
         ];
         for (text, want) in cases {
