@@ -307,11 +307,10 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
     let timing = format!("{}{}", arrivals(first), measured(&first.resolved.run));
     let c = &first.config;
     let mut out = format!(
-        "{}: {} ({} hosts, {} switches), {} workload{load}, {timing}\n",
+        "{}: {} ({}), {} workload{load}, {timing}\n",
         scenario.name,
         key(first, "topology.kind"),
-        c.topology.hosts().len(),
-        c.topology.switches().len(),
+        nodes(&c.topology),
         key(first, "workload.kind"),
     );
     for (r, changes) in scenario.runs.iter().zip(variant_changes(scenario)) {
@@ -432,6 +431,16 @@ fn tenth_us(t: irn_core::Time, up: bool) -> String {
     }
 }
 
+/// A network's size in words: `128 hosts, 16 switches`, `2 hosts, 1 switch`.
+fn nodes(t: &irn_sim::topology::Topology) -> String {
+    let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    format!(
+        "{}, {}",
+        count(t.hosts().len(), "host", "hosts"),
+        count(t.switches().len(), "switch", "switches")
+    )
+}
+
 /// What each run changes from the base scenario (every key, [`changes::changed`]); with no base
 /// (it does not resolve alone), the keys the variants differ in. Nothing for a scenario without
 /// `[[compare]]`, whose one run is the scenario itself.
@@ -494,10 +503,9 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
         let c = &r.config;
         let t = &c.topology;
         outln!(
-            "  {}: {} hosts, {} switches; {}; {}, BDP cap {}{}, {}; buffer {} B, PFC {}{}",
+            "  {}: {}; {}; {}, BDP cap {}{}, {}; buffer {} B, PFC {}{}",
             r.name,
-            t.hosts().len(),
-            t.switches().len(),
+            nodes(t),
             arrivals(r),
             r.resolved.transport.kind.name(),
             c.transport

@@ -58,7 +58,7 @@ fn a_run_ends_with_where_its_results_are_and_the_command_that_draws_its_charts()
     assert!(dir.join("my results/report.html").is_file());
     // The header comes first, the table after it.
     assert!(
-        lines[0].starts_with("tiny: star (4 hosts, 1 switches)"),
+        lines[0].starts_with("tiny: star (4 hosts, 1 switch)"),
         "{out}"
     );
     assert!(
