@@ -433,7 +433,8 @@ fn tenth_us(t: irn_core::Time, up: bool) -> String {
 
 /// A network's size in words: `128 hosts, 16 switches`, `2 hosts, 1 switch`.
 fn nodes(t: &irn_sim::topology::Topology) -> String {
-    let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
         "{}, {}",
         count(t.hosts().len(), "host", "hosts"),
