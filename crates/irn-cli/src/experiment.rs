@@ -108,6 +108,8 @@ pub struct Check {
     /// Where a miss is explained.
     pub why: Option<String>,
     pub expect: Expect,
+    /// The grid points it applies at; `None`: every point.
+    pub points: Option<Vec<String>>,
 }
 
 impl Check {
@@ -321,6 +323,7 @@ impl Experiment {
                     claim: claim.clone(),
                     why: c.why.clone(),
                     expect: c.expect,
+                    points: c.points.clone(),
                 });
             }
         }
@@ -514,6 +517,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A check's `points` limits it to those grid points: kept with the check, refused when it
+    /// names no point of the grid or comes with sides that name their own.
+    #[test]
+    fn a_check_may_apply_at_some_points_only() {
+        let base = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nduration = \"10us\"\n\
+                    [[compare]]\nname = \"a\"\n[[compare]]\nname = \"b\"\n\
+                    set = { \"transport.kind\" = \"roce\" }\n[experiment]\n\
+                    [[experiment.point]]\nname = \"low\"\nset = { \"workload.load\" = 0.2 }\n\
+                    [[experiment.point]]\nname = \"high\"\nset = { \"workload.load\" = 0.8 }\n\
+                    [[check]]\nnum = \"a\"\nden = \"b\"\nmetric = \"avg_fct_us\"\n\
+                    expect = \"below\"\n";
+        let parse = |points: &str| {
+            Experiment::parse(format!("{base}{points}"), "t.toml", Path::new("."), "")
+        };
+        let e = parse("points = [\"high\"]\n").unwrap();
+        assert_eq!(e.checks[0].points, Some(vec!["high".to_string()]));
+        assert_eq!(parse("").unwrap().checks[0].points, None);
+        let err = format!("{:#}", parse("points = [\"hihg\"]\n").err().unwrap());
+        assert!(
+            err.contains("check[0].points = \"hihg\": a point of [[experiment.point]]: low, high"),
+            "{err}"
+        );
     }
 
     /// A workload without an arrival window (here a collective) is one event, run once per

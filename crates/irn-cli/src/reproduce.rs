@@ -387,7 +387,9 @@ fn outcomes(exp: &Experiment, runs: &Runs, window: &str) -> Result<Vec<Outcome>>
         let points: Vec<&str> = if c.num.point.is_some() {
             vec![""]
         } else {
-            exp.points.iter().map(|(p, _)| p.as_str()).collect()
+            (exp.points.iter().map(|(p, _)| p.as_str()))
+                .filter(|p| (c.points.as_ref()).is_none_or(|only| only.iter().any(|o| o == p)))
+                .collect()
         };
         for point in points {
             let (ours, missing) = ratio(exp, runs, point, c)?;

@@ -103,6 +103,7 @@ fn check(num: Term, den: Option<Term>, paper: Option<Paper>, claim: &str, expect
         claim: Some(claim.to_string()),
         why: Some(WHY.to_string()),
         expect,
+        points: None,
     }
 }
 

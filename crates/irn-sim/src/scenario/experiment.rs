@@ -158,6 +158,11 @@ pub struct CheckSection {
     #[serde(default)]
     pub why: Option<String>,
     pub expect: Expect,
+    /// The grid points (`[[experiment.point]]` names) the check applies at; every point when
+    /// absent. A claim that some points cannot test (a loss the network there never has) is
+    /// not counted as holding there.
+    #[serde(default)]
+    pub points: Option<Vec<String>>,
 }
 
 /// `[[check]] paper`: the paper's number, its range, or a sentence.
@@ -613,7 +618,10 @@ pub(super) fn validate(
             }
             let runs_at = variants.iter().find(|(n, _)| *n == s.variant());
             if let Some((name, Some(only))) = runs_at {
-                if !s.point().is_some_and(|p| only.iter().any(|o| o == p)) {
+                let within = |p: &str| only.iter().any(|o| o == p);
+                let check_points =
+                    (c.points.as_deref()).is_some_and(|ps| ps.iter().all(|p| within(p)));
+                if !(s.point().is_some_and(within) || check_points) {
                     return Err(invalid(
                         file,
                         &format!("{}.point", at(side)),
@@ -628,6 +636,25 @@ pub(super) fn validate(
             if let Some(m) = s.metric() {
                 Metric::parse(m)
                     .map_err(|e| invalid(file, &format!("{}.metric", at(side)), m, &e))?;
+            }
+        }
+        if let Some(only) = &c.points {
+            if only.is_empty() || c.num.point().is_some() {
+                return Err(invalid(
+                    file,
+                    &at("points"),
+                    &format!("{only:?}"),
+                    "one or more points of [[experiment.point]], for a check whose sides name no \
+                     point",
+                ));
+            }
+            if let Some(p) = only.iter().find(|p| !points.contains(&p.as_str())) {
+                return Err(invalid(
+                    file,
+                    &at("points"),
+                    &format!("{p:?}"),
+                    &format!("a point of [[experiment.point]]: {}", points.join(", ")),
+                ));
             }
         }
         if let Some(why) = c.expect.invalid() {
