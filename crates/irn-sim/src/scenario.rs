@@ -1032,6 +1032,7 @@ fn validate(
     warnings.extend(late_failures);
     warnings.extend(topology::parallel_links_warning(&s.topology, &topology));
     warnings.extend(switch::idle_deflection(s));
+    warnings.extend(load_balancing::single_path_warning(s, &topology));
     let config = SimConfig {
         seed: s.seed,
         topology,
@@ -1250,6 +1251,26 @@ mod tests {
         };
         assert!(warned(&[]));
         assert!(!warned(&["ordering.sample_interval=\"10us\"".into()]));
+    }
+
+    /// A balancer or ordering layer on a network of one path per pair of hosts changes nothing:
+    /// warned of on a star, not on a leaf-spine.
+    #[test]
+    fn balancing_a_single_path_network_is_warned_of() {
+        let warned = |topology: &str, keys: &str| {
+            let text = format!("[topology]\n{topology}[workload]\nduration = \"10us\"\n{keys}");
+            let s = parse(&text, "t.toml", Path::new("."), &[]).unwrap();
+            s.runs[0]
+                .warnings
+                .iter()
+                .any(|w| w.contains("one path between any two hosts"))
+        };
+        let star = "kind = \"star\"\nhosts = 4\n";
+        let leaf_spine = "kind = \"leaf-spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n";
+        assert!(warned(star, "[load_balancing]\nkind = \"drill\"\n"));
+        assert!(warned(star, "[ordering]\nkind = \"ideal\"\n"));
+        assert!(!warned(star, ""));
+        assert!(!warned(leaf_spine, "[load_balancing]\nkind = \"drill\"\n"));
     }
 
     /// A whole number of the wrong type names the key's own range, not only its type's.

@@ -27,9 +27,11 @@
 use irn_core::Duration;
 use serde::{Deserialize, Serialize};
 
-use super::{check_keys, invalid, parse_key, ScenarioError};
+use super::{check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
 use crate::forwarding::conweave::ConWeaveParams;
 use crate::forwarding::{ControlBalancing, LoadBalancing, MAX_DRILL_MEMORY};
+use crate::ids::HostIdx;
+use crate::topology::Topology;
 
 /// The section as written; keys of another `kind` are rejected, the chosen kind's defaults
 /// filled in when the scenario is loaded.
@@ -129,6 +131,41 @@ pub enum BalancerKind {
     /// `"up-down"`), so only valid there.
     Fksp,
     Conweave,
+}
+
+/// A warning when a balancer other than ECMP, or an ordering layer, is asked of a network with
+/// one path between any two hosts (a star, a dumbbell, a tree): there is nothing to balance
+/// and nothing reorders, so the key changes nothing. Source-routed networks are left alone
+/// (their paths are not the switches' next hops).
+pub(super) fn single_path_warning(s: &ScenarioFile, topology: &Topology) -> Option<String> {
+    let balanced = s.load_balancing.kind != BalancerKind::Ecmp;
+    let ordered = s.ordering.kind != super::OrderingKind::None;
+    if !(balanced || ordered) || topology.source_routed() {
+        return None;
+    }
+    let hosts = topology.hosts().len() as u32;
+    let one_path = (0..topology.switches().len())
+        .all(|sw| (0..hosts).all(|h| topology.next_hops_at_switch(sw, HostIdx(h)).len() <= 1));
+    one_path.then(|| {
+        // The kinds as a scenario writes them.
+        let written = |v: serde_json::Result<serde_json::Value>| {
+            v.ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        let what = if balanced {
+            let kind = written(serde_json::to_value(s.load_balancing.kind));
+            format!("load_balancing.kind = \"{kind}\"")
+        } else {
+            let kind = written(serde_json::to_value(s.ordering.kind));
+            format!("ordering.kind = \"{kind}\"")
+        };
+        format!(
+            "{what}: the network has one path between any two hosts, so there is nothing to \
+             balance and nothing arrives out of order; a network with several paths (a \
+             leaf-spine, a fat-tree, a Jellyfish) shows what it does"
+        )
+    })
 }
 
 impl LoadBalancingSection {
