@@ -54,7 +54,7 @@ enum Command {
     /// WAN pause-control study) and write report.html with ours next to the papers'.
     Reproduce(reproduce::ReproduceArgs),
     /// Run your own checked experiments (scenario files with `[[check]]`); exit status 1 when
-    /// a direction does not hold.
+    /// a direction does not hold, 2 when the command fails.
     Check(reproduce::CheckArgs),
     /// Run a grid of scenarios in parallel; resumable, shardable (`--shard i/n`).
     Sweep(sweep::SweepArgs),
@@ -101,6 +101,13 @@ fn main() -> ExitCode {
             Ok(false) => {
                 errln!("a direction does not hold: see the report");
                 return ExitCode::FAILURE;
+            }
+            // 2, so that 1 means only that a claim failed: a CI job tells a broken experiment
+            // from a result.
+            Err(e) if !closed_pipe(&e) => {
+                let _ = console::finish(false);
+                errln!("error: {e:#}");
+                return ExitCode::from(2);
             }
             Err(e) => Err(e),
         },

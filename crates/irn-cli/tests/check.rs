@@ -375,7 +375,10 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         let text = EXPERIMENT.replacen(edit.0, edit.1, 1);
         assert_ne!(text, EXPERIMENT, "{edit:?}");
         std::fs::write(dir.join("bad.toml"), text).unwrap();
-        let err = refused(&irn(&["check", "bad.toml", "--out", "b"], &dir));
+        let out = irn(&["check", "bad.toml", "--out", "b"], &dir);
+        // 2: a broken experiment, told apart from a direction that does not hold (1).
+        assert_eq!(out.status.code(), Some(2), "{want}");
+        let err = refused(&out);
         assert!(
             err.contains("bad.toml") && err.contains(want),
             "{want}\n{err}"
