@@ -104,6 +104,11 @@ impl Magnitude {
         claim: bool,
         reversed: bool,
     ) -> (Magnitude, Option<f64>) {
+        // A ratio with no value is that, whether or not the paper gives a number: counted as
+        // off, never as a qualitative check.
+        if ours.is_nan() {
+            return (Magnitude::NoValue, None);
+        }
         let Some(paper) = paper else {
             return (
                 if claim {
@@ -114,9 +119,6 @@ impl Magnitude {
                 None,
             );
         };
-        if ours.is_nan() {
-            return (Magnitude::NoValue, None);
-        }
         let factor = paper.factor(ours);
         let in_range = match paper {
             Paper::Value(v) => (ours - v).abs() <= IN_RANGE * v,
@@ -300,6 +302,11 @@ mod tests {
         assert_eq!(
             Magnitude::of(3.0, None, false, false).0,
             Magnitude::NotStated
+        );
+        // No value is no value, with or without a paper number.
+        assert_eq!(
+            Magnitude::of(f64::NAN, None, true, false).0,
+            Magnitude::NoValue
         );
         assert_eq!(Magnitude::Off.text(Some(2.1875)), "off ×2.19");
         assert_eq!(Magnitude::Off.text(None), "off ×∞");

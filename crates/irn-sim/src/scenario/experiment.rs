@@ -263,9 +263,14 @@ impl Expect {
     }
 
     /// Whether `ratio` reverses the effect: the paper's ratio is on one side of 1 (`above` or
-    /// `below`) and this one is not. A miss of a tolerance or a bound is not a reversal.
+    /// `below`) and this one on the other (exactly 1 is on neither). A miss of a tolerance or a
+    /// bound is not a reversal.
     pub fn reversed(self, ratio: f64) -> bool {
-        matches!(self, Expect::Above | Expect::Below) && !self.holds(ratio)
+        match self {
+            Expect::Above => ratio < 1.0,
+            Expect::Below => ratio > 1.0,
+            _ => false,
+        }
     }
 }
 
