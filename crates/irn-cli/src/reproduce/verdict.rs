@@ -13,7 +13,8 @@
 //!   (`near`) or a bound (`at_most`, `at_least`) is graded by its factor as any other;
 //! - **within its bound**: the paper gives an "up to" bound (its largest effect over its
 //!   settings), and the ratio lies between 1 and it: consistent with the paper, not a match of
-//!   its value, so it is counted with the qualitative checks; beyond the bound it is off ×k;
+//!   its value, so it is counted with the qualitative checks; beyond the bound it is graded
+//!   near or off ×k by how far;
 //! - **qualitative**: the paper gives words, not a number (`claim`): only the direction is
 //!   checked; **not stated**: no paper value nor words (a user's check with only `expect`).
 //!
