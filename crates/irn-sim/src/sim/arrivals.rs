@@ -36,9 +36,7 @@ impl ArrivalWindow {
         if cfg.dag.is_some() {
             return None;
         }
-        let warmup = Time::ZERO + cfg.warmup;
-        let cooldown = cfg.measure_until.map_or(Time::MAX, |end| Time::ZERO + end);
-        let measured = |f: &crate::workload::FlowSpec| f.start >= warmup && f.start < cooldown;
+        let measured = |f: &crate::workload::FlowSpec| cfg.is_measured(f.start);
         // The flows are sorted by start.
         let first = cfg.flows.iter().position(measured)?;
         let last = cfg.flows.iter().rposition(measured)?;
