@@ -870,12 +870,14 @@ const MAX_OFFERED_WIRE_LOAD: f64 = 1.5;
 
 /// Refuses a Poisson workload whose flows, with each packet's headers, offer the hosts more
 /// than [`MAX_OFFERED_WIRE_LOAD`] times what their NICs send: its load (of payload bytes)
-/// times the headers' share of its flows' bytes. (The load the flows happen to offer in a
-/// short window varies with a heavy-tailed size distribution; the headers' share does not.)
+/// times the bytes its flows' packets carry over the bytes their arrivals were drawn for
+/// (`drawn_bytes`: an atomic of a verbs mix carries 8 bytes in place of the size drawn for it).
+/// (The load the flows happen to offer in a short window varies with a heavy-tailed size
+/// distribution; the headers' share does not.)
 fn check_offered_load(
     s: &ScenarioFile,
     file: &str,
-    flows: &[crate::workload::FlowSpec],
+    (flows, drawn_bytes): (&[crate::workload::FlowSpec], u64),
     (mtu, overhead): (u64, u64),
 ) -> Result<(), ScenarioError> {
     let Some(load) = s.workload.load else {
@@ -886,10 +888,10 @@ fn check_offered_load(
         .iter()
         .map(|f| f.size_bytes.div_ceil(mtu) * overhead)
         .sum();
-    if payload == 0 {
+    if drawn_bytes == 0 {
         return Ok(());
     }
-    let offered = load * (payload + headers) as f64 / payload as f64;
+    let offered = load * (payload + headers) as f64 / drawn_bytes as f64;
     if offered <= MAX_OFFERED_WIRE_LOAD {
         return Ok(());
     }
@@ -996,10 +998,11 @@ fn validate(
         dag,
         collectives,
         fct_ports,
+        drawn_bytes,
     } = workloads.get(s, (file, base_dir), &topology, verbs)?;
     if s.workload.kind == WorkloadKind::Poisson {
         let overhead = max_frame.saturating_sub(u64::from(t.mtu));
-        check_offered_load(s, file, &flows, (u64::from(t.mtu), overhead))?;
+        check_offered_load(s, file, (&flows, drawn_bytes), (u64::from(t.mtu), overhead))?;
     }
     let run::RunLimits {
         warmup,
@@ -1396,7 +1399,8 @@ mod tests {
     }
 
     /// Tiny flows at a high load offer the NICs many times what they send once headers count:
-    /// refused, with the factor; the same load of 1 KB flows is not.
+    /// refused, with the factor; the same load of 1 KB flows is not, nor of 1 KB draws that a
+    /// verbs mix makes atomics.
     #[test]
     fn a_load_the_nics_cannot_send_with_headers_is_refused() {
         let workload = |size: &str| {
@@ -1411,6 +1415,10 @@ mod tests {
         );
         assert!(err.contains("flows of 1 B on average"), "{err}");
         assert!(parse(&workload("1KB"), "t.toml", Path::new("."), &[]).is_ok());
+        // Atomics carry 8 B each but arrive at the rate of the 1 KB drawn for them: they offer
+        // a tenth of the load, not eleven times it.
+        let atomics = format!("{}verbs = {{ atomic = 1 }}\n", workload("1KB"));
+        assert!(parse(&atomics, "t.toml", Path::new("."), &[]).is_ok());
     }
 
     /// The error an empty file with the overrides `o` gets.

@@ -414,6 +414,9 @@ pub(super) struct Built {
     pub dag: Option<Arc<FlowDag>>,
     pub collectives: Option<Arc<Collectives>>,
     pub fct_ports: FctPorts,
+    /// The payload bytes the flows were drawn with, before a verbs mix made some of them 8-byte
+    /// atomics: what a Poisson workload's arrivals were timed for.
+    pub drawn_bytes: u64,
 }
 
 /// The workloads a scenario file's runs were given, each built once. The variants of a
@@ -531,6 +534,7 @@ fn build(
         ));
     }
     latest_start(w, file, &flows)?;
+    let drawn_bytes = flows.iter().map(|f| f.size_bytes).sum();
     let mut flows = flows;
     if let Some(mix) = verbs {
         mix.assign(&mut flows, seed);
@@ -540,6 +544,7 @@ fn build(
         dag: dag.map(Arc::new),
         collectives: collectives.map(Arc::new),
         fct_ports,
+        drawn_bytes,
     })
 }
 
