@@ -261,14 +261,31 @@ fn anchor(r: &FigureResult) -> String {
     format!("fig-{}", folder_name(&r.figure))
 }
 
-/// The explanation of a miss: a link to the check's `why`, or that there is none yet.
+/// What a row says of its miss: a link to the check's `why`, or that there is none yet.
+enum Explanation<'a> {
+    Why(&'a str),
+    NotYet,
+}
+
+/// The explanation a row shows. A miss is a direction that differs or a magnitude off or
+/// reversed, whatever the paper gives (a qualitative claim that fails needs its explanation as
+/// much as a number that is off); a near magnitude links its `why` when it has one. A ratio
+/// without a value says which run lacks which metric, so it is never "not yet explained".
+fn explanation(o: &Outcome) -> Option<Explanation<'_>> {
+    let missed = !o.holds || matches!(o.magnitude, Magnitude::Off | Magnitude::Reversed);
+    match &o.why {
+        Some(why) if missed || o.magnitude == Magnitude::Near => Some(Explanation::Why(why)),
+        None if missed && o.magnitude != Magnitude::NoValue => Some(Explanation::NotYet),
+        _ => None,
+    }
+}
+
+/// The explanation in Markdown, after the magnitude.
 fn why_md(o: &Outcome) -> String {
-    match (&o.why, o.magnitude) {
-        (Some(why), Magnitude::Off | Magnitude::Reversed | Magnitude::Near) => {
-            format!(" ([why]({why}))")
-        }
-        (None, Magnitude::Off | Magnitude::Reversed) => " (not yet explained)".to_string(),
-        _ => String::new(),
+    match explanation(o) {
+        Some(Explanation::Why(why)) => format!(" ([why]({why}))"),
+        Some(Explanation::NotYet) => " (not yet explained)".to_string(),
+        None => String::new(),
     }
 }
 
@@ -475,12 +492,10 @@ fn magnitude_cell(o: &Outcome) -> String {
         Magnitude::Off | Magnitude::Reversed | Magnitude::NoValue => "no",
         Magnitude::Qualitative | Magnitude::NotStated | Magnitude::WithinBound => "dir",
     };
-    let why = match (&o.why, o.magnitude) {
-        (Some(why), Magnitude::Off | Magnitude::Reversed | Magnitude::Near) => {
-            format!(" (<a href=\"{}\">why</a>)", escape(why))
-        }
-        (None, Magnitude::Off | Magnitude::Reversed) => " (not yet explained)".to_string(),
-        _ => String::new(),
+    let why = match explanation(o) {
+        Some(Explanation::Why(why)) => format!(" (<a href=\"{}\">why</a>)", escape(why)),
+        Some(Explanation::NotYet) => " (not yet explained)".to_string(),
+        None => String::new(),
     };
     format!(
         "<td class=\"{class}\">{}{why}</td>",
@@ -675,6 +690,7 @@ mod tests {
         "holds": true, "magnitude": "qualitative", "window": "", "converged": null },
       { "figure": "eunomia-fig04", "point": "load=0.8", "ratio": "A / B", "metric": "m",
         "ours": 0.5, "expect": "above", "holds": false, "magnitude": "not_stated",
+        "why": "docs/x.md#b",
         "window": "", "converged": null },
       { "figure": "eunomia-fig04", "point": "load=0.8", "ratio": "C / D", "metric": "m",
         "paper": 2.0, "ours": null, "expect": "above", "holds": false,
@@ -701,7 +717,9 @@ mod tests {
             "| RoCE+PFC / IRN | p99 FCT | 2.8–3.7× (IRN better (§4.2.1)) | 1.28× | holds | **off ×2.19** (not yet explained) | still moving at 80ms (+7.2 %) |",
             "| 6.1× | 14.60× | holds | **off ×2.39** ([why](docs/reproduce.md#fig-3)) |",
             "| load=0.8 | DRILL / ECMP | ooo | more reordering (Fig. 4a) | 4.60× | holds | qualitative | one event (no window) |",
-            "| load=0.8 | A / B | m | — | 0.50× | **differs** | not stated |",
+            // A direction that differs links its explanation whatever the magnitude, and says
+            // when there is none.
+            "| load=0.8 | A / B | m | — | 0.50× | **differs** | not stated ([why](docs/x.md#b)) |",
             "| load=0.8 | C / D | m | 2× | — | **differs** | no value |",
             "one event, no window; averaged over 3 seeds",
         ] {
