@@ -1,5 +1,5 @@
-//! The user documentation holds together: every relative link in README.md, ARCHITECTURE.md and
-//! `docs/` (and every image) names a file that exists and, with `#anchor`, a heading of that file, so moving a
+//! The documentation holds together: every relative link in README.md, ARCHITECTURE.md and
+//! `docs/` and `dev/` (and every image) names a file that exists and, with `#anchor`, a heading of that file, so moving a
 //! section or renaming a page cannot leave a reader at a dead link.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,9 +29,10 @@ fn files_under(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-/// The Markdown files a user reads: README.md, ARCHITECTURE.md and everything under `docs/`.
+/// The Markdown files a user or a developer reads: README.md, ARCHITECTURE.md and everything
+/// under `docs/` and `dev/`.
 fn pages() -> Vec<PathBuf> {
-    let docs = files_under("docs").into_iter();
+    let docs = files_under("docs").into_iter().chain(files_under("dev"));
     let mut pages = vec![PathBuf::from("README.md"), PathBuf::from("ARCHITECTURE.md")];
     pages.extend(docs.filter(|p| p.extension().is_some_and(|e| e == "md")));
     pages
