@@ -68,7 +68,7 @@ pub struct ReproduceArgs {
     /// A reduced run (short windows, no convergence check) that finishes in minutes.
     #[arg(long)]
     quick: bool,
-    /// Runs at once (each uses one core). Default: all cores.
+    /// Runs at once (each uses one core; at most 1024). Default: all cores.
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
     /// Results folder. Default: results/reproduce (or results/reproduce-quick).
@@ -925,7 +925,8 @@ fn run_all(
     crate::output::on_interrupt(interrupted(out));
     let reports = ["reproduce.json", "report.html", "report.md"];
     crate::output::guard_own_entries(out, &reports)?;
-    let pool = crate::run::worker_pool(jobs)?;
+    // Figures add their runs as they go (a window's double, a point's repetitions): no bound.
+    let pool = crate::run::worker_pool(jobs, usize::MAX)?;
     let bars = Bars::new(0);
     let engine = Engine {
         plan,
@@ -1060,7 +1061,7 @@ pub struct CheckArgs {
     /// ratio moves by more than 5 %. Default: the file's window, once.
     #[arg(long, value_name = "DURATION")]
     max_window: Option<irn_core::Duration>,
-    /// Runs at once (each uses one core). Default: all cores.
+    /// Runs at once (each uses one core; at most 1024). Default: all cores.
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
     /// Results folder.

@@ -37,7 +37,8 @@ pub struct RunArgs {
     /// `results/<scenario name>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// How many runs to simulate at once (each run uses one core). Default: all cores.
+    /// How many runs to simulate at once (each run uses one core; at most 1024, and no more than
+    /// there are runs). Default: all cores.
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
     /// Sample ports, NICs and flows every INTERVAL (e.g. `10us`) into `series/*.csv`: a
@@ -106,7 +107,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     // Before the bars, so what is being simulated shows while it runs.
     outp!("{}", simulated(&scenario));
-    let pool = worker_pool(args.jobs)?;
+    let pool = worker_pool(args.jobs, scenario.runs.len())?;
     let bars = Bars::new(scenario.runs.len());
     let finished: Vec<Finished> = pool.install(|| {
         (scenario.runs.par_iter().zip(&subs))
@@ -575,20 +576,32 @@ pub fn warn(r: &Run) {
     }
 }
 
-/// `-j`/`--jobs`: a number of workers, at least one. clap's own reading of a `NonZeroUsize`
-/// says only that the number "would be zero for non-zero type".
+/// The most runs at once `-j` takes: a thread each, so more than the machine's cores only
+/// costs memory (a hundred thousand threads took minutes to start, with nothing to run).
+pub const MAX_JOBS: usize = 1024;
+
+/// `-j`/`--jobs`: a number of workers, at least one and at most [`MAX_JOBS`]. clap's own
+/// reading of a `NonZeroUsize` says only that the number "would be zero for non-zero type".
 pub fn jobs(text: &str) -> Result<NonZeroUsize, String> {
     let n: usize = text
         .parse()
         .map_err(|_| "-j takes a whole number of runs at once, at least 1".to_string())?;
+    if n > MAX_JOBS {
+        return Err(format!(
+            "-j {n}: at most {MAX_JOBS} runs at once (each takes a thread; more than the \
+             machine's cores only costs memory)"
+        ));
+    }
     NonZeroUsize::new(n).ok_or_else(|| "-j must be at least 1".to_string())
 }
 
-/// The threads runs are simulated on, one run per thread: `jobs` of them, or one per core.
-pub fn worker_pool(jobs: Option<NonZeroUsize>) -> Result<rayon::ThreadPool> {
+/// The threads runs are simulated on, one run per thread: `jobs` of them, or one per core, and
+/// never more than the `runs` there are to do.
+pub fn worker_pool(jobs: Option<NonZeroUsize>, runs: usize) -> Result<rayon::ThreadPool> {
     let threads = jobs
         .or_else(|| std::thread::available_parallelism().ok())
-        .map_or(1, NonZeroUsize::get);
+        .map_or(1, NonZeroUsize::get)
+        .min(runs.max(1));
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

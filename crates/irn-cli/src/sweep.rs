@@ -57,7 +57,8 @@ pub struct SweepArgs {
     /// Results folder. Default: `results/<sweep name>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// How many runs to simulate at once (each uses one core). Default: all cores.
+    /// How many runs to simulate at once (each uses one core; at most 1024, and no more than
+    /// there are runs to do). Default: all cores.
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
     /// Run only shard I of N (0-based), e.g. `--shard 3/8`: every N-th run starting at I.
@@ -561,7 +562,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     };
     marker.write(&out)?;
     let inputs = [a.sweep.clone(), base.clone()];
-    let pool = crate::run::worker_pool(a.jobs)?;
+    let pool = crate::run::worker_pool(a.jobs, todo.len())?;
     let done = Arc::new(AtomicUsize::new(0));
     output::on_interrupt(interrupted(
         &out,

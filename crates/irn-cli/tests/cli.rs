@@ -643,20 +643,26 @@ fn reproduce_computes_the_models_without_runs_and_alike_twice() {
 }
 
 /// Zero workers is refused, not quietly taken as one, in words that say what is allowed (clap's
-/// own message, "invalid value '0' for '--jobs <N>'", did not).
+/// own message, "invalid value '0' for '--jobs <N>'", did not); so is a number of threads that
+/// would take minutes to start (`-j 100000` once did, with one run to do).
 #[test]
-fn zero_jobs_is_refused_saying_the_least() {
+fn zero_or_too_many_jobs_are_refused_saying_the_bounds() {
     let dir = scratch("jobs");
-    for cmd in [
-        &["run", "-j", "0"][..],
-        &["reproduce", "-j", "0"],
-        &["check", "x.toml", "--jobs", "0"],
-        &["sweep", "x.toml", "-j", "0"],
+    for (n, want) in [
+        ("0", "-j must be at least 1"),
+        ("100000", "-j 100000: at most 1024 runs at once"),
     ] {
-        let o = irn(cmd, &dir);
-        assert!(!o.status.success());
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("-j must be at least 1"), "{cmd:?}: {err}");
+        for cmd in [
+            &["run", "-j", n][..],
+            &["reproduce", "-j", n],
+            &["check", "x.toml", "--jobs", n],
+            &["sweep", "x.toml", "-j", n],
+        ] {
+            let o = irn(cmd, &dir);
+            assert!(!o.status.success());
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains(want), "{cmd:?}: {err}");
+        }
     }
 }
 
