@@ -337,6 +337,25 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
             "placement = [1, 1]\n",
             "workload.job[0].placement = [1, 1]: distinct hosts; host 1 is listed twice",
         ),
+        // One host is one rank, never zero: the list's length is the rank count, so a rank
+        // count it does not match is named only when written.
+        (
+            "placement = [0]\n",
+            "workload.job[0].placement = [0]: at least 2 hosts (one per rank)",
+        ),
+        (
+            "placement = []\n",
+            "workload.job[0].placement = []: at least 2 hosts (one per rank)",
+        ),
+        (
+            "ranks = 3\nplacement = [0, 1]\n",
+            "placement = [0, 1]: exactly one host per rank: ranks = 3 needs 3 hosts, the list has 2",
+        ),
+        // An index no host has, even one past a u32, is named.
+        (
+            "placement = [0, 99999999999]\n",
+            "placement = [0, 99999999999]: host indices below 4; 99999999999 is not a host",
+        ),
         (
             "ranks = 3\nalgorithm = \"pairwise\"\n",
             "algorithm \"pairwise\" runs all-to-all only, not all-reduce",
@@ -355,6 +374,21 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
     assert!(
         err.contains(
             "workload.job[1].ranks = 2: at least 2, but the earlier jobs took 3 of the 4 hosts"
+        ),
+        "{err}"
+    );
+    // Jobs run on hosts of their own: a list that names an earlier job's host is refused (two
+    // jobs on one NIC once ran without a word).
+    let shared = format!(
+        "{}ranks = 2\n[[workload.job]]\nop = \"all-gather\"\nsize = \"1MB\"\n\
+         placement = [1, 2]\n",
+        job("")
+    );
+    let err = error(&shared, &dir);
+    assert!(
+        err.contains(
+            "workload.job[1].placement = [1, 2]: hosts no earlier job has (each job runs on hosts \
+             of its own); host 1 is an earlier job's"
         ),
         "{err}"
     );

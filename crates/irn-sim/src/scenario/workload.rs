@@ -743,20 +743,35 @@ fn place(
                         &format!("distinct hosts; host {h} is listed twice"),
                     ));
                 }
+                if taken[h as usize] {
+                    return Err(invalid(
+                        file,
+                        &key("placement"),
+                        &format!("{list:?}"),
+                        &format!(
+                            "hosts no earlier job has (each job runs on hosts of its own); host \
+                             {h} is an earlier job's"
+                        ),
+                    ));
+                }
             }
-            if list.len() < 2 || section.ranks.is_some_and(|r| r as usize != list.len()) {
+            if list.len() < 2 {
                 return Err(invalid(
                     file,
                     &key("placement"),
                     &format!("{list:?}"),
-                    &match section.ranks {
-                        Some(r) => format!(
-                            "exactly one host per rank: ranks = {r} needs {r} hosts, the list \
-                             has {}",
-                            list.len()
-                        ),
-                        None => "at least 2 hosts (one per rank)".to_string(),
-                    },
+                    "at least 2 hosts (one per rank)",
+                ));
+            }
+            if let Some(r) = section.ranks.filter(|&r| r as usize != list.len()) {
+                return Err(invalid(
+                    file,
+                    &key("placement"),
+                    &format!("{list:?}"),
+                    &format!(
+                        "exactly one host per rank: ranks = {r} needs {r} hosts, the list has {}",
+                        list.len()
+                    ),
                 ));
             }
             for &h in list {
@@ -767,8 +782,14 @@ fn place(
         Some(PlacementSection::Rule(rule)) => *rule,
         Some(PlacementSection::Other(v)) => {
             let rules = r#""contiguous", "strided" or "random""#;
-            let allowed = match v {
-                toml::Value::String(_) => format!("one of {rules}"),
+            // A list that is not host indices names its first entry that is not one.
+            let not_a_host = (v.as_array().into_iter().flatten()).find(|h| {
+                !h.as_integer()
+                    .is_some_and(|h| (0..total as i64).contains(&h))
+            });
+            let allowed = match (v, not_a_host) {
+                (toml::Value::String(_), _) => format!("one of {rules}"),
+                (_, Some(h)) => format!("host indices below {total}; {h} is not a host"),
                 _ => format!("{rules}, or a list of host indices"),
             };
             return Err(invalid(file, &key("placement"), &v.to_string(), &allowed));
