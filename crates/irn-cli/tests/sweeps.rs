@@ -473,7 +473,8 @@ fn a_folder_where_a_table_goes_is_refused_before_any_run() {
 
 /// A sweep of a collective: `sweep.csv` shows a job's names as text, `sweep_summary.csv` has a
 /// mean and interval for its numbers only, the same whole or merged from shards; `irn plot`
-/// names the `collectives.INDEX.KEY` form among the metrics it takes, and draws one.
+/// names the `collectives.INDEX.KEY` form among the metrics it takes, and draws one, against
+/// a numeric grid key or per point.
 #[test]
 fn a_collective_sweep_summarises_only_numbers_and_plots_a_jobs_metric() {
     let dir = scratch("sweep-collective");
@@ -526,6 +527,29 @@ fn a_collective_sweep_summarises_only_numbers_and_plots_a_jobs_metric() {
     assert!(
         out.contains("collectives.0.busbw_gbytes_per_s_by_topology.link_rate_gbps.svg"),
         "{out}"
+    );
+    // Over a grid of names (transports, balancers) there is no axis to draw against: the
+    // metric is drawn per grid point, and the table has its column (both were missing, with
+    // no word said).
+    std::fs::write(
+        dir.join("t.toml"),
+        "name = \"ar-kinds\"\nscenario = \"c.toml\"\n[grid]\n\"transport.kind\" = [\"roce\", \"irn\"]\n",
+    )
+    .unwrap();
+    ok(&irn(&["sweep", "t.toml", "--out", "t", "-j", "2"], &dir));
+    let out = ok(&irn(
+        &["plot", "t", "--metric", "collectives.0.busbw_gbytes_per_s"],
+        &dir,
+    ));
+    assert!(
+        out.contains("collectives.0.busbw_gbytes_per_s_by_point.svg"),
+        "{out}"
+    );
+    let html = std::fs::read_to_string(dir.join("t/report.html")).unwrap();
+    assert!(
+        html.contains("<th scope=\"col\">collectives.0.busbw_gbytes_per_s</th>")
+            && html.contains("transport.kind=irn"),
+        "{html}"
     );
 }
 

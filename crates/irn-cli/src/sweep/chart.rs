@@ -202,6 +202,46 @@ fn metric_chart(summary: &Summary, metric: &str, x: usize) -> Result<Chart> {
     })
 }
 
+/// `metric` at every grid point when no grid key has numeric values to draw it against (a
+/// sweep over load balancers, say): one bar per variant and point, relative to the first and
+/// labelled with its mean.
+fn point_chart(summary: &Summary, metric: &str) -> Result<Chart> {
+    let mean = summary.column(&format!("{metric}_mean"));
+    let names: Vec<String> = (summary.rows.iter())
+        .map(|row| {
+            let point = (summary.grid.clone())
+                .filter(|&c| summary.varies(c))
+                .map(|c| format!("{}={}", summary.headers[c], row.get(c).unwrap_or_default()));
+            [row.get(1).unwrap_or_default().to_string()]
+                .into_iter()
+                .chain(point)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    let values = (summary.rows.iter())
+        .map(|row| summary.number(row, mean))
+        .collect();
+    let group = plot::BarGroup {
+        label: metric,
+        values,
+        format: |v| format!("{v:.3}"),
+    };
+    let title = format!("{metric} per grid point");
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let svg = plot::grouped_bars(&title, &names, &[group])?;
+    Ok(Chart {
+        id: format!("{}_by_point", folder_name(metric)),
+        note: format!(
+            "No grid key has numeric values, so the mean of {metric} over each point's runs \
+             (seeds) is drawn as one bar per variant and grid point, relative to the first, \
+             with its value above it. Points where a run has no value are left out."
+        ),
+        svg: report::svg_with_label(svg, &title),
+        title,
+    })
+}
+
 /// The slowdown percentiles by flow-size bucket at each point, from the `fct_by_size`
 /// columns; none when the sweep's runs have no such buckets.
 fn bucket_charts(summary: &Summary) -> Result<Vec<Chart>> {
@@ -305,10 +345,9 @@ fn contents(charts: &[Chart], series: &[(String, Vec<Chart>)]) -> Vec<report::To
 
 fn render_html(
     dir: &Path,
-    summary: &Summary,
+    (summary, extra): (&Summary, &[&str]),
     charts: &[Chart],
     series: &[(String, Vec<Chart>)],
-    no_x: bool,
 ) -> String {
     let name = dir
         .file_name()
@@ -347,7 +386,8 @@ fn render_html(
         .into_iter()
         .chain(grid_heads)
         .chain(["runs"])
-        .chain(TABLE.iter().map(|t| t.1));
+        .chain(TABLE.iter().map(|t| t.1))
+        .chain(extra.iter().copied());
     for h in heads {
         let _ = write!(out, "<th scope=\"col\">{}</th>", escape(h));
     }
@@ -361,18 +401,12 @@ fn render_html(
         for c in summary.grid.clone().chain([summary.grid.end]) {
             let _ = write!(out, "<td>{}</td>", escape(row.get(c).unwrap_or_default()));
         }
-        for (metric, _) in TABLE {
+        for metric in TABLE.iter().map(|t| t.0).chain(extra.iter().copied()) {
             let _ = write!(out, "<td>{}</td>", escape(&mean_cell(summary, row, metric)));
         }
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table>\n</div>\n</section>\n");
-    if no_x {
-        out.push_str(
-            "<section id=\"no-x\">\n<p class=\"note\">No grid key has numeric values, so no \
-             metric is drawn against one.</p>\n</section>\n",
-        );
-    }
     for chart in charts {
         chart.write_html(&mut out, true);
     }
@@ -411,6 +445,14 @@ pub fn plot_sweep(
 ) -> Result<Written> {
     let summary = Summary::read(dir)?;
     let known = summary.metrics();
+    if known.is_empty() {
+        // A shard whose runs have not finished: nothing to list as allowed either.
+        bail!(
+            "{}: no metric, as sweep.csv has no run (a shard with none to do, or runs not \
+             finished yet): nothing to plot",
+            summary.path.display()
+        );
+    }
     let default = [DEFAULT_METRIC.to_string()];
     let metrics = if metrics.is_empty() {
         &default[..]
@@ -449,10 +491,11 @@ pub fn plot_sweep(
     }
     let x = summary.x_column(x)?;
     let mut charts = Vec::new();
-    if let Some(x) = x {
-        for m in metrics {
-            charts.push(metric_chart(&summary, m, x)?);
-        }
+    for m in metrics {
+        charts.push(match x {
+            Some(x) => metric_chart(&summary, m, x)?,
+            None => point_chart(&summary, m)?,
+        });
     }
     charts.extend(bucket_charts(&summary)?);
     let series = series_charts(dir)?;
@@ -473,7 +516,11 @@ pub fn plot_sweep(
         output::write_file_atomic(&path, chart.svg.as_bytes())?;
         plots.push(path);
     }
-    let html = render_html(dir, &summary, &charts, &series, x.is_none());
+    // The metrics asked for join the headline columns, so the table shows what the charts do.
+    let extra: Vec<&str> = (metrics.iter().map(String::as_str))
+        .filter(|m| !TABLE.iter().any(|(t, _)| t == m))
+        .collect();
+    let html = render_html(dir, (&summary, &extra), &charts, &series);
     output::write_file_atomic(&report, html.as_bytes())?;
     output::record_report(&report, &plots)?;
     Ok(Written { report, plots })
