@@ -184,7 +184,8 @@ pub enum PaperValue {
 }
 
 /// A check's numerator or denominator: a variant, or a variant at a grid point (default: every
-/// point, each against itself) with its own metric (default: the check's).
+/// point, each against itself) with its own metric (then every side names its own, and the
+/// check none).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Side {
@@ -670,6 +671,7 @@ pub(super) fn validate(
                 why,
             ));
         }
+        metric_sources(file, i, c)?;
         let list = c.metric_list();
         let sides_have_metrics =
             c.num.metric().is_some() && c.den.as_ref().is_none_or(|d| d.metric().is_some());
@@ -717,6 +719,47 @@ pub(super) fn validate(
                 "experiment.chart.lines",
                 key,
                 "a key every point sets to a number",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a check that names its metric in two places, which would combine silently:
+/// `metric` and `metrics` (the list would gain `metric` first), or a side's own `metric`
+/// with the check's (the side's would replace each of the check's, repeating one check per
+/// listed metric, or leave the check's unread). A check gives its metrics once: `metric` or
+/// `metrics` for both sides, or a `metric` on each side.
+fn metric_sources(file: &str, i: usize, c: &CheckSection) -> Result<(), ScenarioError> {
+    let at = |key: &str| format!("check[{i}].{key}");
+    if let (Some(m), false) = (&c.metric, c.metrics.is_empty()) {
+        return Err(invalid(
+            file,
+            &at("metrics"),
+            &format!("{:?}", c.metrics),
+            &format!(
+                "`metric` (one check) or `metrics` (one check each), not both: this check \
+                 also has metric = {m:?}; put every metric in `metrics`"
+            ),
+        ));
+    }
+    let check_level = match (&c.metric, c.metrics.as_slice()) {
+        (Some(m), _) => format!("metric = {m:?}"),
+        (None, []) => return Ok(()),
+        (None, list) => format!("metrics = {list:?}"),
+    };
+    let sides = [("num", Some(&c.num)), ("den", c.den.as_ref())];
+    for (side, s) in sides.into_iter().filter_map(|(n, s)| Some((n, s?))) {
+        if let Some(m) = s.metric() {
+            return Err(invalid(
+                file,
+                &at(&format!("{side}.metric")),
+                &format!("{m:?}"),
+                &format!(
+                    "a side's own metric or the check's, not both: this check also has \
+                     {check_level}; give every side its own `metric` and leave the check's \
+                     out, or leave the sides' out"
+                ),
             ));
         }
     }
@@ -816,6 +859,51 @@ mod tests {
             assert!(err.contains(form), "{form}: {err}");
         }
         assert!(err.contains("not a number of summary.json"), "{err}");
+    }
+
+    #[test]
+    fn a_check_names_its_metrics_once() {
+        let error = |keys: &str| {
+            let num = if keys.contains("num =") {
+                ""
+            } else {
+                "num = \"A\"\n"
+            };
+            let text = format!("{num}expect = \"above\"\n{keys}");
+            let c: CheckSection = toml::from_str(&text).unwrap();
+            metric_sources("t.toml", 0, &c).err().map(|e| e.to_string())
+        };
+        for (keys, refused) in [
+            ("metric = \"drops\"", None),
+            ("metrics = [\"drops\", \"timeouts\"]", None),
+            (
+                "num = { variant = \"A\", metric = \"drops\" }\n\
+                 den = { variant = \"B\", metric = \"timeouts\" }",
+                None,
+            ),
+            (
+                "metric = \"drops\"\nmetrics = [\"timeouts\"]",
+                Some("check[0].metrics = [\"timeouts\"]: `metric` (one check) or `metrics` (one check each), not both: this check also has metric = \"drops\""),
+            ),
+            (
+                "num = { variant = \"A\", metric = \"drops\" }\nmetrics = [\"a\", \"b\"]",
+                Some("check[0].num.metric = \"drops\": a side's own metric or the check's, not both: this check also has metrics = [\"a\", \"b\"]"),
+            ),
+            (
+                "num = { variant = \"A\", metric = \"drops\" }\nden = \"B\"\nmetric = \"timeouts\"",
+                Some("check[0].num.metric = \"drops\": a side's own metric or the check's, not both: this check also has metric = \"timeouts\""),
+            ),
+            (
+                "den = { variant = \"B\", metric = \"drops\" }\nmetric = \"drops\"",
+                Some("check[0].den.metric = \"drops\""),
+            ),
+        ] {
+            match (error(keys), refused) {
+                (None, None) => {}
+                (Some(e), Some(want)) => assert!(e.contains(want), "{keys}: {e}"),
+                (got, want) => panic!("{keys}: {got:?}, expected {want:?}"),
+            }
+        }
     }
 
     #[test]
