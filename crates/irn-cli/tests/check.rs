@@ -311,6 +311,21 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
             ("\"avg_fct_us\", \"fct", "\"failures\", \"fct"),
             "`failures`: a failures metric is `failures.KEY` with KEY one of link_failures",
         ),
+        // Metrics its runs never write: refused before they run, not found empty after.
+        (
+            ("fct_by_size.0.avg_fct_us", "fct_by_size.9.avg_fct_us"),
+            "check[0].metric = fct_by_size.9.avg_fct_us: `fct_by_size.9.avg_fct_us`: variant \
+             `slow` has 4 flow-size buckets, fct_by_size.0 to fct_by_size.3",
+        ),
+        (
+            ("fct_by_size.0.avg_fct_us", "conweave.reroutes"),
+            "and variant `slow` does not use ConWeave",
+        ),
+        (
+            ("fct_by_size.0.avg_fct_us", "bottleneck.utilization"),
+            "`bottleneck.utilization`: summary.json has `bottleneck` only for runs with \
+             [monitor] summary_from",
+        ),
         (
             ("\"20us\" }", "\"20us\" }\npoints = [\"hevy\"]"),
             "compare.points (variant `slow`) = hevy: a point of [[experiment.point]]: light, heavy",

@@ -380,8 +380,17 @@ pub fn parse(
             warnings,
         });
     }
-    let variants: Vec<(&str, Option<&[String]>)> = (runs.iter())
-        .map(|r| (r.name.as_str(), r.points.as_deref()))
+    let variants: Vec<experiment::VariantRuns> = (runs.iter())
+        .map(|r| experiment::VariantRuns {
+            name: &r.name,
+            points: r.points.as_deref(),
+            conweave: matches!(
+                r.config.load_balancing,
+                crate::forwarding::LoadBalancing::ConWeave(_)
+            ),
+            bottleneck: (r.config.monitor.as_ref()).is_some_and(|m| m.summary_from.is_some()),
+            fct_buckets: r.config.fct_size_buckets.len() + 1,
+        })
         .collect();
     experiment::validate(
         file,

@@ -539,19 +539,75 @@ fn validate_paper(
     }
 }
 
-/// Checks `[experiment]` and `[[check]]` against the scenario's variants: (name, the points
-/// it runs at if not all).
+/// A variant as its checks see it: its name, the grid points it runs at (every one when
+/// `None`), and the parts of `summary.json` only some runs write, so a check on a metric its
+/// runs never have is refused before they run rather than found empty after.
+pub(super) struct VariantRuns<'a> {
+    pub(super) name: &'a str,
+    pub(super) points: Option<&'a [String]>,
+    /// `conweave`: with `load_balancing.kind = "conweave"`.
+    pub(super) conweave: bool,
+    /// `bottleneck`: with `[monitor] summary_from`.
+    pub(super) bottleneck: bool,
+    /// `fct_by_size`'s entries: `run.fct_size_buckets`' edges and the open bucket above them.
+    pub(super) fct_buckets: usize,
+}
+
+impl VariantRuns<'_> {
+    /// Why metric `text` has no value in this variant's runs, if it never has one; `grid(key)`
+    /// says whether a grid point sets dotted key `key` (or a key within it), which may give
+    /// the runs there what the scenario as loaded has not.
+    fn never_writes(&self, text: &str, grid: impl Fn(&str) -> bool) -> Option<String> {
+        let name = self.name;
+        for part in text.split('/').map(str::trim) {
+            let mut steps = part.split('.');
+            let why = match (steps.next(), steps.next()) {
+                (Some("conweave"), _) if !self.conweave && !grid("load_balancing") => format!(
+                    "`{part}`: summary.json has `conweave` only for runs with \
+                     load_balancing.kind = \"conweave\", and variant `{name}` does not use \
+                     ConWeave"
+                ),
+                (Some("bottleneck"), _) if !self.bottleneck && !grid("monitor") => format!(
+                    "`{part}`: summary.json has `bottleneck` only for runs with [monitor] \
+                     summary_from (the samples it is made of), and variant `{name}` has none: \
+                     set monitor.interval and monitor.summary_from"
+                ),
+                (Some("fct_by_size"), Some(i))
+                    if i.parse::<usize>().is_ok_and(|i| i >= self.fct_buckets)
+                        && !grid("run.fct_size_buckets") =>
+                {
+                    format!(
+                        "`{part}`: variant `{name}` has {} flow-size buckets, fct_by_size.0 to \
+                         fct_by_size.{} (run.fct_size_buckets sets their edges)",
+                        self.fct_buckets,
+                        self.fct_buckets - 1
+                    )
+                }
+                _ => continue,
+            };
+            return Some(why);
+        }
+        None
+    }
+}
+
+/// Checks `[experiment]` and `[[check]]` against the scenario's variants.
 pub(super) fn validate(
     file: &str,
     experiment: Option<&ExperimentSection>,
     checks: &[CheckSection],
-    variants: &[(&str, Option<&[String]>)],
+    variants: &[VariantRuns],
     compare: bool,
 ) -> Result<(), ScenarioError> {
     let points: Vec<&str> = experiment.map_or_else(Vec::new, |e| {
         e.point.iter().map(|p| p.name.as_str()).collect()
     });
-    let names: Vec<&str> = variants.iter().map(|(name, _)| *name).collect();
+    let names: Vec<&str> = variants.iter().map(|v| v.name).collect();
+    // Whether a grid point sets `key`, or a key within it or holding it.
+    let grid = |key: &str| {
+        (experiment.iter().flat_map(|e| &e.point))
+            .any(|p| (p.set.keys()).any(|k| super::within(k, key) || super::within(key, k)))
+    };
     validate_variant_points(file, variants, &points)?;
     if let Some(e) = experiment {
         let mut seen = std::collections::BTreeSet::new();
@@ -622,8 +678,13 @@ pub(super) fn validate(
                     ));
                 }
             }
-            let runs_at = variants.iter().find(|(n, _)| *n == s.variant());
-            if let Some((name, Some(only))) = runs_at {
+            let runs_at = variants.iter().find(|v| v.name == s.variant());
+            if let Some(VariantRuns {
+                name,
+                points: Some(only),
+                ..
+            }) = runs_at
+            {
                 let within = |p: &str| only.iter().any(|o| o == p);
                 let check_points =
                     (c.points.as_deref()).is_some_and(|ps| ps.iter().all(|p| within(p)));
@@ -683,8 +744,22 @@ pub(super) fn validate(
                 "a metric (`metric` or `metrics`, or one on each side)",
             ));
         }
-        for m in list {
+        for m in &list {
             Metric::parse(m).map_err(|e| invalid(file, &at("metric"), m, &e))?;
+        }
+        let sides = [("num", Some(&c.num)), ("den", c.den.as_ref())];
+        for (side, s) in sides.into_iter().filter_map(|(n, s)| Some((n, s?))) {
+            let Some(v) = variants.iter().find(|v| v.name == s.variant()) else {
+                continue;
+            };
+            let own = s.metric().map(|m| (format!("{}.metric", at(side)), m));
+            let theirs = list.iter().map(|m| (at("metric"), *m));
+            // A side names its own metric only where the check names none.
+            for (key, m) in own.into_iter().chain(theirs) {
+                if let Some(why) = v.never_writes(m, grid) {
+                    return Err(invalid(file, &key, m, &why));
+                }
+            }
         }
         match &c.den {
             Some(den) if c.num.point().is_some() != den.point().is_some() => {
@@ -769,10 +844,13 @@ fn metric_sources(file: &str, i: usize, c: &CheckSection) -> Result<(), Scenario
 /// Each variant's `points` names points of the experiment's grid, at least one.
 fn validate_variant_points(
     file: &str,
-    variants: &[(&str, Option<&[String]>)],
+    variants: &[VariantRuns],
     points: &[&str],
 ) -> Result<(), ScenarioError> {
-    for (name, only) in variants {
+    for VariantRuns {
+        name, points: only, ..
+    } in variants
+    {
         let Some(only) = only else { continue };
         let key = format!("compare.points (variant `{name}`)");
         if only.is_empty() {
@@ -930,6 +1008,65 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("a positive ratio other than 1"), "{e}");
+    }
+
+    /// Variant `name`'s runs at every point, as a plain fat-tree run has them.
+    fn runs(name: &str) -> VariantRuns<'_> {
+        VariantRuns {
+            name,
+            points: None,
+            conweave: false,
+            bottleneck: false,
+            fct_buckets: 4,
+        }
+    }
+
+    #[test]
+    fn a_metric_its_runs_never_write_is_refused() {
+        let check = |metric: &str, point: &str| {
+            let c: CheckSection = toml::from_str(&format!(
+                "num = \"A\"\nden = \"B\"\nmetric = \"{metric}\"\nexpect = \"above\""
+            ))
+            .unwrap();
+            let e: ExperimentSection =
+                toml::from_str(&format!("[[point]]\nname = \"p\"\nset = {{ {point} }}")).unwrap();
+            let a = runs("A");
+            let b = VariantRuns {
+                conweave: true,
+                bottleneck: true,
+                fct_buckets: 10,
+                ..runs("B")
+            };
+            validate("t.toml", Some(&e), &[c], &[a, b], true).map_err(|e| e.to_string())
+        };
+        let load = "\"workload.load\" = 0.5";
+        for (metric, point, refused) in [
+            ("fct_by_size.3.p99_fct_us", load, None),
+            (
+                "fct_by_size.9.p99_fct_us",
+                load,
+                Some("check[0].metric = fct_by_size.9.p99_fct_us: `fct_by_size.9.p99_fct_us`: variant `A` has 4 flow-size buckets, fct_by_size.0 to fct_by_size.3"),
+            ),
+            ("fct_by_size.9.p99_fct_us", "\"run.fct_size_buckets\" = [\"1KB\"]", None),
+            (
+                "conweave.reroutes",
+                load,
+                Some("check[0].metric = conweave.reroutes: `conweave.reroutes`: summary.json has `conweave` only for runs with load_balancing.kind = \"conweave\", and variant `A` does not use ConWeave"),
+            ),
+            ("conweave.reroutes", "\"load_balancing.kind\" = \"conweave\"", None),
+            (
+                "drops / bottleneck.utilization",
+                load,
+                Some("`bottleneck.utilization`: summary.json has `bottleneck` only for runs with [monitor] summary_from"),
+            ),
+            ("bottleneck.utilization", "monitor = { interval = \"1us\", summary_from = \"0us\" }", None),
+        ] {
+            match (check(metric, point), refused) {
+                (Ok(()), None) => {}
+                (Err(e), Some(want)) => assert!(e.contains(want), "{metric}: {e}"),
+                (got, want) => panic!("{metric} with {point}: {got:?}, expected {want:?}"),
+            }
+        }
     }
 
     #[test]
