@@ -349,6 +349,14 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
             ),
             "unknown variant `higher`",
         ),
+        // As the file writes it, not as Rust names it (`Near(-0.1)`).
+        (
+            (
+                "claim = \"slower\"\nexpect = \"above\"",
+                "claim = \"slower\"\nexpect = { near = -0.1 }",
+            ),
+            "check[0].expect = { near = -0.1 }: { near = T }: a tolerance T of 0 or more",
+        ),
         (
             ("paper = [2, 3]", "paper = [3, 2]"),
             "check[0].paper = [3, 2]: a positive number (the paper's value) or a range [low, \

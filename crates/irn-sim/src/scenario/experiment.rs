@@ -275,6 +275,21 @@ impl Expect {
     }
 }
 
+/// As a scenario writes it (`"above"`, `{ near = 0.05 }`), so an error shows the user's
+/// TOML rather than the Rust type.
+impl std::fmt::Display for Expect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let real = crate::scenario::real;
+        match *self {
+            Expect::Above => write!(f, "\"above\""),
+            Expect::Below => write!(f, "\"below\""),
+            Expect::Near(t) => write!(f, "{{ near = {} }}", real(t)),
+            Expect::AtMost(b) => write!(f, "{{ at_most = {} }}", real(b)),
+            Expect::AtLeast(b) => write!(f, "{{ at_least = {} }}", real(b)),
+        }
+    }
+}
+
 /// A metric of `summary.json`: a key, a list element's key, or the quotient of two.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
@@ -725,12 +740,7 @@ pub(super) fn validate(
             }
         }
         if let Some(why) = c.expect.invalid() {
-            return Err(invalid(
-                file,
-                &at("expect"),
-                &format!("{:?}", c.expect),
-                why,
-            ));
+            return Err(invalid(file, &at("expect"), &c.expect.to_string(), why));
         }
         metric_sources(file, i, c)?;
         let list = c.metric_list();
@@ -774,7 +784,7 @@ pub(super) fn validate(
                 return Err(invalid(
                     file,
                     &at("expect"),
-                    &format!("{:?}", c.expect),
+                    &c.expect.to_string(),
                     "a check of one value (no `den`) bounds it: { at_most = … } or { at_least = … }",
                 ));
             }
@@ -1067,6 +1077,35 @@ mod tests {
                 (got, want) => panic!("{metric} with {point}: {got:?}, expected {want:?}"),
             }
         }
+    }
+
+    #[test]
+    fn an_expectation_is_shown_as_written() {
+        for (e, shown) in [
+            (Expect::Above, "\"above\""),
+            (Expect::Below, "\"below\""),
+            (Expect::Near(-0.1), "{ near = -0.1 }"),
+            (Expect::AtMost(1.1), "{ at_most = 1.1 }"),
+            (Expect::AtLeast(2.0), "{ at_least = 2 }"),
+            (Expect::AtLeast(f64::NAN), "{ at_least = nan }"),
+        ] {
+            assert_eq!(e.to_string(), shown);
+        }
+        // In the errors that name it.
+        let c: CheckSection = toml::from_str(
+            "num = \"A\"\nden = \"A\"\nmetric = \"drops\"\nexpect = { near = -0.1 }",
+        )
+        .unwrap();
+        let e = validate("t.toml", None, &[c], &[runs("A")], true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("check[0].expect = { near = -0.1 }: "), "{e}");
+        let c: CheckSection =
+            toml::from_str("num = \"A\"\nmetric = \"drops\"\nexpect = \"below\"").unwrap();
+        let e = validate("t.toml", None, &[c], &[runs("A")], true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("check[0].expect = \"below\": "), "{e}");
     }
 
     #[test]
