@@ -1063,9 +1063,10 @@ pub struct CheckArgs {
     /// Runs at once (each uses one core). Default: all cores.
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
-    /// Results folder.
-    #[arg(long, value_name = "DIR", default_value = "results/check")]
-    out: PathBuf,
+    /// Results folder. Default: results/check (or results/check-quick, so a quick pass never
+    /// mixes with a full one).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Rerun everything instead of reading back runs already in the results folder.
     #[arg(long)]
     fresh: bool,
@@ -1107,5 +1108,12 @@ pub fn check(a: CheckArgs) -> Result<bool> {
     };
     let chosen: Vec<&Experiment> = experiments.iter().collect();
     let command = format!("irn check{}", if a.quick { " --quick" } else { "" });
-    run_all(&chosen, &plan, &a.out, a.jobs, Writer::Check, &command)
+    let out = a.out.clone().unwrap_or_else(|| {
+        PathBuf::from(if a.quick {
+            "results/check-quick"
+        } else {
+            "results/check"
+        })
+    });
+    run_all(&chosen, &plan, &out, a.jobs, Writer::Check, &command)
 }
