@@ -57,8 +57,8 @@ pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 
 use error::{
-    auto_or_at_least, check_keys, duration_in, invalid, link_rate, min_frame_floor, parse_key,
-    rate_in, real, require, shown, SET,
+    about, auto_or_at_least, check_keys, duration_in, invalid, link_rate, min_frame_floor,
+    parse_key, rate_in, real, require, shown, SET,
 };
 use overrides::{parse_override, set_dotted};
 
@@ -1151,9 +1151,11 @@ fn rto_warning(rto: &RtoPolicy, topology: &crate::topology::Topology) -> Option<
     };
     (shortest.1 < rtt).then(|| {
         format!(
-            "{} = {} is shorter than the longest path's round-trip propagation ({rtt}): flows \
+            "{} = {} is shorter than the longest path's round-trip propagation ({}): flows \
              on it time out before an acknowledgement can return; set the timeouts above it",
-            shortest.0, shortest.1
+            shortest.0,
+            shortest.1,
+            about(rtt)
         )
     })
 }

@@ -187,6 +187,18 @@ pub(super) fn shown(d: Duration) -> String {
     }
 }
 
+/// A duration for a warning: exact if round, else to a tenth of a microsecond (a computed
+/// round trip or drain time is rarely a whole number of nanoseconds, and its picoseconds only
+/// hide its size).
+pub(super) fn about(d: Duration) -> String {
+    let exact = d.to_string();
+    if exact.ends_with("ps") && d.as_ps() >= 1_000_000 {
+        format!("{:.1}us", d.as_us_f64())
+    } else {
+        shown(d)
+    }
+}
+
 /// A real number as TOML writes it: `0.5`, `1e308` (not its 309 digits), `nan`, `-inf`.
 pub(super) fn real(v: f64) -> String {
     let a = v.abs();

@@ -28,8 +28,8 @@ pub use go_back_n::TxWindow;
 
 use super::error::{did_you_mean, written};
 use super::{
-    duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind, ScenarioError,
-    ScenarioFile, SET,
+    about, duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind,
+    ScenarioError, ScenarioFile, SET,
 };
 use crate::config::{bdp_cap_packets, BdpCapScope, EcnConfig};
 use crate::topology::Topology;
@@ -382,10 +382,12 @@ fn rto(
     let rto_high = match t.rto_high.as_str() {
         "auto" if rtt + drain < rto_low => {
             warning = Some(format!(
-                "transport.rto_high = \"auto\" is {} (the longest path's {rtt} round trip + \
-                 {drain} to drain a full buffer), less than rto_low = {rto_low}: RTO_high is \
-                 raised to {rto_low}",
-                rtt + drain
+                "transport.rto_high = \"auto\" is {} (the longest path's {} round trip + {} to \
+                 drain a full buffer), less than rto_low = {rto_low}: RTO_high is raised to \
+                 {rto_low}",
+                about(rtt + drain),
+                about(rtt),
+                about(drain)
             ));
             rto_low
         }
@@ -1805,6 +1807,17 @@ mod tests {
             [
                 "transport.rto_high = \"auto\" is 96us (the longest path's 24us round trip + 72us \
               to drain a full buffer), less than rto_low = 100us: RTO_high is raised to 100us"
+            ]
+        );
+        // A drain time that is not a whole number of nanoseconds, to a tenth of a microsecond
+        // (not 72001200ps).
+        let run = one("[switch]\nbuffer = \"60001B\"\n").unwrap();
+        assert_eq!(
+            run.warnings,
+            [
+                "transport.rto_high = \"auto\" is 96.0us (the longest path's 24us round trip + \
+                 72.0us to drain a full buffer), less than rto_low = 100us: RTO_high is raised \
+                 to 100us"
             ]
         );
         // No timers, no warning.
