@@ -404,6 +404,7 @@ fn outcomes(exp: &Experiment, runs: &Runs, window: &str) -> Result<Vec<Outcome>>
                 paper,
                 claim: c.claim.clone(),
                 ours,
+                infinite: ours == f64::INFINITY,
                 expect: c.expect,
                 holds: c.expect.holds(ours),
                 magnitude,
