@@ -433,6 +433,40 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
     );
 }
 
+/// A `--set` of a key the grid points set is dropped at those points (theirs apply over it):
+/// said on stderr, naming the key and the points, before anything runs.
+#[test]
+fn a_set_the_grid_points_override_is_warned_of() {
+    let dir = scratch("check-set-points");
+    std::fs::write(dir.join("exp.toml"), EXPERIMENT).unwrap();
+    // A file as --out is refused after the warning, so nothing runs.
+    std::fs::write(dir.join("taken"), "").unwrap();
+    let warnings = |set: &str| {
+        let out = irn(&["check", "exp.toml", "--set", set, "--out", "taken"], &dir);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        err.lines()
+            .filter(|l| l.starts_with("warning:"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        warnings("workload.load=0.9"),
+        [
+            "warning: slow-core: --set workload.load: every grid point (light, heavy) sets \
+             workload.load over it, so --set's workload.load is used at none of them"
+        ]
+    );
+    assert_eq!(
+        warnings("workload={ kind = \"poisson\", load = 0.9, duration = \"200us\" }"),
+        [
+            "warning: slow-core: --set workload: every grid point (light, heavy) sets \
+             workload.load over it, so --set's workload.load is used at none of them"
+        ]
+    );
+    assert!(warnings("transport.mtu=512").is_empty());
+}
+
 /// The report draws one chart per grid dimension (`load=…` points), with units on the bars,
 /// and the terminal table has headers.
 #[test]
