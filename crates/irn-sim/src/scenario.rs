@@ -1041,6 +1041,12 @@ fn validate(
     warnings.extend(late_failures);
     warnings.extend(topology::parallel_links_warning(&s.topology, &topology));
     warnings.extend(switch::idle_deflection(s));
+    warnings.extend(switch::unreachable_marking(
+        s,
+        &topology,
+        &buffer,
+        ecn.as_ref(),
+    ));
     warnings.extend(load_balancing::single_path_warning(s, &topology));
     let config = SimConfig {
         seed: s.seed,
