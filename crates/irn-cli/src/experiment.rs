@@ -352,12 +352,11 @@ impl Experiment {
         if let Chart::VariantLines(lines) = &e.chart {
             for line in lines {
                 metric(&line.metric)?;
-                if line.per.is_some_and(|per| !(per.is_finite() && per > 0.0)) {
+                if let Some(per) = line.per.filter(|per| !(per.is_finite() && *per > 0.0)) {
                     bail!(
-                        "{file}: [experiment] chart variant-lines `{}`: per = {:?} must be a \
+                        "{file}: [experiment] chart variant-lines `{}`: per = {per} must be a \
                          positive number",
                         line.metric,
-                        line.per
                     );
                 }
             }
@@ -580,6 +579,14 @@ mod tests {
                 "t.toml: metric `collectives.1.busbw_gbytes_per_s`: the scenario has one \
                  collective job, `collectives.0`"
             ),
+            "{err}"
+        );
+        // A chart's `per` as written, not as Rust's `Some(-2.0)`.
+        let chart = "chart = { variant-lines = [{ metric = \"drops\", per = -2 }] }\n";
+        let err = parse(format!("{base}{chart}{}", check(metric)));
+        let err = format!("{:#}", err.err().unwrap());
+        assert!(
+            err.contains("variant-lines `drops`: per = -2 must be a positive number"),
             "{err}"
         );
     }

@@ -87,7 +87,7 @@ pub struct ReproduceArgs {
     fresh: bool,
     /// Override a key in every experiment's scenario, e.g. `--set transport.mtu=4096`
     /// (repeatable), as `irn run --set` does; a figure's own points (the robustness grid, the
-    /// incast degrees) apply over it. The keys reproduce sets itself (`workload.duration`,
+    /// incast degrees) apply over it, with a warning naming them. The keys reproduce sets itself (`workload.duration`,
     /// `run.warmup`, `run.measure_until`, `seed`) are refused.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
@@ -404,6 +404,7 @@ fn outcomes(exp: &Experiment, runs: &Runs, window: &str) -> Result<Vec<Outcome>>
                 paper,
                 claim: c.claim.clone(),
                 ours,
+                infinite: ours == f64::INFINITY,
                 expect: c.expect,
                 holds: c.expect.holds(ours),
                 magnitude,
@@ -877,6 +878,52 @@ fn check_overrides(overrides: &[String], command: &str) -> Result<()> {
     Ok(())
 }
 
+/// What a grid point does to an override: a point's keys apply over `--set` (they are the
+/// experiment), so an override of a key some `points` (name, `KEY=VALUE`s) set is dropped
+/// there; a warning for each such override, naming the points and their keys, so it is not
+/// dropped unseen.
+fn points_over(overrides: &[String], points: &[(String, Vec<String>)]) -> Vec<String> {
+    let key = |o: &str| o.split_once('=').map_or(o, |(k, _)| k).trim().to_string();
+    // Whether dotted keys `a` and `b` are one, or one lies inside the other.
+    let meet = |a: &str, b: &str| {
+        let inside = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|r| r.starts_with('.'));
+        a == b || inside(a, b) || inside(b, a)
+    };
+    let mut out = Vec::new();
+    for o in overrides {
+        let k = key(o);
+        let mut set = std::collections::BTreeSet::new();
+        let mut over = Vec::new();
+        for (name, keys) in points {
+            let here: Vec<String> = keys
+                .iter()
+                .map(|s| key(s))
+                .filter(|p| meet(p, &k))
+                .collect();
+            if !here.is_empty() {
+                over.push(name.as_str());
+                set.extend(here);
+            }
+        }
+        let which = match over.len() {
+            0 => continue,
+            n if n == points.len() => format!("every grid point ({}) sets", over.join(", ")),
+            1 => format!("grid point {} sets", over[0]),
+            _ => format!("grid points {} set", over.join(", ")),
+        };
+        let set: Vec<String> = set.into_iter().collect();
+        let set = set.join(", ");
+        let used = match over.len() == points.len() {
+            true => "at none of them",
+            false => "at the other points only",
+        };
+        out.push(format!(
+            "--set {k}: {which} {set} over it, so --set's {set} is used {used}"
+        ));
+    }
+    out
+}
+
 /// Runs `chosen` into `out` and writes the reports; returns whether every direction held.
 /// What `irn reproduce` and `irn check` say on Ctrl-C: every run is written whole into its own
 /// folder, so the finished ones stay and the same command resumes from them; the runs in
@@ -909,6 +956,9 @@ fn run_all(
         // A mistaken --set or --monitor is refused before the results folder is made.
         for exp in chosen.iter().filter(|e| e.source == Source::Scenario) {
             exp.runs(plan.overrides)?;
+            for w in points_over(plan.overrides, &exp.points) {
+                errln!("warning: {}: {w}", exp.id);
+            }
         }
     }
     let what = |e: &Experiment| format!("{}: [experiment] id", e.file);
@@ -1064,9 +1114,10 @@ pub struct CheckArgs {
     /// Runs at once (each uses one core; at most 1024). Default: all cores.
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
-    /// Results folder.
-    #[arg(long, value_name = "DIR", default_value = "results/check")]
-    out: PathBuf,
+    /// Results folder. Default: results/check (or results/check-quick, so a quick pass never
+    /// mixes with a full one).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Rerun everything instead of reading back runs already in the results folder.
     #[arg(long)]
     fresh: bool,
@@ -1108,5 +1159,55 @@ pub fn check(a: CheckArgs) -> Result<bool> {
     };
     let chosen: Vec<&Experiment> = experiments.iter().collect();
     let command = format!("irn check{}", if a.quick { " --quick" } else { "" });
-    run_all(&chosen, &plan, &a.out, a.jobs, Writer::Check, &command)
+    let out = a.out.clone().unwrap_or_else(|| {
+        PathBuf::from(if a.quick {
+            "results/check-quick"
+        } else {
+            "results/check"
+        })
+    });
+    run_all(&chosen, &plan, &out, a.jobs, Writer::Check, &command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_override_the_points_set_is_named_with_them() {
+        let points = |sets: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
+            (sets.iter())
+                .map(|(n, s)| (n.to_string(), s.iter().map(|s| s.to_string()).collect()))
+                .collect()
+        };
+        let grid = points(&[
+            ("a", &["workload.load=0.2"]),
+            ("b", &["workload.load=0.5", "transport.mtu=512"]),
+            ("c", &["switch.buffer=\"1MB\""]),
+        ]);
+        for (set, want) in [
+            ("transport.cc=\"dcqcn\"", None),
+            ("workload.duration=\"1ms\"", None),
+            (
+                "workload.load=0.9",
+                Some("--set workload.load: grid points a, b set workload.load over it, so --set's workload.load is used at the other points only"),
+            ),
+            (
+                "transport={ mtu = 1024 }",
+                Some("--set transport: grid point b sets transport.mtu over it, so --set's transport.mtu is used at the other points only"),
+            ),
+            (
+                "switch.buffer=\"2MB\"",
+                Some("--set switch.buffer: grid point c sets switch.buffer over it"),
+            ),
+        ] {
+            let got = points_over(&[set.to_string()], &grid);
+            match want {
+                None => assert!(got.is_empty(), "{set}: {got:?}"),
+                Some(want) => assert!(got.len() == 1 && got[0].starts_with(want), "{set}: {got:?}"),
+            }
+        }
+        // None of a model's points (which set nothing) and no grid at all.
+        assert!(points_over(&["workload.load=0.9".into()], &points(&[("", &[])])).is_empty());
+    }
 }

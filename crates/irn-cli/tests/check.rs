@@ -311,6 +311,21 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
             ("\"avg_fct_us\", \"fct", "\"failures\", \"fct"),
             "`failures`: a failures metric is `failures.KEY` with KEY one of link_failures",
         ),
+        // Metrics its runs never write: refused before they run, not found empty after.
+        (
+            ("fct_by_size.0.avg_fct_us", "fct_by_size.9.avg_fct_us"),
+            "check[0].metric = fct_by_size.9.avg_fct_us: `fct_by_size.9.avg_fct_us`: variant \
+             `slow` has 4 flow-size buckets, fct_by_size.0 to fct_by_size.3",
+        ),
+        (
+            ("fct_by_size.0.avg_fct_us", "conweave.reroutes"),
+            "and variant `slow` does not use ConWeave",
+        ),
+        (
+            ("fct_by_size.0.avg_fct_us", "bottleneck.utilization"),
+            "`bottleneck.utilization`: summary.json has `bottleneck` only for runs with \
+             [monitor] summary_from",
+        ),
         (
             ("\"20us\" }", "\"20us\" }\npoints = [\"hevy\"]"),
             "compare.points (variant `slow`) = hevy: a point of [[experiment.point]]: light, heavy",
@@ -333,6 +348,14 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
                 "claim = \"slower\"\nexpect = \"higher\"",
             ),
             "unknown variant `higher`",
+        ),
+        // As the file writes it, not as Rust names it (`Near(-0.1)`).
+        (
+            (
+                "claim = \"slower\"\nexpect = \"above\"",
+                "claim = \"slower\"\nexpect = { near = -0.1 }",
+            ),
+            "check[0].expect = { near = -0.1 }: { near = T }: a tolerance T of 0 or more",
         ),
         (
             ("paper = [2, 3]", "paper = [3, 2]"),
@@ -408,6 +431,40 @@ fn a_mistaken_experiment_is_refused_before_anything_runs() {
         err.contains("[check] describes the experiment, not a run"),
         "{err}"
     );
+}
+
+/// A `--set` of a key the grid points set is dropped at those points (theirs apply over it):
+/// said on stderr, naming the key and the points, before anything runs.
+#[test]
+fn a_set_the_grid_points_override_is_warned_of() {
+    let dir = scratch("check-set-points");
+    std::fs::write(dir.join("exp.toml"), EXPERIMENT).unwrap();
+    // A file as --out is refused after the warning, so nothing runs.
+    std::fs::write(dir.join("taken"), "").unwrap();
+    let warnings = |set: &str| {
+        let out = irn(&["check", "exp.toml", "--set", set, "--out", "taken"], &dir);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        err.lines()
+            .filter(|l| l.starts_with("warning:"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        warnings("workload.load=0.9"),
+        [
+            "warning: slow-core: --set workload.load: every grid point (light, heavy) sets \
+             workload.load over it, so --set's workload.load is used at none of them"
+        ]
+    );
+    assert_eq!(
+        warnings("workload={ kind = \"poisson\", load = 0.9, duration = \"200us\" }"),
+        [
+            "warning: slow-core: --set workload: every grid point (light, heavy) sets \
+             workload.load over it, so --set's workload.load is used at none of them"
+        ]
+    );
+    assert!(warnings("transport.mtu=512").is_empty());
 }
 
 /// The report draws one chart per grid dimension (`load=…` points), with units on the bars,

@@ -314,15 +314,17 @@ mod interrupt {
             + "\n[[check]]\nnum = \"IRN\"\nden = \"RoCE+PFC\"\nmetric = \"avg_fct_us\"\n\
                expect = \"below\"\n";
         std::fs::write(dir.join("c.toml"), text).unwrap();
-        let window = dir.join("results/check/example/4ms/all");
+        // A quick pass has a folder of its own, as `irn reproduce --quick` has.
+        let window = dir.join("results/check-quick/example/4ms/all");
         let args = ["check", "c.toml", "--quick", "-j", "1"];
         let out = interrupted(&args, &dir, &window, ".IRN.tmp-");
         assert_eq!(
             said(&out),
-            "interrupted: kept every finished run in results/check, removed the 1 unfinished \
-             run; the same command reuses them and runs the rest"
+            "interrupted: kept every finished run in results/check-quick, removed the 1 \
+             unfinished run; the same command reuses them and runs the rest"
         );
         assert!(names_in(&window, |n| n.contains(".tmp-")).is_empty());
-        assert!(!dir.join("results/check/report.html").exists());
+        assert!(!dir.join("results/check-quick/report.html").exists());
+        assert!(!dir.join("results/check").exists());
     }
 }

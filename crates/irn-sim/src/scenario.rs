@@ -57,8 +57,8 @@ pub use transport::{CcKind, TransportKind, TransportSection};
 pub use workload::{SizesSection, VerbsMixSection, WorkloadKind, WorkloadSection};
 
 use error::{
-    auto_or_at_least, check_keys, duration_in, invalid, link_rate, min_frame_floor, parse_key,
-    rate_in, real, require, shown, SET,
+    about, auto_or_at_least, check_keys, duration_in, invalid, link_rate, min_frame_floor,
+    parse_key, rate_in, real, require, shown, SET,
 };
 use overrides::{parse_override, set_dotted};
 
@@ -380,8 +380,17 @@ pub fn parse(
             warnings,
         });
     }
-    let variants: Vec<(&str, Option<&[String]>)> = (runs.iter())
-        .map(|r| (r.name.as_str(), r.points.as_deref()))
+    let variants: Vec<experiment::VariantRuns> = (runs.iter())
+        .map(|r| experiment::VariantRuns {
+            name: &r.name,
+            points: r.points.as_deref(),
+            conweave: matches!(
+                r.config.load_balancing,
+                crate::forwarding::LoadBalancing::ConWeave(_)
+            ),
+            bottleneck: (r.config.monitor.as_ref()).is_some_and(|m| m.summary_from.is_some()),
+            fct_buckets: r.config.fct_size_buckets.len() + 1,
+        })
         .collect();
     experiment::validate(
         file,
@@ -1035,6 +1044,12 @@ fn validate(
     warnings.extend(late_failures);
     warnings.extend(topology::parallel_links_warning(&s.topology, &topology));
     warnings.extend(switch::idle_deflection(s));
+    warnings.extend(switch::unreachable_marking(
+        s,
+        &topology,
+        &buffer,
+        ecn.as_ref(),
+    ));
     warnings.extend(load_balancing::single_path_warning(s, &topology));
     let config = SimConfig {
         seed: s.seed,
@@ -1145,9 +1160,11 @@ fn rto_warning(rto: &RtoPolicy, topology: &crate::topology::Topology) -> Option<
     };
     (shortest.1 < rtt).then(|| {
         format!(
-            "{} = {} is shorter than the longest path's round-trip propagation ({rtt}): flows \
+            "{} = {} is shorter than the longest path's round-trip propagation ({}): flows \
              on it time out before an acknowledgement can return; set the timeouts above it",
-            shortest.0, shortest.1
+            shortest.0,
+            shortest.1,
+            about(rtt)
         )
     })
 }

@@ -321,6 +321,30 @@ fn malformed_topology_files_are_rejected_with_line_numbers() {
             5,
             "one more link after the 2 links",
         ),
+        // After the last link, a link a field short (or over) is not a note: refused.
+        (
+            format!("3 1 2\n2\n0 2 {L}\n1 2 {L}\n0 2 100Gbps 1000ns\n"),
+            5,
+            "a link line with 4 fields after the 2 links the header announces: a link has 5 \
+             (src dst rate delay error_rate), and N_links on line 1 counts them all",
+        ),
+        (
+            format!("3 1 2\n2\n0 2 {L}\n1 2 {L}\n0 2 100Gbps 1000ns 0 0\n"),
+            5,
+            "a link line with 6 fields after the 2 links",
+        ),
+        // Rates within a generated network's bounds, 1 Mb/s to 10 Tb/s.
+        (
+            format!("3 1 2\n2\n0 2 {L}\n1 2 100Tbps 1000ns 0\n"),
+            4,
+            "rate `100Tbps` is out of range: between 1Mbps and 10Tbps (1 Mb/s is slower than \
+             any RDMA network; 10 Tb/s is six times today's fastest ports)",
+        ),
+        (
+            format!("3 1 2\n2\n0 2 {L}\n1 2 999kbps 1000ns 0\n"),
+            4,
+            "rate `999kbps` is out of range",
+        ),
         (
             format!("3 1 2\n2\n0 2 {L}\n1 2 100Gbps 1000ns\n"),
             4,

@@ -19,8 +19,11 @@ use super::verdict::{Magnitude, Paper, Tally};
 use crate::output::folder_name;
 use crate::report::escape;
 
-/// One check's outcome at one grid point.
+/// One check's outcome at one grid point. Serialized by hand around serde's derived code
+/// (`remote = "Self"`), so that an infinite `ours`, which JSON writes as `null`, reads back
+/// as infinite from `infinite`.
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Outcome {
     pub figure: String,
     pub point: String,
@@ -32,9 +35,14 @@ pub struct Outcome {
     /// The paper's words, with where it says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim: Option<String>,
-    /// The ratio (`null` in the JSON when it has no value or is infinite).
+    /// The ratio (`null` in the JSON when it has no value or is infinite; `infinite` tells
+    /// the two apart).
     #[serde(deserialize_with = "null_as_nan")]
     pub ours: f64,
+    /// `ours` is infinite (a ratio over a denominator of 0 with a numerator above 0): JSON has
+    /// no infinity, so `ours` is `null` there, and this says it is not a missing value.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub infinite: bool,
     pub expect: Expect,
     /// The direction verdict: `expect` holds for `ours`.
     pub holds: bool,
@@ -63,9 +71,26 @@ pub struct Outcome {
     pub missing: Option<String>,
 }
 
-/// serde_json writes a non-finite `f64` as `null`; read it back as no value.
+/// serde_json writes a non-finite `f64` as `null`; read it back as no value (an infinite
+/// one is restored from `infinite`).
 fn null_as_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Outcome::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Outcome {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut o = Outcome::deserialize(d)?;
+        if o.infinite {
+            o.ours = f64::INFINITY;
+        }
+        Ok(o)
+    }
 }
 
 impl Outcome {
@@ -781,5 +806,28 @@ mod tests {
         let again: Vec<FigureResult> = serde_json::from_str(&json).unwrap();
         assert_eq!(serde_json::to_string_pretty(&again).unwrap(), json);
         assert!(again[1].outcomes[2].ours.is_nan());
+    }
+
+    /// An infinite ratio is `null` in the JSON (which has no infinity) with `infinite` saying
+    /// so, where a `null` alone has no value; both read back as they were.
+    #[test]
+    fn an_infinite_ratio_is_not_a_missing_one() {
+        let mut results = results();
+        results[1].outcomes[1].ours = f64::INFINITY;
+        results[1].outcomes[1].infinite = true;
+        let json = serde_json::to_string_pretty(&results).unwrap();
+        let outcome = |json: &str, i: usize| {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            v[1]["outcomes"][i].clone()
+        };
+        assert_eq!(outcome(&json, 1)["ours"], serde_json::Value::Null);
+        assert_eq!(outcome(&json, 1)["infinite"], true);
+        assert_eq!(outcome(&json, 2)["ours"], serde_json::Value::Null);
+        assert!(outcome(&json, 2).get("infinite").is_none());
+        let again: Vec<FigureResult> = serde_json::from_str(&json).unwrap();
+        assert_eq!(again[1].outcomes[1].ours, f64::INFINITY);
+        assert_eq!(again[1].outcomes[1].shown(2), "∞×");
+        assert!(again[1].outcomes[2].ours.is_nan());
+        assert_eq!(serde_json::to_string_pretty(&again).unwrap(), json);
     }
 }

@@ -13,7 +13,8 @@
 
 use super::switch::CreditRuleKind;
 use super::{
-    auto_or_at_least, invalid, min_frame_floor, ScenarioError, ScenarioFile, SwitchModelKind, SET,
+    about, auto_or_at_least, invalid, min_frame_floor, ScenarioError, ScenarioFile,
+    SwitchModelKind, SET,
 };
 use crate::credits::{
     blocks, free_blocks, Counters, CreditConfig, CreditRule, BLOCK_BYTES, MAX_COUNTER_BITS,
@@ -140,9 +141,10 @@ pub(super) fn interval_warning(
     (every > window).then(|| {
         format!(
             "switch.credit_interval = {every} is longer than the time to send a window of {} \
-             blocks at {fastest} ({window}), the longest the standard allows between \
+             blocks at {fastest} ({}), the longest the standard allows between \
              flow-control packets: credit can come late and links idle",
-            c.window_blocks
+            c.window_blocks,
+            about(window)
         )
     })
 }
@@ -173,7 +175,7 @@ pub(super) fn window_warning(
              credit_counter_bits) or set credit_rule = \"pause-equivalent\"",
             c.window_blocks,
             link.rate,
-            link.delay,
+            about(link.delay),
             link.rate.bdp_bytes(link.delay * 2),
             100.0 * share
         )
@@ -283,7 +285,7 @@ mod tests {
         assert!(
             w[0].starts_with(
                 "switch.credit_interval = 20us is longer than the time to send a window of 2048 \
-                 blocks at 100Gbps (10485760ps)"
+                 blocks at 100Gbps (10.5us)"
             ),
             "{}",
             w[0]

@@ -1,6 +1,7 @@
 //! Scenario errors, and the helpers every section uses to report one: each names the file,
 //! the key, the value and what is allowed.
 
+use crate::topology::{LINK_RATES, LINK_RATES_WHY};
 use irn_core::{Bandwidth, Duration};
 
 /// A scenario that could not be loaded. Each message is whole, cause included, so no variant
@@ -156,14 +157,6 @@ pub(super) fn auto_or_at_least(
 /// takes on the wire: no port can send anything more often than once per this many bytes' time.
 pub(super) const MIN_WIRE_FRAME_BYTES: u64 = 84;
 
-/// The slowest and fastest link rate a scenario may give: 1 Mb/s, below any network RDMA runs
-/// over, and 10 Tb/s, six times the fastest port shipping (1.6 Tb/s) while a byte still takes
-/// a whole picosecond or more.
-pub(super) const LINK_RATES: (Bandwidth, Bandwidth) = (
-    Bandwidth::from_bps(1_000_000),
-    Bandwidth::from_bps(10_000_000_000_000),
-);
-
 /// The floor of a periodic key whose events leave (or are sampled at) links of `rate`: one
 /// minimum frame's time there, with `which` saying which link that is ("the slowest link").
 pub(super) fn min_frame_floor(rate: Bandwidth, which: &str) -> (Duration, String) {
@@ -184,6 +177,18 @@ pub(super) fn shown(d: Duration) -> String {
         format!("{exact} ({:.1}ns)", d.as_ns_f64())
     } else {
         exact
+    }
+}
+
+/// A duration for a warning: exact if round, else to a tenth of a microsecond (a computed
+/// round trip or drain time is rarely a whole number of nanoseconds, and its picoseconds only
+/// hide its size).
+pub(super) fn about(d: Duration) -> String {
+    let exact = d.to_string();
+    if exact.ends_with("ps") && d.as_ps() >= 1_000_000 {
+        format!("{:.1}us", d.as_us_f64())
+    } else {
+        shown(d)
     }
 }
 
@@ -256,13 +261,7 @@ pub(super) fn rate_in(
 
 /// A link's rate key: within [`LINK_RATES`].
 pub(super) fn link_rate(file: &str, key: &str, text: &str) -> Result<Bandwidth, ScenarioError> {
-    rate_in(
-        file,
-        key,
-        text,
-        LINK_RATES,
-        "1 Mb/s is slower than any RDMA network; 10 Tb/s is six times today's fastest ports",
-    )
+    rate_in(file, key, text, LINK_RATES, LINK_RATES_WHY)
 }
 
 /// Parses a unit-bearing value, naming the key on failure.

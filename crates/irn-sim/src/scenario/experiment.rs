@@ -184,7 +184,8 @@ pub enum PaperValue {
 }
 
 /// A check's numerator or denominator: a variant, or a variant at a grid point (default: every
-/// point, each against itself) with its own metric (default: the check's).
+/// point, each against itself) with its own metric (then every side names its own, and the
+/// check none).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Side {
@@ -270,6 +271,21 @@ impl Expect {
             Expect::Above => ratio < 1.0,
             Expect::Below => ratio > 1.0,
             _ => false,
+        }
+    }
+}
+
+/// As a scenario writes it (`"above"`, `{ near = 0.05 }`), so an error shows the user's
+/// TOML rather than the Rust type.
+impl std::fmt::Display for Expect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let real = crate::scenario::real;
+        match *self {
+            Expect::Above => write!(f, "\"above\""),
+            Expect::Below => write!(f, "\"below\""),
+            Expect::Near(t) => write!(f, "{{ near = {} }}", real(t)),
+            Expect::AtMost(b) => write!(f, "{{ at_most = {} }}", real(b)),
+            Expect::AtLeast(b) => write!(f, "{{ at_least = {} }}", real(b)),
         }
     }
 }
@@ -538,19 +554,75 @@ fn validate_paper(
     }
 }
 
-/// Checks `[experiment]` and `[[check]]` against the scenario's variants: (name, the points
-/// it runs at if not all).
+/// A variant as its checks see it: its name, the grid points it runs at (every one when
+/// `None`), and the parts of `summary.json` only some runs write, so a check on a metric its
+/// runs never have is refused before they run rather than found empty after.
+pub(super) struct VariantRuns<'a> {
+    pub(super) name: &'a str,
+    pub(super) points: Option<&'a [String]>,
+    /// `conweave`: with `load_balancing.kind = "conweave"`.
+    pub(super) conweave: bool,
+    /// `bottleneck`: with `[monitor] summary_from`.
+    pub(super) bottleneck: bool,
+    /// `fct_by_size`'s entries: `run.fct_size_buckets`' edges and the open bucket above them.
+    pub(super) fct_buckets: usize,
+}
+
+impl VariantRuns<'_> {
+    /// Why metric `text` has no value in this variant's runs, if it never has one; `grid(key)`
+    /// says whether a grid point sets dotted key `key` (or a key within it), which may give
+    /// the runs there what the scenario as loaded has not.
+    fn never_writes(&self, text: &str, grid: impl Fn(&str) -> bool) -> Option<String> {
+        let name = self.name;
+        for part in text.split('/').map(str::trim) {
+            let mut steps = part.split('.');
+            let why = match (steps.next(), steps.next()) {
+                (Some("conweave"), _) if !self.conweave && !grid("load_balancing") => format!(
+                    "`{part}`: summary.json has `conweave` only for runs with \
+                     load_balancing.kind = \"conweave\", and variant `{name}` does not use \
+                     ConWeave"
+                ),
+                (Some("bottleneck"), _) if !self.bottleneck && !grid("monitor") => format!(
+                    "`{part}`: summary.json has `bottleneck` only for runs with [monitor] \
+                     summary_from (the samples it is made of), and variant `{name}` has none: \
+                     set monitor.interval and monitor.summary_from"
+                ),
+                (Some("fct_by_size"), Some(i))
+                    if i.parse::<usize>().is_ok_and(|i| i >= self.fct_buckets)
+                        && !grid("run.fct_size_buckets") =>
+                {
+                    format!(
+                        "`{part}`: variant `{name}` has {} flow-size buckets, fct_by_size.0 to \
+                         fct_by_size.{} (run.fct_size_buckets sets their edges)",
+                        self.fct_buckets,
+                        self.fct_buckets - 1
+                    )
+                }
+                _ => continue,
+            };
+            return Some(why);
+        }
+        None
+    }
+}
+
+/// Checks `[experiment]` and `[[check]]` against the scenario's variants.
 pub(super) fn validate(
     file: &str,
     experiment: Option<&ExperimentSection>,
     checks: &[CheckSection],
-    variants: &[(&str, Option<&[String]>)],
+    variants: &[VariantRuns],
     compare: bool,
 ) -> Result<(), ScenarioError> {
     let points: Vec<&str> = experiment.map_or_else(Vec::new, |e| {
         e.point.iter().map(|p| p.name.as_str()).collect()
     });
-    let names: Vec<&str> = variants.iter().map(|(name, _)| *name).collect();
+    let names: Vec<&str> = variants.iter().map(|v| v.name).collect();
+    // Whether a grid point sets `key`, or a key within it or holding it.
+    let grid = |key: &str| {
+        (experiment.iter().flat_map(|e| &e.point))
+            .any(|p| (p.set.keys()).any(|k| super::within(k, key) || super::within(key, k)))
+    };
     validate_variant_points(file, variants, &points)?;
     if let Some(e) = experiment {
         let mut seen = std::collections::BTreeSet::new();
@@ -621,8 +693,13 @@ pub(super) fn validate(
                     ));
                 }
             }
-            let runs_at = variants.iter().find(|(n, _)| *n == s.variant());
-            if let Some((name, Some(only))) = runs_at {
+            let runs_at = variants.iter().find(|v| v.name == s.variant());
+            if let Some(VariantRuns {
+                name,
+                points: Some(only),
+                ..
+            }) = runs_at
+            {
                 let within = |p: &str| only.iter().any(|o| o == p);
                 let check_points =
                     (c.points.as_deref()).is_some_and(|ps| ps.iter().all(|p| within(p)));
@@ -663,13 +740,9 @@ pub(super) fn validate(
             }
         }
         if let Some(why) = c.expect.invalid() {
-            return Err(invalid(
-                file,
-                &at("expect"),
-                &format!("{:?}", c.expect),
-                why,
-            ));
+            return Err(invalid(file, &at("expect"), &c.expect.to_string(), why));
         }
+        metric_sources(file, i, c)?;
         let list = c.metric_list();
         let sides_have_metrics =
             c.num.metric().is_some() && c.den.as_ref().is_none_or(|d| d.metric().is_some());
@@ -681,8 +754,22 @@ pub(super) fn validate(
                 "a metric (`metric` or `metrics`, or one on each side)",
             ));
         }
-        for m in list {
+        for m in &list {
             Metric::parse(m).map_err(|e| invalid(file, &at("metric"), m, &e))?;
+        }
+        let sides = [("num", Some(&c.num)), ("den", c.den.as_ref())];
+        for (side, s) in sides.into_iter().filter_map(|(n, s)| Some((n, s?))) {
+            let Some(v) = variants.iter().find(|v| v.name == s.variant()) else {
+                continue;
+            };
+            let own = s.metric().map(|m| (format!("{}.metric", at(side)), m));
+            let theirs = list.iter().map(|m| (at("metric"), *m));
+            // A side names its own metric only where the check names none.
+            for (key, m) in own.into_iter().chain(theirs) {
+                if let Some(why) = v.never_writes(m, grid) {
+                    return Err(invalid(file, &key, m, &why));
+                }
+            }
         }
         match &c.den {
             Some(den) if c.num.point().is_some() != den.point().is_some() => {
@@ -697,7 +784,7 @@ pub(super) fn validate(
                 return Err(invalid(
                     file,
                     &at("expect"),
-                    &format!("{:?}", c.expect),
+                    &c.expect.to_string(),
                     "a check of one value (no `den`) bounds it: { at_most = … } or { at_least = … }",
                 ));
             }
@@ -723,13 +810,57 @@ pub(super) fn validate(
     Ok(())
 }
 
+/// Refuses a check that names its metric in two places, which would combine silently:
+/// `metric` and `metrics` (the list would gain `metric` first), or a side's own `metric`
+/// with the check's (the side's would replace each of the check's, repeating one check per
+/// listed metric, or leave the check's unread). A check gives its metrics once: `metric` or
+/// `metrics` for both sides, or a `metric` on each side.
+fn metric_sources(file: &str, i: usize, c: &CheckSection) -> Result<(), ScenarioError> {
+    let at = |key: &str| format!("check[{i}].{key}");
+    if let (Some(m), false) = (&c.metric, c.metrics.is_empty()) {
+        return Err(invalid(
+            file,
+            &at("metrics"),
+            &format!("{:?}", c.metrics),
+            &format!(
+                "`metric` (one check) or `metrics` (one check each), not both: this check \
+                 also has metric = {m:?}; put every metric in `metrics`"
+            ),
+        ));
+    }
+    let check_level = match (&c.metric, c.metrics.as_slice()) {
+        (Some(m), _) => format!("metric = {m:?}"),
+        (None, []) => return Ok(()),
+        (None, list) => format!("metrics = {list:?}"),
+    };
+    let sides = [("num", Some(&c.num)), ("den", c.den.as_ref())];
+    for (side, s) in sides.into_iter().filter_map(|(n, s)| Some((n, s?))) {
+        if let Some(m) = s.metric() {
+            return Err(invalid(
+                file,
+                &at(&format!("{side}.metric")),
+                &format!("{m:?}"),
+                &format!(
+                    "a side's own metric or the check's, not both: this check also has \
+                     {check_level}; give every side its own `metric` and leave the check's \
+                     out, or leave the sides' out"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Each variant's `points` names points of the experiment's grid, at least one.
 fn validate_variant_points(
     file: &str,
-    variants: &[(&str, Option<&[String]>)],
+    variants: &[VariantRuns],
     points: &[&str],
 ) -> Result<(), ScenarioError> {
-    for (name, only) in variants {
+    for VariantRuns {
+        name, points: only, ..
+    } in variants
+    {
         let Some(only) = only else { continue };
         let key = format!("compare.points (variant `{name}`)");
         if only.is_empty() {
@@ -819,6 +950,51 @@ mod tests {
     }
 
     #[test]
+    fn a_check_names_its_metrics_once() {
+        let error = |keys: &str| {
+            let num = if keys.contains("num =") {
+                ""
+            } else {
+                "num = \"A\"\n"
+            };
+            let text = format!("{num}expect = \"above\"\n{keys}");
+            let c: CheckSection = toml::from_str(&text).unwrap();
+            metric_sources("t.toml", 0, &c).err().map(|e| e.to_string())
+        };
+        for (keys, refused) in [
+            ("metric = \"drops\"", None),
+            ("metrics = [\"drops\", \"timeouts\"]", None),
+            (
+                "num = { variant = \"A\", metric = \"drops\" }\n\
+                 den = { variant = \"B\", metric = \"timeouts\" }",
+                None,
+            ),
+            (
+                "metric = \"drops\"\nmetrics = [\"timeouts\"]",
+                Some("check[0].metrics = [\"timeouts\"]: `metric` (one check) or `metrics` (one check each), not both: this check also has metric = \"drops\""),
+            ),
+            (
+                "num = { variant = \"A\", metric = \"drops\" }\nmetrics = [\"a\", \"b\"]",
+                Some("check[0].num.metric = \"drops\": a side's own metric or the check's, not both: this check also has metrics = [\"a\", \"b\"]"),
+            ),
+            (
+                "num = { variant = \"A\", metric = \"drops\" }\nden = \"B\"\nmetric = \"timeouts\"",
+                Some("check[0].num.metric = \"drops\": a side's own metric or the check's, not both: this check also has metric = \"timeouts\""),
+            ),
+            (
+                "den = { variant = \"B\", metric = \"drops\" }\nmetric = \"drops\"",
+                Some("check[0].den.metric = \"drops\""),
+            ),
+        ] {
+            match (error(keys), refused) {
+                (None, None) => {}
+                (Some(e), Some(want)) => assert!(e.contains(want), "{keys}: {e}"),
+                (got, want) => panic!("{keys}: {got:?}, expected {want:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn an_up_to_bound_is_its_own_form() {
         let v = |text: &str| {
             toml::from_str::<toml::Table>(&format!("p = {text}")).unwrap()["p"].clone()
@@ -842,6 +1018,94 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("a positive ratio other than 1"), "{e}");
+    }
+
+    /// Variant `name`'s runs at every point, as a plain fat-tree run has them.
+    fn runs(name: &str) -> VariantRuns<'_> {
+        VariantRuns {
+            name,
+            points: None,
+            conweave: false,
+            bottleneck: false,
+            fct_buckets: 4,
+        }
+    }
+
+    #[test]
+    fn a_metric_its_runs_never_write_is_refused() {
+        let check = |metric: &str, point: &str| {
+            let c: CheckSection = toml::from_str(&format!(
+                "num = \"A\"\nden = \"B\"\nmetric = \"{metric}\"\nexpect = \"above\""
+            ))
+            .unwrap();
+            let e: ExperimentSection =
+                toml::from_str(&format!("[[point]]\nname = \"p\"\nset = {{ {point} }}")).unwrap();
+            let a = runs("A");
+            let b = VariantRuns {
+                conweave: true,
+                bottleneck: true,
+                fct_buckets: 10,
+                ..runs("B")
+            };
+            validate("t.toml", Some(&e), &[c], &[a, b], true).map_err(|e| e.to_string())
+        };
+        let load = "\"workload.load\" = 0.5";
+        for (metric, point, refused) in [
+            ("fct_by_size.3.p99_fct_us", load, None),
+            (
+                "fct_by_size.9.p99_fct_us",
+                load,
+                Some("check[0].metric = fct_by_size.9.p99_fct_us: `fct_by_size.9.p99_fct_us`: variant `A` has 4 flow-size buckets, fct_by_size.0 to fct_by_size.3"),
+            ),
+            ("fct_by_size.9.p99_fct_us", "\"run.fct_size_buckets\" = [\"1KB\"]", None),
+            (
+                "conweave.reroutes",
+                load,
+                Some("check[0].metric = conweave.reroutes: `conweave.reroutes`: summary.json has `conweave` only for runs with load_balancing.kind = \"conweave\", and variant `A` does not use ConWeave"),
+            ),
+            ("conweave.reroutes", "\"load_balancing.kind\" = \"conweave\"", None),
+            (
+                "drops / bottleneck.utilization",
+                load,
+                Some("`bottleneck.utilization`: summary.json has `bottleneck` only for runs with [monitor] summary_from"),
+            ),
+            ("bottleneck.utilization", "monitor = { interval = \"1us\", summary_from = \"0us\" }", None),
+        ] {
+            match (check(metric, point), refused) {
+                (Ok(()), None) => {}
+                (Err(e), Some(want)) => assert!(e.contains(want), "{metric}: {e}"),
+                (got, want) => panic!("{metric} with {point}: {got:?}, expected {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_expectation_is_shown_as_written() {
+        for (e, shown) in [
+            (Expect::Above, "\"above\""),
+            (Expect::Below, "\"below\""),
+            (Expect::Near(-0.1), "{ near = -0.1 }"),
+            (Expect::AtMost(1.1), "{ at_most = 1.1 }"),
+            (Expect::AtLeast(2.0), "{ at_least = 2 }"),
+            (Expect::AtLeast(f64::NAN), "{ at_least = nan }"),
+        ] {
+            assert_eq!(e.to_string(), shown);
+        }
+        // In the errors that name it.
+        let c: CheckSection = toml::from_str(
+            "num = \"A\"\nden = \"A\"\nmetric = \"drops\"\nexpect = { near = -0.1 }",
+        )
+        .unwrap();
+        let e = validate("t.toml", None, &[c], &[runs("A")], true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("check[0].expect = { near = -0.1 }: "), "{e}");
+        let c: CheckSection =
+            toml::from_str("num = \"A\"\nmetric = \"drops\"\nexpect = \"below\"").unwrap();
+        let e = validate("t.toml", None, &[c], &[runs("A")], true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("check[0].expect = \"below\": "), "{e}");
     }
 
     #[test]

@@ -30,7 +30,8 @@ use serde::{Deserialize, Serialize};
 use super::monitor::{select, PortSelection};
 use super::switch::PfcFramesKind;
 use super::{
-    duration_in, invalid, min_frame_floor, parse_key, shown, ScenarioError, ScenarioFile, SET,
+    about, duration_in, invalid, min_frame_floor, parse_key, shown, ScenarioError, ScenarioFile,
+    SET,
 };
 use crate::config::SwitchModel;
 use crate::ids::HostIdx;
@@ -277,16 +278,6 @@ pub(super) fn controls(
         warnings,
         drops,
     })
-}
-
-/// A duration for a warning: exact if round, else to a tenth of a microsecond.
-fn about(d: Duration) -> String {
-    let exact = d.to_string();
-    if exact.ends_with("ps") && d.as_ps() >= 1_000_000 {
-        format!("{:.1}us", d.as_us_f64())
-    } else {
-        shown(d)
-    }
 }
 
 /// Data in longest pauses, the slides' unit, for a warning.

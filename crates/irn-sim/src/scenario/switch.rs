@@ -32,7 +32,8 @@ use super::{
     auto_or_at_least, check_keys, invalid, min_frame_floor, parse_key, ScenarioError, ScenarioFile,
 };
 use crate::config::{
-    pfc_headroom_bytes, Deflection, PfcConfig, PfcHeadroom, PfcThreshold, Scheduling, SwitchModel,
+    pfc_headroom_bytes, Deflection, EcnConfig, PfcConfig, PfcHeadroom, PfcThreshold, Scheduling,
+    SwitchModel,
 };
 use crate::ids::{NodeId, PortId};
 use crate::pause::{quanta_time, PauseFrames, MAX_QUANTA};
@@ -378,6 +379,96 @@ pub(super) fn idle_deflection(s: &ScenarioFile) -> Option<String> {
              deflected; set egress_alpha (an output's drop threshold) for DIBS to act"
                 .to_string()
         })
+}
+
+/// A marking threshold no output queue can reach, said (the run would not mark, or not as
+/// configured, and look like one without the marking). The most an output queue can hold is
+/// the buffer its switch lets it use: on the input-queued switch the buffers of every other
+/// input (each may fill with packets for it), on the shared-buffer switch the whole pool. A
+/// lower threshold `kmin` at or above that never marks a packet; an upper one `kmax` above it
+/// never lets marking reach `ecn_pmax` (or, a step, certainty).
+pub(super) fn unreachable_marking(
+    s: &ScenarioFile,
+    topology: &Topology,
+    buf: &Buffer,
+    ecn: Option<&EcnConfig>,
+) -> Option<String> {
+    let red = ecn?;
+    let (held, how) = queue_bytes_max(topology, buf);
+    let sw = &s.switch;
+    // A threshold as the file gives it, or as the marking profile sets it.
+    let profile = match (
+        sw.ecn.as_str(),
+        s.transport.kind == super::TransportKind::MpRdma,
+    ) {
+        ("auto", true) => "DCTCP's step, which switch.ecn = \"auto\" gives MP-RDMA's window".into(),
+        ("auto", false) => format!(
+            "the profile switch.ecn = \"auto\" gives transport.cc = {}",
+            serde_json::to_value(s.transport.cc).map_or_else(|_| String::new(), |v| v.to_string())
+        ),
+        (name, _) => format!("switch.ecn = \"{name}\""),
+    };
+    let given = |key: &str, text: &Option<String>, bytes: u64| match text {
+        Some(t) => format!("switch.{key} = {t:?} ({bytes} B)"),
+        None => format!("switch.{key} = {bytes} B ({profile})"),
+    };
+    let reacts = match (s.transport.kind, s.transport.cc) {
+        (super::TransportKind::MpRdma, _) => ", so MP-RDMA's window never shrinks",
+        (_, super::CcKind::Dctcp) => ", so DCTCP never slows down",
+        (_, super::CcKind::Dcqcn) => ", so DCQCN never slows down",
+        _ => "",
+    };
+    let most = format!("at most {held} B ({how})");
+    if red.kmin_bytes >= held {
+        return Some(format!(
+            "{}: no output queue can hold more than that, {most}: no packet is ever \
+             marked{reacts}; a threshold below {held} B marks (switch.ecn_kmin, ecn_kmax)",
+            given("ecn_kmin", &sw.ecn_kmin, red.kmin_bytes)
+        ));
+    }
+    (red.kmax_bytes > held).then(|| {
+        format!(
+            "{}: no output queue can hold that much, {most}: marking never passes \
+             probability {:.3} (at {held} B), where it was to reach {} at ecn_kmax; an \
+             ecn_kmax of at most {held} B marks as configured",
+            given("ecn_kmax", &sw.ecn_kmax, red.kmax_bytes),
+            red.probability(held),
+            if red.kmin_bytes == red.kmax_bytes {
+                1.0
+            } else {
+                red.pmax
+            }
+        )
+    })
+}
+
+/// The most bytes any switch output queue in `topology` can hold, with what bounds it.
+fn queue_bytes_max(topology: &Topology, buf: &Buffer) -> (u64, String) {
+    let inputs =
+        |n: NodeId| (topology.node_ports(n)).map(|p| topology.input_buffer(PortId(p), buf.bytes));
+    let text = buf.text;
+    match buf.model {
+        SwitchModel::InputQueued => {
+            let held = (topology.switches().iter())
+                .map(|&n| inputs(n).sum::<u64>() - inputs(n).min().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            let how = format!(
+                "a switch's other inputs' buffers, switch.buffer = {text:?} each on the \
+                 input-queued switch"
+            );
+            (held, how)
+        }
+        SwitchModel::SharedBuffer { .. } => {
+            // A border switch's pool holds its long links' buffers too.
+            let held = (topology.switches().iter())
+                .map(|&n| inputs(n).map(|b| b - buf.bytes).sum::<u64>() + buf.bytes)
+                .max()
+                .unwrap_or(0);
+            let how = format!("the shared buffer of a switch, switch.buffer = {text:?}");
+            (held, how)
+        }
+    }
 }
 
 /// The shared-buffer switch's default dynamic-threshold factor: 1/8, i.e. the ns-3 RDMA models'
@@ -787,6 +878,72 @@ fn shared_pool(
 mod tests {
     use crate::pause::PauseFrames;
     use crate::scenario::tests::one;
+
+    /// A marking threshold no output queue can reach is warned of, naming the key, its value,
+    /// the most a queue holds and what would mark; one a queue can reach is not.
+    #[test]
+    fn an_unreachable_marking_threshold_is_warned_of() {
+        let star = "[topology]\nkind = \"star\"\nhosts = 2\n";
+        let tree = "[topology]\nkind = \"fat-tree\"\nk = 4\n";
+        let voq = "(a switch's other inputs' buffers, switch.buffer = \"240KB\" each on the \
+                   input-queued switch)";
+        for (keys, warned) in [
+            // DCTCP's step at 40 Gb/s, 65 packets of 1086 B × 4: reachable in a fat-tree,
+            // whose outputs gather three other inputs, not in a star of two hosts.
+            (format!("{tree}[transport]\ncc = \"dctcp\""), None),
+            (
+                format!("{star}[transport]\ncc = \"dctcp\""),
+                Some(format!(
+                    "switch.ecn_kmin = 282360 B (the profile switch.ecn = \"auto\" gives \
+                     transport.cc = \"dctcp\"): no output queue can hold more than that, at \
+                     most 240000 B {voq}: no packet is ever marked, so DCTCP never slows down; \
+                     a threshold below 240000 B marks (switch.ecn_kmin, ecn_kmax)"
+                )),
+            ),
+            (
+                format!("{star}[transport]\nkind = \"mp-rdma\""),
+                Some(
+                    "switch.ecn_kmin = 282360 B (DCTCP's step, which switch.ecn = \"auto\" \
+                      gives MP-RDMA's window): no output queue can hold more than that"
+                        .into(),
+                ),
+            ),
+            (format!("{tree}[transport]\ncc = \"dcqcn\""), None),
+            (
+                format!("{tree}[transport]\ncc = \"dcqcn\"\n[switch]\necn_kmax = \"1MB\""),
+                Some(format!(
+                    "switch.ecn_kmax = \"1MB\" (1000000 B): no output queue can hold that \
+                     much, at most 720000 B {voq}: marking never passes probability 0.007 (at \
+                     720000 B), where it was to reach 0.01 at ecn_kmax; an ecn_kmax of at most \
+                     720000 B marks as configured"
+                )),
+            ),
+            (
+                format!(
+                    "{tree}[switch]\nmodel = \"shared-buffer\"\necn = \"dctcp\"\n\
+                     ecn_kmin = \"10MB\"\necn_kmax = \"10MB\""
+                ),
+                Some(
+                    "switch.ecn_kmin = \"10MB\" (10000000 B): no output queue can hold more \
+                     than that, at most 9000000 B (the shared buffer of a switch, switch.buffer \
+                     = \"9MB\"): no packet is ever marked; a threshold below"
+                        .into(),
+                ),
+            ),
+        ] {
+            let warnings = one(&keys).unwrap().warnings;
+            let marking: Vec<&String> = (warnings.iter())
+                .filter(|w| w.contains("switch.ecn_k"))
+                .collect();
+            match warned {
+                None => assert!(marking.is_empty(), "{keys}: {marking:?}"),
+                Some(want) => assert!(
+                    marking.len() == 1 && marking[0].starts_with(&want),
+                    "{keys}: {marking:?}\nexpected {want}"
+                ),
+            }
+        }
+    }
 
     #[test]
     fn pfc_frames_keys_defaults_and_errors() {

@@ -17,7 +17,7 @@
 
 use irn_core::cc::CcConfig;
 use irn_core::transport::{
-    MpRdmaError, MpRdmaParams, Resend, RtoBackoff, RtoPolicy, TransportConfig,
+    LossRecovery, MpRdmaError, MpRdmaParams, Resend, RtoBackoff, RtoPolicy, TransportConfig,
 };
 use irn_core::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
@@ -28,8 +28,8 @@ pub use go_back_n::TxWindow;
 
 use super::error::{did_you_mean, written};
 use super::{
-    duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind, ScenarioError,
-    ScenarioFile, SET,
+    about, duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind,
+    ScenarioError, ScenarioFile, SET,
 };
 use crate::config::{bdp_cap_packets, BdpCapScope, EcnConfig};
 use crate::topology::Topology;
@@ -140,12 +140,14 @@ pub struct TransportSection {
     pub acks: Option<String>,
     /// What selective repeat resends after a timeout: `"holes"` (absent: the recovery rule,
     /// the cumulative-ACK packet and the holes below the highest SACK) or `"unsacked"` (every
-    /// packet not SACKed, as TCP and go-back-N always do, whatever this says). See `irn_core::transport::Resend`.
+    /// packet not SACKed, as TCP and go-back-N always do; refused with those kinds and
+    /// MP-RDMA, where it would change nothing). See `irn_core::transport::Resend`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_resend: Option<String>,
     /// What selective repeat resends when a NACK starts recovery: `"holes"` (absent: the
     /// cumulative-ACK packet and the holes below the highest SACK, IRN §3.1) or `"unsacked"`
-    /// (every packet not SACKed, up to the highest sent: ConWeave's ns-3). See
+    /// (every packet not SACKed, up to the highest sent: ConWeave's ns-3; refused with
+    /// go-back-N, TCP and MP-RDMA, which recover otherwise). See
     /// `irn_core::transport::Resend`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nack_resend: Option<String>,
@@ -282,10 +284,12 @@ pub(super) fn build(
     let rto_backoff = rto_backoff(t, file)?;
     let timeout_resend = resend(
         t.timeout_resend.as_deref(),
-        "transport.timeout_resend",
+        "timeout_resend",
+        t,
+        &base,
         file,
     )?;
-    let nack_resend = resend(t.nack_resend.as_deref(), "transport.nack_resend", file)?;
+    let nack_resend = resend(t.nack_resend.as_deref(), "nack_resend", t, &base, file)?;
     if t.kind == TransportKind::Tcp && t.cc != CcKind::None {
         return Err(invalid(
             file,
@@ -378,10 +382,12 @@ fn rto(
     let rto_high = match t.rto_high.as_str() {
         "auto" if rtt + drain < rto_low => {
             warning = Some(format!(
-                "transport.rto_high = \"auto\" is {} (the longest path's {rtt} round trip + \
-                 {drain} to drain a full buffer), less than rto_low = {rto_low}: RTO_high is \
-                 raised to {rto_low}",
-                rtt + drain
+                "transport.rto_high = \"auto\" is {} (the longest path's {} round trip + {} to \
+                 drain a full buffer), less than rto_low = {rto_low}: RTO_high is raised to \
+                 {rto_low}",
+                about(rtt + drain),
+                about(rtt),
+                about(drain)
             ));
             rto_low
         }
@@ -506,17 +512,37 @@ fn rto_backoff(t: &TransportSection, file: &str) -> Result<RtoBackoff, ScenarioE
     })
 }
 
-/// `transport.timeout_resend` or `transport.nack_resend` (`key`): a selective-repeat choice,
-/// accepted with every kind (go-back-N and TCP resend every unacknowledged packet on a timeout
-/// and rewind on a NACK whatever it says), so one scenario-wide key can serve `[[compare]]`
-/// variants of every kind.
-fn resend(value: Option<&str>, key: &str, file: &str) -> Result<Resend, ScenarioError> {
+/// `transport.timeout_resend` or `transport.nack_resend` (`key`): a selective-repeat choice.
+/// Go-back-N rewinds, TCP and MP-RDMA follow their own rules, so `"unsacked"` with those kinds
+/// would change nothing and is refused, as `tx_window` is where it does not apply; `"holes"`,
+/// the default, is accepted with every kind, so a `[[compare]]` variant of another kind can
+/// set it back.
+fn resend(
+    value: Option<&str>,
+    key: &str,
+    t: &TransportSection,
+    base: &TransportConfig,
+    file: &str,
+) -> Result<Resend, ScenarioError> {
+    let key = format!("transport.{key}");
     match value {
         None | Some("holes") => Ok(Resend::Holes),
-        Some("unsacked") => Ok(Resend::Unsacked),
+        Some("unsacked") if matches!(base.recovery, LossRecovery::SelectiveRepeat { .. }) => {
+            Ok(Resend::Unsacked)
+        }
+        Some("unsacked") => Err(invalid(
+            file,
+            &key,
+            "\"unsacked\"",
+            &format!(
+                "a selective-repeat option (kind = \"irn\", \"irn-without-bdp-fc\" or \
+                 \"irn-without-sack\"); kind = \"{}\" recovers otherwise",
+                t.kind.name()
+            ),
+        )),
         Some(v) => Err(invalid(
             file,
-            key,
+            &key,
             &format!("{v:?}"),
             "\"holes\" or \"unsacked\" (IRN's holes below the highest SACK, or every packet \
              not SACKed)",
@@ -1667,12 +1693,35 @@ mod tests {
             e.contains("transport.timeout_resend") && e.contains("\"holes\" or \"unsacked\""),
             "{e}"
         );
-        // Go-back-N and TCP accept either (a scenario-wide key serves every variant) and
-        // resend every unacknowledged packet.
-        for kind in ["roce", "irn-go-back-n", "tcp"] {
-            for v in ["holes", "unsacked"] {
-                let keys = format!("kind = \"{kind}\"\ntimeout_resend = \"{v}\"");
-                assert!(resend(&keys).is_ok(), "{kind} {v}");
+        inert_with_other_kinds("timeout_resend");
+    }
+
+    /// `key = "unsacked"` changes nothing where go-back-N, TCP or MP-RDMA recover, so it is
+    /// refused there naming the kind; `"holes"` (the default) is accepted with every kind.
+    fn inert_with_other_kinds(key: &str) {
+        for (kind, holds) in [
+            ("irn", true),
+            ("irn-without-bdp-fc", true),
+            ("irn-without-sack", true),
+            ("roce", false),
+            ("irn-go-back-n", false),
+            ("tcp", false),
+            ("mp-rdma", false),
+        ] {
+            let run = |v: &str| one(&format!("[transport]\nkind = \"{kind}\"\n{key} = \"{v}\""));
+            assert!(run("holes").is_ok(), "{kind}");
+            match run("unsacked") {
+                Ok(_) => assert!(holds, "{kind}: {key} accepted"),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(!holds, "{kind}: {e}");
+                    assert!(
+                        e.contains(&format!("transport.{key} = \"unsacked\""))
+                            && e.contains("a selective-repeat option")
+                            && e.contains(&format!("kind = \"{kind}\" recovers otherwise")),
+                        "{e}"
+                    );
+                }
             }
         }
     }
@@ -1694,11 +1743,7 @@ mod tests {
                 && e.contains("\"unsacked\""),
             "{e}"
         );
-        // Every kind accepts it, as timeout_resend: a scenario-wide key serves every variant.
-        for kind in ["roce", "irn-go-back-n", "tcp", "irn-without-sack"] {
-            let keys = format!("kind = \"{kind}\"\nnack_resend = \"unsacked\"");
-            assert!(resend(&keys).is_ok(), "{kind}");
-        }
+        inert_with_other_kinds("nack_resend");
     }
 
     #[test]
@@ -1762,6 +1807,17 @@ mod tests {
             [
                 "transport.rto_high = \"auto\" is 96us (the longest path's 24us round trip + 72us \
               to drain a full buffer), less than rto_low = 100us: RTO_high is raised to 100us"
+            ]
+        );
+        // A drain time that is not a whole number of nanoseconds, to a tenth of a microsecond
+        // (not 72001200ps).
+        let run = one("[switch]\nbuffer = \"60001B\"\n").unwrap();
+        assert_eq!(
+            run.warnings,
+            [
+                "transport.rto_high = \"auto\" is 96.0us (the longest path's 24us round trip + \
+                 72.0us to drain a full buffer), less than rto_low = 100us: RTO_high is raised \
+                 to 100us"
             ]
         );
         // No timers, no warning.

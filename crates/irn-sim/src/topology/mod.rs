@@ -53,6 +53,18 @@ use self::routing::Wiring;
 pub use self::wan::{Border, LongHaulLink, Site, Wan, WanLinks, WanSite};
 use crate::ids::{HostIdx, NodeId, PortId};
 
+/// The slowest and fastest link rate a network may have, whether a scenario generates it or an
+/// ns-3 file gives it: 1 Mb/s, below any network RDMA runs over, and 10 Tb/s, six times the
+/// fastest port shipping (1.6 Tb/s) while a byte still takes a whole picosecond or more.
+pub const LINK_RATES: (Bandwidth, Bandwidth) = (
+    Bandwidth::from_bps(1_000_000),
+    Bandwidth::from_bps(10_000_000_000_000),
+);
+
+/// Why the bounds of [`LINK_RATES`] are what they are, for the errors that enforce them.
+pub const LINK_RATES_WHY: &str =
+    "1 Mb/s is slower than any RDMA network; 10 Tb/s is six times today's fastest ports";
+
 /// What a node does: hosts send and receive traffic through one NIC port, switches forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {

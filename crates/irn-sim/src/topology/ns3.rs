@@ -30,7 +30,9 @@
 //! whitespace, CRLF line ends and a UTF-8 byte-order mark are accepted, and free text after the
 //! last link is ignored (ns-3 stops reading after `N_links` links; ConWeave's
 //! `leaf_spine_128_100G_OS2.txt` ends with notes). A line after the last link that looks like one
-//! more link (five fields, two node ids) is an error, since the header's link count is then wrong.
+//! more link (five fields, two node ids; or two node ids and a rate, whatever the field count)
+//! is an error, since the header's link count is then wrong;
+//! - a link's rate must lie within [`LINK_RATES`], as a generated network's.
 //!
 //! Every error names the file and the 1-based line ([`Ns3Error`]).
 
@@ -38,7 +40,7 @@ use std::path::Path;
 
 use irn_core::time::{Bandwidth, Duration};
 
-use super::{LinkSpec, NodeKind, Topology, TopologyError};
+use super::{LinkSpec, NodeKind, Topology, TopologyError, LINK_RATES, LINK_RATES_WHY};
 use crate::ids::{HostIdx, NodeId};
 use crate::loss::LinkLoss;
 
@@ -343,6 +345,20 @@ pub fn parse_topology_with_loss(text: &str, name: &str) -> Result<(Topology, Vec
         let rate: Bandwidth = fields[2]
             .parse()
             .map_err(|e| Ns3Error::at(name, line, format!("bad rate `{}`: {e}", fields[2])))?;
+        // The bounds of a generated network's rates: outside them a byte takes under a
+        // picosecond, or the run takes forever.
+        let (slowest, fastest) = LINK_RATES;
+        if !(slowest..=fastest).contains(&rate) {
+            return Err(Ns3Error::at(
+                name,
+                line,
+                format!(
+                    "rate `{}` is out of range: between {slowest} and {fastest} \
+                     ({LINK_RATES_WHY})",
+                    fields[2]
+                ),
+            ));
+        }
         let delay: Duration = fields[3]
             .parse()
             .map_err(|e| Ns3Error::at(name, line, format!("bad delay `{}`: {e}", fields[3])))?;
@@ -388,17 +404,33 @@ pub fn parse_topology_with_loss(text: &str, name: &str) -> Result<(Topology, Vec
         });
     }
 
-    // ns-3 stops reading here; a trailer of notes is fine, one more link line is not.
+    // ns-3 stops reading here; a trailer of notes is fine, one more link line is not: five
+    // fields that start with two node ids, or any line of two node ids and a rate (a link
+    // with a field too few or too many, which ns-3 would read askew).
     for (line, fields) in lines {
-        let looks_like_link =
-            fields.len() == 5 && fields[..2].iter().all(|f| f.parse::<u32>().is_ok());
-        if looks_like_link {
+        let ids = fields.len() >= 2 && fields[..2].iter().all(|f| f.parse::<u32>().is_ok());
+        let rate = fields
+            .get(2)
+            .is_some_and(|f| f.parse::<Bandwidth>().is_ok());
+        if ids && fields.len() == 5 {
             return Err(Ns3Error::at(
                 name,
                 line,
                 format!(
                     "one more link after the {n_links} links the header announces; fix \
                      N_links on line {hline}"
+                ),
+            ));
+        }
+        if ids && rate {
+            return Err(Ns3Error::at(
+                name,
+                line,
+                format!(
+                    "a link line with {} fields after the {n_links} links the header \
+                     announces: a link has 5 (src dst rate delay error_rate), and N_links on \
+                     line {hline} counts them all; complete it and fix N_links, or remove it",
+                    fields.len()
                 ),
             ));
         }
