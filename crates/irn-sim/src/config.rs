@@ -77,6 +77,8 @@ pub struct SimConfig {
     pub credits: Option<CreditConfig>,
     /// Whether BDP-FC's computed cap is one for the network or each flow's own path's.
     pub bdp_cap_scope: BdpCapScope,
+    /// Which round trip a computed cap covers.
+    pub bdp_round_trip: BdpRoundTrip,
     /// Links that lose packets at random on the wire (ns-3 `error_rate`, `[topology]
     /// loss_rate`); [`LinkLoss::none`]: none do, and the packet path draws nothing.
     pub link_loss: LinkLoss,
@@ -97,6 +99,40 @@ pub enum BdpCapScope {
     Network,
     /// Each flow its own path's: its bottleneck rate × its round-trip propagation.
     Path,
+}
+
+/// Which round trip a computed BDP-FC cap covers (`transport.bdp_cap_round_trip`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BdpRoundTrip {
+    /// The path's propagation there and back, rounded down to full frames: IRN §3.2's cap, 110
+    /// packets in the paper's default case.
+    #[default]
+    Propagation,
+    /// An idle path's round trip: the propagation there and back plus every link's
+    /// serialization of a full frame and of an ACK, rounded up, so that a flow alone keeps the
+    /// path full. On short, fast links with large frames (an AI fabric's 1 µs, 100 Gb/s, 4 KB)
+    /// the serialization is a sixth of the round trip, and the propagation's cap holds a lone
+    /// flow to about 85 % of line rate.
+    Idle,
+}
+
+impl BdpRoundTrip {
+    /// The round trip over links of `rates` with `propagation` one way, for `full_frame` bytes.
+    pub fn of(
+        self,
+        propagation: Duration,
+        rates: impl IntoIterator<Item = Bandwidth>,
+        full_frame: u64,
+    ) -> Duration {
+        let trip = propagation * 2;
+        match self {
+            BdpRoundTrip::Propagation => trip,
+            BdpRoundTrip::Idle => rates.into_iter().fold(trip, |t, rate| {
+                let ack = u64::from(irn_core::packet::CONTROL_FRAME_BYTES);
+                t + rate.serialization(full_frame) + rate.serialization(ack)
+            }),
+        }
+    }
 }
 
 /// `[monitor]`, resolved: what is sampled and how often, for `series/*.csv`.
@@ -219,6 +255,7 @@ impl SimConfig {
             pause_sources: Vec::new(),
             credits: None,
             bdp_cap_scope: BdpCapScope::Network,
+            bdp_round_trip: BdpRoundTrip::Propagation,
             link_loss: LinkLoss::none(),
             deflection: None,
             failures: None,
@@ -250,12 +287,9 @@ impl SimConfig {
         match (self.bdp_cap_scope, t.bdp_cap) {
             (BdpCapScope::Path, Some(_)) => {
                 let path = self.topology.path(spec.src, spec.dst);
-                let cap = bdp_cap_packets(
-                    path.bottleneck,
-                    path.propagation,
-                    t.mtu,
-                    self.extra_header_bytes,
-                );
+                let frame = full_frame_bytes(t.mtu, self.extra_header_bytes);
+                let trip = (self.bdp_round_trip).of(path.propagation, path.rates, frame);
+                let cap = bdp_cap_packets(path.bottleneck, trip, frame, self.bdp_round_trip);
                 TransportConfig {
                     bdp_cap: Some(cap),
                     ..t
@@ -472,19 +506,27 @@ impl SwitchConfig {
     pub const DEFAULT_BUFFER_BYTES: u64 = 240_000;
 }
 
-/// The BDP cap of IRN §3.2: the longest path's bandwidth-delay product over the wire size of a
-/// full packet, rounded down (120 000 B / 1086 B = 110 in the default case), at least 1.
+/// A full data packet's bytes on the wire: the MTU's payload, RoCE's framing and any extra
+/// header.
+pub fn full_frame_bytes(mtu: u32, extra_header_bytes: u32) -> u64 {
+    u64::from(mtu) + u64::from(irn_core::packet::DATA_FRAMING_BYTES) + u64::from(extra_header_bytes)
+}
+
+/// The BDP cap of IRN §3.2: the bandwidth-delay product of `round_trip` over the wire size of
+/// a full packet, at least 1; rounded down for the propagation's round trip, as the paper
+/// (120 000 B / 1086 B = 110 in the default case), up for an idle path's ([`BdpRoundTrip`]).
 pub fn bdp_cap_packets(
     rate: Bandwidth,
-    max_one_way: Duration,
-    mtu: u32,
-    extra_header_bytes: u32,
+    round_trip: Duration,
+    full_frame: u64,
+    covers: BdpRoundTrip,
 ) -> u32 {
-    let bdp = rate.bdp_bytes(max_one_way * 2);
-    let full = u64::from(mtu)
-        + u64::from(irn_core::packet::DATA_FRAMING_BYTES)
-        + u64::from(extra_header_bytes);
-    u32::try_from(bdp / full).unwrap_or(u32::MAX).max(1)
+    let bdp = rate.bdp_bytes(round_trip);
+    let packets = match covers {
+        BdpRoundTrip::Propagation => bdp / full_frame,
+        BdpRoundTrip::Idle => bdp.div_ceil(full_frame),
+    };
+    u32::try_from(packets).unwrap_or(u32::MAX).max(1)
 }
 
 /// RTO_high of IRN §4.1 derived from the network (`transport.rto_high = "auto"`): "an estimate
@@ -595,10 +637,25 @@ mod tests {
         assert_eq!(step.probability(70_591), 1.0);
     }
 
+    /// The paper's default case: 40 Gb/s, 12 µs one way, 1 KB payloads: 110. An AI fabric's
+    /// cross-spine path (4 links of 100 Gb/s and 1 µs, 4 KB payloads): 24 by its propagation,
+    /// 8 µs, while its idle round trip is 8 + 4 × (0.33264 + 0.00512) = 9.35104 µs, 116,888 B,
+    /// 28.1 full frames: 29, rounded up.
     #[test]
-    fn default_bdp_cap_is_110() {
-        let cap = bdp_cap_packets(Bandwidth::from_gbps(40), Duration::from_us(12), 1024, 0);
-        assert_eq!(cap, 110);
+    fn bdp_caps_by_round_trip() {
+        let gbps = Bandwidth::from_gbps;
+        let cases = [
+            (40, 12, 6, 1024, BdpRoundTrip::Propagation, 24_000_000, 110),
+            (100, 4, 4, 4096, BdpRoundTrip::Propagation, 8_000_000, 24),
+            (100, 4, 4, 4096, BdpRoundTrip::Idle, 9_351_040, 29),
+        ];
+        for (rate, one_way_us, links, mtu, covers, trip_ps, cap) in cases {
+            let frame = full_frame_bytes(mtu, 0);
+            let rates = vec![gbps(rate); links];
+            let trip = covers.of(Duration::from_us(one_way_us), rates, frame);
+            assert_eq!(trip, Duration::from_ps(trip_ps), "{covers:?} {rate}");
+            assert_eq!(bdp_cap_packets(gbps(rate), trip, frame, covers), cap);
+        }
     }
 
     #[test]

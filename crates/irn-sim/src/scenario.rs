@@ -1000,7 +1000,7 @@ fn validate(
         pfc_drops,
         auto_rto_high,
     )?;
-    let bdp_cap_scope = transport::bdp_cap_scope(&s.transport, file, &transport)?;
+    let (bdp_cap_scope, bdp_round_trip) = transport::bdp_cap_rule(&s.transport, file, &transport)?;
     let deflection = switch::deflection(s, file)?;
     let workload::Built {
         flows,
@@ -1085,6 +1085,7 @@ fn validate(
         deflection,
         failures,
         bdp_cap_scope,
+        bdp_round_trip,
         link_loss,
         partitions,
     };

@@ -31,7 +31,7 @@ use super::{
     about, duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind,
     ScenarioError, ScenarioFile, SET,
 };
-use crate::config::{bdp_cap_packets, BdpCapScope, EcnConfig};
+use crate::config::{bdp_cap_packets, full_frame_bytes, BdpCapScope, BdpRoundTrip, EcnConfig};
 use crate::topology::Topology;
 use crate::units::Bytes;
 
@@ -98,6 +98,11 @@ pub struct TransportSection {
     /// magnitude, such as a `wan`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bdp_cap_scope: Option<String>,
+    /// Which round trip the computed cap covers: `"propagation"` (absent: IRN §3.2's, the
+    /// path's propagation there and back) or `"idle"` (with every link's serialization of a
+    /// full frame and an ACK, so that a lone flow keeps an idle path full).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bdp_cap_round_trip: Option<String>,
     pub rto_low: String,
     /// `"auto"` (the longest path's round trip plus draining the most one congested output can
     /// hold: `crate::config::rto_high_auto`) or a duration. RoCE without PFC waits it too.
@@ -184,6 +189,7 @@ impl Default for TransportSection {
             mtu: TransportConfig::DEFAULT_MTU,
             bdp_cap: None,
             bdp_cap_scope: None,
+            bdp_cap_round_trip: None,
             rto_low: "100us".into(),
             rto_high: "auto".into(),
             rto_low_packets: TransportConfig::DEFAULT_RTO_LOW_N,
@@ -247,7 +253,7 @@ pub(super) fn build(
     (extra_header_bytes, max_frame): (u32, u64),
     pfc_drops: Option<String>,
     auto_rto_high: (Duration, Duration),
-) -> Result<(TransportConfig, Option<EcnConfig>, Option<String>), ScenarioError> {
+) -> Result<(TransportConfig, Option<EcnConfig>, Vec<String>), ScenarioError> {
     let t = &s.transport;
     let lossy = pfc_drops.clone();
     let (rto, rto_warning) = rto(s, file, topology, max_frame, pfc_drops, auto_rto_high)?;
@@ -298,17 +304,16 @@ pub(super) fn build(
             "TCP runs its own congestion control (slow start, AIMD); use cc = \"none\" with kind = \"tcp\", or cc = \"aimd\" with kind = \"irn\"",
         ));
     }
-    let auto_cap = bdp_cap_packets(
-        topology.min_host_rate(),
-        topology.max_path_propagation(),
-        t.mtu,
-        extra_header_bytes,
-    );
+    let covers = bdp_round_trip(t, file)?;
+    let frame = full_frame_bytes(t.mtu, extra_header_bytes);
+    let longest = |covers: BdpRoundTrip| {
+        let links = topology.max_path_switches() + 1;
+        let rates = std::iter::repeat_n(topology.min_host_rate(), links);
+        covers.of(topology.max_path_propagation(), rates, frame)
+    };
+    let auto_cap = bdp_cap_packets(topology.min_host_rate(), longest(covers), frame, covers);
     if base.bdp_cap.is_some() && t.bdp_cap.is_none() && auto_cap > TransportConfig::MAX_WINDOW {
-        let (rate, rtt) = (
-            topology.min_host_rate(),
-            topology.max_path_propagation() * 2,
-        );
+        let (rate, rtt) = (topology.min_host_rate(), longest(covers));
         return Err(invalid(
             file,
             "topology",
@@ -321,6 +326,11 @@ pub(super) fn build(
         ));
     }
     let bdp_cap = bdp_cap(t, file, auto_cap, &base)?;
+    // Said unless the round trip was chosen: writing "propagation" is knowing it.
+    let computed = bdp_cap.is_some() && t.bdp_cap.is_none() && t.bdp_cap_round_trip.is_none();
+    let short_cap = computed
+        .then(|| short_cap_warning(topology, auto_cap, longest(BdpRoundTrip::Idle), frame))
+        .flatten();
     let cc = cc_config(t, file, topology.min_host_rate(), || {
         longest_unloaded_rtt(topology, max_frame)
     })?;
@@ -363,7 +373,11 @@ pub(super) fn build(
             &e.to_string(),
         ));
     }
-    Ok((transport, ecn, rto_warning))
+    Ok((
+        transport,
+        ecn,
+        rto_warning.into_iter().chain(short_cap).collect(),
+    ))
 }
 
 /// The retransmission timers: checked against a frame's serialization, then on or off; with a
@@ -550,9 +564,80 @@ fn resend(
     }
 }
 
+/// `transport.bdp_cap_round_trip`, its value alone (where it applies is [`bdp_cap_rule`]'s).
+fn bdp_round_trip(t: &TransportSection, file: &str) -> Result<BdpRoundTrip, ScenarioError> {
+    match t.bdp_cap_round_trip.as_deref() {
+        None | Some("propagation") => Ok(BdpRoundTrip::Propagation),
+        Some("idle") => Ok(BdpRoundTrip::Idle),
+        Some(other) => Err(invalid(
+            file,
+            "transport.bdp_cap_round_trip",
+            &format!("{other:?}"),
+            "\"propagation\" (IRN §3.2: the path's propagation there and back) or \"idle\" \
+             (with every link's serialization of a full frame and an ACK)",
+        )),
+    }
+}
+
+/// A lone flow on an idle longest path kept below 90 % of its line rate by the default
+/// computed cap, which covers only the propagation (`idle`: that path's idle round trip), said
+/// with what to set; `None` when the cap fills at least 90 % of it. The paper's default case fills 94 %
+/// (110 of 117.3 frames); an AI fabric's 1 µs links, 100 Gb/s and 4 KB frames 85 %.
+fn short_cap_warning(topology: &Topology, cap: u32, idle: Duration, frame: u64) -> Option<String> {
+    let rate = topology.min_host_rate();
+    let needed = rate.bdp_bytes(idle) as f64 / frame as f64;
+    let share = f64::from(cap) / needed;
+    (share < 0.9).then(|| {
+        format!(
+            "transport.bdp_cap is {cap} packets, the longest path's propagation round trip \
+             ({}) at {rate}, as IRN §3.2 defines it; with each link's serialization of a full \
+             frame and an ACK an idle round trip is {} ({needed:.1} full frames), so a flow \
+             alone reaches at most {:.0} % of line rate: transport.bdp_cap_round_trip = \
+             \"idle\" covers it (or set transport.bdp_cap)",
+            about(topology.max_path_propagation() * 2),
+            about(idle),
+            share * 100.0
+        )
+    })
+}
+
+/// `transport.bdp_cap_scope` and `transport.bdp_cap_round_trip`, checked against the transport
+/// `transport` built: a cap per path, or over an idle round trip, needs BDP-FC and a computed
+/// cap.
+pub(super) fn bdp_cap_rule(
+    t: &TransportSection,
+    file: &str,
+    transport: &TransportConfig,
+) -> Result<(BdpCapScope, BdpRoundTrip), ScenarioError> {
+    let covers = bdp_round_trip(t, file)?;
+    if let Some(v) = &t.bdp_cap_round_trip {
+        let why = match (transport.bdp_cap, t.bdp_cap) {
+            (None, _) => Some(format!(
+                "transport.kind = \"{}\" has no BDP-FC; a cap needs kind = \"irn\" or \
+                 \"irn-go-back-n\"",
+                t.kind.name()
+            )),
+            (_, Some(_)) => Some(
+                "transport.bdp_cap sets the cap itself; leave it out to have it computed"
+                    .to_string(),
+            ),
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Err(invalid(
+                file,
+                "transport.bdp_cap_round_trip",
+                &format!("{v:?}"),
+                &why,
+            ));
+        }
+    }
+    Ok((bdp_cap_scope(t, file, transport)?, covers))
+}
+
 /// `transport.bdp_cap_scope`, checked against the transport `transport` built: a cap per path
 /// needs BDP-FC and a computed cap.
-pub(super) fn bdp_cap_scope(
+fn bdp_cap_scope(
     t: &TransportSection,
     file: &str,
     transport: &TransportConfig,
@@ -1823,6 +1908,59 @@ mod tests {
         // No timers, no warning.
         let run = one("[transport]\nkind = \"roce\"\n[switch]\nbuffer = \"60KB\"\npfc = true\n");
         assert_eq!(run.unwrap().warnings, Vec::<String>::new());
+    }
+
+    /// BDP-FC's computed cap covers the propagation round trip (IRN §3.2) unless told to cover
+    /// an idle one; on an AI fabric's short, fast links with 4 KB frames the first holds a lone
+    /// flow to 85 % of line rate, which is warned of until the round trip is chosen.
+    #[test]
+    fn bdp_cap_covers_a_round_trip_of_choice() {
+        let fabric = "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\n\
+                      hosts_per_leaf = 2\nlink_rate = \"100Gbps\"\nlink_delay = \"1us\"\n\
+                      [transport]\nmtu = 4096\nrto_high = \"320us\"\n";
+        let run = |keys: &str| one(&format!("{fabric}{keys}"));
+        let ok = |keys: &str| {
+            let r = run(keys).unwrap();
+            (r.config.transport.bdp_cap, r.warnings)
+        };
+        let (cap, warnings) = ok("");
+        assert_eq!(cap, Some(24));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(
+                "transport.bdp_cap is 24 packets, the longest path's propagation round trip \
+                 (8us) at 100Gbps"
+            ) && warnings[0]
+                .contains("9.4us (28.1 full frames), so a flow alone reaches at most 85 %"),
+            "{}",
+            warnings[0]
+        );
+        assert_eq!(ok("bdp_cap_round_trip = \"idle\"\n"), (Some(29), vec![]));
+        assert_eq!(
+            ok("bdp_cap_round_trip = \"propagation\"\n"),
+            (Some(24), vec![])
+        );
+        // The paper's default case fills 94 % of its round trip: 110, and no warning.
+        let default = one("").unwrap();
+        assert_eq!(default.config.transport.bdp_cap, Some(110));
+        assert!(default.warnings.is_empty(), "{:?}", default.warnings);
+        for (keys, want) in [
+            (
+                "bdp_cap_round_trip = \"idl\"\n",
+                "transport.bdp_cap_round_trip = \"idl\": \"propagation\" (IRN §3.2",
+            ),
+            (
+                "bdp_cap_round_trip = \"idle\"\nbdp_cap = 30\n",
+                "transport.bdp_cap_round_trip = \"idle\": transport.bdp_cap sets the cap itself",
+            ),
+            (
+                "bdp_cap_round_trip = \"idle\"\nkind = \"roce\"\n",
+                "transport.bdp_cap_round_trip = \"idle\": transport.kind = \"roce\" has no BDP-FC",
+            ),
+        ] {
+            let err = run(keys).unwrap_err().to_string();
+            assert!(err.contains(want), "{keys}: {err}");
+        }
     }
 
     #[test]
