@@ -1044,6 +1044,7 @@ fn validate(
     warnings.extend(late_failures);
     warnings.extend(topology::parallel_links_warning(&s.topology, &topology));
     warnings.extend(switch::idle_deflection(s));
+    warnings.extend(switch::inert_pfc_keys(s));
     warnings.extend(switch::unreachable_marking(
         s,
         &topology,

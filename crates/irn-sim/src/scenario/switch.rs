@@ -381,6 +381,37 @@ pub(super) fn idle_deflection(s: &ScenarioFile) -> Option<String> {
         })
 }
 
+/// PFC's keys set in a run without PFC, where nothing reads them (nor checks their values):
+/// said, as a key that does nothing. `pfc_frames` is read by `[[pause_control]]` rules too.
+pub(super) fn inert_pfc_keys(s: &ScenarioFile) -> Option<String> {
+    let sw = &s.switch;
+    if sw.pfc {
+        return None;
+    }
+    let mut keys = Vec::new();
+    if sw.pfc_threshold != "auto" {
+        keys.push(format!("pfc_threshold = {:?}", sw.pfc_threshold));
+    }
+    if sw.pfc_resume_gap != "auto" {
+        keys.push(format!("pfc_resume_gap = {:?}", sw.pfc_resume_gap));
+    }
+    if sw.pfc_frames == PfcFramesKind::Timed && s.pause_control.is_empty() {
+        keys.push("pfc_frames = \"timed\"".to_string());
+    }
+    if let Some(q) = sw.pfc_pause_quanta {
+        keys.push(format!("pfc_pause_quanta = {q}"));
+    }
+    if let Some(r) = &sw.pfc_refresh {
+        keys.push(format!("pfc_refresh = {r:?}"));
+    }
+    (!keys.is_empty()).then(|| {
+        format!(
+            "switch.{} with switch.pfc = false: PFC's keys change nothing in a run without it",
+            keys.join(", switch.")
+        )
+    })
+}
+
 /// A marking threshold no output queue can reach, said (the run would not mark, or not as
 /// configured, and look like one without the marking). The most an output queue can hold is
 /// the buffer its switch lets it use: on the input-queued switch the buffers of every other
@@ -878,6 +909,36 @@ fn shared_pool(
 mod tests {
     use crate::pause::PauseFrames;
     use crate::scenario::tests::one;
+
+    /// PFC's keys in a run without PFC are said to do nothing; at their defaults, with PFC, or
+    /// `pfc_frames` read by a `[[pause_control]]` rule, they are not.
+    #[test]
+    fn pfc_keys_without_pfc_are_said_to_do_nothing() {
+        let warned = |keys: &str| {
+            let run = one(keys).unwrap();
+            run.warnings
+                .into_iter()
+                .find(|w| w.contains("PFC's keys change nothing"))
+        };
+        assert_eq!(
+            warned("[switch]\npfc_threshold = \"200KB\"\npfc_resume_gap = \"3KB\"\n").as_deref(),
+            Some(
+                "switch.pfc_threshold = \"200KB\", switch.pfc_resume_gap = \"3KB\" with \
+                 switch.pfc = false: PFC's keys change nothing in a run without it"
+            )
+        );
+        assert!(
+            warned("[switch]\npfc_frames = \"timed\"\npfc_pause_quanta = 100\n")
+                .is_some_and(|w| w
+                    .starts_with("switch.pfc_frames = \"timed\", switch.pfc_pause_quanta = 100"))
+        );
+        for quiet in [
+            "[switch]\npfc_threshold = \"auto\"\npfc_frames = \"xoff-xon\"\n",
+            "[switch]\npfc = true\npfc_threshold = \"200KB\"\n",
+        ] {
+            assert_eq!(warned(quiet), None, "{quiet}");
+        }
+    }
 
     /// A marking threshold no output queue can reach is warned of, naming the key, its value,
     /// the most a queue holds and what would mark; one a queue can reach is not.
