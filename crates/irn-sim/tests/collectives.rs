@@ -377,6 +377,17 @@ fn bad_dags_and_placements_name_the_line_or_the_key() {
         ),
         "{err}"
     );
+    // A flow past the message limit names its job's size, the key to change.
+    let big = format!(
+        "{}ranks = 2\n[[workload.job]]\nop = \"all-gather\"\nsize = \"500GB\"\nranks = 2\n",
+        job("")
+    );
+    let err = error(&big, &dir);
+    assert!(
+        err.contains("workload.job[1].size = \"500GB\": flow ")
+            && err.contains("would carry 250000000000 bytes: at most 2GiB"),
+        "{err}"
+    );
     // Jobs run on hosts of their own: a list that names an earlier job's host is refused (two
     // jobs on one NIC once ran without a word).
     let shared = format!(

@@ -514,18 +514,24 @@ fn build(
     };
     if let Some((i, big)) = (flows.iter().enumerate()).find(|(_, f)| f.size_bytes > MAX_FLOW_BYTES)
     {
-        let (key, whose) = match w.kind {
-            WorkloadKind::Collective => (
-                "workload.job",
+        // A collective's flow names its job, whose size is what to change.
+        let tag = collectives
+            .as_ref()
+            .and_then(|c| c.tags.get(i).copied().flatten());
+        let job = tag.and_then(|t| Some((t.job, w.job.as_ref()?.get(t.job as usize)?)));
+        let (key, value, whose) = match (w.kind, job) {
+            (WorkloadKind::Collective, Some((j, job))) => (
+                format!("workload.job[{j}].size"),
+                format!("{:?}", job.size),
                 "; a flow carries a job's size split by its algorithm over its ranks and \
                  channels: use more channels or a smaller size",
             ),
-            _ => ("workload", ""),
+            _ => ("workload".to_string(), String::new(), ""),
         };
         return Err(invalid(
             file,
-            key,
-            "",
+            &key,
+            &value,
             &format!(
                 "flow {i} would carry {} bytes: at most 2GiB, the {}{whose}",
                 big.size_bytes,
