@@ -961,7 +961,9 @@ fn cc_config(
         ("powertcp", &t.powertcp, CcKind::Powertcp),
     ];
     for (name, table, kind) in &tables {
-        if table.is_some() && t.cc != *kind {
+        // An empty table sets nothing, whatever runs: it is how the command line takes a
+        // file's table away (`--set 'transport.dcqcn={}'`).
+        if table.as_ref().is_some_and(|t| !t.is_empty()) && t.cc != *kind {
             return Err(invalid(
                 file,
                 &format!("transport.{name}"),
@@ -969,7 +971,8 @@ fn cc_config(
                 &format!(
                     "applies only with transport.cc = \"{name}\"; when variants change \
                      transport.cc, give the table only to those that run it, in their `set` \
-                     (set = {{ \"transport.cc\" = \"{name}\", \"transport.{name}\" = {{ … }} }})"
+                     (set = {{ \"transport.cc\" = \"{name}\", \"transport.{name}\" = {{ … }} }}); \
+                     from the command line, --set 'transport.{name}={{}}' empties it"
                 ),
             ));
         }
@@ -2267,5 +2270,9 @@ mod tests {
             let err = one(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
+        // An emptied table sets nothing, so a file's controller table can be taken away from
+        // the command line with another controller (`--set 'transport.dcqcn={}'`).
+        let emptied = "[transport]\ncc = \"timely\"\n[transport.dcqcn]\n";
+        assert!(one(emptied).is_ok());
     }
 }
