@@ -87,8 +87,8 @@ pub struct ReproduceArgs {
     fresh: bool,
     /// Override a key in every experiment's scenario, e.g. `--set transport.mtu=4096`
     /// (repeatable), as `irn run --set` does; a figure's own points (the robustness grid, the
-    /// incast degrees) apply over it, with a warning naming them. The keys reproduce sets itself (`workload.duration`,
-    /// `run.warmup`, `run.measure_until`, `seed`) are refused.
+    /// incast degrees) apply over it, with a warning naming them. The keys reproduce sets
+    /// itself (`workload.duration`, `run.warmup`, `run.measure_until`, `seed`) are refused.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
 }

@@ -1,6 +1,7 @@
-//! The documentation holds together: every relative link in README.md, ARCHITECTURE.md and
-//! `docs/` and `dev/` (and every image) names a file that exists and, with `#anchor`, a heading of that file, so moving a
-//! section or renaming a page cannot leave a reader at a dead link.
+//! The documentation holds together: every relative link in README.md, ARCHITECTURE.md,
+//! `docs/` and `dev/` (and every image) names a file that exists and, with `#anchor`, a
+//! heading of that file, so moving a section or renaming a page cannot leave a reader at a
+//! dead link.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};

@@ -581,8 +581,8 @@ fn bdp_round_trip(t: &TransportSection, file: &str) -> Result<BdpRoundTrip, Scen
 
 /// A lone flow on an idle longest path kept below 90 % of its line rate by the default
 /// computed cap, which covers only the propagation (`idle`: that path's idle round trip), said
-/// with what to set; `None` when the cap fills at least 90 % of it. The paper's default case fills 94 %
-/// (110 of 117.3 frames); an AI fabric's 1 µs links, 100 Gb/s and 4 KB frames 85 %.
+/// with what to set; `None` when the cap fills at least 90 % of it. The paper's default case
+/// fills 94 % (110 of 117.3 frames); an AI fabric's 1 µs links, 100 Gb/s and 4 KB frames 85 %.
 fn short_cap_warning(topology: &Topology, cap: u32, idle: Duration, frame: u64) -> Option<String> {
     let rate = topology.min_host_rate();
     let needed = rate.bdp_bytes(idle) as f64 / frame as f64;
