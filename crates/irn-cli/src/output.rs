@@ -647,6 +647,30 @@ fn live() -> MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The folders this process created on the way to a results folder (a sweep's point folder,
+/// `out/point` of `out/point/variant`): an interrupted or failed run removes them again when
+/// they are empty, so that it leaves no empty folder behind. Only empty ones go: a finished
+/// run of another variant, or a note the user put there meanwhile, keeps its folder.
+static CREATED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Creates `dir` and the folders above it that are missing, remembering those in [`CREATED`].
+fn create_parents(dir: &Path) -> Result<()> {
+    let missing: Vec<PathBuf> = (dir.ancestors())
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    (CREATED.lock().unwrap_or_else(PoisonError::into_inner)).extend(missing);
+    Ok(())
+}
+
+/// Removes the folders of [`CREATED`] that are empty, the deepest first.
+fn remove_empty_created() {
+    let mut created = CREATED.lock().unwrap_or_else(PoisonError::into_inner);
+    created.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    created.retain(|p| fs::remove_dir(p).is_err() && p.is_dir());
+}
+
 /// What a command says on a signal about what it kept and removed, given the temporaries about
 /// to be removed (see [`on_interrupt`]).
 type Interrupted = Box<dyn Fn(&[PathBuf]) -> String + Send>;
@@ -677,6 +701,7 @@ pub fn clean_up_on_signal() -> Result<()> {
         for path in live.iter() {
             remove_path(path);
         }
+        remove_empty_created();
         let said = said.unwrap_or_else(|| match written.is_empty() {
             true => "nothing was being written".to_string(),
             false => format!("removed the unfinished {}", join_paths(&written)),
@@ -897,9 +922,7 @@ impl Staging {
     pub fn new(dest: &Path, writer: Writer, inputs: &[&Path]) -> Result<Self> {
         let dest = &resolve_link(dest)?;
         guard_folder(dest, writer, Use::Replace, inputs)?;
-        let parent = parent_of(dest);
-        fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
+        create_parents(parent_of(dest))?;
         remove_stale_temporaries(dest);
         let tmp = temporary_path(dest);
         {
@@ -1170,6 +1193,7 @@ impl Drop for Staging {
             let _ = fs::remove_dir_all(&self.tmp);
         }
         live.retain(|p| p != &self.tmp);
+        remove_empty_created();
     }
 }
 
@@ -1276,6 +1300,24 @@ mod tests {
         let said = format!("{err:#}");
         assert!(said.starts_with("cannot write /dev/full: "), "{said}");
         assert!(said.contains("No space left on device"), "{said}");
+    }
+
+    /// A run that fails or is given up before its results are in place leaves no folder it
+    /// created behind, but keeps those that hold anything (another run's results, a note).
+    #[test]
+    fn an_abandoned_run_leaves_no_empty_folder() {
+        let dir = std::env::temp_dir().join(format!("irn-abandoned-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let staging = Staging::new(&dir.join("point/deep/ECMP"), Writer::Sweep, &[]).unwrap();
+        assert!(dir.join("point/deep").is_dir());
+        drop(staging);
+        assert!(!dir.join("point").exists(), "the empty point folder stays");
+        let staging = Staging::new(&dir.join("kept/ECMP"), Writer::Sweep, &[]).unwrap();
+        fs::write(dir.join("kept/notes.txt"), "mine").unwrap();
+        drop(staging);
+        assert!(dir.join("kept/notes.txt").is_file());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A checksum is XXH3 now and FNV-1a in a marker or sidecar of an earlier irn: both are

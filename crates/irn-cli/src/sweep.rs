@@ -259,11 +259,22 @@ fn check_folders(file: &Path, sweep: &SweepFile, grid: &Grid) -> Result<()> {
     for (key, values) in &sweep.grid {
         let values = values.as_array().map_or(&[][..], Vec::as_slice);
         for (i, value) in values.iter().enumerate() {
+            let shown = || toml::Value::Array(values.to_vec());
             if values[..i].contains(value) {
                 bail!(
                     "{}: [grid] {key:?} = {}: {value} is there twice; give each value once",
                     file.display(),
-                    toml::Value::Array(values.to_vec())
+                    shown()
+                );
+            }
+            let same = quantity(value).and_then(|q| {
+                (values[..i].iter()).find(|earlier| quantity(earlier).as_ref() == Some(&q))
+            });
+            if let Some(earlier) = same {
+                bail!(
+                    "{}: [grid] {key:?} = {}: {earlier} and {value} are the same value, so their                      points would be the same runs; give each value once",
+                    file.display(),
+                    shown()
                 );
             }
         }
@@ -288,6 +299,31 @@ fn check_folders(file: &Path, sweep: &SweepFile, grid: &Grid) -> Result<()> {
     let what = format!("{}: the [grid] points", file.display());
     let folders = grid.points.iter().map(|p| p.name.as_str());
     output::distinct(&what, shown.iter().map(String::as_str).zip(folders))
+}
+
+/// What a grid value stands for when two spellings mean the same: a number (`1` and `1.0`), or a
+/// byte size, duration or rate (`"1MB"` and `"1000KB"`, `"10us"` and `"10000ns"`); `None` for
+/// anything else (names, words, tables).
+fn quantity(value: &toml::Value) -> Option<(&'static str, String)> {
+    use irn_core::{Bandwidth, Duration};
+    use irn_sim::units::Bytes;
+    match value {
+        toml::Value::Integer(i) => Some(("number", (*i as f64).to_string())),
+        toml::Value::Float(f) => Some(("number", f.to_string())),
+        toml::Value::String(s) => None
+            .or_else(|| s.parse::<Bytes>().ok().map(|b| ("bytes", b.0.to_string())))
+            .or_else(|| {
+                s.parse::<Duration>()
+                    .ok()
+                    .map(|d| ("time", format!("{d:?}")))
+            })
+            .or_else(|| {
+                s.parse::<Bandwidth>()
+                    .ok()
+                    .map(|b| ("rate", format!("{b:?}")))
+            }),
+        _ => None,
+    }
 }
 
 /// Every run of the sweep, in a fixed order: grid points in lexicographic key order (keys

@@ -426,6 +426,20 @@ fn names_that_share_a_folder_are_refused_naming_both() {
         err.contains("sweep.toml: [grid] \"workload.load\" = [0.3, 0.5, 0.3]: 0.3 is there twice"),
         "{err}"
     );
+    for (grid, said) in [
+        (
+            "\"switch.buffer\" = [\"1MB\", \"1000KB\"]",
+            "\"switch.buffer\" = [\"1MB\", \"1000KB\"]: \"1MB\" and \"1000KB\" are the same value",
+        ),
+        (
+            "\"workload.duration\" = [\"10us\", \"10000 ns\"]",
+            "\"10us\" and \"10000 ns\" are the same value",
+        ),
+        ("\"seed\" = [1, 1.0]", "1 and 1.0 are the same value"),
+    ] {
+        let err = sweep(grid);
+        assert!(err.contains(said), "{err}");
+    }
     let err = sweep(&format!("\"name\" = [\"{}\"]", "x".repeat(300)));
     assert!(
         err.contains("makes a folder name of 305 bytes, and a folder name has at most 255"),
