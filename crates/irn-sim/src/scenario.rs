@@ -685,7 +685,16 @@ pub fn typo_hint(message: &str) -> String {
         return format!("; {meant}");
     }
     // `a`, `b` or `c`: every other piece between backquotes is a name.
-    error::did_you_mean(written, expected.split('`').skip(1).step_by(2))
+    let names = expected.split('`').skip(1).step_by(2);
+    let hint = error::did_you_mean(written, names.clone());
+    if hint.is_empty() && names.eq(["name", "set", "points"]) {
+        // A `[[compare]]` entry written like the scenario (`transport.kind = "roce"`).
+        return format!(
+            "; a variant changes the scenario's keys through its `set`: \
+             set = {{ \"{written}.KEY\" = VALUE }}"
+        );
+    }
+    hint
 }
 
 /// Names ns-3's RDMA models use (their `config.txt` keys, lower-cased) and ones a reader of
@@ -1663,6 +1672,13 @@ mod tests {
                 set(&["transport.cc=dcqcn", "transport.dcqcn.cnp_intreval=1"]),
                 "transport.dcqcn.cnp_intreval is set: unknown parameter; allowed: cnp_interval",
                 "; did you mean `cnp_interval`?",
+            ),
+            // A variant written like the scenario: its keys go in `set`.
+            (
+                file("[[compare]]\nname = \"a\"\ntransport.kind = \"roce\"\n"),
+                "unknown field `transport`, expected one of `name`, `set`, `points`",
+                "; a variant changes the scenario's keys through its `set`: \
+                 set = { \"transport.KEY\" = VALUE }",
             ),
             // ns-3's names: what irn has instead, not the nearest spelling.
             (
