@@ -382,7 +382,8 @@ pub(super) fn idle_deflection(s: &ScenarioFile) -> Option<String> {
 }
 
 /// PFC's keys set in a run without PFC, where nothing reads them (nor checks their values):
-/// said, as a key that does nothing. `pfc_frames` is read by `[[pause_control]]` rules too.
+/// said, as a key that does nothing. `pfc_frames` is read too by a `[[pause_control]]` entry of
+/// rule `"threshold"` that gives no `frames` of its own (the other rules send their own frames).
 pub(super) fn inert_pfc_keys(s: &ScenarioFile) -> Option<String> {
     let sw = &s.switch;
     if sw.pfc {
@@ -395,7 +396,9 @@ pub(super) fn inert_pfc_keys(s: &ScenarioFile) -> Option<String> {
     if sw.pfc_resume_gap != "auto" {
         keys.push(format!("pfc_resume_gap = {:?}", sw.pfc_resume_gap));
     }
-    if sw.pfc_frames == PfcFramesKind::Timed && s.pause_control.is_empty() {
+    let frames_read = (s.pause_control.iter())
+        .any(|c| c.rule == super::pause::RuleKind::Threshold && c.frames.is_none());
+    if sw.pfc_frames == PfcFramesKind::Timed && !frames_read {
         keys.push("pfc_frames = \"timed\"".to_string());
     }
     if let Some(q) = sw.pfc_pause_quanta {
@@ -932,9 +935,31 @@ mod tests {
                 .is_some_and(|w| w
                     .starts_with("switch.pfc_frames = \"timed\", switch.pfc_pause_quanta = 100"))
         );
+        // A `[[pause_control]]` rule reads pfc_frames only as a threshold rule's default.
+        let star = "[topology]\nkind = \"star\"\nhosts = 2\n";
+        let control = |entry: &str| {
+            format!(
+                "{star}[switch]\npfc_frames = \"timed\"\n[[pause_control]]\nports = \"switch\"\n\
+                 threshold = \"100KB\"\n{entry}\n"
+            )
+        };
+        for entry in [
+            "rule = \"on-off\"",
+            "rule = \"threshold\"\nframes = \"xoff-xon\"",
+        ] {
+            assert_eq!(
+                warned(&control(entry)).as_deref(),
+                Some(
+                    "switch.pfc_frames = \"timed\" with switch.pfc = false: PFC's keys change \
+                     nothing in a run without it"
+                ),
+                "{entry}"
+            );
+        }
         for quiet in [
             "[switch]\npfc_threshold = \"auto\"\npfc_frames = \"xoff-xon\"\n",
             "[switch]\npfc = true\npfc_threshold = \"200KB\"\n",
+            &control("rule = \"threshold\""),
         ] {
             assert_eq!(warned(quiet), None, "{quiet}");
         }
