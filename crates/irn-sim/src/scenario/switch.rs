@@ -608,6 +608,18 @@ pub(super) fn pfc(
             &format!("must hold at least one full frame ({max_frame}B)"),
         ));
     }
+    // A long-haul input that cannot hold a frame drops every packet across the WAN.
+    if let Some(long) = (topology.wan_info()).filter(|w| w.buffer_bytes() < max_frame) {
+        return Err(invalid(
+            file,
+            "topology.wan.buffer",
+            &long_haul_buffer(s, long.buffer_bytes()),
+            &format!(
+                "must hold at least one full frame ({max_frame}B): a long-haul input that \
+                 cannot drops every packet crossing the WAN"
+            ),
+        ));
+    }
     // Why PFC can drop packets, when it can: then timeouts must stay on.
     let mut pfc_drops = None;
     // Shared-buffer switches with PFC: the most headroom one switch reserves, and the switch.
@@ -726,6 +738,16 @@ fn lapsing_pause(frames: PauseFrames, topology: &Topology) -> Option<String> {
     })
 }
 
+/// `topology.wan.buffer`'s `bytes` as an error shows them, saying when they are its default.
+pub(super) fn long_haul_buffer(s: &ScenarioFile, bytes: u64) -> String {
+    let given = (s.topology.wan.as_ref()).is_some_and(|w| w.buffer.is_some());
+    let default = match given {
+        true => "",
+        false => " (the default: twice the long link's bandwidth-delay product)",
+    };
+    format!("{bytes}B{default}")
+}
+
 /// An input-queued switch's PFC: why `threshold` can drop packets, if it can.
 fn input_headroom(
     s: &ScenarioFile,
@@ -759,12 +781,7 @@ fn input_headroom(
         return Ok(None);
     };
     let (key, text) = if long {
-        let given = (s.topology.wan.as_ref()).is_some_and(|w| w.buffer.is_some());
-        let default = match given {
-            true => "",
-            false => " (the default: twice the long link's bandwidth-delay product)",
-        };
-        ("topology.wan.buffer", format!("{buffer}B{default}"))
+        ("topology.wan.buffer", long_haul_buffer(s, buffer))
     } else {
         ("switch.buffer", format!("{switch_text:?}"))
     };

@@ -406,6 +406,22 @@ mod tests {
                 format!("{star}[topology.wan]\nbuffer = \"0B\"\n"),
                 "topology.wan.buffer = \"0B\": between 1B and 5000GB (twice the round trip of the fastest, longest long-haul link: 10Tbps × 2s)",
             ),
+            // Below the largest frame (1086 B), or its whole 64-byte blocks with credits, a
+            // long-haul input drops everything or never grants credit for it.
+            (
+                format!("{star}[topology.wan]\nbuffer = \"1085B\"\n"),
+                "topology.wan.buffer = 1085B: must hold at least one full frame (1086B): a \
+                 long-haul input that cannot drops every packet crossing the WAN",
+            ),
+            (
+                format!("{star}[topology.wan]\nrate = \"1Mbps\"\ndelay = \"1us\"\n"),
+                "topology.wan.buffer = 0B (the default: twice the long link's bandwidth-delay \
+                 product): must hold at least one full frame",
+            ),
+            (
+                format!("{star}[topology.wan]\nbuffer = \"1086B\"\n[switch]\ncredits = true\n"),
+                "topology.wan.buffer = 1086B: with credits, at least 1088B",
+            ),
             (
                 format!("{star}[topology.wan]\nlength = 1\n"),
                 "unknown field `length`, expected one of `links`, `rate`, `delay`, `buffer`",
