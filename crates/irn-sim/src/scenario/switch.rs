@@ -494,9 +494,8 @@ fn queue_bytes_max(topology: &Topology, buf: &Buffer) -> (u64, String) {
             (held, how)
         }
         SwitchModel::SharedBuffer { .. } => {
-            // A border switch's pool holds its long links' buffers too.
             let held = (topology.switches().iter())
-                .map(|&n| inputs(n).map(|b| b - buf.bytes).sum::<u64>() + buf.bytes)
+                .map(|&n| topology.shared_pool(n, buf.bytes))
                 .max()
                 .unwrap_or(0);
             let how = format!("the shared buffer of a switch, switch.buffer = {text:?}");
@@ -679,7 +678,7 @@ pub(super) fn pfc(
     } else {
         None
     };
-    shared_pool(s, file, buf, max_frame, shared_reserved)?;
+    shared_pool(s, file, topology, buf, max_frame, shared_reserved)?;
     Ok((pfc, pfc_drops))
 }
 
@@ -809,7 +808,8 @@ fn input_headroom(
     }
 }
 
-/// A shared-buffer switch's PFC: the most headroom one switch reserves, and the switch.
+/// A shared-buffer switch's PFC: the headroom reserved by the switch that leaves the least of
+/// its pool (a border switch's holds its long-haul inputs' buffers too), and the switch.
 fn shared_headroom(
     file: &str,
     topology: &Topology,
@@ -828,9 +828,17 @@ fn shared_headroom(
             .map(|p| pfc_headroom_bytes(p, max_frame))
             .sum()
     };
-    let worst = topology.switches().iter().map(|&n| (reserved(n), n)).max();
-    if let Some((reserved, node)) = worst.filter(|&(r, _)| r + max_frame > buffer) {
+    // Long-haul inputs' own buffers in switch `n`'s pool.
+    let long = |n: NodeId| topology.shared_pool(n, buffer) - buffer;
+    let worst = (topology.switches().iter())
+        .map(|&n| (reserved(n), n))
+        .max_by_key(|&(r, n)| (i128::from(r) - i128::from(long(n)), n));
+    if let Some((reserved, node)) = worst.filter(|&(r, n)| r + max_frame > buffer + long(n)) {
         let ports = topology.node_ports(node).len();
+        let besides = match long(node) {
+            0 => String::new(),
+            b => format!(" (besides the {b}B of its long-haul inputs' topology.wan.buffer)"),
+        };
         return Err(invalid(
             file,
             "switch.buffer",
@@ -839,8 +847,8 @@ fn shared_headroom(
                 "too small for PFC headroom: switch node {node}'s {ports} inputs \
                  reserve {reserved}B (each its link's round trip, two frames and a \
                  PAUSE frame), and the shared pool must hold a {max_frame}B frame \
-                 besides; at least {}B",
-                reserved + max_frame
+                 besides; at least {}B{besides}",
+                reserved + max_frame - long(node)
             ),
         ));
     }
@@ -851,6 +859,7 @@ fn shared_headroom(
 fn shared_pool(
     s: &ScenarioFile,
     file: &str,
+    topology: &Topology,
     buf: &Buffer,
     max_frame: u64,
     shared_reserved: Option<(u64, NodeId)>,
@@ -878,11 +887,12 @@ fn shared_pool(
     };
     let pfc = s.switch.pfc;
     let (reserved, node) = shared_reserved.unwrap_or((0, NodeId(0)));
-    let pool = buffer - reserved;
+    let pool = topology.shared_pool(node, buffer) - reserved;
     let what = if pfc {
         format!(
-            "the shared pool (the {buffer}B buffer less the {reserved}B switch node {node}'s \
-             inputs reserve for PFC headroom)"
+            "the shared pool (the {}B buffer less the {reserved}B switch node {node}'s \
+             inputs reserve for PFC headroom)",
+            pool + reserved
         )
     } else {
         format!("the {buffer}B buffer")
