@@ -563,10 +563,8 @@ pub fn rto_high_auto(
                 egress_alpha,
                 ..
             } => {
-                // The pool as the simulator sizes it: the buffer, plus a border switch's long
-                // links' own.
-                let pool =
-                    (buffer_bytes + buffers).saturating_sub(ports.len() as u64 * buffer_bytes);
+                // The pool as the simulator sizes it.
+                let pool = topology.shared_pool(*n, buffer_bytes);
                 let headroom: u64 = if pfc {
                     (ports.iter())
                         .map(|p| pfc_headroom_bytes(p, max_frame_bytes))

@@ -179,7 +179,10 @@ impl PauseRule {
                     .as_ps()
                     .div_ceil(link.interval.as_ps())
                     + 1;
-                (level + overshoot).ceil() as u64 + (checks + 1) * frame
+                // Saturating: a height near the largest size a file can write (a time-based
+                // rule that all but never pauses) needs more than any buffer, not a wrapped
+                // sum below the one it has.
+                ((level + overshoot).ceil() as u64).saturating_add((checks + 1) * frame)
             }),
         }
     }
@@ -249,7 +252,8 @@ impl ControlLoop {
     pub fn settling_height(self, constant: u64) -> u64 {
         let per_interval = self.longest_pause_ps() / self.interval.as_ps() as f64;
         let span = self.loop_delay_bytes() * per_interval / std::f64::consts::FRAC_PI_2;
-        constant + span.floor() as u64 + 1
+        // Saturating, as `lossless_buffer`: a constant near the largest size.
+        constant.saturating_add(span.floor() as u64 + 1)
     }
 
     /// The occupancy at which a time-based check pauses its whole interval, for a span
@@ -360,6 +364,30 @@ mod tests {
         assert!(
             at(settles - 1).time_based_delay_ratio(link).unwrap() >= std::f64::consts::FRAC_PI_2
         );
+    }
+
+    /// A height and a constant as large as a file can write (`"18446744073709551615B"`, or
+    /// 1e30 longest pauses) give bounds that saturate, not sums that wrap below the buffer and
+    /// silence the warnings (or panic where overflow is checked).
+    #[test]
+    fn bounds_saturate_at_the_largest_sizes() {
+        let rate = Bandwidth::from_gbps(100);
+        let link = ControlLoop {
+            rate,
+            round_trip: Duration::from_ms(1),
+            interval: quanta_time(rate, MAX_QUANTA),
+            max_frame: 4158,
+        };
+        let rule = |constant| PauseRule::TimeBased {
+            threshold: 4_194_240,
+            height: u64::MAX,
+            constant,
+        };
+        assert_eq!(rule(2).lossless_buffer(link), Some(u64::MAX));
+        assert_eq!(link.settling_height(u64::MAX - 10), u64::MAX);
+        // Just under the largest height: a span of 10 bytes swings, its bound saturates.
+        let ratio = rule(u64::MAX - 10).time_based_delay_ratio(link).unwrap();
+        assert!(ratio > std::f64::consts::FRAC_PI_2, "{ratio}");
     }
 
     /// Pauses cover the sender without a gap with an interval shorter than the longest pause,

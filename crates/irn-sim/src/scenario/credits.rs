@@ -90,16 +90,30 @@ pub(super) fn build(
             ),
         ));
     }
-    if free_blocks(buffer) < frame {
-        return Err(invalid(
-            file,
-            "switch.buffer",
-            &format!("{buffer}B"),
-            &format!(
-                "with credits, at least {}B: the largest frame ({max_frame}B) in whole 64-byte blocks",
-                u64::from(frame) * BLOCK_BYTES
-            ),
-        ));
+    // An input that cannot hold the largest frame never grants credit for it: a long-haul
+    // input too (its own buffer), or nothing crosses the WAN.
+    let long = (topology.wan_info()).map(|w| {
+        let bytes = w.buffer_bytes();
+        (
+            bytes,
+            "topology.wan.buffer",
+            super::switch::long_haul_buffer(s, bytes),
+        )
+    });
+    let inputs = [(buffer, "switch.buffer", format!("{buffer}B"))];
+    for (bytes, key, text) in inputs.into_iter().chain(long) {
+        if free_blocks(bytes) < frame {
+            return Err(invalid(
+                file,
+                key,
+                &text,
+                &format!(
+                    "with credits, at least {}B: the largest frame ({max_frame}B) in whole \
+                     64-byte blocks",
+                    u64::from(frame) * BLOCK_BYTES
+                ),
+            ));
+        }
     }
     let update_blocks = sw.credit_update_blocks.unwrap_or(d.update_blocks);
     if update_blocks == 0 {

@@ -572,7 +572,7 @@ pub(super) fn sources(
         Some(v) => parse_key::<Duration>(file, "pauses.start", v)?,
         None => Duration::ZERO,
     };
-    let mut out = Vec::with_capacity(p.hosts.len());
+    let mut out: Vec<PauseSourceConfig> = Vec::with_capacity(p.hosts.len());
     for &h in &p.hosts {
         if h as usize >= hosts {
             return Err(invalid(
@@ -582,6 +582,16 @@ pub(super) fn sources(
                 &format!("a host index below {hosts}"),
             ));
         }
+        // A host listed twice would draw its pauses twice from its one seeded stream: the same
+        // pauses, each frame sent and counted twice.
+        if out.iter().any(|c| c.host == HostIdx(h)) {
+            return Err(invalid(
+                file,
+                "pauses.hosts",
+                &format!("{:?}", p.hosts),
+                &format!("distinct hosts; host {h} is listed twice"),
+            ));
+        }
         out.push(PauseSourceConfig {
             host: HostIdx(h),
             start,
@@ -589,7 +599,6 @@ pub(super) fn sources(
             length,
         });
     }
-    out.dedup_by_key(|c| c.host);
     Ok(out)
 }
 
@@ -893,6 +902,14 @@ mod tests {
             (
                 "hosts = []\ngap = \"1ms\"\nlength = \"1ms\"",
                 "at least one host",
+            ),
+            (
+                "hosts = [2, 1, 2]\ngap = \"1ms\"\nlength = \"1ms\"",
+                "pauses.hosts = [2, 1, 2]: distinct hosts; host 2 is listed twice",
+            ),
+            (
+                "hosts = [1, 1]\ngap = \"1ms\"\nlength = \"1ms\"",
+                "pauses.hosts = [1, 1]: distinct hosts; host 1 is listed twice",
             ),
             (
                 "hosts = [0]\ngap = [\"2ms\", \"1ms\"]\nlength = \"1ms\"",

@@ -382,7 +382,8 @@ pub(super) fn idle_deflection(s: &ScenarioFile) -> Option<String> {
 }
 
 /// PFC's keys set in a run without PFC, where nothing reads them (nor checks their values):
-/// said, as a key that does nothing. `pfc_frames` is read by `[[pause_control]]` rules too.
+/// said, as a key that does nothing. `pfc_frames` is read too by a `[[pause_control]]` entry of
+/// rule `"threshold"` that gives no `frames` of its own (the other rules send their own frames).
 pub(super) fn inert_pfc_keys(s: &ScenarioFile) -> Option<String> {
     let sw = &s.switch;
     if sw.pfc {
@@ -395,7 +396,9 @@ pub(super) fn inert_pfc_keys(s: &ScenarioFile) -> Option<String> {
     if sw.pfc_resume_gap != "auto" {
         keys.push(format!("pfc_resume_gap = {:?}", sw.pfc_resume_gap));
     }
-    if sw.pfc_frames == PfcFramesKind::Timed && s.pause_control.is_empty() {
+    let frames_read = (s.pause_control.iter())
+        .any(|c| c.rule == super::pause::RuleKind::Threshold && c.frames.is_none());
+    if sw.pfc_frames == PfcFramesKind::Timed && !frames_read {
         keys.push("pfc_frames = \"timed\"".to_string());
     }
     if let Some(q) = sw.pfc_pause_quanta {
@@ -491,9 +494,8 @@ fn queue_bytes_max(topology: &Topology, buf: &Buffer) -> (u64, String) {
             (held, how)
         }
         SwitchModel::SharedBuffer { .. } => {
-            // A border switch's pool holds its long links' buffers too.
             let held = (topology.switches().iter())
-                .map(|&n| inputs(n).map(|b| b - buf.bytes).sum::<u64>() + buf.bytes)
+                .map(|&n| topology.shared_pool(n, buf.bytes))
                 .max()
                 .unwrap_or(0);
             let how = format!("the shared buffer of a switch, switch.buffer = {text:?}");
@@ -605,6 +607,18 @@ pub(super) fn pfc(
             &format!("must hold at least one full frame ({max_frame}B)"),
         ));
     }
+    // A long-haul input that cannot hold a frame drops every packet across the WAN.
+    if let Some(long) = (topology.wan_info()).filter(|w| w.buffer_bytes() < max_frame) {
+        return Err(invalid(
+            file,
+            "topology.wan.buffer",
+            &long_haul_buffer(s, long.buffer_bytes()),
+            &format!(
+                "must hold at least one full frame ({max_frame}B): a long-haul input that \
+                 cannot drops every packet crossing the WAN"
+            ),
+        ));
+    }
     // Why PFC can drop packets, when it can: then timeouts must stay on.
     let mut pfc_drops = None;
     // Shared-buffer switches with PFC: the most headroom one switch reserves, and the switch.
@@ -664,7 +678,7 @@ pub(super) fn pfc(
     } else {
         None
     };
-    shared_pool(s, file, buf, max_frame, shared_reserved)?;
+    shared_pool(s, file, topology, buf, max_frame, shared_reserved)?;
     Ok((pfc, pfc_drops))
 }
 
@@ -723,6 +737,16 @@ fn lapsing_pause(frames: PauseFrames, topology: &Topology) -> Option<String> {
     })
 }
 
+/// `topology.wan.buffer`'s `bytes` as an error shows them, saying when they are its default.
+pub(super) fn long_haul_buffer(s: &ScenarioFile, bytes: u64) -> String {
+    let given = (s.topology.wan.as_ref()).is_some_and(|w| w.buffer.is_some());
+    let default = match given {
+        true => "",
+        false => " (the default: twice the long link's bandwidth-delay product)",
+    };
+    format!("{bytes}B{default}")
+}
+
 /// An input-queued switch's PFC: why `threshold` can drop packets, if it can.
 fn input_headroom(
     s: &ScenarioFile,
@@ -756,12 +780,7 @@ fn input_headroom(
         return Ok(None);
     };
     let (key, text) = if long {
-        let given = (s.topology.wan.as_ref()).is_some_and(|w| w.buffer.is_some());
-        let default = match given {
-            true => "",
-            false => " (the default: twice the long link's bandwidth-delay product)",
-        };
-        ("topology.wan.buffer", format!("{buffer}B{default}"))
+        ("topology.wan.buffer", long_haul_buffer(s, buffer))
     } else {
         ("switch.buffer", format!("{switch_text:?}"))
     };
@@ -789,7 +808,8 @@ fn input_headroom(
     }
 }
 
-/// A shared-buffer switch's PFC: the most headroom one switch reserves, and the switch.
+/// A shared-buffer switch's PFC: the headroom reserved by the switch that leaves the least of
+/// its pool (a border switch's holds its long-haul inputs' buffers too), and the switch.
 fn shared_headroom(
     file: &str,
     topology: &Topology,
@@ -808,9 +828,17 @@ fn shared_headroom(
             .map(|p| pfc_headroom_bytes(p, max_frame))
             .sum()
     };
-    let worst = topology.switches().iter().map(|&n| (reserved(n), n)).max();
-    if let Some((reserved, node)) = worst.filter(|&(r, _)| r + max_frame > buffer) {
+    // Long-haul inputs' own buffers in switch `n`'s pool.
+    let long = |n: NodeId| topology.shared_pool(n, buffer) - buffer;
+    let worst = (topology.switches().iter())
+        .map(|&n| (reserved(n), n))
+        .max_by_key(|&(r, n)| (i128::from(r) - i128::from(long(n)), n));
+    if let Some((reserved, node)) = worst.filter(|&(r, n)| r + max_frame > buffer + long(n)) {
         let ports = topology.node_ports(node).len();
+        let besides = match long(node) {
+            0 => String::new(),
+            b => format!(" (besides the {b}B of its long-haul inputs' topology.wan.buffer)"),
+        };
         return Err(invalid(
             file,
             "switch.buffer",
@@ -819,8 +847,8 @@ fn shared_headroom(
                 "too small for PFC headroom: switch node {node}'s {ports} inputs \
                  reserve {reserved}B (each its link's round trip, two frames and a \
                  PAUSE frame), and the shared pool must hold a {max_frame}B frame \
-                 besides; at least {}B",
-                reserved + max_frame
+                 besides; at least {}B{besides}",
+                reserved + max_frame - long(node)
             ),
         ));
     }
@@ -831,6 +859,7 @@ fn shared_headroom(
 fn shared_pool(
     s: &ScenarioFile,
     file: &str,
+    topology: &Topology,
     buf: &Buffer,
     max_frame: u64,
     shared_reserved: Option<(u64, NodeId)>,
@@ -858,11 +887,12 @@ fn shared_pool(
     };
     let pfc = s.switch.pfc;
     let (reserved, node) = shared_reserved.unwrap_or((0, NodeId(0)));
-    let pool = buffer - reserved;
+    let pool = topology.shared_pool(node, buffer) - reserved;
     let what = if pfc {
         format!(
-            "the shared pool (the {buffer}B buffer less the {reserved}B switch node {node}'s \
-             inputs reserve for PFC headroom)"
+            "the shared pool (the {}B buffer less the {reserved}B switch node {node}'s \
+             inputs reserve for PFC headroom)",
+            pool + reserved
         )
     } else {
         format!("the {buffer}B buffer")
@@ -932,9 +962,31 @@ mod tests {
                 .is_some_and(|w| w
                     .starts_with("switch.pfc_frames = \"timed\", switch.pfc_pause_quanta = 100"))
         );
+        // A `[[pause_control]]` rule reads pfc_frames only as a threshold rule's default.
+        let star = "[topology]\nkind = \"star\"\nhosts = 2\n";
+        let control = |entry: &str| {
+            format!(
+                "{star}[switch]\npfc_frames = \"timed\"\n[[pause_control]]\nports = \"switch\"\n\
+                 threshold = \"100KB\"\n{entry}\n"
+            )
+        };
+        for entry in [
+            "rule = \"on-off\"",
+            "rule = \"threshold\"\nframes = \"xoff-xon\"",
+        ] {
+            assert_eq!(
+                warned(&control(entry)).as_deref(),
+                Some(
+                    "switch.pfc_frames = \"timed\" with switch.pfc = false: PFC's keys change \
+                     nothing in a run without it"
+                ),
+                "{entry}"
+            );
+        }
         for quiet in [
             "[switch]\npfc_threshold = \"auto\"\npfc_frames = \"xoff-xon\"\n",
             "[switch]\npfc = true\npfc_threshold = \"200KB\"\n",
+            &control("rule = \"threshold\""),
         ] {
             assert_eq!(warned(quiet), None, "{quiet}");
         }

@@ -229,11 +229,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                             let headroom = |i: usize| pfc_headroom_bytes(&ports[i], max_frame);
                             let pfc = pfc
                                 .map(|p| (&headroom as &dyn Fn(usize) -> u64, p.resume_gap_bytes));
-                            // A border switch's pool holds its long links' buffers too.
-                            let pool = buffer
-                                + (range.clone())
-                                    .map(|p| topo.input_buffer(PortId(p), buffer) - buffer)
-                                    .sum::<u64>();
+                            let pool = topo.shared_pool(node, buffer);
                             let switch = SharedSwitch::new(
                                 ports.len(),
                                 pool,

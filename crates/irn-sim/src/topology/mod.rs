@@ -582,6 +582,18 @@ impl Topology {
         }
     }
 
+    /// A shared-buffer switch `n`'s pool: the switches' `buffer`, and on a border switch each
+    /// long-haul input's own buffer besides (the docs' "it joins the border switch's pool").
+    /// A sum, so that a long-haul buffer smaller than `buffer` still adds to the pool (taking
+    /// `buffer` off per long link, as once done, wrapped below zero with two long links).
+    pub fn shared_pool(&self, n: NodeId, buffer: u64) -> u64 {
+        let long = (self.node_ports(n)).filter(|&p| self.is_long_haul(PortId(p)));
+        buffer
+            + long
+                .map(|p| self.input_buffer(PortId(p), buffer))
+                .sum::<u64>()
+    }
+
     /// The WAN site host `h` belongs to; `None` for a single site.
     pub fn site_of(&self, h: HostIdx) -> Option<WanSite> {
         self.wan.as_deref().map(|w| w.site_of(h))

@@ -406,6 +406,22 @@ mod tests {
                 format!("{star}[topology.wan]\nbuffer = \"0B\"\n"),
                 "topology.wan.buffer = \"0B\": between 1B and 5000GB (twice the round trip of the fastest, longest long-haul link: 10Tbps × 2s)",
             ),
+            // Below the largest frame (1086 B), or its whole 64-byte blocks with credits, a
+            // long-haul input drops everything or never grants credit for it.
+            (
+                format!("{star}[topology.wan]\nbuffer = \"1085B\"\n"),
+                "topology.wan.buffer = 1085B: must hold at least one full frame (1086B): a \
+                 long-haul input that cannot drops every packet crossing the WAN",
+            ),
+            (
+                format!("{star}[topology.wan]\nrate = \"1Mbps\"\ndelay = \"1us\"\n"),
+                "topology.wan.buffer = 0B (the default: twice the long link's bandwidth-delay \
+                 product): must hold at least one full frame",
+            ),
+            (
+                format!("{star}[topology.wan]\nbuffer = \"1086B\"\n[switch]\ncredits = true\n"),
+                "topology.wan.buffer = 1086B: with credits, at least 1088B",
+            ),
             (
                 format!("{star}[topology.wan]\nlength = 1\n"),
                 "unknown field `length`, expected one of `links`, `rate`, `delay`, `buffer`",
@@ -432,5 +448,40 @@ mod tests {
             assert!(err.contains(want), "{text}\n{err}");
         }
         one(&format!("{star}[topology.wan]\nlinks = 510\n")).unwrap();
+        one(&format!("{star}[topology.wan]\nbuffer = \"1086B\"\n")).unwrap();
+    }
+
+    /// With the shared-buffer switch a long-haul input's buffer joins its border switch's pool,
+    /// whatever its size: two long links of 100 KB under a 9 MB pool make 9.2 MB (taking the
+    /// 9 MB off per long link once wrapped below zero, an endless pool), and a border whose
+    /// PFC headroom the long links' buffers cover is not refused for `switch.buffer`.
+    #[test]
+    fn long_haul_buffers_join_a_shared_border_pool() {
+        let wan = |keys: &str| {
+            format!(
+                "[topology]\nkind = \"wan\"\n[topology.site]\nkind = \"star\"\nhosts = 2\n\
+                 [topology.wan]\n{keys}\n[switch]\nmodel = \"shared-buffer\"\n"
+            )
+        };
+        let run = one(&wan("links = 2\nbuffer = \"100KB\"")).unwrap();
+        let t = &run.config.topology;
+        for site in [WanSite::A, WanSite::B] {
+            let border = t.wan_info().unwrap().border(site);
+            assert_eq!(t.shared_pool(border, 9_000_000), 9_200_000);
+        }
+        assert_eq!(t.shared_pool(t.hosts()[0], 9_000_000), 9_000_000);
+        // 100 Gb/s, 500 us: the long link's input reserves 12.5 MB of round trip and more,
+        // less than the pool's 9 MB + 25 MB but not than switch.buffer's 9 MB alone.
+        let pfc = wan("delay = \"500us\"\nbuffer = \"25MB\"") + "pfc = true\n";
+        one(&pfc).unwrap();
+        let err = one(&pfc.replace("25MB", "1MB")).unwrap_err().to_string();
+        assert!(
+            err.contains("and the shared pool must hold a 1086B frame besides; at least"),
+            "{err}"
+        );
+        assert!(
+            err.contains("B (besides the 1000000B of its long-haul inputs' topology.wan.buffer)"),
+            "{err}"
+        );
     }
 }
