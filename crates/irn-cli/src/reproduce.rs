@@ -68,6 +68,10 @@ pub struct ReproduceArgs {
     /// A reduced run (short windows, no convergence check) that finishes in minutes.
     #[arg(long)]
     quick: bool,
+    /// List the figures (of FIGURE's paper, or all): name, paper, title and grid points; run
+    /// nothing.
+    #[arg(long)]
+    list: bool,
     /// Runs at once (each uses one core; at most 1024). Default: all cores.
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::run::jobs)]
     jobs: Option<NonZeroUsize>,
@@ -1080,6 +1084,10 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
             ids.join(", ")
         );
     }
+    if a.list {
+        list(&chosen);
+        return Ok(());
+    }
     let out = a.out.clone().unwrap_or_else(|| {
         PathBuf::from(if a.quick {
             "results/reproduce-quick"
@@ -1096,6 +1104,19 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
     let command = format!("irn reproduce{}", if a.quick { " --quick" } else { "" });
     run_all(&chosen, &plan, &out, a.jobs, Writer::Reproduce, &command)?;
     Ok(())
+}
+
+/// `irn reproduce --list`: one line per figure, the name `irn reproduce` takes first.
+fn list(chosen: &[&Experiment]) {
+    let width = chosen.iter().map(|e| e.id.len()).max().unwrap_or(0);
+    for e in chosen {
+        let points = match e.points.len() {
+            1 => String::new(),
+            n => format!(" ({n} points)"),
+        };
+        let key = e.paper_key;
+        outln!("{:width$}  {key:8}  {}{points}", e.id, e.title);
+    }
 }
 
 #[derive(clap::Args, Debug)]

@@ -285,6 +285,30 @@ fn one_compare_entry_writes_a_comparison() {
     assert!(dir.join("r/report.html").is_file());
 }
 
+/// `irn reproduce --list` names every figure of the chosen paper with its title and runs
+/// nothing.
+#[test]
+fn reproduce_lists_the_figures_it_can_run() {
+    let dir = scratch("reproduce-list");
+    let all = ok(&irn(&["reproduce", "--list"], &dir));
+    for id in [
+        "fig01",
+        "robustness",
+        "eunomia-fig18",
+        "wan-credits",
+        "swift-incast",
+    ] {
+        assert!(
+            all.lines().any(|l| l.starts_with(id)),
+            "{id} missing:\n{all}"
+        );
+    }
+    let wan = ok(&irn(&["reproduce", "wan", "--list"], &dir));
+    assert!(wan.lines().all(|l| l.starts_with("wan-")), "{wan}");
+    assert!(wan.contains("wan-credits"), "{wan}");
+    assert!(!dir.join("results").exists());
+}
+
 /// The help says what each command and option does: every paper `irn reproduce` reruns,
 /// `--out`'s rule for the user's files, a description for every option.
 #[test]
