@@ -282,7 +282,17 @@ pub(super) fn controls(
 
 /// Data in longest pauses, the slides' unit, for a warning.
 fn units(bytes: f64) -> String {
-    format!("{:.1} units", bytes / LONGEST_PAUSE_BYTES as f64)
+    format!("{} units", level(bytes / LONGEST_PAUSE_BYTES as f64))
+}
+
+/// A level in units of the longest pause: one decimal, or two significant digits below 0.05
+/// (a 10 KB level is 0.0024 units, not "0.0").
+fn level(units: f64) -> String {
+    if units == 0.0 || units.abs() >= 0.05 {
+        return format!("{units:.1}");
+    }
+    let decimals = (1.0 - units.abs().log10().floor()) as usize;
+    format!("{units:.decimals$}")
 }
 
 /// The warning for an input whose buffer is below what its rule needs to stay lossless when
@@ -361,14 +371,14 @@ fn stability_warning(at: &str, rule: PauseRule, link: ControlLoop) -> Option<Str
     let settles = link.settling_height(constant);
     Some(format!(
         "{at}: rule = \"time-based\" swings instead of settling: its loop delay (round trip {} \
-         + PAUSE frame + half the {} interval = {}) over height − constant ({:.1} − {:.1} = \
+         + PAUSE frame + half the {} interval = {}) over height − constant ({} − {} = \
          {}, {} B) is {ratio:.3}, past π/2 ≈ 1.571; a height of at least {settles} B ({}) \
          would settle",
         about(link.round_trip),
         about(link.interval),
         units(link.loop_delay_bytes()),
-        height as f64 / LONGEST_PAUSE_BYTES as f64,
-        constant as f64 / LONGEST_PAUSE_BYTES as f64,
+        level(height as f64 / LONGEST_PAUSE_BYTES as f64),
+        level(constant as f64 / LONGEST_PAUSE_BYTES as f64),
         units((height - constant) as f64),
         height - constant,
         units(settles as f64)
@@ -622,6 +632,23 @@ mod tests {
 
     const STAR: &str = "[topology]\nkind = \"star\"\nhosts = 3\nlink_rate = \"100Gbps\"\n\
                         link_delay = \"1us\"\n[switch]\nbuffer = \"100MB\"\n";
+
+    /// Warnings give levels in longest pauses with one decimal, and small ones with two
+    /// significant digits, never as "0.0".
+    #[test]
+    fn small_levels_keep_their_digits() {
+        let cases = [
+            (0.0, "0.0"),
+            (90.0, "90.0"),
+            (0.05, "0.1"),
+            (0.049, "0.049"),
+            (0.0024, "0.0024"),
+            (-0.0024, "-0.0024"),
+        ];
+        for (units, shown) in cases {
+            assert_eq!(level(units), shown, "{units}");
+        }
+    }
 
     #[test]
     fn rules_resolve_in_bytes_and_longest_pauses() {
