@@ -39,18 +39,19 @@ name = "RoCE+PFC <\"go-back-N\"> & 'co'"
 set = { "transport.kind" = "roce", "switch.pfc" = true }
 "#;
 
-/// A comparison results folder, made once per test process with `irn run` (a static is never
-/// dropped, so this one scratch folder outlives the process).
+/// A comparison results folder, made once per test process with `irn run`. A static is never
+/// dropped, so it lives in Cargo's temporary folder for integration tests (under `target/`),
+/// replaced by the next test process, rather than left behind in the system's.
 fn comparison() -> &'static Path {
-    static DIR: OnceLock<(Scratch, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let dir = scratch("shared-run");
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-shared-run");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("tiny.toml"), SCENARIO).unwrap();
         ok(&irn(&["run", "tiny.toml", "--out", "results"], &dir));
-        let results = dir.join("results");
-        (dir, results)
+        dir.join("results")
     })
-    .1
 }
 
 /// `irn plot DIR` on a fresh copy of the comparison folder; returns its scratch folder and the

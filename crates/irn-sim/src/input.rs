@@ -201,6 +201,7 @@ mod tests {
             e,
             "line 3 is not UTF-8 text (byte 0xb5); save the file as UTF-8"
         );
+        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
