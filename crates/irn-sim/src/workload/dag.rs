@@ -674,6 +674,14 @@ fn flow<'a>(r: &'a RawFlow, hosts: u32) -> Result<(FlowSpec, Row<'a>), String> {
         (None, false) => Time::ZERO,
     };
     let delay = Duration::from_ps(ns(6)?.unwrap_or(0));
+    // A root's delay would follow no parent: it once ran at its start_ns without a word.
+    if after.is_empty() && delay > Duration::ZERO {
+        return Err(format!(
+            "flow `{id}` waits for nothing, so its delay_ns `{}` would never apply: delay_ns is \
+             the wait after a flow's parents finish; put a root's time in start_ns",
+            get(6)
+        ));
+    }
     let spec = FlowSpec {
         src,
         dst,
@@ -780,6 +788,10 @@ mod tests {
                 "d.csv:2: flow `a` waits for nothing, so it needs a start_ns",
             ),
             (
+                format!("{HEADER}a,0,1,10,0,,5\n"),
+                "d.csv:2: flow `a` waits for nothing, so its delay_ns `5` would never apply",
+            ),
+            (
                 "id,src,dst,size_bytes,after\n".to_string(),
                 "d.csv:1: the header has no `start_ns` column",
             ),
@@ -818,6 +830,8 @@ mod tests {
         let (flows, dag) = dag_json_text(numbered, "d.json", 4).unwrap();
         assert_eq!(flows[0].start.as_ps(), 1_500);
         assert_eq!((dag.name(0), dag.name(1)), (Some("7"), Some("8")));
+        let root_at_zero = format!("{HEADER}a,0,1,10,0,,0\n");
+        read(&root_at_zero).unwrap();
     }
 
     #[test]
@@ -870,6 +884,11 @@ mod tests {
             (
                 format!("[{}]", flow("a", r#", "start_ns": 1e-4"#)),
                 "d.json: flow at index 0: start_ns `0.0001` is not a time in nanoseconds",
+            ),
+            (
+                format!("[{}]", flow("a", r#", "start_ns": 0, "delay_ns": 7"#)),
+                "d.json: flow at index 0: flow `a` waits for nothing, so its delay_ns `7` would \
+                 never apply",
             ),
             (
                 format!("[{}, 3]", root("a")),
