@@ -1060,19 +1060,32 @@ fn add_background(
         return Ok(());
     };
     line_rate_fraction(file, "workload.background_load", load, "line rate")?;
+    let key = "workload.background_duration";
     let text = w.background_duration.as_deref().unwrap_or(default_duration);
-    let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
+    let duration = parse_key::<Duration>(file, key, text)?;
     let sizes = SizeDist::Cdf(Cdf::irn_default());
     check_flow_count(
         file,
-        ("workload.background_duration", text),
+        (key, text),
         (hosts, host_rate, load),
         &sizes,
         duration,
     )?;
-    flows.extend(workload::poisson(
-        hosts, host_rate, load, &sizes, duration, seed,
-    ));
+    let background = workload::poisson(hosts, host_rate, load, &sizes, duration, seed);
+    // A window too short for one arrival (0 among them) left the run without its cross
+    // traffic and said nothing.
+    if background.is_empty() {
+        return Err(invalid(
+            file,
+            key,
+            &format!("{text:?}"),
+            &format!(
+                "long enough for a background flow to arrive: none does in {text} at \
+                 background_load = {load} ({hosts} hosts at {host_rate}); lengthen it"
+            ),
+        ));
+    }
+    flows.extend(background);
     flows.sort_by_key(|f| f.start);
     Ok(())
 }
@@ -1301,6 +1314,26 @@ mod tests {
         );
         // The RCT covers the incast flows only: at least 300 KB through one 40 Gb/s link.
         assert!(s.rct_us.is_some_and(|rct| rct >= 60.0), "{s:?}");
+        // A window no background flow arrives in is refused, not run without them.
+        for (duration, want) in [("0us", "none does in 0us"), ("1ns", "none does in 1ns")] {
+            let err = parse(
+                &format!(
+                    "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"incast\"\n\
+                     senders = 3\nbackground_load = 0.5\nbackground_duration = \"{duration}\"\n"
+                ),
+                "t.toml",
+                Path::new("."),
+                &[],
+            )
+            .unwrap_err();
+            assert!(
+                err.to_string().contains(&format!(
+                    "workload.background_duration = \"{duration}\": long enough for a \
+                     background flow to arrive: {want} at background_load = 0.5"
+                )),
+                "{err}"
+            );
+        }
         let err = parse(
             "[workload]\nkind = \"incast\"\nsenders = 3\nbackground_duration = \"1ms\"\n",
             "t.toml",
