@@ -443,16 +443,32 @@ fn add_job(
     let pipelines = lanes.len() * job.channels as usize;
     // Per pipeline (lane × channel) and rank: what its next sent flow waits for.
     let mut pending: Vec<Vec<Vec<Pending>>> = vec![vec![Vec::new(); n]; pipelines];
+    let too_many = || {
+        format!(
+            "job {j}: its flows wait for more than {} million others in all (at each iteration \
+             a rank's first flow on each of its {} channels{} waits for its last flows on all \
+             of them); use fewer channels or iterations",
+            max_edges as f64 / 1e6,
+            job.channels,
+            if lanes.len() > 1 { " and trees" } else { "" },
+        )
+    };
     for iteration in 0..job.iterations {
         if iteration > 0 {
             // Every pipeline of a rank waits for all of the rank's flows of the iteration,
-            // then the computation.
+            // then the computation: as many pending entries as the edges they will make,
+            // counted before they are copied (the copies alone once took 11 GB).
+            let mut copies = out.edges.len();
             for r in 0..n {
                 let mut all: Vec<Pending> = (pending.iter())
                     .flat_map(|p| p[r].iter().map(|&(id, _)| (id, job.compute_gap)))
                     .collect();
                 all.sort_unstable();
                 all.dedup();
+                copies += pipelines * all.len();
+                if copies > max_edges {
+                    return Err(too_many());
+                }
                 for p in pending.iter_mut() {
                     p[r].clone_from(&all);
                 }
@@ -473,15 +489,7 @@ fn add_job(
                     };
                     add_step(out, job, transfers, c, tag, waiting);
                     if out.edges.len() > max_edges {
-                        return Err(format!(
-                            "job {j}: its flows wait for more than {} million others in all \
-                             (at each iteration a rank's first flow on each of its {} \
-                             channels{} waits for its last flows on all of them); use fewer \
-                             channels or iterations",
-                            max_edges as f64 / 1e6,
-                            job.channels,
-                            if lanes.len() > 1 { " and trees" } else { "" },
-                        ));
+                        return Err(too_many());
                     }
                 }
             }
@@ -713,6 +721,18 @@ mod tests {
         assert!(err.contains("more than 0.1 million others"), "{err}");
         assert!(err.contains("its 64 channels and trees"), "{err}");
         assert!(out.edges.len() < 200_000, "{}", out.edges.len());
+        // Refused at the second iteration's start, before its waits are copied to every
+        // pipeline of every rank: the first iteration's flows are all made, none of the next.
+        let once = Job {
+            iterations: 1,
+            ..j.clone()
+        };
+        let mut first = Generated::default();
+        add_job(&mut first, 0, &once, &lanes, MAX_EDGES).unwrap();
+        let mut out = Generated::default();
+        let err = add_job(&mut out, 0, &j, &lanes, first.edges.len() + 1).unwrap_err();
+        assert!(err.contains("wait for more than"), "{err}");
+        assert_eq!(out.flows.len(), first.flows.len());
         // Within the limit the same job is made in full.
         let mut out = Generated::default();
         add_job(&mut out, 0, &j, &lanes, MAX_EDGES).unwrap();
