@@ -539,7 +539,7 @@ fn build(
             ),
         ));
     }
-    latest_start(w, file, &flows)?;
+    latest_start(w, file, &flows, (dag.as_ref(), collectives.as_ref()))?;
     let drawn_bytes = flows.iter().map(|f| f.size_bytes).sum();
     let mut flows = flows;
     if let Some(mix) = verbs {
@@ -560,18 +560,42 @@ fn build(
 /// reported unfinished "before the drain limit".
 pub const LATEST_START: Time = Time::from_ps(1 << 63);
 
-/// Refuses `flows` whose last start is past [`LATEST_START`].
-fn latest_start(w: &WorkloadSection, file: &str, flows: &[FlowSpec]) -> Result<(), ScenarioError> {
-    let Some(late) = flows.iter().map(|f| f.start).max() else {
+/// Refuses `flows` whose last start is past [`LATEST_START`], naming the flow's id in its DAG
+/// file (`dag`) or its collective job (`collectives`), whose delays are what made it late.
+fn latest_start(
+    w: &WorkloadSection,
+    file: &str,
+    flows: &[FlowSpec],
+    (dag, collectives): (Option<&FlowDag>, Option<&Collectives>),
+) -> Result<(), ScenarioError> {
+    let Some((i, late)) = (flows.iter().map(|f| f.start).enumerate()).max_by_key(|&(_, t)| t)
+    else {
         return Ok(());
     };
     if late <= LATEST_START {
         return Ok(());
     }
-    let key = match (w.kind, &w.csv) {
-        (WorkloadKind::Trace | WorkloadKind::Dag, Some(_)) => "workload.csv",
-        (WorkloadKind::Trace | WorkloadKind::Dag | WorkloadKind::Ns3, None) => "workload.file",
+    let tag = collectives.and_then(|c| c.tags.get(i).copied().flatten());
+    let job_key;
+    let key = match (w.kind, &w.csv, tag) {
+        (WorkloadKind::Trace | WorkloadKind::Dag, Some(_), _) => "workload.csv",
+        (WorkloadKind::Trace | WorkloadKind::Dag | WorkloadKind::Ns3, None, _) => "workload.file",
+        (_, _, Some(t)) => {
+            job_key = format!("workload.job[{}]", t.job);
+            &job_key
+        }
         _ => "workload",
+    };
+    // A flow with parents starts after them and their delays, not at a time of its own.
+    let whose = match (dag.and_then(|d| d.name(i)), tag) {
+        (Some(id), _) => format!("flow `{id}` (after its parents and their delay_ns)"),
+        (None, Some(t)) => format!(
+            "its iteration {}'s flows (after start and {} compute_gap{})",
+            t.iteration,
+            t.iteration,
+            if t.iteration == 1 { "" } else { "s" }
+        ),
+        (None, None) => "a flow".to_string(),
     };
     let s = |t: Time| {
         let ps = t.as_ps();
@@ -585,14 +609,18 @@ fn latest_start(w: &WorkloadSection, file: &str, flows: &[FlowSpec]) -> Result<(
         "workload.file" => format!("{:?}", w.file.as_deref().unwrap_or("")),
         _ => String::new(),
     };
+    // Delays that add up past the clock's end stop there.
+    let at = match late {
+        Time::MAX => format!("past {} s, the clock's end", s(late)),
+        _ => format!("at {} s", s(late)),
+    };
     Err(invalid(
         file,
         key,
         &named,
         &format!(
-            "a flow starts at {} s, later than irn's clock can run a flow to its end: starts \
+            "{whose} would start {at}, later than irn's clock can run a flow to its end: starts \
              must be at most {} s (about 106 days)",
-            s(late),
             s(LATEST_START)
         ),
     ))
@@ -1060,19 +1088,32 @@ fn add_background(
         return Ok(());
     };
     line_rate_fraction(file, "workload.background_load", load, "line rate")?;
+    let key = "workload.background_duration";
     let text = w.background_duration.as_deref().unwrap_or(default_duration);
-    let duration = parse_key::<Duration>(file, "workload.background_duration", text)?;
+    let duration = parse_key::<Duration>(file, key, text)?;
     let sizes = SizeDist::Cdf(Cdf::irn_default());
     check_flow_count(
         file,
-        ("workload.background_duration", text),
+        (key, text),
         (hosts, host_rate, load),
         &sizes,
         duration,
     )?;
-    flows.extend(workload::poisson(
-        hosts, host_rate, load, &sizes, duration, seed,
-    ));
+    let background = workload::poisson(hosts, host_rate, load, &sizes, duration, seed);
+    // A window too short for one arrival (0 among them) left the run without its cross
+    // traffic and said nothing.
+    if background.is_empty() {
+        return Err(invalid(
+            file,
+            key,
+            &format!("{text:?}"),
+            &format!(
+                "long enough for a background flow to arrive: none does in {text} at \
+                 background_load = {load} ({hosts} hosts at {host_rate}); lengthen it"
+            ),
+        ));
+    }
+    flows.extend(background);
     flows.sort_by_key(|f| f.start);
     Ok(())
 }
@@ -1301,6 +1342,26 @@ mod tests {
         );
         // The RCT covers the incast flows only: at least 300 KB through one 40 Gb/s link.
         assert!(s.rct_us.is_some_and(|rct| rct >= 60.0), "{s:?}");
+        // A window no background flow arrives in is refused, not run without them.
+        for (duration, want) in [("0us", "none does in 0us"), ("1ns", "none does in 1ns")] {
+            let err = parse(
+                &format!(
+                    "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"incast\"\n\
+                     senders = 3\nbackground_load = 0.5\nbackground_duration = \"{duration}\"\n"
+                ),
+                "t.toml",
+                Path::new("."),
+                &[],
+            )
+            .unwrap_err();
+            assert!(
+                err.to_string().contains(&format!(
+                    "workload.background_duration = \"{duration}\": long enough for a \
+                     background flow to arrive: {want} at background_load = 0.5"
+                )),
+                "{err}"
+            );
+        }
         let err = parse(
             "[workload]\nkind = \"incast\"\nsenders = 3\nbackground_duration = \"1ms\"\n",
             "t.toml",
@@ -1432,8 +1493,37 @@ mod tests {
             .to_string();
         assert!(
             err.contains(
-                "t.toml: workload.csv: a flow starts at 9223372.036854776 s, later than irn's clock"
+                "t.toml: workload.csv: a flow would start at 9223372.036854776 s, later than \
+                 irn's clock"
             ) && err.contains("at most 9223372.036854775 s"),
+            "{err}"
+        );
+        // Late through delays: the DAG flow or the collective job that is late, by name.
+        let dag =
+            "[workload]\nkind = \"dag\"\ncsv = \"id,src,dst,size_bytes,start_ns,after,delay_ns\\n\
+                   a,0,1,1000,0,,\\nb,1,2,100,,a,18446744073709551\\n\
+                   c,2,3,100,,b,18446744073709551\\n\"\n";
+        let err = parse(dag, "t.toml", Path::new("."), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "t.toml: workload.csv: flow `c` (after its parents and their delay_ns) would \
+                 start past 18446744.073709551 s, the clock's end"
+            ),
+            "{err}"
+        );
+        let job = "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"collective\"\n\
+                   [[workload.job]]\nop = \"all-reduce\"\nsize = \"1KB\"\nranks = 2\n\
+                   iterations = 3\ncompute_gap = \"5000000s\"\n";
+        let err = parse(job, "t.toml", Path::new("."), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "t.toml: workload.job[0]: its iteration 2's flows (after start and 2 \
+                 compute_gaps) would start at 10000000.000000000 s, later than"
+            ),
             "{err}"
         );
     }

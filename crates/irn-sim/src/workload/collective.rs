@@ -295,6 +295,31 @@ fn lanes(op: Op, algorithm: Algorithm, n: u32, size: u64) -> Result<Vec<Lane>, S
     })
 }
 
+/// How many transfers one iteration of `op` by `algorithm` over `n` ranks makes, counted
+/// without making them: a pairwise all-to-all of 65,536 ranks has 4 billion, which [`lanes`]
+/// would hold in about 100 GB before the flow limit could refuse them. Why not, as [`lanes`].
+fn transfer_count(op: Op, algorithm: Algorithm, n: u32) -> Result<u64, String> {
+    let n64 = u64::from(n);
+    let log = u64::from(n.trailing_zeros());
+    Ok(match (algorithm, op) {
+        (Algorithm::Ring, Op::AllReduce) => 2 * (n64 - 1) * n64,
+        (Algorithm::Ring, _) | (Algorithm::Pairwise, Op::AllToAll) => (n64 - 1) * n64,
+        // Every rank but the root sends up once and receives down once, per tree.
+        (Algorithm::Tree, Op::AllReduce) => 2 * (n64 - 1),
+        (Algorithm::DoubleBinaryTree, Op::AllReduce) => 4 * (n64 - 1),
+        (Algorithm::HalvingDoubling, Op::AllReduce) if n.is_power_of_two() => 2 * log * n64,
+        (Algorithm::HalvingDoubling, Op::AllGather | Op::ReduceScatter) if n.is_power_of_two() => {
+            log * n64
+        }
+        // What the algorithm does not run: `lanes` refuses it before making anything.
+        _ => lanes(op, algorithm, n, 0)?
+            .iter()
+            .flatten()
+            .map(|s| s.len() as u64)
+            .sum(),
+    })
+}
+
 /// A binary tree over `order` (a heap: `order[i]`'s parent is `order[(i − 1) / 2]`): the
 /// reduce, in which every rank sends `bytes` to its parent once its subtree's data is in (a
 /// rank of height h at step h), then the broadcast, in which every rank forwards them to its
@@ -354,9 +379,8 @@ pub fn generate(jobs: &[Job]) -> Result<Generated, String> {
     let mut planned = Vec::with_capacity(jobs.len());
     let mut total = 0.0;
     for (j, job) in jobs.iter().enumerate() {
-        let lanes = lanes(job.op, job.algorithm, job.ranks(), job.size_bytes)
+        let per_iteration = transfer_count(job.op, job.algorithm, job.ranks())
             .map_err(|why| format!("job {j}: {why}"))?;
-        let per_iteration: usize = lanes.iter().flatten().map(Vec::len).sum();
         let flows = per_iteration as f64 * f64::from(job.channels) * f64::from(job.iterations);
         if flows + total > MAX_FLOWS {
             let earlier = if total > 0.0 {
@@ -376,6 +400,8 @@ pub fn generate(jobs: &[Job]) -> Result<Generated, String> {
             ));
         }
         total += flows;
+        let lanes = lanes(job.op, job.algorithm, job.ranks(), job.size_bytes)
+            .map_err(|why| format!("job {j}: {why}"))?;
         let smallest = lanes.iter().flatten().flatten().map(|t| t.bytes).min();
         if smallest.is_some_and(|b| b < u64::from(job.channels)) {
             return Err(format!(
@@ -392,27 +418,57 @@ pub fn generate(jobs: &[Job]) -> Result<Generated, String> {
     for (j, (job, lanes)) in jobs.iter().zip(&planned).enumerate() {
         out.steps
             .push(lanes.iter().map(Vec::len).max().unwrap_or(0) as u32);
-        add_job(&mut out, j as u32, job, lanes);
+        add_job(&mut out, j as u32, job, lanes, MAX_EDGES)?;
     }
     Ok(out)
 }
 
-/// Appends `job`'s flows, edges and tags to `out`.
-fn add_job(out: &mut Generated, j: u32, job: &Job, lanes: &[Lane]) {
+/// The most dependencies the jobs may make in all (16 bytes each, and as much again in the
+/// graph built from them): five per flow at the flow limit, where a ring or a tree makes two
+/// or three. A rank's first flow of an iteration on each pipeline (channel × lane) waits for
+/// its last flows on every pipeline, so a double binary tree with 64 channels makes about 2N ×
+/// 128² of them per iteration: 2 million flows of one took 8.6 GB and 23 s to build.
+const MAX_EDGES: usize = 5 * MAX_FLOWS as usize;
+
+/// Appends `job`'s flows, edges and tags to `out`; refuses a job whose dependencies in all pass
+/// `max_edges` ([`MAX_EDGES`]) as soon as they do, before they fill memory.
+fn add_job(
+    out: &mut Generated,
+    j: u32,
+    job: &Job,
+    lanes: &[Lane],
+    max_edges: usize,
+) -> Result<(), String> {
     let n = job.ranks() as usize;
     let pipelines = lanes.len() * job.channels as usize;
     // Per pipeline (lane × channel) and rank: what its next sent flow waits for.
     let mut pending: Vec<Vec<Vec<Pending>>> = vec![vec![Vec::new(); n]; pipelines];
+    let too_many = || {
+        format!(
+            "job {j}: its flows wait for more than {} million others in all (at each iteration \
+             a rank's first flow on each of its {} channels{} waits for its last flows on all \
+             of them); use fewer channels or iterations",
+            max_edges as f64 / 1e6,
+            job.channels,
+            if lanes.len() > 1 { " and trees" } else { "" },
+        )
+    };
     for iteration in 0..job.iterations {
         if iteration > 0 {
             // Every pipeline of a rank waits for all of the rank's flows of the iteration,
-            // then the computation.
+            // then the computation: as many pending entries as the edges they will make,
+            // counted before they are copied (the copies alone once took 11 GB).
+            let mut copies = out.edges.len();
             for r in 0..n {
                 let mut all: Vec<Pending> = (pending.iter())
                     .flat_map(|p| p[r].iter().map(|&(id, _)| (id, job.compute_gap)))
                     .collect();
                 all.sort_unstable();
                 all.dedup();
+                copies += pipelines * all.len();
+                if copies > max_edges {
+                    return Err(too_many());
+                }
                 for p in pending.iter_mut() {
                     p[r].clone_from(&all);
                 }
@@ -432,10 +488,14 @@ fn add_job(out: &mut Generated, j: u32, job: &Job, lanes: &[Lane]) {
                         channel: c as u16,
                     };
                     add_step(out, job, transfers, c, tag, waiting);
+                    if out.edges.len() > max_edges {
+                        return Err(too_many());
+                    }
                 }
             }
         }
     }
+    Ok(())
 }
 
 /// Appends one step's flows on channel `c` (`tag`'s, which each flow's tag completes with its
@@ -608,6 +668,76 @@ mod tests {
         tiny.channels = 4;
         let err = generate(&[tiny]).unwrap_err();
         assert!(err.contains("fewer than its 4 channels"), "{err}");
+    }
+
+    /// The transfers an iteration makes are counted without making them, and the count is the
+    /// lanes' own for every operation, algorithm and rank count.
+    #[test]
+    fn transfers_are_counted_as_the_lanes_make_them() {
+        let ops = [
+            Op::AllReduce,
+            Op::AllGather,
+            Op::ReduceScatter,
+            Op::AllToAll,
+        ];
+        let algorithms = [
+            Algorithm::Ring,
+            Algorithm::Tree,
+            Algorithm::DoubleBinaryTree,
+            Algorithm::HalvingDoubling,
+            Algorithm::Pairwise,
+        ];
+        for op in ops {
+            for alg in algorithms {
+                for n in 2..=17 {
+                    let made = lanes(op, alg, n, 1 << 20)
+                        .map(|l| l.iter().flatten().map(|s| s.len() as u64).sum::<u64>());
+                    assert_eq!(transfer_count(op, alg, n), made, "{op} {alg} {n}");
+                }
+            }
+        }
+    }
+
+    /// A pairwise all-to-all over a k = 64 fat-tree's 65,536 hosts has 4 billion transfers:
+    /// refused by the flow limit at once, where the transfers were made first (about 100 GB).
+    #[test]
+    fn a_job_of_billions_of_transfers_is_refused_before_they_are_made() {
+        let huge = job(Op::AllToAll, Algorithm::Pairwise, 65_536, 1 << 30);
+        let err = generate(&[huge]).unwrap_err();
+        assert!(err.contains("4294901760 flows"), "{err}");
+        assert!(err.contains("at most 10 million flows"), "{err}");
+    }
+
+    /// Each rank's first flow of an iteration waits for its last flows on every channel: a
+    /// double binary tree of 64 channels makes far more dependencies than flows, and is refused
+    /// as they pass the limit, naming the channels, rather than filling memory.
+    #[test]
+    fn dependencies_past_the_limit_are_refused_as_they_are_made() {
+        let mut j = job(Op::AllReduce, Algorithm::DoubleBinaryTree, 64, 1 << 20);
+        (j.channels, j.iterations) = (64, 2);
+        let lanes = lanes(j.op, j.algorithm, 64, j.size_bytes).unwrap();
+        let mut out = Generated::default();
+        let err = add_job(&mut out, 0, &j, &lanes, 100_000).unwrap_err();
+        assert!(err.contains("more than 0.1 million others"), "{err}");
+        assert!(err.contains("its 64 channels and trees"), "{err}");
+        assert!(out.edges.len() < 200_000, "{}", out.edges.len());
+        // Refused at the second iteration's start, before its waits are copied to every
+        // pipeline of every rank: the first iteration's flows are all made, none of the next.
+        let once = Job {
+            iterations: 1,
+            ..j.clone()
+        };
+        let mut first = Generated::default();
+        add_job(&mut first, 0, &once, &lanes, MAX_EDGES).unwrap();
+        let mut out = Generated::default();
+        let err = add_job(&mut out, 0, &j, &lanes, first.edges.len() + 1).unwrap_err();
+        assert!(err.contains("wait for more than"), "{err}");
+        assert_eq!(out.flows.len(), first.flows.len());
+        // Within the limit the same job is made in full.
+        let mut out = Generated::default();
+        add_job(&mut out, 0, &j, &lanes, MAX_EDGES).unwrap();
+        assert_eq!(out.flows.len(), 2 * 4 * 63 * 64);
+        assert!(out.edges.len() > 100_000, "{}", out.edges.len());
     }
 
     /// A ring all-reduce of 4 ranks: 6 steps of 4 flows; each flow of step k > 0 waits for its

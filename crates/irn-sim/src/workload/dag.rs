@@ -479,6 +479,7 @@ fn json_flows(text: &str, file: &str) -> Result<Vec<RawFlow<'static>>, WorkloadE
 fn json_field(key: &str, value: Value) -> Result<String, String> {
     match value {
         Value::String(s) => Ok(s),
+        Value::Number(n) if key == "id" => json_id(&n),
         Value::Number(n) => Ok(n.to_string()),
         Value::Null => Ok(String::new()),
         Value::Array(ids) if key == "after" => {
@@ -486,7 +487,7 @@ fn json_field(key: &str, value: Value) -> Result<String, String> {
             for id in ids {
                 let text = match id {
                     Value::String(s) => s,
-                    Value::Number(n) => n.to_string(),
+                    Value::Number(n) => json_id(&n)?,
                     other => {
                         return Err(format!(
                             "`after` lists {}: ids are strings or whole numbers",
@@ -513,6 +514,22 @@ fn json_field(key: &str, value: Value) -> Result<String, String> {
             }
         )),
     }
+}
+
+/// A numeric id as its text, if it is a whole number JSON reads exactly: a larger one, or
+/// one with a fraction or an exponent, is read as the nearest float, so two ids written
+/// differently (18446744073709551616 and …617) became one and a flow waited for another's
+/// parent without a word.
+fn json_id(n: &serde_json::Number) -> Result<String, String> {
+    if n.is_u64() || n.is_i64() {
+        return Ok(n.to_string());
+    }
+    Err(format!(
+        "id {n} is not a whole number from {} to {}: ids are strings or whole numbers (write a \
+         larger one as a string)",
+        i64::MIN,
+        u64::MAX
+    ))
 }
 
 /// What a JSON value is, for errors.
@@ -674,6 +691,14 @@ fn flow<'a>(r: &'a RawFlow, hosts: u32) -> Result<(FlowSpec, Row<'a>), String> {
         (None, false) => Time::ZERO,
     };
     let delay = Duration::from_ps(ns(6)?.unwrap_or(0));
+    // A root's delay would follow no parent: it once ran at its start_ns without a word.
+    if after.is_empty() && delay > Duration::ZERO {
+        return Err(format!(
+            "flow `{id}` waits for nothing, so its delay_ns `{}` would never apply: delay_ns is \
+             the wait after a flow's parents finish; put a root's time in start_ns",
+            get(6)
+        ));
+    }
     let spec = FlowSpec {
         src,
         dst,
@@ -780,6 +805,10 @@ mod tests {
                 "d.csv:2: flow `a` waits for nothing, so it needs a start_ns",
             ),
             (
+                format!("{HEADER}a,0,1,10,0,,5\n"),
+                "d.csv:2: flow `a` waits for nothing, so its delay_ns `5` would never apply",
+            ),
+            (
                 "id,src,dst,size_bytes,after\n".to_string(),
                 "d.csv:1: the header has no `start_ns` column",
             ),
@@ -818,6 +847,16 @@ mod tests {
         let (flows, dag) = dag_json_text(numbered, "d.json", 4).unwrap();
         assert_eq!(flows[0].start.as_ps(), 1_500);
         assert_eq!((dag.name(0), dag.name(1)), (Some("7"), Some("8")));
+        // A root's delay of 0 is no delay; whole ids read exactly up to u64's largest.
+        let big = r#"[{"id": 18446744073709551615, "src": 0, "dst": 1, "size_bytes": 10,
+                        "start_ns": 0, "delay_ns": 0},
+                       {"id": -3, "src": 1, "dst": 2, "size_bytes": 10,
+                        "after": [18446744073709551615]}]"#;
+        let (_, dag) = dag_json_text(big, "d.json", 4).unwrap();
+        assert_eq!(
+            (dag.name(0), dag.name(1)),
+            (Some("18446744073709551615"), Some("-3"))
+        );
     }
 
     #[test]
@@ -870,6 +909,27 @@ mod tests {
             (
                 format!("[{}]", flow("a", r#", "start_ns": 1e-4"#)),
                 "d.json: flow at index 0: start_ns `0.0001` is not a time in nanoseconds",
+            ),
+            (
+                format!("[{}]", flow("a", r#", "start_ns": 0, "delay_ns": 7"#)),
+                "d.json: flow at index 0: flow `a` waits for nothing, so its delay_ns `7` would \
+                 never apply",
+            ),
+            (
+                r#"[{"id": 1e300, "src": 0, "dst": 1, "size_bytes": 10, "start_ns": 0}]"#.into(),
+                "d.json: flow at index 0: id 1e+300 is not a whole number from",
+            ),
+            (
+                format!(
+                    "[{}, {}]",
+                    r#"{"id": 18446744073709551616, "src": 0, "dst": 1, "size_bytes": 10, "start_ns": 0}"#,
+                    flow("b", r#", "after": [18446744073709551617]"#)
+                ),
+                "d.json: flow at index 0: id 1.8446744073709552e+19 is not a whole number",
+            ),
+            (
+                format!("[{}, {}]", root("a"), flow("b", r#", "after": [1.0]"#)),
+                "d.json: flow at index 1: id 1.0 is not a whole number",
             ),
             (
                 format!("[{}, 3]", root("a")),
