@@ -66,9 +66,10 @@ enum Command {
     /// Write a scenario's network as an ns-3 topology file (e.g. a Jellyfish drawn from its
     /// seed), for other simulators to run the same graph.
     Topology(topology::TopologyArgs),
-    /// Check a scenario file and describe the runs it defines, without running them.
+    /// Check a scenario file (or every point of a sweep file) and describe the runs it defines,
+    /// without running them.
     Validate {
-        /// The scenario file.
+        /// The scenario file, or a sweep file (every point of its grid is checked).
         scenario: PathBuf,
         /// Override a key, e.g. `--set workload.load=0.5` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]

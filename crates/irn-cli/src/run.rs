@@ -490,6 +490,9 @@ fn run_traced<'a>(
 }
 
 pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
+    if crate::sweep::is_sweep_file(path) {
+        return crate::sweep::validate(path, overrides);
+    }
     let scenario = load(Some(path), overrides)?;
     // The checks `irn run` makes before it runs, so a valid scenario is one it runs.
     let file = path.display().to_string();

@@ -102,6 +102,8 @@ struct SweepFile {
     /// Checked by [`seeds`], which says what is allowed.
     seeds: Option<toml::Value>,
     grid: toml::Table,
+    /// The scenario's `[[compare]]` variants to run, by name; all when absent.
+    variants: Option<Vec<String>>,
 }
 
 /// The seeds of a sweep: `--seeds N` (1 to N), else the file's `seeds`; empty when neither
@@ -357,6 +359,9 @@ fn jobs(
         );
     }
     check_folders(file, sweep, &grid)?;
+    if let Some(names) = &sweep.variants {
+        check_variants(file, &base, names)?;
+    }
     for o in set {
         let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
         if sweep.grid.contains_key(key) {
@@ -393,7 +398,8 @@ fn jobs(
             let mut overrides = point.clone();
             overrides.extend(seed.map(|s| format!("seed={s}")));
             // Loading validates this point (every variant) before anything runs.
-            let sc = scenario::load(&base, &overrides).map_err(|e| origins.blame(&p.values, e))?;
+            let sc = scenario::load_variants(&base, &overrides, sweep.variants.as_deref())
+                .map_err(|e| origins.blame(&p.values, e))?;
             // The runs' folders, at every point: a grid over `name` names them point by point.
             let what = origins.name(sc.compare, &base, &p.values);
             let folders = (sc.runs.iter())
@@ -429,6 +435,32 @@ fn jobs(
         }
     }
     Ok((base, out, grid, identity))
+}
+
+/// Refuses a sweep's `variants` that are not the scenario's `[[compare]]` names, once for the
+/// sweep rather than at its first point; a scenario that does not read is left to its loader
+/// to explain.
+fn check_variants(file: &Path, base: &Path, names: &[String]) -> Result<()> {
+    let Ok(text) = irn_sim::input::read_text(base, irn_sim::input::SCENARIO) else {
+        return Ok(());
+    };
+    let Ok(table) = toml::from_str::<toml::Table>(&text) else {
+        return Ok(());
+    };
+    let all: Vec<&str> = (table.get("compare").and_then(toml::Value::as_array))
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get("name")?.as_str())
+        .collect();
+    scenario::check_variant_choice(&all, names).map_err(|e| {
+        let shown: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+        anyhow::anyhow!(
+            "{}: variants = [{}]: {e} (in {})",
+            file.display(),
+            shown.join(", "),
+            base.display()
+        )
+    })
 }
 
 /// Where the overrides a sweep hands the scenario loader come from (its `[grid]`, its `set`,
@@ -522,19 +554,62 @@ fn scenario_file_hint(text: &str) -> &'static str {
     }
 }
 
-pub fn sweep(a: SweepArgs) -> Result<()> {
-    let text = irn_sim::input::read_text(&a.sweep, irn_sim::input::SCENARIO)
-        .with_context(|| format!("{}: cannot read", a.sweep.display()))?;
-    let sweep: SweepFile = toml::from_str(&text).map_err(|e| {
+/// Reads and parses a sweep file; a scenario file given instead says how to run it.
+fn read(path: &Path) -> Result<SweepFile> {
+    let text = irn_sim::input::read_text(path, irn_sim::input::SCENARIO)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    toml::from_str(&text).map_err(|e| {
         let e = e.to_string();
         anyhow::anyhow!(
             "{}: {}{}{}",
-            a.sweep.display(),
+            path.display(),
             e.trim_end(),
             scenario::typo_hint(&e),
             scenario_file_hint(&text)
         )
-    })?;
+    })
+}
+
+/// Whether `path` reads as a sweep file (it names a `scenario` and has a `[grid]`), which
+/// `irn validate` checks as one; anything else, unreadable files included, is read as a
+/// scenario, whose errors say what is wrong.
+pub fn is_sweep_file(path: &Path) -> bool {
+    let text = irn_sim::input::read_text(path, irn_sim::input::SCENARIO).unwrap_or_default();
+    toml::from_str::<toml::Table>(&text)
+        .is_ok_and(|t| t.contains_key("scenario") && t.contains_key("grid"))
+}
+
+/// `irn validate` of a sweep file: every point of its grid (every seed, every variant) is
+/// loaded and checked as `irn sweep` does before it runs anything, so a value refused at one
+/// point is found without running the points before it. Warnings go to stderr, once per
+/// point and variant.
+pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
+    let sweep = read(path)?;
+    let seeds = seeds(path, &sweep, None, overrides)?;
+    let (base, jobs, grid, _) = jobs(path, &sweep, overrides, &seeds)?;
+    let variants = jobs
+        .iter()
+        .filter(|j| j.point == 0 && j.seed == jobs[0].seed)
+        .count();
+    outln!(
+        "{}: sweep `{}` is valid: {} point(s) of {} × {} seed(s) × {} variant(s) = {} run(s)",
+        path.display(),
+        sweep.name,
+        grid.points.len(),
+        base.display(),
+        seeds.len().max(1),
+        variants,
+        jobs.len()
+    );
+    for p in &grid.points {
+        let values: Vec<String> = p.values.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        outln!("  {}: {}", p.name, values.join(", "));
+    }
+    Ok(())
+}
+
+pub fn sweep(a: SweepArgs) -> Result<()> {
+    let sweep = read(&a.sweep)?;
     let overrides = crate::run::with_monitor(&a.overrides, a.monitor.as_deref());
     let seeds = seeds(&a.sweep, &sweep, a.seeds, &overrides)?;
     let (base, all, grid, identity) = jobs(&a.sweep, &sweep, &overrides, &seeds)?;
@@ -609,7 +684,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     let results: Vec<Result<()>> = pool.install(|| {
         todo.par_iter()
             .map(|job| {
-                run_one(&base, &out, job, &inputs, &bars)?;
+                run_one(&base, &out, job, &inputs, &bars, sweep.variants.as_deref())?;
                 let k = done.fetch_add(1, Ordering::Relaxed) + 1;
                 bars.println(&format!("[{k}/{}] {}", todo.len(), job.label()));
                 Ok(())
@@ -706,8 +781,15 @@ fn run_dir(out: &Path, job: &Job) -> PathBuf {
 }
 
 /// Runs `job` into its folder below `out`, with its series if the scenario has a `[monitor]`.
-fn run_one(base: &Path, out: &Path, job: &Job, inputs: &[PathBuf], bars: &Bars) -> Result<()> {
-    let sc = scenario::load(base, &job.overrides)?;
+fn run_one(
+    base: &Path,
+    out: &Path,
+    job: &Job,
+    inputs: &[PathBuf],
+    bars: &Bars,
+    variants: Option<&[String]>,
+) -> Result<()> {
+    let sc = scenario::load_variants(base, &job.overrides, variants)?;
     let run = sc
         .runs
         .iter()

@@ -353,31 +353,36 @@ fn help_names_every_paper_and_describes_every_option() {
     }
 }
 
+/// Every scenario and sweep file under `scenarios/`, at any depth (a sweep file with every
+/// point of its grid).
 #[test]
 fn every_shipped_scenario_validates() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut checked = 0;
-    for dir in [
-        "scenarios",
-        "scenarios/paper",
-        "scenarios/bench",
-        "scenarios/ai",
-    ] {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+    fn toml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "toml") {
-                let o = irn(&["validate", path.to_str().unwrap()], &root);
-                assert!(
-                    o.status.success(),
-                    "{}: {}",
-                    path.display(),
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                checked += 1;
+            if path.is_dir() {
+                toml_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                out.push(path);
             }
         }
     }
-    assert!(checked >= 15, "{checked} scenarios");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    toml_files(&root.join("scenarios"), &mut files);
+    let mut sweeps = 0;
+    for path in &files {
+        let o = irn(&["validate", path.to_str().unwrap()], &root);
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        sweeps += usize::from(String::from_utf8_lossy(&o.stdout).contains(": sweep `"));
+    }
+    assert!(files.len() >= 60, "{} files", files.len());
+    assert!(sweeps >= 10, "{sweeps} sweep files");
 }
 
 /// A collective run, twice with the same seed: identical `flows.csv` and `summary.json`; the

@@ -317,7 +317,7 @@ fn bad_seeds_are_refused_with_what_is_allowed() {
             "bad.toml: seeds = []: want a non-empty array",
         ),
         ("seeds = [1, 1]", &[], "seeds = [1, 1]: 1 is there twice"),
-        ("seed = [1, 2]", &[], "unknown field `seed`, expected one of `name`, `scenario`, `set`, `seeds`, `grid`; did you mean `seeds`?"),
+        ("seed = [1, 2]", &[], "unknown field `seed`, expected one of `name`, `scenario`, `set`, `seeds`, `grid`, `variants`; did you mean `seeds`?"),
         ("seeds = [-1]", &[], "seeds = [-1]: -1 is not a seed; want"),
         (
             "seeds = 3",
@@ -600,4 +600,55 @@ fn a_sweep_reruns_the_runs_whose_data_file_changed() {
     let summary = summary.unwrap();
     assert!(summary.contains("\"key\": \"workload.file\""), "{summary}");
     assert!(summary.contains("\"file\": \"flows.txt\""), "{summary}");
+}
+
+/// `irn validate` of a sweep file checks every point, and runs nothing; `variants` picks the
+/// scenario's `[[compare]]` variants to run, so a grid may set a key one of the others sets;
+/// a name that is not a variant is refused with the names there are.
+#[test]
+fn a_sweep_validates_and_runs_the_variants_it_names() {
+    let dir = setup("sweep-variants");
+    let out = ok(&irn(&["validate", "sweep.toml"], &dir));
+    assert!(
+        out.starts_with(
+            "sweep.toml: sweep `loads` is valid: 2 point(s) of tiny.toml × 2 seed(s) × 2 \
+             variant(s) = 8 run(s)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("workload.load = 0.3"), "{out}");
+    assert!(!dir.join("results").exists());
+    // A value refused at the second point only is found without running the first.
+    let bad = SWEEP.replace("[0.6, 0.3]", "[0.6, 3]");
+    std::fs::write(dir.join("bad.toml"), bad).unwrap();
+    let err = refused(&irn(&["validate", "bad.toml"], &dir));
+    assert!(err.contains("[grid] \"workload.load\" = 3"), "{err}");
+    // The grid's transport replaces what variant `RoCE+PFC` sets: refused, unless the sweep
+    // runs only `IRN`.
+    let grid = "name = \"t\"\nscenario = \"tiny.toml\"\n[grid]\n\"transport.kind\" = [\"irn\"]\n\
+                \"workload.duration\" = [\"20us\"]\n";
+    std::fs::write(dir.join("all.toml"), grid).unwrap();
+    let err = refused(&irn(&["sweep", "all.toml", "--out", "all"], &dir));
+    assert!(
+        err.contains("variant `RoCE+PFC` sets transport.kind"),
+        "{err}"
+    );
+    let only = grid.replace("[grid]", "variants = [\"IRN\"]\n[grid]");
+    std::fs::write(dir.join("only.toml"), &only).unwrap();
+    ok(&irn(
+        &["sweep", "only.toml", "--out", "only", "-j", "1"],
+        &dir,
+    ));
+    let point = dir.join("only/transport.kind_irn_workload.duration_20us");
+    assert_eq!(names_in(&point, |_| true), ["IRN"]);
+    for (variants, says) in [
+        ("[\"IRN\", \"DCQCN\"]", "error: v.toml: variants = [\"IRN\", \"DCQCN\"]: \"DCQCN\" is not one of the scenario's [[compare]] variants: [\"IRN\", \"RoCE+PFC\"] (in tiny.toml)"),
+        ("[\"IRN\", \"IRN\"]", "\"IRN\" is named twice"),
+        ("[]", "name at least one"),
+    ] {
+        let text = grid.replace("[grid]", &format!("variants = {variants}\n[grid]"));
+        std::fs::write(dir.join("v.toml"), text).unwrap();
+        let err = refused(&irn(&["validate", "v.toml"], &dir));
+        assert!(err.contains(says), "{variants}: {err}");
+    }
 }

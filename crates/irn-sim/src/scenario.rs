@@ -182,6 +182,17 @@ pub struct Scenario {
 /// over) each variant's own settings. A file without `name` is named after itself (`my_test.toml`
 /// is `my_test`), so that two such files write two results folders, not one `scenario`.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    load_variants(path, overrides, None)
+}
+
+/// [`load`], running only the `[[compare]]` variants named in `only` (a sweep's `variants`),
+/// in the file's order: an override then need not suit the variants left out (a grid over
+/// `topology.wan.buffer` beside a variant that sets its own).
+pub fn load_variants(
+    path: &Path,
+    overrides: &[String],
+    only: Option<&[String]>,
+) -> Result<Scenario, ScenarioError> {
     let text = crate::input::read_text(path, crate::input::SCENARIO).map_err(|error| {
         ScenarioError::Read {
             file: path.display().to_string(),
@@ -193,7 +204,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError
     let named: Vec<String> = (file_name_default(path, &text).into_iter())
         .chain(overrides.iter().cloned())
         .collect();
-    parse(&text, &path.display().to_string(), &base_dir, &named)
+    parse_variants(&text, &path.display().to_string(), &base_dir, &named, only)
 }
 
 /// `name=<file stem>` for a scenario file whose text sets no `name`, an override to give
@@ -211,6 +222,17 @@ pub fn parse(
     file: &str,
     base_dir: &Path,
     overrides: &[String],
+) -> Result<Scenario, ScenarioError> {
+    parse_variants(text, file, base_dir, overrides, None)
+}
+
+/// [`parse`], running only the variants `only` names ([`load_variants`]).
+fn parse_variants(
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+    overrides: &[String],
+    only: Option<&[String]>,
 ) -> Result<Scenario, ScenarioError> {
     let syntax = |message: String| ScenarioError::Syntax {
         file: file.to_string(),
@@ -279,6 +301,10 @@ pub fn parse(
         }]
     } else {
         written.compare.clone()
+    };
+    let variants = match only {
+        Some(names) => chosen(variants, names, compare).map_err(syntax)?,
+        None => variants,
     };
     // The file's table with a variant's keys, then the command line's (which win over the
     // file, variants included), with every default filled in.
@@ -392,6 +418,11 @@ pub fn parse(
             fct_buckets: r.config.fct_size_buckets.len() + 1,
         })
         .collect();
+    // A sweep that runs some of the variants runs no experiment or check, which may name the
+    // others: they are neither validated nor kept.
+    if only.is_some() {
+        (written.experiment, written.check) = (None, Vec::new());
+    }
     experiment::validate(
         file,
         written.experiment.as_ref(),
@@ -443,6 +474,47 @@ fn override_in_variant(
         }
         other => other,
     }
+}
+
+/// The variants `names` chooses, in the file's order ([`check_variant_choice`]).
+fn chosen(
+    variants: Vec<VariantSection>,
+    names: &[String],
+    compare: bool,
+) -> Result<Vec<VariantSection>, String> {
+    let all: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+    let all = if compare { all } else { Vec::new() };
+    check_variant_choice(&all, names).map_err(|e| format!("a sweep's variants: {e}"))?;
+    Ok(variants
+        .into_iter()
+        .filter(|v| names.contains(&v.name))
+        .collect())
+}
+
+/// Whether `names` (a sweep's `variants`) chooses among a scenario's `[[compare]]` variants
+/// `all` (empty without any): at least one, each a variant's name, none twice.
+pub fn check_variant_choice(all: &[&str], names: &[String]) -> Result<(), String> {
+    if all.is_empty() {
+        return Err(
+            "the scenario has no [[compare]] variants to choose from; leave `variants` out".into(),
+        );
+    }
+    if names.is_empty() {
+        return Err(format!(
+            "name at least one of the scenario's [[compare]] variants: {all:?}"
+        ));
+    }
+    for (i, name) in names.iter().enumerate() {
+        if !all.contains(&name.as_str()) {
+            return Err(format!(
+                "{name:?} is not one of the scenario's [[compare]] variants: {all:?}"
+            ));
+        }
+        if names[..i].contains(name) {
+            return Err(format!("{name:?} is named twice"));
+        }
+    }
+    Ok(())
 }
 
 /// An error at `at` in the merged scenario, with its origin: the `--set` whose key is `at` or
