@@ -471,7 +471,72 @@ fn json_flows(text: &str, file: &str) -> Result<Vec<RawFlow<'static>>, WorkloadE
         }
         flows.push(RawFlow { place, fields });
     }
+    if let Some((i, key)) = repeated_key(text) {
+        return Err(Place::Index(i).error(
+            file,
+            format!("key `{key}` is written twice; a flow gives each key once"),
+        ));
+    }
     Ok(flows)
+}
+
+/// The first flow object of a JSON DAG file (an array of objects, already read as one) that
+/// writes a key twice, by index, and the key: a `Value` keeps the last of the two, so the flow
+/// would silently lose the first.
+fn repeated_key(text: &str) -> Option<(usize, String)> {
+    use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    /// The array of flows: the first repeated key, with its flow's index.
+    struct Flows;
+    /// One flow object, read by [`Keys`]: its first repeated key.
+    struct Repeated(Option<String>);
+    struct Keys;
+
+    impl<'de> Visitor<'de> for Flows {
+        type Value = Option<(usize, String)>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an array of flow objects")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut first = None;
+            let mut i = 0;
+            while let Some(repeated) = seq.next_element::<Repeated>()? {
+                first = first.or(repeated.0.map(|key| (i, key)));
+                i += 1;
+            }
+            Ok(first)
+        }
+    }
+
+    impl<'de> de::Deserialize<'de> for Repeated {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_map(Keys).map(Repeated)
+        }
+    }
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a flow object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut seen: Vec<String> = Vec::new();
+            let mut repeated = None;
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                if repeated.is_none() && seen.contains(&key) {
+                    repeated = Some(key);
+                } else {
+                    seen.push(key);
+                }
+            }
+            Ok(repeated)
+        }
+    }
+    let mut d = serde_json::Deserializer::from_str(text);
+    de::Deserializer::deserialize_seq(&mut d, Flows)
+        .ok()
+        .flatten()
 }
 
 /// A JSON flow's `key` as the text of its CSV column: a string as it is, a number as written,
@@ -889,6 +954,10 @@ mod tests {
             (
                 format!("[{}, {}]", root("a"), root("a")),
                 "d.json: flow at index 1: id `a` is already the flow of index 0",
+            ),
+            (
+                format!("[{}, {}]", root("a"), flow("b", r#", "src": 2, "after": ["a"]"#)),
+                "d.json: flow at index 1: key `src` is written twice; a flow gives each key once",
             ),
             (
                 format!("[{}]", flow("a", r#", "start_ns": 0, "size": 3"#)),
