@@ -575,8 +575,7 @@ fn read(path: &Path) -> Result<SweepFile> {
 /// scenario, whose errors say what is wrong.
 pub fn is_sweep_file(path: &Path) -> bool {
     let text = irn_sim::input::read_text(path, irn_sim::input::SCENARIO).unwrap_or_default();
-    toml::from_str::<toml::Table>(&text)
-        .is_ok_and(|t| t.contains_key("scenario") && t.contains_key("grid"))
+    scenario::is_sweep_text(&text)
 }
 
 /// `irn validate` of a sweep file: every point of its grid (every seed, every variant) is

@@ -822,14 +822,18 @@ const OTHER_NAMES: &[(&str, &str)] = &[
     ),
 ];
 
-/// For a sweep file read as a scenario (it names its scenario and has a `[grid]`): how to run
-/// it instead; empty otherwise.
+/// Whether `text` is a sweep file's: TOML that names its `scenario` and has a `[grid]`.
+pub fn is_sweep_text(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .is_ok_and(|t| t.contains_key("scenario") && t.contains_key("grid"))
+}
+
+/// For a sweep file read as a scenario: how to run it instead; empty otherwise.
 fn sweep_file_hint(text: &str) -> &'static str {
-    match toml::from_str::<toml::Table>(text) {
-        Ok(t) if t.contains_key("scenario") && t.contains_key("grid") => {
-            "\nthis is a sweep file (a `scenario` and its `[grid]`): run it with `irn sweep`"
-        }
-        _ => "",
+    if is_sweep_text(text) {
+        "\nthis is a sweep file (a `scenario` and its `[grid]`): run it with `irn sweep`"
+    } else {
+        ""
     }
 }
 
