@@ -71,30 +71,52 @@ impl Partitioning {
     /// leaves a run unpartitioned when its window would be shorter than
     /// [`AUTO_MIN_WINDOW_FRAMES`] full frames.
     pub fn for_run(cfg: &SimConfig) -> Option<Partitioning> {
-        let tied = cfg.dag.is_some()
-            || cfg.flows.iter().any(|f| f.verb.is_some())
-            || matches!(cfg.load_balancing, LoadBalancing::ConWeave(_))
-            || cfg.credits.is_some();
-        if tied {
-            return None;
+        Self::try_for_run(cfg).ok()
+    }
+
+    /// [`Partitioning::for_run`], or why the run takes its events in one order, for an error
+    /// that names the reason that applies.
+    pub fn try_for_run(cfg: &SimConfig) -> Result<Partitioning, &'static str> {
+        let tied = if cfg.dag.is_some() {
+            Some("its flows wait for others")
+        } else if cfg.flows.iter().any(|f| f.verb.is_some()) {
+            Some("it has verbs, whose queue pairs drive both ends")
+        } else if matches!(cfg.load_balancing, LoadBalancing::ConWeave(_)) {
+            Some("ConWeave's reorder queues tie nodes together")
+        } else if cfg.credits.is_some() {
+            Some("a link's two ends share its credits")
+        } else {
+            None
+        };
+        if let Some(why) = tied {
+            return Err(why);
         }
-        let p = Self::of(&cfg.topology, cfg.partitions)?;
+        let p = Self::try_of(&cfg.topology, cfg.partitions)?;
         let frame = cfg.fastest_frame_time().unwrap_or(Duration::ZERO);
         let short = p.lookahead.as_ps() < frame.as_ps().saturating_mul(AUTO_MIN_WINDOW_FRAMES);
-        (cfg.partitions != PartitionRule::Auto || !short).then_some(p)
+        if cfg.partitions == PartitionRule::Auto && short {
+            return Err("its links between pods are too short for a window of a few frames");
+        }
+        Ok(p)
     }
 
     /// `topo`'s partitions under `rule`; `None` when the run takes its events in one order
     /// (the rule says so, the network is too small or has no pods, or a link between two
     /// partitions has no delay).
     pub fn of(topo: &Topology, rule: PartitionRule) -> Option<Partitioning> {
+        Self::try_of(topo, rule).ok()
+    }
+
+    fn try_of(topo: &Topology, rule: PartitionRule) -> Result<Partitioning, &'static str> {
         let hosts = topo.hosts().len();
         let (max_parts, min_hosts, min_parts) = match rule {
-            PartitionRule::Off => return None,
+            PartitionRule::Off => return Err("run.partitions is \"off\""),
             PartitionRule::Auto => (AUTO_MAX_PARTS, AUTO_MIN_HOSTS, AUTO_MIN_PARTS),
             PartitionRule::At(n) => (usize::from(n), 1, 2),
         };
-        let pods = pods(topo)?;
+        let pods = pods(topo).ok_or(
+            "its network has no pods: the switches farthest from the hosts are the hosts' own",
+        )?;
         let per_part = min_hosts.max(hosts.div_ceil(max_parts.max(1)));
         // Consecutive pods, merged until each partition has `per_part` hosts (a short last one
         // joins the one before).
@@ -116,7 +138,11 @@ impl Partitioning {
             count += 1;
         }
         if count < min_parts {
-            return None;
+            return Err(if min_parts == 2 {
+                "its network has one pod"
+            } else {
+                "its network has too few pods of enough hosts"
+            });
         }
         let mut top = 0;
         let node_part: Vec<u16> = (pods.of_node.iter())
@@ -134,8 +160,14 @@ impl Partitioning {
                 node_part[p.node.index()] != node_part[peer.index()]
             })
             .map(|p| p.delay)
-            .min()?;
-        (lookahead > Duration::ZERO).then_some(Partitioning {
+            .min()
+            .ok_or("no link joins its pods")?;
+        if lookahead == Duration::ZERO {
+            return Err(
+                "a link between its pods has no delay, the window partitions run apart for",
+            );
+        }
+        Ok(Partitioning {
             node_part,
             count,
             lookahead,

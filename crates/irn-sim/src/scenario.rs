@@ -1106,18 +1106,20 @@ fn validate(
         partitions,
     } = run::build(&s.run, file)?;
     let failures = failures_timeline(s, file, &topology, credits.is_some(), &flows, drain_limit)?;
-    // A run of flows that wait for others has no latest end known before it runs.
-    let late_failures = (s.failures.as_ref())
-        .filter(|_| dag.is_none())
-        .map(|f| {
-            let last = flows.last().map_or(irn_core::Time::ZERO, |f| f.start);
-            failures::never_reached(f, last + drain_limit)
-        })
-        .unwrap_or_default();
-    // The latest a run may stop, when the flows' starts are known before it runs.
+    // The latest a run may stop, when the flows' starts are known before it runs (a run of
+    // flows that wait for others has none before it runs).
     let horizon = dag
         .is_none()
         .then(|| flows.last().map_or(irn_core::Time::ZERO, |f| f.start) + drain_limit);
+    let late_failures = (s.failures.as_ref())
+        .zip(horizon)
+        .map(|(f, end)| failures::never_reached(f, end))
+        .unwrap_or_default();
+    let late_pauses = (s.pauses.as_ref().and_then(|p| p.start.as_deref()))
+        .zip(horizon)
+        .and_then(|(start, end)| {
+            failures::past_the_end("pauses.start", start, end, "no host pauses")
+        });
     let monitor = (s.monitor.as_ref())
         .map(|m| monitor::build(m, file, &topology, (flows.len(), horizon)))
         .transpose()?;
@@ -1127,6 +1129,7 @@ fn validate(
     warnings.extend(credits::interval_warning(credits.as_ref(), &topology));
     warnings.extend(credits::window_warning(credits.as_ref(), &topology));
     warnings.extend(late_failures);
+    warnings.extend(late_pauses);
     warnings.extend(topology::parallel_links_warning(&s.topology, &topology));
     warnings.extend(switch::idle_deflection(s));
     warnings.extend(switch::inert_pfc_keys(s));
@@ -1175,14 +1178,12 @@ fn validate(
         link_loss,
         partitions,
     };
-    if matches!(partitions, PartitionRule::At(_)) && Partitioning::for_run(&config).is_none() {
+    if let (PartitionRule::At(_), Err(why)) = (partitions, Partitioning::try_for_run(&config)) {
         return Err(invalid(
             file,
             "run.partitions",
             &(s.run.partitions.as_ref()).map_or(String::new(), ToString::to_string),
-            "\"auto\" or \"off\" here: this run cannot be partitioned (that needs at least two \
-             pods joined by links with a delay, the window partitions run apart for, and no \
-             flows that wait for others, verbs, ConWeave or credits)",
+            &format!("\"auto\" or \"off\" here: this run cannot be partitioned, since {why}"),
         ));
     }
     warnings.extend(crate::sim::unsampled_ordering(&config));

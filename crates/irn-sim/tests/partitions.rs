@@ -149,7 +149,13 @@ fn partitions_are_refused_where_a_run_cannot_be_split() {
     for (keys, want) in [
         (
             "topology.kind=star topology.hosts=4 run.partitions=4",
-            "p.toml: run.partitions = 4: \"auto\" or \"off\" here: this run cannot be partitioned",
+            "p.toml: run.partitions = 4: \"auto\" or \"off\" here: this run cannot be \
+             partitioned, since its network has no pods: the switches farthest from the hosts \
+             are the hosts' own",
+        ),
+        (
+            "topology.kind=fat-tree topology.k=4 topology.link_delay=0ns run.partitions=4",
+            "cannot be partitioned, since a link between its pods has no delay",
         ),
         (
             "topology.kind=fat-tree topology.k=4 run.partitions=1",
@@ -169,7 +175,11 @@ fn partitions_are_refused_where_a_run_cannot_be_split() {
         ),
         (
             "topology.kind=fat-tree topology.k=4 load_balancing.kind=conweave run.partitions=4",
-            "this run cannot be partitioned",
+            "cannot be partitioned, since ConWeave's reorder queues tie nodes together",
+        ),
+        (
+            "topology.kind=fat-tree topology.k=4 switch.credits=true run.partitions=4",
+            "cannot be partitioned, since a link's two ends share its credits",
         ),
     ] {
         let got = err(keys);

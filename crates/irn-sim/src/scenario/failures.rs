@@ -189,26 +189,27 @@ pub(super) fn build(
 /// start at set times can last (its last arrival plus the drain limit): they never happen, and
 /// a run that should have studied them would look like one without.
 pub(super) fn never_reached(f: &FailuresSection, horizon: Time) -> Vec<String> {
-    let late = |v: &str| (v.parse::<Duration>().ok()).is_some_and(|d| Time::ZERO + d >= horizon);
-    let end = format!("{:.3}ms", (horizon - Time::ZERO).as_us_f64() / 1000.0);
-    let says = |key: String, v: &str| {
-        format!(
-            "{key} = {v:?} is at or after the latest this run can end ({end}: its last arrival \
-             plus run.drain_limit), so that failure never happens"
-        )
-    };
+    let late = |key: String, v: &str| past_the_end(&key, v, horizon, "that failure never happens");
     let mut out: Vec<String> = (f.link.iter().enumerate())
-        .filter(|(_, l)| late(&l.at))
-        .map(|(i, l)| says(format!("failures.link[{i}].at"), &l.at))
+        .filter_map(|(i, l)| late(format!("failures.link[{i}].at"), &l.at))
         .collect();
-    if let Some(start) = f
-        .start
-        .as_deref()
-        .filter(|s| f.fraction.is_some() && late(s))
-    {
-        out.push(says("failures.start".to_string(), start));
+    if let Some(start) = f.start.as_deref().filter(|_| f.fraction.is_some()) {
+        out.extend(late("failures.start".to_string(), start));
     }
     out
+}
+
+/// A warning when `key = v`, a time, is at or after `horizon`, the latest the run can end:
+/// what it starts never happens (`consequence`).
+pub(super) fn past_the_end(key: &str, v: &str, horizon: Time, consequence: &str) -> Option<String> {
+    let at = v.parse::<Duration>().ok()?;
+    (Time::ZERO + at >= horizon).then(|| {
+        let end = format!("{:.3}ms", (horizon - Time::ZERO).as_us_f64() / 1000.0);
+        format!(
+            "{key} = {v:?} is at or after the latest this run can end ({end}: its last arrival \
+             plus run.drain_limit), so {consequence}"
+        )
+    })
 }
 
 #[cfg(test)]

@@ -910,6 +910,26 @@ mod tests {
         );
     }
 
+    /// Pauses that start past the latest the run can end never happen: said, with the end.
+    #[test]
+    fn pauses_that_start_after_the_run_can_end_are_warned_of() {
+        let keys = "hosts = [1]\ngap = \"1ms\"\nlength = \"10us\"";
+        let late = |start: &str| {
+            let run = one(&format!("{STAR}[pauses]\n{keys}\nstart = \"{start}\"\n")).unwrap();
+            (run.warnings.iter())
+                .find(|w| w.starts_with("pauses.start"))
+                .cloned()
+        };
+        let warning = late("1s").expect("a start past the end is warned of");
+        assert!(
+            warning
+                .starts_with("pauses.start = \"1s\" is at or after the latest this run can end (")
+                && warning.ends_with("plus run.drain_limit), so no host pauses"),
+            "{warning}"
+        );
+        assert_eq!(late("5us"), None);
+    }
+
     #[test]
     fn pausing_hosts() {
         let run = one(&format!(
