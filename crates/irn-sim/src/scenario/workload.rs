@@ -686,8 +686,13 @@ fn collective_flows(
     for (j, section) in sections.iter().enumerate() {
         jobs.push(job(section, file, j, (&mut taken, seed))?);
     }
-    let generated =
-        collective::generate(&jobs).map_err(|why| invalid(file, "workload.job", "", &why))?;
+    let generated = collective::generate(&jobs).map_err(|e| {
+        let key = match e.key {
+            Some(k) => format!("workload.job[{}].{k}", e.job),
+            None => format!("workload.job[{}]", e.job),
+        };
+        invalid(file, &key, "", &e.why)
+    })?;
     let mut background = Vec::new();
     add_background((w, seed), file, (hosts, host_rate), "1ms", &mut background)?;
     Ok(collective::finish(generated, jobs, background))

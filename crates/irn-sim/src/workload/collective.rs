@@ -370,17 +370,36 @@ pub struct Generated {
 /// flow waits after it.
 type Pending = (u32, Duration);
 
-/// Every job's flows and dependencies (see the module doc). Errors name the job (from 0) and
-/// why: an algorithm that does not run the operation, a size too small for every flow to carry
-/// a byte, or more flows than a run takes.
-pub fn generate(jobs: &[Job]) -> Result<Generated, String> {
+/// Why a job's flows cannot be made: which job (from 0), the key of its `[[workload.job]]`
+/// entry that decides it (`None` when several do together), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobError {
+    pub job: usize,
+    pub key: Option<&'static str>,
+    pub why: String,
+}
+
+impl std::fmt::Display for JobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.key {
+            Some(key) => write!(f, "job {}: {key}: {}", self.job, self.why),
+            None => write!(f, "job {}: {}", self.job, self.why),
+        }
+    }
+}
+
+/// Every job's flows and dependencies (see the module doc). Errors name the job and why: an
+/// algorithm that does not run the operation or these ranks, a size too small for every flow
+/// to carry a byte, or more flows or dependencies than a run takes.
+pub fn generate(jobs: &[Job]) -> Result<Generated, JobError> {
     // Every job's transfers and counts first, so that too many flows in all are refused
     // before any job's flows are made (a first job of 8 million flows took 900 MB).
     let mut planned = Vec::with_capacity(jobs.len());
     let mut total = 0.0;
     for (j, job) in jobs.iter().enumerate() {
+        let refused = |key, why| JobError { job: j, key, why };
         let per_iteration = transfer_count(job.op, job.algorithm, job.ranks())
-            .map_err(|why| format!("job {j}: {why}"))?;
+            .map_err(|why| refused(Some("algorithm"), why))?;
         let flows = per_iteration as f64 * f64::from(job.channels) * f64::from(job.iterations);
         if flows + total > MAX_FLOWS {
             let earlier = if total > 0.0 {
@@ -391,26 +410,28 @@ pub fn generate(jobs: &[Job]) -> Result<Generated, String> {
             } else {
                 String::new()
             };
-            return Err(format!(
-                "job {j}: {flows} flows ({per_iteration} transfers per iteration × {} channels × \
-                 {} iterations{earlier}); at most {} million flows per run",
+            let why = format!(
+                "{flows} flows ({per_iteration} transfers per iteration × {} channels × {} \
+                 iterations{earlier}); at most {} million flows per run",
                 job.channels,
                 job.iterations,
                 MAX_FLOWS / 1e6
-            ));
+            );
+            return Err(refused(None, why));
         }
         total += flows;
         let lanes = lanes(job.op, job.algorithm, job.ranks(), job.size_bytes)
-            .map_err(|why| format!("job {j}: {why}"))?;
+            .map_err(|why| refused(Some("algorithm"), why))?;
         let smallest = lanes.iter().flatten().flatten().map(|t| t.bytes).min();
         if smallest.is_some_and(|b| b < u64::from(job.channels)) {
-            return Err(format!(
-                "job {j}: size {} B gives transfers of {} B, fewer than its {} channels: every \
-                 flow carries at least one byte",
+            let why = format!(
+                "{} B gives transfers of {} B, fewer than its {} channels: every flow carries \
+                 at least one byte",
                 job.size_bytes,
                 smallest.unwrap_or(0),
                 job.channels
-            ));
+            );
+            return Err(refused(Some("size"), why));
         }
         planned.push(lanes);
     }
@@ -418,7 +439,11 @@ pub fn generate(jobs: &[Job]) -> Result<Generated, String> {
     for (j, (job, lanes)) in jobs.iter().zip(&planned).enumerate() {
         out.steps
             .push(lanes.iter().map(Vec::len).max().unwrap_or(0) as u32);
-        add_job(&mut out, j as u32, job, lanes, MAX_EDGES)?;
+        add_job(&mut out, j as u32, job, lanes, MAX_EDGES).map_err(|why| JobError {
+            job: j,
+            key: None,
+            why,
+        })?;
     }
     Ok(out)
 }
@@ -445,7 +470,7 @@ fn add_job(
     let mut pending: Vec<Vec<Vec<Pending>>> = vec![vec![Vec::new(); n]; pipelines];
     let too_many = || {
         format!(
-            "job {j}: its flows wait for more than {} million others in all (at each iteration \
+            "its flows wait for more than {} million others in all (at each iteration \
              a rank's first flow on each of its {} channels{} waits for its last flows on all \
              of them); use fewer channels or iterations",
             max_edges as f64 / 1e6,
@@ -544,7 +569,7 @@ fn add_step(
 }
 
 /// A job's flows and graph alone, sorted as a run takes them (tests and tools).
-pub fn job_flows(jobs: &[Job]) -> Result<(Vec<FlowSpec>, FlowDag, Collectives), String> {
+pub fn job_flows(jobs: &[Job]) -> Result<(Vec<FlowSpec>, FlowDag, Collectives), JobError> {
     let g = generate(jobs)?;
     Ok(finish(g, jobs.to_vec(), Vec::new()))
 }
@@ -662,12 +687,14 @@ mod tests {
         ];
         for (op, alg, n, want) in cases {
             let err = generate(&[job(op, alg, n, 6000)]).unwrap_err();
-            assert!(err.contains(want), "{err}");
+            assert_eq!((err.job, err.key), (0, Some("algorithm")));
+            assert!(err.why.contains(want), "{err}");
         }
         let mut tiny = job(Op::AllReduce, Algorithm::Ring, 4, 8);
         tiny.channels = 4;
-        let err = generate(&[tiny]).unwrap_err();
-        assert!(err.contains("fewer than its 4 channels"), "{err}");
+        let err = generate(&[job(Op::AllGather, Algorithm::Ring, 2, 6000), tiny]).unwrap_err();
+        assert_eq!((err.job, err.key), (1, Some("size")));
+        assert!(err.why.contains("fewer than its 4 channels"), "{err}");
     }
 
     /// The transfers an iteration makes are counted without making them, and the count is the
@@ -703,8 +730,8 @@ mod tests {
     #[test]
     fn a_job_of_billions_of_transfers_is_refused_before_they_are_made() {
         let huge = job(Op::AllToAll, Algorithm::Pairwise, 65_536, 1 << 30);
-        let err = generate(&[huge]).unwrap_err();
-        assert!(err.contains("4294901760 flows"), "{err}");
+        let err = generate(&[huge]).unwrap_err().to_string();
+        assert!(err.starts_with("job 0: 4294901760 flows"), "{err}");
         assert!(err.contains("at most 10 million flows"), "{err}");
     }
 
