@@ -16,6 +16,8 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use crate::memory;
+
 /// The ns-3 comparison, timed when no scenario file is given. It names no data file (the
 /// leaf-spine and the FB Hadoop sizes are built in), so it resolves wherever irn runs.
 const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/bench/leafspine128.toml");
@@ -33,13 +35,6 @@ pub struct BenchArgs {
     repeat: u32,
 }
 
-/// Peak resident set size of this process in kilobytes (Linux `VmHWM`), if known.
-fn peak_rss_kb() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 pub fn bench(a: BenchArgs) -> Result<()> {
     let sc = match &a.scenario {
         Some(path) => irn_sim::scenario::load(path, &a.overrides)?,
@@ -50,6 +45,14 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             &a.overrides,
         )?,
     };
+    let file = a.scenario.as_ref().map_or_else(
+        || "scenarios/bench/leafspine128.toml (embedded)".to_string(),
+        |p| p.display().to_string(),
+    );
+    let free = memory::available();
+    for r in &sc.runs {
+        memory::check(&format!("{file}: `{}`", r.name), &r.config, free)?;
+    }
     if sc.runs.iter().any(|r| r.config.monitor.is_some()) {
         errln!(
             "note: irn bench times the runs without their [monitor], which it does not sample \
@@ -92,7 +95,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             s.flows_total - s.flows_incomplete
         );
     }
-    match peak_rss_kb() {
+    match memory::status_kb("VmHWM:") {
         Some(kb) => outln!("peak resident memory: {:.1} MB", kb as f64 / 1024.0),
         None => outln!("peak resident memory: unknown (no /proc/self/status)"),
     }

@@ -13,6 +13,7 @@ mod changes;
 mod experiment;
 mod gen_flows;
 mod huge_pages;
+mod memory;
 mod output;
 mod plot;
 mod progress;

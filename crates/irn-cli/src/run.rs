@@ -12,9 +12,11 @@ use anyhow::{anyhow, Context, Result};
 use irn_core::transport::RtoPolicy;
 use irn_sim::scenario::{self, Run, Scenario, WorkloadKind};
 use irn_sim::sim::trace;
+use irn_sim::SimConfig;
 use rayon::prelude::*;
 
 use crate::changes;
+use crate::memory;
 use crate::output::{self, Finished, Performance, Staging, Writer};
 use crate::progress::Bars;
 use crate::series::{self, SeriesFiles};
@@ -81,6 +83,10 @@ pub fn run(args: RunArgs) -> Result<()> {
             .map_err(|e| anyhow!("--trace-flow: variant `{}`: {e}", r.name))?;
     }
     let subs = variant_folders(&file, &scenario)?;
+    let free = memory::available();
+    for r in &scenario.runs {
+        memory::check(&format!("{file}: `{}`", r.name), &r.config, free)?;
+    }
     let mut inputs = Vec::new();
     for r in &scenario.runs {
         for input in output::scenario_inputs(args.scenario.as_deref(), &r.resolved) {
@@ -107,7 +113,9 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     // Before the bars, so what is being simulated shows while it runs.
     outp!("{}", simulated(&scenario));
-    let pool = worker_pool(args.jobs, scenario.runs.len())?;
+    let configs: Vec<&SimConfig> = scenario.runs.iter().map(|r| &r.config).collect();
+    let threads = memory::parallelism(&configs, threads(args.jobs, configs.len()), free);
+    let pool = worker_pool(NonZeroUsize::new(threads), scenario.runs.len())?;
     let bars = Bars::new(scenario.runs.len());
     let finished: Vec<Finished> = pool.install(|| {
         (scenario.runs.par_iter().zip(&subs))
@@ -498,6 +506,10 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     let file = path.display().to_string();
     results_folder(&file, &scenario)?;
     variant_folders(&file, &scenario)?;
+    let free = memory::available();
+    for r in &scenario.runs {
+        memory::check(&format!("{file}: `{}`", r.name), &r.config, free)?;
+    }
     outln!(
         "{}: scenario `{}` is valid, {} run(s)",
         path.display(),
@@ -522,6 +534,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             pfc_state(c),
             changes::suffix(&changes),
         );
+        outln!("    memory: {}", memory::describe(c));
         warn(r);
     }
     Ok(())
@@ -601,14 +614,17 @@ pub fn jobs(text: &str) -> Result<NonZeroUsize, String> {
 /// The threads runs are simulated on, one run per thread: `jobs` of them, or one per core, and
 /// never more than the `runs` there are to do.
 pub fn worker_pool(jobs: Option<NonZeroUsize>, runs: usize) -> Result<rayon::ThreadPool> {
-    let threads = jobs
-        .or_else(|| std::thread::available_parallelism().ok())
-        .map_or(1, NonZeroUsize::get)
-        .min(runs.max(1));
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(threads(jobs, runs))
         .build()
         .context("cannot start worker threads")
+}
+
+/// How many of `runs` runs to run at once: `jobs`, or one per core, and no more than there are.
+fn threads(jobs: Option<NonZeroUsize>, runs: usize) -> usize {
+    jobs.or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get)
+        .min(runs.max(1))
 }
 
 #[cfg(test)]

@@ -794,6 +794,8 @@ fn run_one(
         .iter()
         .find(|r| r.name == job.variant)
         .context("variant vanished from the scenario")?;
+    let what = format!("{}: {}", base.display(), job.label());
+    crate::memory::check(&what, &run.config, crate::memory::available())?;
     let mut inputs = inputs.to_vec();
     inputs.extend(output::scenario_inputs(Some(base), &run.resolved));
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();

@@ -166,3 +166,41 @@ fn a_misspelt_key_or_a_numbered_kind_says_what_was_meant() {
     );
     assert!(!dir.join("results").exists(), "nothing written");
 }
+
+/// A run whose set-up alone needs more memory than is left (here `ulimit -v`) is refused before
+/// anything is written, with the figure and what holds most of it; `irn validate` prints it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_too_large_for_the_memory_left_is_refused_before_it_writes() {
+    let dir = scratch("memory");
+    // 1,023 input-queued switches of 512 ports: 1.1 GB of virtual output queues.
+    let scenario = "[topology]\nkind = \"leaf-spine\"\nleaves = 512\nhosts_per_leaf = 1\n\
+                    spines = 511\n[workload]\nduration = \"1us\"\n";
+    std::fs::write(dir.join("big.toml"), scenario).unwrap();
+    let v = ok(&irn(&["validate", "big.toml"], &dir));
+    let floor = "at least 1.2 GB before the first packet (1.1 GB of it the switches' queues)";
+    assert!(v.contains(&format!("memory: {floor}")), "{v}");
+    let limited = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 600000 && exec '{}' run big.toml --out big",
+            env!("CARGO_BIN_EXE_irn")
+        ))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let e = refused(&limited);
+    assert!(
+        e.contains("big.toml: `big`: needs at least 1.2 GB of memory before its first packet"),
+        "{e}"
+    );
+    assert!(
+        e.contains("left by the address-space limit (ulimit -v)"),
+        "{e}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["big.toml"]);
+}

@@ -221,9 +221,8 @@ fn fabric_keys_are_checked_against_the_switch_radix() {
         ),
         ("kind = \"rail\"\npods = 2", "topology.pods is set: does not apply"),
         (
-            "kind = \"fat-tree\"\nk = 66",
-            "topology.k = 66: at most 64 (65,536 hosts), the largest irn is tested at: memory \
-             grows as k^4",
+            "kind = \"fat-tree\"\nk = 514",
+            "topology.k = 514: fat-tree k = 514: k must be at most 512",
         ),
         (
             "kind = \"clos3\"\npods = 512\nleaves = 256\nhosts_per_leaf = 2\nspines = 2\nsuper_spines = 256",

@@ -136,12 +136,11 @@ impl Balancer {
         salt: u32,
     ) -> Self {
         let per_destination = match kind {
-            LoadBalancing::Spray => vec![0; switches * hosts],
-            LoadBalancing::Drill { m, .. } => {
-                vec![NOT_REMEMBERED; switches * hosts * usize::from(m)]
-            }
-            _ => Vec::new(),
+            LoadBalancing::Spray => 0,
+            _ => NOT_REMEMBERED,
         };
+        let per_destination =
+            vec![per_destination; Self::per_destination_len(kind, switches, hosts)];
         let random = !matches!(kind, LoadBalancing::Ecmp | LoadBalancing::Spray);
         let rngs = if random {
             (0..switches)
@@ -169,6 +168,28 @@ impl Balancer {
             rngs,
             flowlets,
         }
+    }
+
+    /// Entries of `per_destination` for `switches` switches routing to `hosts` hosts: one per
+    /// (switch, destination) for spray, `m` for DRILL, none for the others.
+    fn per_destination_len(kind: LoadBalancing, switches: usize, hosts: usize) -> usize {
+        match kind {
+            LoadBalancing::Spray => switches * hosts,
+            LoadBalancing::Drill { m, .. } => switches * hosts * usize::from(m),
+            _ => 0,
+        }
+    }
+
+    /// Bytes [`new`](Self::new) allocates: spray's and DRILL's tables grow with switches ×
+    /// hosts, LetFlow's with the switches.
+    pub fn footprint(kind: LoadBalancing, (switches, hosts): (usize, usize)) -> u64 {
+        let tables = Self::per_destination_len(kind, switches, hosts) * size_of::<u16>();
+        let rngs = switches * size_of::<SplitMix>();
+        let flowlets = match kind {
+            LoadBalancing::LetFlow { .. } => switches * FLOWLET_SLOTS * size_of::<Flowlet>(),
+            _ => 0,
+        };
+        (tables + rngs + flowlets) as u64
     }
 
     /// The balancer routing control packets as `control` says (a per-packet kind over next

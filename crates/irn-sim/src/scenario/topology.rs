@@ -538,9 +538,6 @@ fn routed(tp: &TopologySection, file: &str, topology: Topology) -> Result<Topolo
 /// crosses 200 000 km of fibre in it).
 const MAX_LINK_DELAY: Duration = Duration::from_ms(1000);
 
-/// The largest fat-tree, the largest tested: its memory grows as k^4 (see the error).
-const MAX_FAT_TREE_K: u32 = 64;
-
 /// [`crate::topology::MAX_SWITCH_PORTS`], as the keys count.
 const MAX_PORTS: u32 = crate::topology::MAX_SWITCH_PORTS as u32;
 
@@ -576,19 +573,6 @@ fn network(
         TopologyKind::FatTree => {
             let (rate, delay) = uniform()?;
             let k = tp.k.unwrap_or(6);
-            if k > MAX_FAT_TREE_K {
-                return Err(invalid(
-                    file,
-                    &key("k"),
-                    &k.to_string(),
-                    &format!(
-                        "at most {MAX_FAT_TREE_K} (65,536 hosts), the largest irn is tested at: \
-                         memory grows as k^4 (the input-queued switches' queues alone take \
-                         5 k^4 bytes, 84 MB at k = 64 and 1.3 GB at k = 128; a k = 64 \
-                         fat-tree with 1 us of traffic peaks at about 230 MB)"
-                    ),
-                ));
-            }
             Topology::fat_tree(k, rate, delay)
                 .map_err(|e| invalid(file, &key("k"), &k.to_string(), &e.to_string()))?
         }

@@ -63,6 +63,8 @@ mod crediting;
 mod deadlock;
 mod failing;
 mod flow_timer;
+mod footprint;
+pub use footprint::Footprint;
 mod hosts;
 mod links;
 mod pausing;

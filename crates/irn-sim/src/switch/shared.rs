@@ -161,6 +161,11 @@ impl SharedSwitch {
         }
     }
 
+    /// Bytes a switch of `ports` ports allocates ([`new`](Self::new)), without SRPT's.
+    pub fn footprint(ports: usize) -> u64 {
+        (size_of::<Self>() + ports * (size_of::<Output>() + size_of::<Input>() + 8)) as u64
+    }
+
     /// This switch with SRPT outputs, ranking packets by `ranks`: a flow's queued packets in
     /// their arrival order, or with `per_packet` each by its own rank.
     pub fn with_srpt(mut self, ranks: Arc<FlowRanks>, per_packet: bool) -> Self {

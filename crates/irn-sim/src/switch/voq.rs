@@ -164,6 +164,14 @@ impl VoqSwitch {
         }
     }
 
+    /// Bytes a switch of `ports` ports allocates ([`new`](Self::new)): its virtual output
+    /// queues, four bytes a pair of ports, grow with the square of the port count.
+    pub fn footprint(ports: usize) -> u64 {
+        let high_words = ports.div_ceil(64).saturating_sub(1);
+        let per_port = size_of::<Output>() + size_of::<Input>() + size_of::<Limits>() + 2 * 8;
+        (size_of::<Self>() + ports * (ports * size_of::<Ring>() + high_words * 8 + per_port)) as u64
+    }
+
     /// Most bytes any input held at once.
     pub fn peak_occupancy(&self) -> u64 {
         (self.inputs.iter().zip(&self.limits))
