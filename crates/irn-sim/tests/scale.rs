@@ -117,30 +117,43 @@ fn walk(t: &Topology, src: u32, dst: u32) -> Vec<NodeId> {
 /// k = 64: 65,536 hosts, 2,048 edge, 2,048 aggregation and 1,024 core switches. Host 0 (pod 0)
 /// to the last host (pod 63) crosses edge 0, aggregation 0 of pod 0, core 0, aggregation 0 of
 /// pod 63 and its last edge switch: 6 links, 5 switches, with 32 uplinks to choose from at
-/// each of the first two switches.
+/// each of the first two switches. Past k = 64 alike (k = 80: 128,000 hosts).
 #[test]
 fn a_k64_fat_tree_routes_between_its_farthest_hosts() {
-    let t = Topology::fat_tree(64, Bandwidth::from_gbps(100), Duration::from_us(1)).unwrap();
-    assert_eq!((t.hosts().len(), t.switches().len()), (65_536, 5_120));
-    let last = 65_535;
-    let path = walk(&t, 0, last);
-    let (hosts, edges, aggs) = (65_536, 2_048, 2_048);
-    let want = [
-        hosts,                   // edge 0
-        hosts + edges,           // aggregation 0 of pod 0
-        hosts + edges + aggs,    // core 0
-        hosts + edges + 63 * 32, // aggregation 0 of pod 63
-        hosts + edges - 1,       // the last edge switch
-        last,
-    ];
-    assert_eq!(path, want.map(NodeId));
-    assert_eq!(t.path(HostIdx(0), HostIdx(last)).hops, 6);
-    assert_eq!(t.next_hops(NodeId(hosts), HostIdx(last)).len(), 32);
-    assert_eq!(t.next_hops(NodeId(hosts + edges), HostIdx(last)).len(), 32);
-    assert_eq!(t.max_path_switches(), 5);
-    assert_eq!(t.max_path_propagation(), Duration::from_us(6));
-    // One entry per (switch, edge switch): 5,120 x 2,048 x 8 bytes, not per host (2.7 GB).
-    assert!(t.heap_bytes() < 150 << 20, "{} bytes", t.heap_bytes());
+    for k in [64, 80] {
+        let t = Topology::fat_tree(k, Bandwidth::from_gbps(100), Duration::from_us(1)).unwrap();
+        let (hosts, edges, half) = (k * k * k / 4, k * k / 2, k / 2);
+        let aggs = edges;
+        assert_eq!(
+            (t.hosts().len(), t.switches().len()),
+            (hosts as usize, (edges + aggs + half * half) as usize)
+        );
+        let last = hosts - 1;
+        let path = walk(&t, 0, last);
+        let want = [
+            hosts,                          // edge 0
+            hosts + edges,                  // aggregation 0 of pod 0
+            hosts + edges + aggs,           // core 0
+            hosts + edges + (k - 1) * half, // aggregation 0 of the last pod
+            hosts + edges - 1,              // the last edge switch
+            last,
+        ];
+        assert_eq!(path, want.map(NodeId), "k = {k}");
+        assert_eq!(t.path(HostIdx(0), HostIdx(last)).hops, 6);
+        assert_eq!(
+            t.next_hops(NodeId(hosts), HostIdx(last)).len(),
+            half as usize
+        );
+        assert_eq!(
+            t.next_hops(NodeId(hosts + edges), HostIdx(last)).len(),
+            half as usize
+        );
+        assert_eq!(t.max_path_switches(), 5);
+        assert_eq!(t.max_path_propagation(), Duration::from_us(6));
+        // At k = 64 one entry per (switch, edge switch) would be 5,120 x 2,048 x 8 bytes, and
+        // one per host 2.7 GB: a fat-tree's routes are computed.
+        assert!(t.heap_bytes() < 150 << 20, "{} bytes", t.heap_bytes());
+    }
 }
 
 /// A scenario's PFC run on `kind`'s fabric: flows finish, PFC paused, nothing left paused.
