@@ -16,6 +16,9 @@
 //! `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` does much the same from inside malloc, but only when
 //! set before the process starts.
 //!
+//! When the system refuses an allocation, irn says so in one line and aborts (where the standard
+//! library would print "memory allocation of N bytes failed" and abort).
+//!
 //! Marking changes which pages back the memory, never its contents: outputs are the same. The
 //! kernel's own setting stays in force (with `never`, nothing changes).
 
@@ -113,22 +116,51 @@ mod linux {
 }
 
 // SAFETY: every call is the system allocator's; marking only advises the kernel.
+/// What irn says when the system refuses it memory, before it aborts: which allocation failed,
+/// and where to see what a run needs, instead of the standard library's bare "memory
+/// allocation of N bytes failed". Written into `buf` without allocating; the message's length.
+fn out_of_memory_message(bytes: usize, buf: &mut [u8]) -> usize {
+    use std::io::Write;
+    let mut w = &mut *buf;
+    let room = w.len();
+    let _ = writeln!(
+        w,
+        "error: out of memory: the system refused irn {} MB more; the run grew past the memory \
+         left to it (`irn validate` prints the least a run needs before its first packet; \
+         packets in flight and running flows take more)",
+        bytes.div_ceil(1 << 20)
+    );
+    room - w.len()
+}
+
+/// Says why on stderr and aborts, as the standard library would after a refused allocation.
+#[cold]
+fn out_of_memory(bytes: usize) -> ! {
+    use std::io::Write;
+    let mut buf = [0u8; 512];
+    let n = out_of_memory_message(bytes, &mut buf);
+    let _ = std::io::stderr().write_all(&buf[..n]);
+    std::process::abort()
+}
+
 unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, passed on.
         let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            linux::mark(p, layout.size(), false);
+        if p.is_null() {
+            out_of_memory(layout.size());
         }
+        linux::mark(p, layout.size(), false);
         p
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, passed on.
         let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            linux::mark(p, layout.size(), false);
+        if p.is_null() {
+            out_of_memory(layout.size());
         }
+        linux::mark(p, layout.size(), false);
         p
     }
 
@@ -140,15 +172,25 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, size: usize) -> *mut u8 {
         // SAFETY: the caller's contract, passed on.
         let q = unsafe { System.realloc(p, layout, size) };
-        if !q.is_null() {
-            linux::mark(q, size, true);
+        if q.is_null() {
+            out_of_memory(size);
         }
+        linux::mark(q, size, true);
         q
     }
 }
 
 #[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod tests {
+    #[test]
+    fn a_refused_allocation_is_named_without_allocating() {
+        let mut buf = [0u8; 512];
+        let n = super::out_of_memory_message(300 << 20, &mut buf);
+        let text = std::str::from_utf8(&buf[..n]).unwrap();
+        assert!(text.starts_with("error: out of memory: the system refused irn 300 MB more;"));
+        assert!(text.ends_with("running flows take more)\n"), "{text}");
+    }
+
     /// Whether the kernel hands out transparent huge pages on request (`madvise`) or always.
     fn kernel_offers_huge_pages() -> bool {
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
