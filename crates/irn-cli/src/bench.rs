@@ -16,6 +16,8 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use irn_sim::sim::Footprint;
+
 use crate::memory;
 
 /// The ns-3 comparison, timed when no scenario file is given. It names no data file (the
@@ -51,7 +53,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     );
     let free = memory::available();
     for r in &sc.runs {
-        memory::check(&format!("{file}: `{}`", r.name), &r.config, free)?;
+        memory::check(
+            &format!("{file}: `{}`", r.name),
+            &Footprint::of(&r.config),
+            free,
+        )?;
     }
     if sc.runs.iter().any(|r| r.config.monitor.is_some()) {
         errln!(

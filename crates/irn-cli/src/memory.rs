@@ -8,9 +8,7 @@
 //! not together run fewer at a time (the outputs do not depend on how many run at once).
 
 use anyhow::{bail, Result};
-use irn_sim::config::SwitchModel;
 use irn_sim::sim::Footprint;
-use irn_sim::SimConfig;
 
 /// Bytes irn may still allocate, and where that bound comes from; `None` where it cannot be
 /// read (not Linux), and then nothing is checked.
@@ -81,10 +79,9 @@ fn size(bytes: u64) -> String {
     }
 }
 
-/// The run's floor for `irn validate`: `at least 1.5 GB before the first packet (1.3 GB of it the
+/// A run's floor for `irn validate`: `at least 1.5 GB before the first packet (1.3 GB of it the
 /// switches' queues)`.
-pub fn describe(cfg: &SimConfig) -> String {
-    let floor = Footprint::of(cfg);
+pub fn describe(floor: &Footprint) -> String {
     let (part, bytes) = floor.largest();
     format!(
         "at least {} before the first packet ({} of it {part})",
@@ -93,18 +90,17 @@ pub fn describe(cfg: &SimConfig) -> String {
     )
 }
 
-/// Refuses a run whose set-up state (`cfg`'s [`Footprint`]) is more than the `available`
+/// Refuses a run whose set-up state (its [`Footprint`], `floor`) is more than the `available`
 /// memory, naming the run (`what`), the figure and what holds most of it.
-pub fn check(what: &str, cfg: &SimConfig, available: Option<(u64, &str)>) -> Result<()> {
+pub fn check(what: &str, floor: &Footprint, available: Option<(u64, &str)>) -> Result<()> {
     let Some((free, source)) = available else {
         return Ok(());
     };
-    let floor = Footprint::of(cfg);
     if floor.total() <= free {
         return Ok(());
     }
     let (part, bytes) = floor.largest();
-    let voqs = matches!(cfg.switch.model, SwitchModel::InputQueued) && bytes == floor.switches;
+    let voqs = floor.input_queued && bytes == floor.switches;
     let hint = match voqs {
         true => {
             ": the input-queued switch keeps 4 bytes per pair of its ports, and switch.model = \
@@ -122,14 +118,14 @@ pub fn check(what: &str, cfg: &SimConfig, available: Option<(u64, &str)>) -> Res
     )
 }
 
-/// How many of the runs `cfgs` to run at once, at most `threads`: as many as fit together in
+/// How many of the runs whose footprints are `runs` to run at once, at most `threads`: as many as fit together in
 /// the `available` memory, taking the largest together (at least one, which [`check`] has
 /// passed). Says so on stderr when memory, not `threads`, sets the number.
-pub fn parallelism(cfgs: &[&SimConfig], threads: usize, available: Option<(u64, &str)>) -> usize {
+pub fn parallelism(runs: &[Footprint], threads: usize, available: Option<(u64, &str)>) -> usize {
     let Some((free, source)) = available else {
         return threads;
     };
-    let mut floors: Vec<u64> = cfgs.iter().map(|c| Footprint::of(c).total()).collect();
+    let mut floors: Vec<u64> = runs.iter().map(Footprint::total).collect();
     floors.sort_unstable_by(|a, b| b.cmp(a));
     let mut sum = 0;
     let fit = floors
@@ -141,12 +137,11 @@ pub fn parallelism(cfgs: &[&SimConfig], threads: usize, available: Option<(u64, 
         })
         .count()
         .max(1);
-    if fit < threads.min(cfgs.len()) {
+    let asked = threads.min(runs.len());
+    if fit < asked {
         errln!(
-            "note: running {fit} at a time, not {}: the {} largest runs need at least {} \
-             together before their first packet, more than the {} left by {source}",
-            threads.min(cfgs.len()),
-            threads.min(cfgs.len()),
+            "note: running {fit} at a time, not {asked}: the {asked} largest runs need at least \
+             {} together before their first packet, more than the {} left by {source}",
             size(floors.iter().take(threads).sum()),
             size(free)
         );
@@ -171,22 +166,22 @@ mod tests {
         assert_eq!(address_space_limit(unlimited), None);
     }
 
-    fn config(leaves: u32) -> SimConfig {
+    fn footprint(leaves: u32) -> Footprint {
         let text = format!(
             "[topology]\nkind = \"leaf-spine\"\nleaves = {leaves}\nhosts_per_leaf = 1\n\
              spines = 8\n[workload]\nduration = \"20us\"\n"
         );
         let sc = irn_sim::scenario::parse(&text, "t", std::path::Path::new("."), &[]);
-        sc.unwrap().runs.remove(0).config
+        Footprint::of(&sc.unwrap().runs[0].config)
     }
 
     #[test]
     fn a_run_is_refused_only_past_the_memory_left() {
-        let cfg = config(64);
-        let floor = Footprint::of(&cfg).total();
-        assert!(check("t.toml", &cfg, None).is_ok());
-        assert!(check("t.toml", &cfg, Some((floor, "test"))).is_ok());
-        let e = check("t.toml", &cfg, Some((floor - 1, "the test's bound")))
+        let run = footprint(64);
+        let floor = run.total();
+        assert!(check("t.toml", &run, None).is_ok());
+        assert!(check("t.toml", &run, Some((floor, "test"))).is_ok());
+        let e = check("t.toml", &run, Some((floor - 1, "the test's bound")))
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("t.toml: needs at least "), "{e}");
@@ -199,9 +194,9 @@ mod tests {
 
     #[test]
     fn runs_that_do_not_fit_together_run_fewer_at_a_time() {
-        let (small, large) = (config(8), config(64));
-        let (s, l) = (Footprint::of(&small).total(), Footprint::of(&large).total());
-        let runs = [&small, &large, &large];
+        let (small, large) = (footprint(8), footprint(64));
+        let (s, l) = (small.total(), large.total());
+        let runs = [small, large, large];
         for (free, threads, want) in [
             (None, 3, 3),
             (Some(2 * l + s), 3, 3),

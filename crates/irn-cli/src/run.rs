@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context, Result};
 use irn_core::transport::RtoPolicy;
 use irn_sim::scenario::{self, Run, Scenario, WorkloadKind};
 use irn_sim::sim::trace;
-use irn_sim::SimConfig;
+use irn_sim::sim::Footprint;
 use rayon::prelude::*;
 
 use crate::changes;
@@ -84,8 +84,11 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let subs = variant_folders(&file, &scenario)?;
     let free = memory::available();
-    for r in &scenario.runs {
-        memory::check(&format!("{file}: `{}`", r.name), &r.config, free)?;
+    let floors: Vec<Footprint> = (scenario.runs.iter())
+        .map(|r| Footprint::of(&r.config))
+        .collect();
+    for (r, floor) in scenario.runs.iter().zip(&floors) {
+        memory::check(&format!("{file}: `{}`", r.name), floor, free)?;
     }
     let mut inputs = Vec::new();
     for r in &scenario.runs {
@@ -113,8 +116,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     // Before the bars, so what is being simulated shows while it runs.
     outp!("{}", simulated(&scenario));
-    let configs: Vec<&SimConfig> = scenario.runs.iter().map(|r| &r.config).collect();
-    let threads = memory::parallelism(&configs, threads(args.jobs, configs.len()), free);
+    let threads = memory::parallelism(&floors, threads(args.jobs, floors.len()), free);
     let pool = worker_pool(NonZeroUsize::new(threads), scenario.runs.len())?;
     let bars = Bars::new(scenario.runs.len());
     let finished: Vec<Finished> = pool.install(|| {
@@ -508,7 +510,11 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     variant_folders(&file, &scenario)?;
     let free = memory::available();
     for r in &scenario.runs {
-        memory::check(&format!("{file}: `{}`", r.name), &r.config, free)?;
+        memory::check(
+            &format!("{file}: `{}`", r.name),
+            &Footprint::of(&r.config),
+            free,
+        )?;
     }
     outln!(
         "{}: scenario `{}` is valid, {} run(s)",
@@ -534,7 +540,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             pfc_state(c),
             changes::suffix(&changes),
         );
-        outln!("    memory: {}", memory::describe(c));
+        outln!("    memory: {}", memory::describe(&Footprint::of(c)));
         warn(r);
     }
     Ok(())
@@ -621,7 +627,7 @@ pub fn worker_pool(jobs: Option<NonZeroUsize>, runs: usize) -> Result<rayon::Thr
 }
 
 /// How many of `runs` runs to run at once: `jobs`, or one per core, and no more than there are.
-fn threads(jobs: Option<NonZeroUsize>, runs: usize) -> usize {
+pub fn threads(jobs: Option<NonZeroUsize>, runs: usize) -> usize {
     jobs.or_else(|| std::thread::available_parallelism().ok())
         .map_or(1, NonZeroUsize::get)
         .min(runs.max(1))

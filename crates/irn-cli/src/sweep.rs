@@ -37,10 +37,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use irn_sim::scenario::{self, InputFile, ScenarioFile};
+use irn_sim::sim::Footprint;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::memory;
 use crate::output::{
     self, claim_folder, finished_run, folder_name, guard_folder, Finished, Marker, Performance,
     Staging, Use, Writer, MARKER,
@@ -167,6 +169,8 @@ struct Job {
     /// holding a run of another one, or of other data, is rerun.
     resolved: ScenarioFile,
     inputs: Vec<InputFile>,
+    /// What the run allocates at set-up, checked against the memory left before any runs.
+    floor: Footprint,
 }
 
 /// What makes folders parts of one sweep, kept in the sweep root's marker: the grid (keys and
@@ -428,6 +432,7 @@ fn jobs(
                     point_name: p.name.clone(),
                     seed,
                     variant: run.name,
+                    floor: Footprint::of(&run.config),
                     resolved: run.resolved,
                     inputs: run.inputs,
                 });
@@ -586,6 +591,14 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     let sweep = read(path)?;
     let seeds = seeds(path, &sweep, None, overrides)?;
     let (base, jobs, grid, _) = jobs(path, &sweep, overrides, &seeds)?;
+    let free = memory::available();
+    for job in &jobs {
+        memory::check(
+            &format!("{}: {}", path.display(), job.label()),
+            &job.floor,
+            free,
+        )?;
+    }
     let variants = jobs
         .iter()
         .filter(|j| j.point == 0 && j.seed == jobs[0].seed)
@@ -639,7 +652,10 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .filter(|j| a.fresh || finished_run(&run_dir(&out, j), &j.resolved, &j.inputs).is_none())
         .cloned()
         .collect();
+    let free = memory::available();
     for job in &todo {
+        let what = format!("{}: {}", a.sweep.display(), job.label());
+        memory::check(&what, &job.floor, free)?;
         output::guard_rerun(&run_dir(&out, job))?;
     }
     let changed = todo
@@ -672,7 +688,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     };
     marker.write(&out)?;
     let inputs = [a.sweep.clone(), base.clone()];
-    let pool = crate::run::worker_pool(a.jobs, todo.len())?;
+    let floors: Vec<Footprint> = todo.iter().map(|j| j.floor).collect();
+    let threads = memory::parallelism(&floors, crate::run::threads(a.jobs, todo.len()), free);
+    let pool = crate::run::worker_pool(NonZeroUsize::new(threads), todo.len())?;
     let done = Arc::new(AtomicUsize::new(0));
     output::on_interrupt(interrupted(
         &out,
@@ -794,8 +812,6 @@ fn run_one(
         .iter()
         .find(|r| r.name == job.variant)
         .context("variant vanished from the scenario")?;
-    let what = format!("{}: {}", base.display(), job.label());
-    crate::memory::check(&what, &run.config, crate::memory::available())?;
     let mut inputs = inputs.to_vec();
     inputs.extend(output::scenario_inputs(Some(base), &run.resolved));
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();

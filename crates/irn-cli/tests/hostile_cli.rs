@@ -198,9 +198,27 @@ fn a_run_too_large_for_the_memory_left_is_refused_before_it_writes() {
         e.contains("left by the address-space limit (ulimit -v)"),
         "{e}"
     );
-    let left: Vec<_> = std::fs::read_dir(&dir)
+    // A sweep is refused before its first run when any of its runs cannot fit.
+    let sweep = "name = \"s\"\nscenario = \"big.toml\"\n[grid]\n\"topology.spines\" = [1, 511]\n";
+    std::fs::write(dir.join("sweep.toml"), sweep).unwrap();
+    let limited = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 600000 && exec '{}' sweep sweep.toml --out s",
+            env!("CARGO_BIN_EXE_irn")
+        ))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let e = refused(&limited);
+    assert!(
+        e.contains("sweep.toml: topology.spines_511/big: needs at least 1.2 GB of memory"),
+        "{e}"
+    );
+    let mut left: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(left, ["big.toml"]);
+    left.sort();
+    assert_eq!(left, ["big.toml", "sweep.toml"]);
 }

@@ -32,6 +32,8 @@ pub struct Footprint {
     pub flows: u64,
     /// The load balancers' tables (spray and DRILL keep one entry per switch and host).
     pub balancer: u64,
+    /// The switches are input-queued, whose virtual output queues take the most.
+    pub input_queued: bool,
 }
 
 impl Footprint {
@@ -65,6 +67,7 @@ impl Footprint {
             nics: (topo.hosts().len() * size_of::<Nic>()) as u64,
             flows: (cfg.flows.len() * per_flow) as u64,
             balancer: Balancer::footprint(cfg.load_balancing, places),
+            input_queued: matches!(cfg.switch.model, SwitchModel::InputQueued),
         }
     }
 
