@@ -41,6 +41,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use irn_sim::metrics::Summary;
 use irn_sim::scenario::{self, Chart, Metric};
+use irn_sim::sim::Footprint;
 use rayon::prelude::*;
 
 use crate::experiment::{Check, Experiment, Source, Term, PAPERS};
@@ -157,6 +158,9 @@ struct Engine<'a> {
     out: &'a Path,
     pool: &'a rayon::ThreadPool,
     bars: &'a Bars,
+    /// The memory left when the command started: a run whose set-up alone needs more is
+    /// refused before it runs.
+    free: Option<(u64, &'static str)>,
 }
 
 /// One run of a window, before it runs: its point, seed, scenario name, run and folder.
@@ -237,7 +241,9 @@ fn run_window(
             .collect()
     });
     let to_run = earlier.iter().filter(|e| e.is_none()).count();
-    for ((.., dest), _) in jobs.iter().zip(&earlier).filter(|(_, e)| e.is_none()) {
+    for ((.., run, dest), _) in jobs.iter().zip(&earlier).filter(|(_, e)| e.is_none()) {
+        let what = format!("{}: {}", exp.file, dest.display());
+        crate::memory::check(&what, &Footprint::of(&run.config), engine.free)?;
         crate::output::guard_rerun(dest)?;
     }
     reused.fetch_add(jobs.len() - to_run, Ordering::Relaxed);
@@ -987,6 +993,7 @@ fn run_all(
         out,
         pool: &pool,
         bars: &bars,
+        free: crate::memory::available(),
     };
     let started = Instant::now();
     let mut results = Vec::new();
