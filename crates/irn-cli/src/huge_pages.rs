@@ -16,13 +16,17 @@
 //! `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` does much the same from inside malloc, but only when
 //! set before the process starts.
 //!
-//! When the system refuses an allocation, irn says so in one line and aborts (where the standard
-//! library would print "memory allocation of N bytes failed" and abort).
+//! When the system refuses an allocation, irn says so in one line, removes what it had not
+//! finished writing (from a reserve of memory held back for it) and exits with status 1, where
+//! the standard library would print "memory allocation of N bytes failed" and abort, leaving
+//! an unfinished results folder behind.
 //!
 //! Marking changes which pages back the memory, never its contents: outputs are the same. The
 //! kernel's own setting stays in force (with `never`, nothing changes).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 /// The system allocator, with the memory it hands out marked for huge pages (on Linux with
 /// glibc; elsewhere the system allocator alone).
@@ -133,14 +137,55 @@ fn out_of_memory_message(bytes: usize, buf: &mut [u8]) -> usize {
     room - w.len()
 }
 
-/// Says why on stderr and aborts, as the standard library would after a refused allocation.
+/// Memory held back for the clean-up after a refused allocation: removing the unfinished
+/// results folder allocates (paths, directory listings) when memory has just run out.
+static RESERVE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+const RESERVE_LAYOUT: Layout = match Layout::from_size_align(4 << 20, 4096) {
+    Ok(l) => l,
+    Err(_) => panic!("a valid layout"),
+};
+/// An allocation has been refused: the first thread to see one cleans up and exits.
+static FAILED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// This thread is cleaning up after a refused allocation.
+    static CLEANING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets the reserve aside, at start-up.
+pub fn hold_reserve() {
+    // SAFETY: a non-zero size.
+    let p = unsafe { System.alloc(RESERVE_LAYOUT) };
+    RESERVE.store(p, Ordering::Relaxed);
+}
+
+/// Says why on stderr, then, with the reserve given back, removes what the command had not
+/// finished writing (as Ctrl-C does) and exits with status 1. A second refusal while cleaning
+/// up aborts; another thread's waits for the exit.
 #[cold]
 fn out_of_memory(bytes: usize) -> ! {
     use std::io::Write;
+    if CLEANING.get() {
+        std::process::abort();
+    }
+    if FAILED.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+    CLEANING.set(true);
     let mut buf = [0u8; 512];
     let n = out_of_memory_message(bytes, &mut buf);
     let _ = std::io::stderr().write_all(&buf[..n]);
-    std::process::abort()
+    let reserve = RESERVE.swap(std::ptr::null_mut(), Ordering::Relaxed);
+    if !reserve.is_null() {
+        // SAFETY: allocated by `hold_reserve` with this layout, given back once.
+        unsafe { System.dealloc(reserve, RESERVE_LAYOUT) };
+    }
+    if let Some(said) = crate::output::clean_up_after_out_of_memory() {
+        errln!("out of memory: {said}");
+    }
+    std::process::exit(1)
 }
 
 unsafe impl GlobalAlloc for HugePages {

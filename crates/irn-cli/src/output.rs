@@ -36,7 +36,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{LockResult, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use anyhow::{bail, Context, Result};
 // Markers and sidecars record XXH3 checksums; one in bare hex, of an irn before them, is FNV-1a.
@@ -666,7 +666,11 @@ fn create_parents(dir: &Path) -> Result<()> {
 
 /// Removes the folders of [`CREATED`] that are empty, the deepest first.
 fn remove_empty_created() {
-    let mut created = CREATED.lock().unwrap_or_else(PoisonError::into_inner);
+    remove_empty(&mut CREATED.lock().unwrap_or_else(PoisonError::into_inner));
+}
+
+/// Removes the folders of `created` that are empty, deepest first, and forgets them.
+fn remove_empty(created: &mut Vec<PathBuf>) {
     created.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
     created.retain(|p| fs::remove_dir(p).is_err() && p.is_dir());
 }
@@ -689,23 +693,8 @@ pub fn on_interrupt(describe: impl Fn(&[PathBuf]) -> String + Send + 'static) {
 /// exit, so no temporary is created or renamed into place after the handler has started.
 pub fn clean_up_on_signal() -> Result<()> {
     ctrlc::set_handler(|| {
-        let live = live();
-        // Locks go too, but are irn's bookkeeping, not results: the message leaves them out.
-        let written: Vec<PathBuf> = (live.iter())
-            .filter(|p| !lock::is_lock(p))
-            .cloned()
-            .collect();
-        let said = (ON_INTERRUPT.lock().unwrap_or_else(PoisonError::into_inner))
-            .as_ref()
-            .map(|describe| describe(&written));
-        for path in live.iter() {
-            remove_path(path);
-        }
+        let said = remove_temporaries(&live(), &ON_INTERRUPT.lock());
         remove_empty_created();
-        let said = said.unwrap_or_else(|| match written.is_empty() {
-            true => "nothing was being written".to_string(),
-            false => format!("removed the unfinished {}", join_paths(&written)),
-        });
         // On a terminal the line would otherwise follow a progress bar or the echoed `^C`.
         let fresh = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             "\n"
@@ -716,6 +705,50 @@ pub fn clean_up_on_signal() -> Result<()> {
         std::process::exit(130);
     })
     .context("cannot install the handler that cleans up on Ctrl-C")
+}
+
+/// Removes the temporaries `live` and says what was kept and removed, by the command's
+/// `describe` if it set one ([`on_interrupt`]).
+fn remove_temporaries(
+    live: &[PathBuf],
+    describe: &LockResult<MutexGuard<Option<Interrupted>>>,
+) -> String {
+    // Locks go too, but are irn's bookkeeping, not results: the message leaves them out.
+    let written: Vec<PathBuf> = (live.iter())
+        .filter(|p| !lock::is_lock(p))
+        .cloned()
+        .collect();
+    let describe = describe.as_ref().unwrap_or_else(|e| e.get_ref());
+    let said = describe.as_ref().map(|describe| describe(&written));
+    for path in live {
+        remove_path(path);
+    }
+    said.unwrap_or_else(|| match written.is_empty() {
+        true => "nothing was being written".to_string(),
+        false => format!("removed the unfinished {}", join_paths(&written)),
+    })
+}
+
+/// After the system refused irn memory (see `huge_pages`): removes this process's temporaries
+/// and the empty folders it made, as a signal does, and says what was kept and removed. `None`,
+/// and nothing removed, while another thread (or this one, the allocation that failed being
+/// its own) holds the lists: waiting for it could wait for ever.
+pub fn clean_up_after_out_of_memory() -> Option<String> {
+    let live = match LIVE.try_lock() {
+        Ok(live) => live,
+        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(TryLockError::WouldBlock) => return None,
+    };
+    let describe = match ON_INTERRUPT.try_lock() {
+        Ok(d) => Ok(d),
+        Err(TryLockError::Poisoned(p)) => Err(p),
+        Err(TryLockError::WouldBlock) => return None,
+    };
+    let said = remove_temporaries(&live, &describe);
+    if let Ok(mut created) = CREATED.try_lock() {
+        remove_empty(&mut created);
+    }
+    Some(said)
 }
 
 /// Removes a file or a folder; a folder a worker thread is still writing into may gain an
