@@ -111,3 +111,27 @@ fn swift_bounds_the_incast_queue_by_its_target_delay() {
         );
     }
 }
+
+/// Swift's `initial_window`: 16 senders into one port, starting at one packet instead of a
+/// base target's worth of line rate each, put less into the port's buffer at their start and
+/// still finish.
+#[test]
+fn swift_starts_from_its_initial_window() {
+    let run = |set: &[&str]| {
+        let text = "[topology]\nkind = \"star\"\nhosts = 17\nlink_rate = \"100Gbps\"\n\
+                    link_delay = \"1us\"\n[switch]\nmodel = \"shared-buffer\"\n\
+                    [workload]\nkind = \"incast\"\nsenders = 16\ntotal = \"4MB\"\nreceiver = 0\n\
+                    [transport]\nkind = \"irn-without-bdp-fc\"\ncc = \"swift\"\n";
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let s = scenario::parse(text, "t.toml", Path::new("."), &set).expect("valid scenario");
+        irn_sim::run(&s.runs[0].config, &mut |_| {}).summary
+    };
+    let (full, one) = (run(&[]), run(&["transport.swift.initial_window=1"]));
+    assert_eq!((full.flows_incomplete, one.flows_incomplete), (0, 0));
+    assert!(
+        2 * one.peak_buffer_bytes < full.peak_buffer_bytes,
+        "peak buffer {} B from one packet against {} B at line rate",
+        one.peak_buffer_bytes,
+        full.peak_buffer_bytes
+    );
+}

@@ -68,6 +68,9 @@ pub struct SwiftParams {
     pub max_mdf: f64,
     /// The window never goes below this, packets.
     pub min_cwnd: f64,
+    /// The window a flow starts with, packets; `None`: one base target's worth of line rate
+    /// (a flow starts at line rate). The paper does not give one.
+    pub initial_window: Option<u32>,
 }
 
 impl SwiftParams {
@@ -88,6 +91,7 @@ impl Default for SwiftParams {
             beta: 0.8,
             max_mdf: 0.5,
             min_cwnd: 0.001,
+            initial_window: None,
         }
     }
 }
@@ -125,9 +129,10 @@ impl Swift {
         let bdp = line_rate
             .bdp_bytes(p.base_target)
             .div_ceil(u64::from(mtu.max(1)));
+        let start = p.initial_window.map_or(bdp as f64, f64::from);
         Swift {
             p,
-            cwnd: (bdp as f64).clamp(1.0, max_cwnd),
+            cwnd: start.clamp(1.0, max_cwnd),
             max_cwnd,
             fs_alpha,
             fs_beta: -fs_alpha / p.fs_max_cwnd.sqrt(),
@@ -280,6 +285,14 @@ mod tests {
         // 10 Gb/s: 12.5 packets, rounded up.
         let s = Swift::new(flat(), Bandwidth::from_gbps(10), 1000, 1000);
         assert!(close(s.cwnd(), 13.0));
+        // A window of its own, within the transport's.
+        for (set, want) in [(1, 1.0), (4, 4.0), (100, 100.0), (500, 100.0)] {
+            let p = SwiftParams {
+                initial_window: Some(set),
+                ..flat()
+            };
+            assert!(close(swift(p).cwnd(), want), "{set}");
+        }
     }
 
     #[test]

@@ -1222,6 +1222,8 @@ fn swift_params(
     auto_rtt: impl FnOnce() -> Duration,
 ) -> Result<irn_core::cc::SwiftParams, ScenarioError> {
     let mut p = irn_core::cc::SwiftParams::default();
+    // 0: not set (one base target of line rate); a set value is at least 1.
+    let mut initial_window = 0;
     let params = vec![
         ("base_target", Param::Applied),
         (
@@ -1235,8 +1237,13 @@ fn swift_params(
         ("beta", Param::Real(&mut p.beta, Reals::GAIN)),
         ("max_mdf", Param::Real(&mut p.max_mdf, Reals::CUT)),
         ("min_cwnd", Param::Real(&mut p.min_cwnd, PER_WINDOW)),
+        (
+            "initial_window",
+            Param::Count(&mut initial_window, TransportConfig::MAX_WINDOW),
+        ),
     ];
     apply_params(file, line_rate, "transport.swift", table, params)?;
+    p.initial_window = (initial_window > 0).then_some(initial_window);
     let (floor, why) = min_frame_floor(line_rate, "the hosts' line rate");
     p.base_target = match auto_value(file, "transport.swift", table, "base_target")? {
         Some(v) => duration_in(file, "transport.swift.base_target", &v, (floor, &why), None)?,
@@ -1595,6 +1602,7 @@ mod tests {
         let rtt = longest_unloaded_rtt(&run.config.topology, run.config.max_frame_bytes());
         assert_eq!((p.base_target, p.fs_range), (rtt, rtt * 5));
         assert_eq!((p.beta, p.max_mdf, p.ai), (0.8, 0.5, 1.0));
+        assert_eq!(p.initial_window, None);
         assert_eq!(run.config.switch.ecn, None);
         assert_eq!(run.config.extra_header_bytes, 0, "no INT");
         // Each flow's transport knows its path's switches.
@@ -1605,7 +1613,7 @@ mod tests {
         let path = run.config.topology.path(spec.src, spec.dst);
         assert_eq!(f.hops, path.hops - 1);
         let keys = "[transport.swift]\nbase_target = \"20us\"\nhop_scaling = \"1us\"\n\
-                    fs_range = \"0us\"\nmax_mdf = 0.25\n";
+                    fs_range = \"0us\"\nmax_mdf = 0.25\ninitial_window = 4\n";
         let CcConfig::Swift(p) = swift(keys).unwrap().config.transport.cc else {
             panic!()
         };
@@ -1614,7 +1622,9 @@ mod tests {
             (Duration::from_us(20), Duration::from_us(1))
         );
         assert_eq!((p.fs_range, p.max_mdf), (Duration::ZERO, 0.25));
+        assert_eq!(p.initial_window, Some(4));
         for (keys, wrong) in [
+            ("initial_window = 0", "transport.swift.initial_window"),
             ("fs_min_cwnd = 200.0", "transport.swift.fs_min_cwnd"),
             ("max_mdf = 1.0", "transport.swift.max_mdf"),
             ("base_target = 5", "transport.swift.base_target"),
