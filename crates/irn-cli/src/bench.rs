@@ -16,8 +16,6 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use irn_sim::sim::Footprint;
-
 use crate::memory;
 
 /// The ns-3 comparison, timed when no scenario file is given. It names no data file (the
@@ -51,14 +49,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         || "scenarios/bench/leafspine128.toml (embedded)".to_string(),
         |p| p.display().to_string(),
     );
-    let free = memory::available();
-    for r in &sc.runs {
-        memory::check(
-            &format!("{file}: `{}`", r.name),
-            &Footprint::of(&r.config),
-            free,
-        )?;
-    }
+    memory::check_runs(&file, &sc.runs, memory::available())?;
     if sc.runs.iter().any(|r| r.config.monitor.is_some()) {
         errln!(
             "note: irn bench times the runs without their [monitor], which it does not sample \

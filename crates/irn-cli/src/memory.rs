@@ -118,6 +118,22 @@ pub fn check(what: &str, floor: &Footprint, available: Option<(u64, &str)>) -> R
     )
 }
 
+/// Every run of a scenario `file`'s `runs` checked ([`check`]) against the `available` memory:
+/// their footprints, in order, when each fits.
+pub fn check_runs(
+    file: &str,
+    runs: &[irn_sim::scenario::Run],
+    available: Option<(u64, &str)>,
+) -> Result<Vec<Footprint>> {
+    (runs.iter())
+        .map(|r| {
+            let floor = Footprint::of(&r.config);
+            check(&format!("{file}: `{}`", r.name), &floor, available)?;
+            Ok(floor)
+        })
+        .collect()
+}
+
 /// How many of the runs whose footprints are `runs` to run at once, at most `threads`: as many as fit together in
 /// the `available` memory, taking the largest together (at least one, which [`check`] has
 /// passed). Says so on stderr when memory, not `threads`, sets the number.

@@ -84,12 +84,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let subs = variant_folders(&file, &scenario)?;
     let free = memory::available();
-    let floors: Vec<Footprint> = (scenario.runs.iter())
-        .map(|r| Footprint::of(&r.config))
-        .collect();
-    for (r, floor) in scenario.runs.iter().zip(&floors) {
-        memory::check(&format!("{file}: `{}`", r.name), floor, free)?;
-    }
+    let floors = memory::check_runs(&file, &scenario.runs, free)?;
     let mut inputs = Vec::new();
     for r in &scenario.runs {
         for input in output::scenario_inputs(args.scenario.as_deref(), &r.resolved) {
@@ -508,14 +503,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     let file = path.display().to_string();
     results_folder(&file, &scenario)?;
     variant_folders(&file, &scenario)?;
-    let free = memory::available();
-    for r in &scenario.runs {
-        memory::check(
-            &format!("{file}: `{}`", r.name),
-            &Footprint::of(&r.config),
-            free,
-        )?;
-    }
+    memory::check_runs(&file, &scenario.runs, memory::available())?;
     outln!(
         "{}: scenario `{}` is valid, {} run(s)",
         path.display(),

@@ -180,15 +180,7 @@ fn a_run_too_large_for_the_memory_left_is_refused_before_it_writes() {
     let v = ok(&irn(&["validate", "big.toml"], &dir));
     let floor = "at least 1.2 GB before the first packet (1.1 GB of it the switches' queues)";
     assert!(v.contains(&format!("memory: {floor}")), "{v}");
-    let limited = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 600000 && exec '{}' run big.toml --out big",
-            env!("CARGO_BIN_EXE_irn")
-        ))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let limited = irn_limited(600000, &["run", "big.toml", "--out", "big"], &dir);
     let e = refused(&limited);
     assert!(
         e.contains("big.toml: `big`: needs at least 1.2 GB of memory before its first packet"),
@@ -201,15 +193,7 @@ fn a_run_too_large_for_the_memory_left_is_refused_before_it_writes() {
     // A sweep is refused before its first run when any of its runs cannot fit.
     let sweep = "name = \"s\"\nscenario = \"big.toml\"\n[grid]\n\"topology.spines\" = [1, 511]\n";
     std::fs::write(dir.join("sweep.toml"), sweep).unwrap();
-    let limited = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 600000 && exec '{}' sweep sweep.toml --out s",
-            env!("CARGO_BIN_EXE_irn")
-        ))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let limited = irn_limited(600000, &["sweep", "sweep.toml", "--out", "s"], &dir);
     let e = refused(&limited);
     assert!(
         e.contains("sweep.toml: topology.spines_511/big: needs at least 1.2 GB of memory"),
@@ -243,15 +227,7 @@ fn a_run_that_runs_out_of_memory_removes_its_unfinished_folder() {
     // found by steps, from one the check refuses.
     let mut limit_kb = 100_000;
     for _ in 0..16 {
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "ulimit -v {limit_kb} && exec '{}' run many.toml --out many",
-                env!("CARGO_BIN_EXE_irn")
-            ))
-            .current_dir(&dir)
-            .output()
-            .unwrap();
+        let out = irn_limited(limit_kb, &["run", "many.toml", "--out", "many"], &dir);
         let e = String::from_utf8_lossy(&out.stderr);
         if e.contains("error: out of memory: the system refused irn") {
             assert_eq!(out.status.code(), Some(1), "{e}");
@@ -273,4 +249,19 @@ fn a_run_that_runs_out_of_memory_removes_its_unfinished_folder() {
         limit_kb += 40_000;
     }
     panic!("no address-space limit up to {limit_kb} kB ran out after the check");
+}
+
+/// Runs the `irn` binary with `args` in `cwd` under `ulimit -v limit_kb`.
+#[cfg(target_os = "linux")]
+fn irn_limited(limit_kb: u32, args: &[&str], cwd: &std::path::Path) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {limit_kb} && exec '{}' {}",
+            env!("CARGO_BIN_EXE_irn"),
+            args.join(" ")
+        ))
+        .current_dir(cwd)
+        .output()
+        .unwrap()
 }
