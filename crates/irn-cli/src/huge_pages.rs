@@ -182,10 +182,7 @@ fn out_of_memory(bytes: usize) -> ! {
         // SAFETY: allocated by `hold_reserve` with this layout, given back once.
         unsafe { System.dealloc(reserve, RESERVE_LAYOUT) };
     }
-    if let Some(said) = crate::output::clean_up_after_out_of_memory() {
-        errln!("out of memory: {said}");
-    }
-    std::process::exit(1)
+    crate::output::clean_up_after_out_of_memory()
 }
 
 unsafe impl GlobalAlloc for HugePages {

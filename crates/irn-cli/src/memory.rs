@@ -100,13 +100,11 @@ pub fn check(what: &str, floor: &Footprint, available: Option<(u64, &str)>) -> R
         return Ok(());
     }
     let (part, bytes) = floor.largest();
-    let voqs = floor.input_queued && bytes == floor.switches;
-    let hint = match voqs {
-        true => {
-            ": the input-queued switch keeps 4 bytes per pair of its ports, and switch.model = \
-             \"shared-buffer\" none"
-        }
-        false => "",
+    let hint = if floor.input_queued && bytes == floor.switches {
+        ": the input-queued switch keeps 4 bytes per pair of its ports, and switch.model = \
+         \"shared-buffer\" none"
+    } else {
+        ""
     };
     bail!(
         "{what}: needs at least {} of memory before its first packet ({} of it {part}{hint}), \
@@ -134,9 +132,9 @@ pub fn check_runs(
         .collect()
 }
 
-/// How many of the runs whose footprints are `runs` to run at once, at most `threads`: as many as fit together in
-/// the `available` memory, taking the largest together (at least one, which [`check`] has
-/// passed). Says so on stderr when memory, not `threads`, sets the number.
+/// How many of the runs whose footprints are `runs` to run at once, at most `threads`: as many
+/// as fit together in the `available` memory, taking the largest together (at least one, which
+/// [`check`] has passed). Says so on stderr when memory, not `threads`, sets the number.
 pub fn parallelism(runs: &[Footprint], threads: usize, available: Option<(u64, &str)>) -> usize {
     let Some((free, source)) = available else {
         return threads;

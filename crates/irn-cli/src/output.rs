@@ -693,7 +693,9 @@ pub fn on_interrupt(describe: impl Fn(&[PathBuf]) -> String + Send + 'static) {
 /// exit, so no temporary is created or renamed into place after the handler has started.
 pub fn clean_up_on_signal() -> Result<()> {
     ctrlc::set_handler(|| {
-        let said = remove_temporaries(&live(), &ON_INTERRUPT.lock());
+        // Held until the exit (see above).
+        let live = live();
+        let said = remove_temporaries(&live, &ON_INTERRUPT.lock());
         remove_empty_created();
         // On a terminal the line would otherwise follow a progress bar or the echoed `^C`.
         let fresh = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -730,25 +732,29 @@ fn remove_temporaries(
 }
 
 /// After the system refused irn memory (see `huge_pages`): removes this process's temporaries
-/// and the empty folders it made, as a signal does, and says what was kept and removed. `None`,
-/// and nothing removed, while another thread (or this one, the allocation that failed being
-/// its own) holds the lists: waiting for it could wait for ever.
-pub fn clean_up_after_out_of_memory() -> Option<String> {
+/// and the empty folders it made, as a signal does, says what was kept and removed, and exits
+/// with status 1, the list held to the end as the signal handler holds it. Nothing is removed
+/// while another thread (or this one, the allocation that failed being its own) holds a list:
+/// waiting for it could wait for ever.
+pub fn clean_up_after_out_of_memory() -> ! {
     let live = match LIVE.try_lock() {
-        Ok(live) => live,
-        Err(TryLockError::Poisoned(p)) => p.into_inner(),
-        Err(TryLockError::WouldBlock) => return None,
+        Ok(live) => Some(live),
+        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
     };
     let describe = match ON_INTERRUPT.try_lock() {
-        Ok(d) => Ok(d),
-        Err(TryLockError::Poisoned(p)) => Err(p),
-        Err(TryLockError::WouldBlock) => return None,
+        Ok(d) => Some(Ok(d)),
+        Err(TryLockError::Poisoned(p)) => Some(Err(p)),
+        Err(TryLockError::WouldBlock) => None,
     };
-    let said = remove_temporaries(&live, &describe);
-    if let Ok(mut created) = CREATED.try_lock() {
-        remove_empty(&mut created);
+    if let (Some(live), Some(describe)) = (&live, &describe) {
+        let said = remove_temporaries(live, describe);
+        if let Ok(mut created) = CREATED.try_lock() {
+            remove_empty(&mut created);
+        }
+        errln!("out of memory: {said}");
     }
-    Some(said)
+    std::process::exit(1)
 }
 
 /// Removes a file or a folder; a folder a worker thread is still writing into may gain an
