@@ -119,8 +119,7 @@ mod linux {
     pub(super) fn mark(_: *mut u8, _: usize, _: bool) {}
 }
 
-// SAFETY: every call is the system allocator's; marking only advises the kernel.
-/// What irn says when the system refuses it memory, before it aborts: which allocation failed,
+/// What irn says when the system refuses it memory, before it cleans up: which allocation failed,
 /// and where to see what a run needs, instead of the standard library's bare "memory
 /// allocation of N bytes failed". Written into `buf` without allocating; the message's length.
 fn out_of_memory_message(bytes: usize, buf: &mut [u8]) -> usize {
@@ -185,6 +184,7 @@ fn out_of_memory(bytes: usize) -> ! {
     crate::output::clean_up_after_out_of_memory()
 }
 
+// SAFETY: every call is the system allocator's; marking only advises the kernel.
 unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, passed on.

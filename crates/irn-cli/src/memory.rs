@@ -203,7 +203,9 @@ mod tests {
             e.contains("the switches' queues: the input-queued switch"),
             "{e}"
         );
-        assert!(e.ends_with("left by the test's bound; simulate a smaller network, or run it where more memory is free"), "{e}");
+        let end = "left by the test's bound; simulate a smaller network, or run it where more \
+                   memory is free";
+        assert!(e.ends_with(end), "{e}");
     }
 
     #[test]
