@@ -12,7 +12,6 @@ use anyhow::{anyhow, Context, Result};
 use irn_core::transport::RtoPolicy;
 use irn_sim::scenario::{self, Run, Scenario, WorkloadKind};
 use irn_sim::sim::trace;
-use irn_sim::sim::Footprint;
 use rayon::prelude::*;
 
 use crate::changes;
@@ -503,14 +502,17 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
     let file = path.display().to_string();
     results_folder(&file, &scenario)?;
     variant_folders(&file, &scenario)?;
-    memory::check_runs(&file, &scenario.runs, memory::available())?;
+    let floors = memory::check_runs(&file, &scenario.runs, memory::available())?;
     outln!(
         "{}: scenario `{}` is valid, {} run(s)",
         path.display(),
         scenario.name,
         scenario.runs.len()
     );
-    for (r, changes) in scenario.runs.iter().zip(variant_changes(&scenario)) {
+    let described = (scenario.runs.iter())
+        .zip(variant_changes(&scenario))
+        .zip(&floors);
+    for ((r, changes), floor) in described {
         let c = &r.config;
         let t = &c.topology;
         outln!(
@@ -528,7 +530,7 @@ pub fn validate(path: &Path, overrides: &[String]) -> Result<()> {
             pfc_state(c),
             changes::suffix(&changes),
         );
-        outln!("    memory: {}", memory::describe(&Footprint::of(c)));
+        outln!("    memory: {}", memory::describe(floor));
         warn(r);
     }
     Ok(())
