@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
 use irn_core::transport::RtoPolicy;
+use irn_sim::config::{ControlBalancing, DrillTies, LoadBalancing};
 use irn_sim::scenario::{self, Run, Scenario, WorkloadKind};
 use irn_sim::sim::trace;
 use rayon::prelude::*;
@@ -333,8 +334,15 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
         if let Some(d) = r.config.deflection {
             extras += &format!(", DIBS (TTL {})", d.ttl);
         }
-        if r.config.control_balancing == irn_sim::config::ControlBalancing::Ecmp {
+        if r.config.control_balancing == ControlBalancing::Ecmp {
             extras += " (ACKs by ECMP)";
+        }
+        if let LoadBalancing::Drill {
+            ties: DrillTies::Sample,
+            ..
+        } = r.config.load_balancing
+        {
+            extras += " (ties to a sample)";
         }
 
         // A large fabric's events are taken a pod at a time (`[run] partitions`).

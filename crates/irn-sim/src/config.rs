@@ -9,7 +9,7 @@ use irn_core::{Bandwidth, Duration, Psn, Time};
 
 use crate::credits::CreditConfig;
 use crate::failures::Timeline;
-pub use crate::forwarding::{ControlBalancing, Deflection, LoadBalancing};
+pub use crate::forwarding::{ControlBalancing, Deflection, DrillTies, LoadBalancing};
 use crate::ids::{FlowId, PortId};
 use crate::loss::LinkLoss;
 use crate::partition::PartitionRule;

@@ -54,3 +54,60 @@ fn fine_grained_balancing_needs_an_ordering_layer() {
         assert_eq!(lb.ordering_blocks_at_end, Some(0));
     }
 }
+
+const FIG10: &str = include_str!("../../../scenarios/paper/eunomia/fig10.toml");
+
+/// DRILL's tie rule on Fig. 10's Clos at 50 % (1 ms from an empty network): when a remembered
+/// next hop keeps every tie (ConWeave's ns-3), a destination's packets keep one path while the
+/// leaves' queues tie, flows reorder further than Eunomia's bitmap reaches, and the layer
+/// refuses packets that go-back-N then resends; when samples win ties, DRILL reorders as
+/// power of two does and nothing is refused (docs/reproduce-eunomia.md, "DRILL's ties").
+#[test]
+fn drill_keeping_ties_in_memory_reorders_beyond_the_layer() {
+    // Fig. 10's setting without its variants.
+    let base = FIG10.split("[[compare]]").next().unwrap();
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let config = |balancing: &str| {
+        let overrides = [
+            "workload.load=0.25",
+            "workload.duration=1ms",
+            "run.warmup=0us",
+            "ordering.kind=\"eunomia\"",
+            "ordering.pool_blocks=65536",
+            &format!("load_balancing={{ {balancing} }}"),
+        ]
+        .map(String::from);
+        let sc = scenario::parse(base, "fig10.toml", &scenarios, &overrides).unwrap();
+        sc.runs.into_iter().next().unwrap().config
+    };
+    let configs = [
+        config("kind = \"drill\""),
+        config("kind = \"drill\", ties = \"sample\""),
+        config("kind = \"power-of-two\""),
+    ];
+    let [memory, sample, two]: [Summary; 3] = std::thread::scope(|s| {
+        let runs: Vec<_> = (configs.iter())
+            .map(|c| s.spawn(|| irn_sim::run(c, &mut |_| {}).summary))
+            .collect();
+        let done: Vec<Summary> = runs.into_iter().map(|h| h.join().unwrap()).collect();
+        done.try_into().unwrap()
+    });
+    let refused = |s: &Summary| s.ordering_drops.unwrap_or(0);
+    assert!(refused(&memory) > 100, "{memory:?}");
+    assert!(memory.retransmissions > refused(&memory), "{memory:?}");
+    for other in [&sample, &two] {
+        assert_eq!((refused(other), other.retransmissions), (0, 0), "{other:?}");
+        assert!(
+            memory.out_of_order_packets as f64 > 1.25 * other.out_of_order_packets as f64,
+            "{memory:?} against {other:?}"
+        );
+    }
+    let (a, b) = (
+        sample.out_of_order_packets as f64,
+        two.out_of_order_packets as f64,
+    );
+    assert!(
+        (a / b - 1.0).abs() < 0.1,
+        "sample {a} against power of two {b}"
+    );
+}

@@ -218,6 +218,7 @@ const CONTEXTS: &[(&str, &[&str])] = &[
     ("switch.credit_", &["switch.credits=true"]),
     ("load_balancing.samples", &["load_balancing.kind=\"drill\""]),
     ("load_balancing.memory", &["load_balancing.kind=\"drill\""]),
+    ("load_balancing.ties", &["load_balancing.kind=\"drill\""]),
     ("load_balancing.control", &["load_balancing.kind=\"drill\""]),
     (
         "load_balancing.flowlet_gap",

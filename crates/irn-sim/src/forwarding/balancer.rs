@@ -29,8 +29,8 @@ pub enum LoadBalancing {
     RandomSpray,
     /// DRILL(d, m) (Ghorbani et al., SIGCOMM'17): per packet, `d` random candidates and the `m`
     /// least loaded remembered from the last choice; the one with the fewest bytes queued for
-    /// it wins.
-    Drill { d: u8, m: u8 },
+    /// it wins, a tie as `ties` says.
+    Drill { d: u8, m: u8, ties: DrillTies },
     /// Power of two choices: two distinct random candidates, the less loaded wins; no memory.
     PowerOfTwo,
     /// LetFlow (Vanini et al., NSDI'17): a flow keeps its candidate while its packets are less
@@ -45,7 +45,15 @@ pub enum LoadBalancing {
 
 impl LoadBalancing {
     /// DRILL's defaults, (2, 1), as its paper evaluates it.
-    pub const DRILL: LoadBalancing = LoadBalancing::Drill { d: 2, m: 1 };
+    pub const DRILL: LoadBalancing = LoadBalancing::Drill {
+        d: Self::DRILL_SAMPLES,
+        m: Self::DRILL_MEMORY,
+        ties: DrillTies::Memory,
+    };
+    /// DRILL's paper's d.
+    pub const DRILL_SAMPLES: u8 = 2;
+    /// DRILL's paper's m.
+    pub const DRILL_MEMORY: u8 = 1;
     /// LetFlow's flowlet timeout in its paper and in ConWeave's ns-3 comparison: 100 µs.
     pub const LETFLOW: LoadBalancing = LoadBalancing::LetFlow {
         gap: Duration::from_us(100),
@@ -68,6 +76,24 @@ impl LoadBalancing {
     pub fn per_packet(self) -> bool {
         !matches!(self, LoadBalancing::Ecmp)
     }
+}
+
+/// Which of DRILL's candidates wins when a remembered one and a sampled one have as many bytes
+/// queued (`load_balancing.ties`). DRILL's paper does not say; the choice matters wherever the
+/// switch's own queues are mostly empty, since a remembered candidate that keeps every tie
+/// sends all the packets to one destination the same way until its own queue grows, while
+/// queues can build further on, where the switch cannot see them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DrillTies {
+    /// The remembered candidate keeps the tie, so a destination's packets stay on one path
+    /// while the queues tie: ConWeave's ns-3 (`SwitchNode::DoLbDrill` replaces the previous
+    /// best only with a strictly shorter sample), which Eunomia's simulations ran.
+    #[default]
+    Memory,
+    /// A sampled candidate wins the tie (the first drawn, if several tie), so packets spread
+    /// over the tying candidates at random, as power of two choices spreads them; the memory
+    /// still wins when it is strictly shorter.
+    Sample,
 }
 
 /// How a per-packet balancer routes ACKs, NACKs and CNPs (`load_balancing.control`).
@@ -286,15 +312,15 @@ impl Balancer {
                     a
                 }
             }
-            LoadBalancing::Drill { d, m } => self.drill(s, dst, hops, (d, m), queued),
+            LoadBalancing::Drill { d, m, ties } => self.drill(s, dst, hops, (d, m, ties), queued),
             LoadBalancing::LetFlow { gap } => self.letflow(s, flow, now, n, gap),
         }
     }
 
-    /// DRILL(d, m): the remembered candidates are offered first, so a sample replaces one only
-    /// when its queue is strictly shorter (ties keep the path, which reorders less); then the
-    /// `m` best of what was compared are remembered for the next packet to the same
-    /// destination. The memory starts empty, so a destination's first packet takes its best
+    /// DRILL(d, m): candidates offered earlier win ties, so the remembered ones are offered
+    /// first when they keep ties ([`DrillTies::Memory`]: a sample replaces one only when its
+    /// queue is strictly shorter) and after the samples otherwise; then the `m` best of what
+    /// was compared are remembered for the next packet to the same destination. The memory starts empty, so a destination's first packet takes its best
     /// sample (as in DRILL's paper and ConWeave's ns-3): a memory that started at the first
     /// next hop would send every destination there while queues are empty and tie. The `d`
     /// samples are distinct (with replacement beyond 64 candidates, where a candidate drawn
@@ -304,7 +330,7 @@ impl Balancer {
         s: usize,
         dst: HostIdx,
         hops: &[PortId],
-        (d, m): (u8, u8),
+        (d, m, ties): (u8, u8, DrillTies),
         queued: impl Fn(PortId) -> u64,
     ) -> usize {
         let n = hops.len();
@@ -312,10 +338,16 @@ impl Balancer {
         let row = (s * self.hosts + dst.index()) * m;
         // Without memory (m = 0) the best sample still wins.
         let mut best = Best::new(m.max(1));
-        for &i in &self.per_destination[row..row + m] {
-            if i != NOT_REMEMBERED {
-                best.offer(usize::from(i) % n, |i| queued(hops[i]));
+        let remembered = |best: &mut Best, memory: &[u16]| {
+            for &i in memory {
+                if i != NOT_REMEMBERED {
+                    best.offer(usize::from(i) % n, |i| queued(hops[i]));
+                }
             }
+        };
+        let memory = &self.per_destination[row..row + m];
+        if ties == DrillTies::Memory {
+            remembered(&mut best, memory);
         }
         let rng = &mut self.rngs[s];
         let d = usize::from(d).min(n);
@@ -332,6 +364,9 @@ impl Balancer {
             for _ in 0..d {
                 best.offer(rng.below(n), |i| queued(hops[i]));
             }
+        }
+        if ties == DrillTies::Sample {
+            remembered(&mut best, &self.per_destination[row..row + m]);
         }
         for k in 0..m {
             self.per_destination[row + k] = best.candidate(k.min(best.len - 1)) as u16;
@@ -571,6 +606,28 @@ mod tests {
         assert!(got.iter().all(|&p| p == got[0]), "{got:?}");
     }
 
+    fn drill(d: u8, m: u8, ties: DrillTies) -> LoadBalancing {
+        LoadBalancing::Drill { d, m, ties }
+    }
+
+    /// With every queue equal, a memory that keeps ties sends every packet the way the first
+    /// went; samples that win ties spread the packets over every port, as power of two does.
+    /// A strictly shorter remembered port still wins either way.
+    #[test]
+    fn drill_ties_go_to_the_memory_or_to_a_sample() {
+        for (ties, tied_ports) in [(DrillTies::Memory, 1), (DrillTies::Sample, 4)] {
+            let mut b = balancer(drill(2, 1, ties));
+            let mut used = picks(&mut b, 200, 1, [7; 4]);
+            used.sort_unstable();
+            used.dedup();
+            assert_eq!(used.len(), tied_ports, "{ties:?}: {used:?}");
+            let mut b = balancer(drill(2, 1, ties));
+            let got = picks(&mut b, 50, 1, [500, 100, 900, 300]);
+            let first = got.iter().position(|&p| p == 1).expect("port 1 sampled");
+            assert!(got[first..].iter().all(|&p| p == 1), "{ties:?}: {got:?}");
+        }
+    }
+
     /// The memory starts empty: with every queue empty, each destination keeps the port its
     /// first packet drew, and destinations spread over every port alike (a memory starting
     /// at the first next hop would send them all to port 10; a tie won by a draw that can
@@ -611,7 +668,7 @@ mod tests {
 
     #[test]
     fn drill_without_memory_is_the_best_of_its_samples() {
-        let mut b = balancer(LoadBalancing::Drill { d: 2, m: 0 });
+        let mut b = balancer(drill(2, 0, DrillTies::Memory));
         let got = picks(&mut b, 400, 1, [500, 100, 900, 300]);
         assert!(!got.contains(&2), "the longest queue never wins a pair");
         let mut used = got.clone();
@@ -626,7 +683,7 @@ mod tests {
 
     #[test]
     fn drill_with_more_memory_keeps_the_best_few() {
-        let mut b = balancer(LoadBalancing::Drill { d: 1, m: 2 });
+        let mut b = balancer(drill(1, 2, DrillTies::Memory));
         let got = picks(&mut b, 200, 1, [40, 10, 30, 20]);
         let tail = &got[50..];
         assert!(tail.iter().all(|&p| p == 1), "{tail:?}");

@@ -8,5 +8,5 @@ mod balancer;
 pub mod conweave;
 mod deflection;
 
-pub use balancer::{Balancer, ControlBalancing, LoadBalancing, MAX_DRILL_MEMORY};
+pub use balancer::{Balancer, ControlBalancing, DrillTies, LoadBalancing, MAX_DRILL_MEMORY};
 pub use deflection::{Deflection, Deflector};

@@ -7,6 +7,8 @@
 //!                      # "up-down"), "conweave"
 //! samples = 2          # drill: random candidates per packet (d)
 //! memory = 1           # drill: least loaded candidates remembered (m)
+//! ties = "memory"      # drill: a remembered candidate keeps a tie (ConWeave's ns-3); or
+//!                      # "sample": a sampled one wins it
 //! control = "balanced" # per-packet kinds: ACKs, NACKs and CNPs balanced as data; or "ecmp"
 //!                      # (ConWeave's ns-3): hashed per flow
 //! flowlet_gap = "100us" # letflow: a longer pause starts a new flowlet
@@ -29,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_keys, invalid, parse_key, ScenarioError, ScenarioFile};
 use crate::forwarding::conweave::ConWeaveParams;
-use crate::forwarding::{ControlBalancing, LoadBalancing, MAX_DRILL_MEMORY};
+use crate::forwarding::{ControlBalancing, DrillTies, LoadBalancing, MAX_DRILL_MEMORY};
 use crate::ids::HostIdx;
 use crate::topology::Topology;
 
@@ -45,6 +47,9 @@ pub struct LoadBalancingSection {
     /// drill: m, the least loaded candidates remembered for the next packet. Default 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<u8>,
+    /// drill: which candidate wins a tie, a remembered or a sampled one. Default "memory".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ties: Option<Ties>,
     /// Per-packet kinds: how ACKs, NACKs and CNPs are routed. Default "balanced".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<Control>,
@@ -113,6 +118,16 @@ impl Control {
             Control::Ecmp => ControlBalancing::Ecmp,
         }
     }
+}
+
+/// `load_balancing.ties`: which of DRILL's candidates wins a tie ([`DrillTies`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ties {
+    /// The remembered candidate (ConWeave's ns-3).
+    Memory,
+    /// A sampled candidate.
+    Sample,
 }
 
 /// `load_balancing.kind`.
@@ -195,6 +210,7 @@ impl LoadBalancingSection {
             &[
                 ("samples", self.samples.is_some(), drill),
                 ("memory", self.memory.is_some(), drill),
+                ("ties", self.ties.is_some(), drill),
                 ("control", self.control.is_some(), per_packet),
                 (
                     "flowlet_gap",
@@ -224,11 +240,10 @@ impl LoadBalancingSection {
                 key.get_or_insert_with(|| default.into());
             }
         }
-        if let LoadBalancing::Drill { d, m } = LoadBalancing::DRILL {
-            if drill {
-                self.samples.get_or_insert(d);
-                self.memory.get_or_insert(m);
-            }
+        if drill {
+            self.samples.get_or_insert(LoadBalancing::DRILL_SAMPLES);
+            self.memory.get_or_insert(LoadBalancing::DRILL_MEMORY);
+            self.ties.get_or_insert(Ties::Memory);
         }
         if per_packet {
             self.control.get_or_insert(Control::Balanced);
@@ -324,11 +339,8 @@ impl LoadBalancingSection {
             BalancerKind::RandomSpray => LoadBalancing::RandomSpray,
             BalancerKind::PowerOfTwo => LoadBalancing::PowerOfTwo,
             BalancerKind::Drill => {
-                let LoadBalancing::Drill { d, m } = LoadBalancing::DRILL else {
-                    unreachable!("DRILL is a Drill")
-                };
-                let d = self.samples.unwrap_or(d);
-                let m = self.memory.unwrap_or(m);
+                let d = self.samples.unwrap_or(LoadBalancing::DRILL_SAMPLES);
+                let m = self.memory.unwrap_or(LoadBalancing::DRILL_MEMORY);
                 if d == 0 || d > 16 {
                     return Err(invalid(
                         file,
@@ -348,7 +360,11 @@ impl LoadBalancingSection {
                         ),
                     ));
                 }
-                LoadBalancing::Drill { d, m }
+                let ties = match self.ties.unwrap_or(Ties::Memory) {
+                    Ties::Memory => DrillTies::Memory,
+                    Ties::Sample => DrillTies::Sample,
+                };
+                LoadBalancing::Drill { d, m, ties }
             }
             BalancerKind::Conweave => LoadBalancing::ConWeave(self.conweave_params(file)?),
             BalancerKind::Letflow => {
@@ -441,10 +457,22 @@ mod tests {
             ("kind = \"spray\"", LoadBalancing::Spray),
             ("kind = \"random-spray\"", LoadBalancing::RandomSpray),
             ("kind = \"power-of-two\"", LoadBalancing::PowerOfTwo),
-            ("kind = \"drill\"", LoadBalancing::Drill { d: 2, m: 1 }),
+            ("kind = \"drill\"", LoadBalancing::DRILL),
             (
                 "kind = \"drill\"\nsamples = 3\nmemory = 0",
-                LoadBalancing::Drill { d: 3, m: 0 },
+                LoadBalancing::Drill {
+                    d: 3,
+                    m: 0,
+                    ties: DrillTies::Memory,
+                },
+            ),
+            (
+                "kind = \"drill\"\nties = \"sample\"",
+                LoadBalancing::Drill {
+                    d: 2,
+                    m: 1,
+                    ties: DrillTies::Sample,
+                },
             ),
             ("kind = \"letflow\"", LoadBalancing::LETFLOW),
             (
@@ -473,6 +501,11 @@ mod tests {
             ),
             ("kind = \"drill\"\nsamples = 0", "load_balancing.samples = 0: DRILL compares 1 to 16"),
             ("kind = \"drill\"\nmemory = 9", "load_balancing.memory = 9: DRILL remembers 0 to 4"),
+            ("kind = \"drill\"\nties = \"random\"", "unknown variant `random`, expected `memory` or `sample`"),
+            (
+                "kind = \"power-of-two\"\nties = \"sample\"",
+                "load_balancing.ties is set: does not apply to load_balancing.kind = \"power-of-two\"",
+            ),
             (
                 "kind = \"letflow\"\nflowlet_gap = \"0us\"",
                 "load_balancing.flowlet_gap = \"0us\": a flowlet gap must be longer than zero",
@@ -498,7 +531,10 @@ mod tests {
         )
         .unwrap();
         let section = &s.runs[0].resolved.load_balancing;
-        assert_eq!((section.samples, section.memory), (Some(2), Some(1)));
+        assert_eq!(
+            (section.samples, section.memory, section.ties),
+            (Some(2), Some(1), Some(Ties::Memory))
+        );
         assert_eq!(section.flowlet_gap, None);
     }
 }
