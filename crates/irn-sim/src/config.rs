@@ -358,6 +358,11 @@ pub struct EcnConfig {
     pub kmin_bytes: u64,
     pub kmax_bytes: u64,
     pub pmax: f64,
+    /// The thresholds are those of a port of the hosts' link rate, and a port of another rate
+    /// marks at thresholds scaled by its rate over that one ([`ecn_scale_q16`]), as HPCC's
+    /// ns-3 scripts give them (`KMIN_MAP` and `KMAX_MAP` proportional to the rate); false: every
+    /// port marks at the same thresholds.
+    pub per_rate: bool,
 }
 
 impl EcnConfig {
@@ -366,6 +371,7 @@ impl EcnConfig {
         kmin_bytes: 5_000,
         kmax_bytes: 200_000,
         pmax: 0.01,
+        per_rate: false,
     };
 
     /// DCTCP's step marking at K = 65 packets at 10 Gb/s, scaled with the link rate (DCTCP paper;
@@ -376,6 +382,7 @@ impl EcnConfig {
             kmin_bytes: k,
             kmax_bytes: k,
             pmax: 1.0,
+            per_rate: false,
         }
     }
 
@@ -390,6 +397,28 @@ impl EcnConfig {
                 / (self.kmax_bytes - self.kmin_bytes).max(1) as f64
         }
     }
+}
+
+/// What a port of `rate` multiplies its queue by, in 16.16 fixed point, to compare it with
+/// thresholds set for `reference` ([`EcnConfig::per_rate`]): `reference / rate`. Marking a
+/// queue `q` at thresholds × `rate / reference` is marking `q × reference / rate` at the
+/// thresholds themselves.
+pub fn ecn_scale_q16(rate: irn_core::Bandwidth, reference: irn_core::Bandwidth) -> u32 {
+    let scale = (u128::from(reference.as_bps()) << 16) / u128::from(rate.as_bps().max(1));
+    u32::try_from(scale).unwrap_or(u32::MAX)
+}
+
+/// A shared-buffer switch input's ingress alpha when it scales with the port's rate
+/// ([`SwitchModel::SharedBuffer`]'s `alpha_per_rate`): `alpha` doubled for each doubling of
+/// `rate` past `reference` (a rate between two doublings counts the next), up to 1, as HPCC's
+/// ns-3 sets `pfc_a_shift` (1/8 at the NICs' 100 Gb/s, 1/2 at 400 Gb/s).
+pub fn alpha_at_rate(alpha: f64, rate: irn_core::Bandwidth, reference: irn_core::Bandwidth) -> f64 {
+    let (mut alpha, mut rate) = (alpha, rate.as_bps());
+    while rate > reference.as_bps() && alpha < 1.0 {
+        alpha = (2.0 * alpha).min(1.0);
+        rate /= 2;
+    }
+    alpha
 }
 
 /// How a switch buffers packets (see `crate::switch`).
@@ -411,6 +440,9 @@ pub enum SwitchModel {
         scheduling: Scheduling,
         /// With PFC, where an input's packets go once its share passes its threshold.
         pfc_headroom: PfcHeadroom,
+        /// With PFC, each input's `ingress_alpha` is [`alpha_at_rate`] of its port's rate over
+        /// the hosts' link rate, as in HPCC's ns-3; false: every input's is `ingress_alpha`.
+        alpha_per_rate: bool,
     },
 }
 
@@ -596,6 +628,39 @@ pub fn rto_high_auto(
 mod tests {
     use super::*;
     use crate::ids::{NodeId, PortId};
+    use irn_core::Bandwidth;
+
+    /// HPCC's ns-3 rule: one doubling of the alpha per halving that keeps the rate above the
+    /// NICs', at most 1.
+    #[test]
+    fn an_inputs_alpha_doubles_with_each_doubling_of_its_rate() {
+        let gbps = |g: u64| Bandwidth::from_bps(g * 1_000_000_000);
+        for (alpha, rate, want) in [
+            (0.125, 100, 0.125),
+            (0.125, 25, 0.125),
+            (0.125, 200, 0.25),
+            (0.125, 150, 0.25),
+            (0.125, 400, 0.5),
+            (0.125, 800, 1.0),
+            (0.125, 1600, 1.0),
+            (0.75, 400, 1.0),
+            (1.0, 400, 1.0),
+        ] {
+            assert_eq!(
+                alpha_at_rate(alpha, gbps(rate), gbps(100)),
+                want,
+                "{alpha} at {rate}"
+            );
+        }
+    }
+
+    #[test]
+    fn ecn_scales_are_the_reference_over_the_rate() {
+        let gbps = |g: u64| Bandwidth::from_bps(g * 1_000_000_000);
+        for (rate, want) in [(100, 1 << 16), (400, 1 << 14), (25, 1 << 18), (40, 163_840)] {
+            assert_eq!(ecn_scale_q16(gbps(rate), gbps(100)), want, "{rate}");
+        }
+    }
 
     #[test]
     fn seeded_initial_psns_are_spread_over_the_psn_space_and_repeatable() {
@@ -707,6 +772,7 @@ mod tests {
             egress_alpha,
             scheduling: Scheduling::Fifo,
             pfc_headroom: PfcHeadroom::OnPause,
+            alpha_per_rate: false,
         };
         assert_eq!(
             total(&star, 1_000_000, shared(0.125, Some(1.0)), false),

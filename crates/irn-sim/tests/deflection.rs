@@ -48,6 +48,7 @@ fn incast(
             egress_alpha: Some(0.5),
             scheduling: Scheduling::Fifo,
             pfc_headroom: PfcHeadroom::OnPause,
+            alpha_per_rate: false,
         },
         buffer_bytes: 60_000,
         pfc: None,

@@ -242,6 +242,7 @@ fn shared_incast(transport: TransportConfig, buffer: u64, pfc: bool) -> RunResul
         egress_alpha: (!pfc).then_some(0.125),
         scheduling: Scheduling::Fifo,
         pfc_headroom: PfcHeadroom::OnPause,
+        alpha_per_rate: false,
     };
     run(&cfg)
 }
@@ -339,6 +340,7 @@ fn pfc_headroom_covers_the_worst_phase() {
             egress_alpha: None,
             scheduling: Scheduling::Fifo,
             pfc_headroom: PfcHeadroom::OnPause,
+            alpha_per_rate: false,
         },
     ] {
         for buffer in 40_000..40_000 + 1086 {

@@ -24,6 +24,7 @@ fn two_flows(scheduling: Scheduling) -> irn_sim::RunResult {
         egress_alpha: Some(1.0),
         scheduling,
         pfc_headroom: PfcHeadroom::OnPause,
+        alpha_per_rate: false,
     };
     let topology = Topology::star(3, Bandwidth::from_gbps(40), Duration::from_us(1)).unwrap();
     let cfg = SimConfig {
@@ -96,6 +97,7 @@ fn incast(scheduling: Scheduling) -> irn_sim::RunResult {
         egress_alpha: None,
         scheduling,
         pfc_headroom: PfcHeadroom::OnPause,
+        alpha_per_rate: false,
     };
     let topology = Topology::star(4, Bandwidth::from_gbps(40), Duration::from_us(1)).unwrap();
     let flows = vec![

@@ -16,7 +16,11 @@
 //! pfc_refresh = "auto"    # timed: resend XOFF this often while paused (auto: half its time)
 //! pfc_headroom = "pool-full" # shared-buffer: past its threshold an input takes "on-pause"
 //!                         # (default) its headroom, or "pool-full" the pool still (ns-3's)
+//! alpha_per_rate = true   # shared-buffer with PFC: an input's alpha doubles per doubling of
+//!                         # its port's rate over the hosts' (HPCC's ns-3; default false)
 //! ecn = "auto"            # "auto", "off", "dcqcn" or "dctcp"
+//! ecn_per_rate = true     # thresholds scale with each port's rate over the hosts' (HPCC's
+//!                         # ns-3; default false: the same on every port)
 //! credits = false          # InfiniBand credits instead of PFC (see `super::credits`)
 //! credit_rule = "standard" # or "pause-equivalent": long links' inputs grant by their
 //!                          # [[pause_control]] rule
@@ -90,6 +94,11 @@ pub struct SwitchSection {
     /// still, headroom only once the pool is full: ns-3's `SwitchMmu`).
     #[serde(skip_serializing_if = "PfcHeadroomKind::is_on_pause")]
     pub pfc_headroom: PfcHeadroomKind,
+    /// shared-buffer with PFC: each input's ingress alpha doubles for every doubling of its
+    /// port's rate over the hosts' link rate, up to 1 (HPCC's ns-3: 1/8 at 100 Gb/s, 1/2 at
+    /// 400 Gb/s); false (the default): every input's is `ingress_alpha`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub alpha_per_rate: bool,
     /// InfiniBand link-level credit flow control into every switch input, instead of PFC
     /// (input-queued switches; [`crate::credits`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -127,6 +136,10 @@ pub struct SwitchSection {
     /// Override the marking probability at the upper threshold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_pmax: Option<f64>,
+    /// The marking thresholds are those of a port of the hosts' link rate, scaled for every
+    /// other port by its rate (HPCC's ns-3 maps); false (the default): the same on every port.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecn_per_rate: bool,
     /// `"none"` (default): a packet its output has no room for is dropped; `"dibs"`: it is
     /// deflected out of another switch-facing port with room (shared-buffer only).
     pub deflection: DeflectionKind,
@@ -161,6 +174,7 @@ impl Default for SwitchSection {
             pfc_pause_quanta: None,
             pfc_refresh: None,
             pfc_headroom: PfcHeadroomKind::OnPause,
+            alpha_per_rate: false,
             credits: false,
             credit_window_blocks: None,
             credit_counter_bits: None,
@@ -171,6 +185,7 @@ impl Default for SwitchSection {
             ecn_kmin: None,
             ecn_kmax: None,
             ecn_pmax: None,
+            ecn_per_rate: false,
             deflection: DeflectionKind::None,
             deflection_ttl: None,
         }
@@ -269,6 +284,7 @@ impl SwitchSection {
                     self.pfc_headroom != PfcHeadroomKind::OnPause,
                     shared,
                 ),
+                ("alpha_per_rate", self.alpha_per_rate, shared),
             ],
         )?;
         let dibs = self.deflection == DeflectionKind::Dibs;
@@ -571,6 +587,7 @@ pub(super) fn buffer<'a>(s: &'a ScenarioFile, file: &str) -> Result<Buffer<'a>, 
                     PfcHeadroomKind::OnPause => PfcHeadroom::OnPause,
                     PfcHeadroomKind::PoolFull => PfcHeadroom::PoolFull,
                 },
+                alpha_per_rate: sw.alpha_per_rate,
             }
         }
     };

@@ -1422,7 +1422,8 @@ fn ecn_config(
             ))
         }
     };
-    let overridden = sw.ecn_kmin.is_some() || sw.ecn_kmax.is_some() || sw.ecn_pmax.is_some();
+    let overridden =
+        sw.ecn_kmin.is_some() || sw.ecn_kmax.is_some() || sw.ecn_pmax.is_some() || sw.ecn_per_rate;
     let Some(mut red) = preset else {
         if overridden {
             return Err(invalid(
@@ -1430,7 +1431,7 @@ fn ecn_config(
                 "switch.ecn",
                 &format!("{:?}", sw.ecn),
                 "marking is off (\"auto\" marks only for a congestion control that reacts to \
-                 ECN), so ecn_kmin/ecn_kmax/ecn_pmax do not apply; set switch.ecn = \"dcqcn\" \
+                 ECN), so ecn_kmin/ecn_kmax/ecn_pmax/ecn_per_rate do not apply; set switch.ecn = \"dcqcn\" \
                  or \"dctcp\" to mark anyway, or, when variants change transport.cc, give the \
                  thresholds only to those that mark, in their `set`",
             ));
@@ -1454,6 +1455,7 @@ fn ecn_config(
         }
         red.pmax = p;
     }
+    red.per_rate = sw.ecn_per_rate;
     if red.kmax_bytes < red.kmin_bytes {
         // Each as written where the file gives it, and in bytes.
         let shown = |text: &Option<String>, bytes: u64| match text {

@@ -13,7 +13,9 @@ use irn_core::ordering::{MemoryController, OrderingLayer, OrderingMode};
 use irn_core::{Duration, Time};
 
 use self::conweaving::ConWeaveState;
-use crate::config::{pfc_headroom_bytes, Scheduling, SimConfig, SwitchModel};
+use crate::config::{
+    alpha_at_rate, ecn_scale_q16, pfc_headroom_bytes, Scheduling, SimConfig, SwitchModel,
+};
 use crate::engine::{Event, Sampler};
 use crate::failures::FailureState;
 use crate::forwarding::{Balancer, Deflector, LoadBalancing};
@@ -175,6 +177,10 @@ impl<'a, T: Trace> Simulation<'a, T> {
         let mut flow_ranks: Option<Arc<FlowRanks>> = None;
         let mut nics = Vec::new();
         let max_frame = cfg.max_frame_bytes();
+        // What thresholds that scale with a port's rate are set for: the hosts' link rate
+        // (the first host's, as HPCC's ns-3 takes its `nic_rate`).
+        let nic_rate =
+            (topo.hosts().first()).map(|&h| topo.ports()[topo.node_ports(h).start as usize].rate);
         for n in 0..topo.node_count() {
             let node = NodeId(n as u32);
             let range = topo.node_ports(node);
@@ -199,7 +205,14 @@ impl<'a, T: Trace> Simulation<'a, T> {
                     let ecn = cfg.switch.ecn.map(|red| {
                         let seed =
                             stream(cfg.seed, Purpose::EcnMarking, switches.len() as u64).random();
-                        EcnMarker::new(red, seed)
+                        let marker = EcnMarker::new(red, seed);
+                        match nic_rate {
+                            Some(nic) if red.per_rate => marker
+                                .with_output_scales(ports.len(), |i| {
+                                    ecn_scale_q16(ports[i].rate, nic)
+                                }),
+                            _ => marker,
+                        }
                     });
                     switches.push(match cfg.switch.model {
                         SwitchModel::InputQueued => Switch::Voq(VoqSwitch::new(
@@ -227,6 +240,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
                             egress_alpha,
                             scheduling,
                             pfc_headroom,
+                            alpha_per_rate,
                         } => {
                             let headroom = |i: usize| pfc_headroom_bytes(&ports[i], max_frame);
                             let pfc = pfc
@@ -241,6 +255,12 @@ impl<'a, T: Trace> Simulation<'a, T> {
                                 ecn,
                             )
                             .with_pfc_headroom(pfc_headroom);
+                            let switch = match nic_rate {
+                                Some(nic) if alpha_per_rate => switch.with_input_alphas(|i| {
+                                    alpha_at_rate(ingress_alpha, ports[i].rate, nic)
+                                }),
+                                _ => switch,
+                            };
                             Switch::Shared(match scheduling {
                                 Scheduling::Fifo => switch,
                                 Scheduling::Srpt | Scheduling::SrptPerPacket => switch.with_srpt(

@@ -42,6 +42,9 @@ pub enum Admit {
 pub struct EcnMarker {
     cfg: EcnConfig,
     rng: SmallRng,
+    /// Per output, what its queue is multiplied by (16.16) before it is compared with the
+    /// thresholds ([`crate::config::ecn_scale_q16`]); empty: every output's queue as it is.
+    scale_q16: Box<[u32]>,
     /// Data packets marked CE.
     pub marks: u64,
 }
@@ -51,19 +54,32 @@ impl EcnMarker {
         EcnMarker {
             cfg,
             rng: SmallRng::seed_from_u64(seed),
+            scale_q16: Box::default(),
             marks: 0,
         }
     }
 
-    /// Marks `p` CE with the probability its queue of `queue_bytes` calls for, if it is an
-    /// ECN-capable data packet; whether it did, for the output's own count.
-    pub fn mark(&mut self, queue_bytes: u64, p: &mut SimPacket) -> bool {
+    /// This marker with output `i`'s queue multiplied by `scale_q16(i)` (16.16) before it is
+    /// compared with the thresholds, for outputs `0..outputs`: thresholds that scale with each
+    /// port's rate ([`EcnConfig::per_rate`]).
+    pub fn with_output_scales(mut self, outputs: usize, scale_q16: impl Fn(usize) -> u32) -> Self {
+        self.scale_q16 = (0..outputs).map(scale_q16).collect();
+        self
+    }
+
+    /// Marks `p` CE with the probability a queue of `queue_bytes` at `output` calls for, if it
+    /// is an ECN-capable data packet; whether it did, for the output's own count.
+    pub fn mark(&mut self, output: usize, queue_bytes: u64, p: &mut SimPacket) -> bool {
         if let PacketKind::Data {
             ecn: ecn @ (Ecn::Ect0 | Ecn::Ect1),
             ..
         } = &mut p.pkt.kind
         {
-            let prob = self.cfg.probability(queue_bytes);
+            let queue = match self.scale_q16.get(output) {
+                Some(&scale) => ((u128::from(queue_bytes) * u128::from(scale)) >> 16) as u64,
+                None => queue_bytes,
+            };
+            let prob = self.cfg.probability(queue);
             if prob >= 1.0 || (prob > 0.0 && self.rng.random::<f64>() < prob) {
                 *ecn = Ecn::Ce;
                 self.marks += 1;
@@ -489,6 +505,7 @@ mod tests {
             kmin_bytes: 0,
             kmax_bytes: 2_000,
             pmax: 0.5,
+            per_rate: false,
         };
         Some(EcnMarker::new(red, 7))
     }

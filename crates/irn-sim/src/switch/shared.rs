@@ -75,6 +75,11 @@ struct Input {
     headroom_used: u64,
     /// Headroom size; zero without PFC.
     headroom: u64,
+    /// Its ingress (PFC) alpha in 16.16 fixed point: the threshold is computed on every
+    /// admission and on dequeues while any input pauses, and integer arithmetic keeps float
+    /// conversions off that path. The same for every input unless it scales with the port's
+    /// rate ([`SharedSwitch::with_input_alphas`]).
+    alpha_q16: u64,
 }
 
 /// One shared-buffer switch, ports numbered 0..ports.
@@ -86,11 +91,7 @@ pub struct SharedSwitch {
     shared_used: u64,
     /// The shared pool: the buffer minus every input's headroom.
     shared_size: u64,
-    /// The ingress (PFC) alpha in 16.16 fixed point: the threshold is computed on every
-    /// admission and on dequeues while any input pauses, and integer arithmetic keeps float
-    /// conversions off that path.
-    alpha_q16: u64,
-    /// The egress (drop) alpha, likewise; `None`: no egress threshold.
+    /// The egress (drop) alpha, as the inputs' ingress alphas; `None`: no egress threshold.
     egress_alpha_q16: Option<u64>,
     /// Sum of the inputs' `headroom_used`.
     headroom_used: u64,
@@ -138,6 +139,7 @@ impl SharedSwitch {
         let inputs: Vec<Input> = (0..ports)
             .map(|i| Input {
                 headroom: pfc.map_or(0, |(h, _)| h(i)),
+                alpha_q16: alpha_q16(ingress_alpha),
                 ..Input::default()
             })
             .collect();
@@ -145,7 +147,6 @@ impl SharedSwitch {
             outputs: vec![Output::default(); ports],
             shared_used: 0,
             shared_size: buffer_bytes.saturating_sub(inputs.iter().map(|i| i.headroom).sum()),
-            alpha_q16: alpha_q16(ingress_alpha),
             egress_alpha_q16: egress_alpha.map(alpha_q16),
             inputs,
             headroom_used: 0,
@@ -173,6 +174,15 @@ impl SharedSwitch {
         self
     }
 
+    /// This switch with input `i`'s ingress alpha `alpha(i)` in place of the one
+    /// [`new`](Self::new) gave every input.
+    pub fn with_input_alphas(mut self, alpha: impl Fn(usize) -> f64) -> Self {
+        for (i, input) in self.inputs.iter_mut().enumerate() {
+            input.alpha_q16 = alpha_q16(alpha(i));
+        }
+        self
+    }
+
     /// This switch with PFC's `headroom` rule: where an input's packets go past its threshold.
     pub fn with_pfc_headroom(mut self, headroom: PfcHeadroom) -> Self {
         self.pool_first = headroom == PfcHeadroom::PoolFull;
@@ -182,12 +192,6 @@ impl SharedSwitch {
     /// Bytes of the buffer in use: the shared pool's and the headroom's.
     pub fn pool_bytes(&self) -> u64 {
         self.shared_used + self.headroom_used
-    }
-
-    /// The ingress dynamic threshold: `ingress_alpha` times the free shared buffer (rounded
-    /// down).
-    fn threshold(&self) -> u64 {
-        threshold_of(self.shared_size, self.shared_used, self.alpha_q16)
     }
 
     /// Takes `bytes` of a packet from `input` out of the inputs' accounting (its output's is
@@ -216,7 +220,7 @@ impl SharedSwitch {
     /// [`resumable`](Self::resumable) while some input pauses, with PFC's resume gap `gap`.
     fn resumable_under(&mut self, gap: u64) -> Resume {
         // Freeing shared buffer raises every input's threshold: any paused one may resume.
-        let threshold = self.threshold();
+        let (size, used) = (self.shared_size, self.shared_used);
         let mut resume = Resume::NONE;
         for w in 0..self.inputs.len().div_ceil(64) {
             let mut bits = self.pausing.word(w);
@@ -224,6 +228,7 @@ impl SharedSwitch {
                 let i = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let inp = &self.inputs[i];
+                let threshold = threshold_of(size, used, inp.alpha_q16);
                 if inp.headroom_used == 0 && (inp.shared == 0 || inp.shared + gap < threshold) {
                     self.pausing.remove(i);
                     self.pausing_count -= 1;
@@ -249,7 +254,7 @@ pub fn empty_pool_threshold(pool_bytes: u64, alpha: f64) -> u64 {
     threshold_of(pool_bytes, 0, alpha_q16(alpha))
 }
 
-/// [`SharedSwitch::threshold`] from its parts, for use while a port's fields are borrowed.
+/// A dynamic threshold: `alpha` (16.16) times the free shared buffer, rounded down.
 #[inline(always)]
 fn threshold_of(shared_size: u64, shared_used: u64, alpha_q16: u64) -> u64 {
     let free = shared_size.saturating_sub(shared_used);
@@ -270,7 +275,7 @@ impl Accounting for SharedSwitch {
                 self.drops[output] += 1;
                 return Admit::Dropped;
             }
-            let threshold = threshold_of(self.shared_size, self.shared_used, self.alpha_q16);
+            let threshold = threshold_of(self.shared_size, self.shared_used, inp.alpha_q16);
             let fits_shared = (self.pool_first || inp.shared + bytes <= threshold)
                 && self.shared_used + bytes <= self.shared_size;
             if fits_shared {
@@ -284,7 +289,7 @@ impl Accounting for SharedSwitch {
                 return Admit::Dropped;
             }
             let over = inp.headroom_used > 0
-                || inp.shared >= threshold_of(self.shared_size, self.shared_used, self.alpha_q16);
+                || inp.shared >= threshold_of(self.shared_size, self.shared_used, inp.alpha_q16);
             if over && !self.pausing.contains(input) {
                 self.pausing.insert(input);
                 self.pausing_count += 1;
@@ -316,7 +321,7 @@ impl Accounting for SharedSwitch {
     ) -> Resume {
         let out = &mut self.outputs[output];
         if let Some(marker) = &mut self.ecn {
-            out.marks += u64::from(marker.mark(out.egress, packets.get_mut(p)));
+            out.marks += u64::from(marker.mark(output, out.egress, packets.get_mut(p)));
         }
         let bytes = u64::from(packets.get(p).wire_bytes);
         out.egress -= bytes;
@@ -484,6 +489,30 @@ mod tests {
             ),
             (0, 0, 0)
         );
+    }
+
+    /// Inputs with their own alphas, in a 1000 B pool (3 inputs of 200 B headroom in 1600 B),
+    /// 100 B packets. Input 0 at alpha 1/8: its first packet leaves its share at 100 < 112 (an
+    /// eighth of the 900 B free); its second does not fit under 112 and goes to headroom, which
+    /// pauses. Input 1 at alpha 1/2, 100 B of the pool taken: shares 100 < 400, 200 < 350, then
+    /// 300 ≥ 300 (half of 600 free) pauses at its third; at alpha 1/8 it would pause at its
+    /// first (100 ≥ 100).
+    #[test]
+    fn each_input_pauses_at_its_own_alpha() {
+        let headroom = |_| 200;
+        let alphas = [0.125, 0.5, 1.0];
+        let mut s = Harness::new(
+            SharedSwitch::new(3, 1600, 1.0, None, Some((&headroom, 0)), None)
+                .with_input_alphas(|i| alphas[i]),
+        );
+        assert_eq!(s.switch.shared_size, 1000);
+        let pauses_at = |s: &mut Harness<SharedSwitch>, input: usize| {
+            (1..=10)
+                .find(|&n| s.admit_data(input, 2, pkt(n, 100)) == Admit::QueuedAndPause)
+                .expect("pauses")
+        };
+        assert_eq!(pauses_at(&mut s, 0), 2);
+        assert_eq!(pauses_at(&mut s, 1), 3);
     }
 
     /// Two inputs with 300 B of headroom each in a 1600 B buffer leave a 1000 B pool. Input 0

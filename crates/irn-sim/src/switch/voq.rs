@@ -301,7 +301,7 @@ impl Accounting for VoqSwitch {
         // The output's round-robin turn passes this input.
         out.next_input = (input as u32 + 1) % self.ports as u32;
         if let Some(marker) = &mut self.ecn {
-            self.marks[output] += u64::from(marker.mark(out.queued, packets.get_mut(p)));
+            self.marks[output] += u64::from(marker.mark(output, out.queued, packets.get_mut(p)));
         }
         let bytes = u64::from(packets.get(p).wire_bytes);
         out.queued -= bytes;
@@ -537,6 +537,7 @@ mod tests {
             kmin_bytes: 150,
             kmax_bytes: 150,
             pmax: 1.0,
+            per_rate: false,
         };
         let mut s = Harness::new(VoqSwitch::new(
             3,
@@ -561,6 +562,42 @@ mod tests {
         // 300 B queued: mark; 200 B: mark; 100 B: at or below K; and never a non-ECT packet.
         assert_eq!(marks, vec![Ecn::Ce, Ecn::Ce, Ecn::NotEct]);
         assert_eq!(s.switch.ecn.as_ref().map(|m| m.marks), Some(2));
+    }
+
+    /// Thresholds scaled per output: output 1 runs at twice the rate its thresholds were set
+    /// for (its queue counts half), output 2 at half (its queue counts double). The same
+    /// 200 B queue marks on output 0 (200 > 150), not on output 1 (100), and 100 B marks on
+    /// output 2 (200) but not on output 0.
+    #[test]
+    fn ecn_thresholds_scale_with_each_outputs_rate() {
+        let step = EcnConfig {
+            kmin_bytes: 150,
+            kmax_bytes: 150,
+            pmax: 1.0,
+            per_rate: true,
+        };
+        let scales = [1 << 16, 1 << 15, 1 << 17];
+        let marker = EcnMarker::new(step, 1).with_output_scales(3, |i| scales[i]);
+        let mut s = Harness::new(VoqSwitch::new(3, |_| 10_000, |_| None, Some(marker)));
+        let ce = |p: Option<(SimPacket, _)>| {
+            matches!(
+                p.map(|(p, _)| p.pkt.kind),
+                Some(PacketKind::Data { ecn: Ecn::Ce, .. })
+            )
+        };
+        for (output, bytes, marked) in [
+            (0, 200, true),
+            (1, 200, false),
+            (2, 100, true),
+            (0, 100, false),
+        ] {
+            s.admit_data(0, output, pkt(0, bytes));
+            assert_eq!(
+                ce(s.dequeue(output, false)),
+                marked,
+                "output {output}, {bytes} B"
+            );
+        }
     }
 
     #[test]
