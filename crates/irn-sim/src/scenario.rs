@@ -1133,6 +1133,7 @@ fn validate(
     warnings.extend(topology::parallel_links_warning(&s.topology, &topology));
     warnings.extend(switch::idle_deflection(s));
     warnings.extend(switch::inert_pfc_keys(s));
+    warnings.extend(switch::uniform_rate_keys(s, &topology));
     warnings.extend(switch::unreachable_marking(
         s,
         &topology,

@@ -87,6 +87,31 @@ fn a_fast_inputs_pfc_share_grows_with_its_rate() {
     assert_eq!(format!("{flat_scaled:?}"), format!("{unscaled:?}"));
 }
 
+/// Where nothing can scale, the keys are accepted and said to do nothing: a network whose
+/// switch ports all run at the hosts' rate, and an alpha per rate without PFC.
+#[test]
+fn per_rate_keys_that_change_nothing_are_said_to() {
+    let warnings = |keys: &[&str]| {
+        let overrides: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        let sc = scenario::parse(BASE, "per_rate.toml", Path::new("."), &overrides).unwrap();
+        sc.runs[0].warnings.join("\n")
+    };
+    let flat = "topology.spine_link_rate=\"100Gbps\"";
+    let said = warnings(&[flat, "switch.alpha_per_rate=true"]);
+    assert!(
+        said.contains("switch.alpha_per_rate = true: every switch port runs at the hosts' 100Gbps"),
+        "{said}"
+    );
+    let marking = [&[DCQCN, flat, "switch.ecn_per_rate=true"][..], &MARKING].concat();
+    assert!(warnings(&marking).contains("switch.ecn_per_rate = true: every"));
+    let said = warnings(&["switch.pfc=false", "switch.alpha_per_rate=true"]);
+    assert!(
+        said.contains("alpha_per_rate = true with switch.pfc = false"),
+        "{said}"
+    );
+    assert_eq!(warnings(&["switch.alpha_per_rate=true"]), "");
+}
+
 #[test]
 fn per_rate_keys_are_refused_where_they_cannot_act() {
     let parse = |keys: &[&str]| {

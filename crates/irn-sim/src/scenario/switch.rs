@@ -397,6 +397,29 @@ pub(super) fn idle_deflection(s: &ScenarioFile) -> Option<String> {
         })
 }
 
+/// Thresholds asked to scale with each port's rate on a network whose switch ports all run at
+/// the hosts' link rate, where every scale is 1: said, as a key that does nothing.
+pub(super) fn uniform_rate_keys(s: &ScenarioFile, topology: &Topology) -> Option<String> {
+    let sw = &s.switch;
+    let keys: Vec<&str> = [
+        ("ecn_per_rate", sw.ecn_per_rate),
+        ("alpha_per_rate", sw.alpha_per_rate && sw.pfc),
+    ]
+    .into_iter()
+    .filter_map(|(key, set)| set.then_some(key))
+    .collect();
+    let nic = topology.nic_rate()?;
+    let uniform = (topology.switches().iter())
+        .flat_map(|&n| topology.node_ports(n))
+        .all(|p| topology.ports()[p as usize].rate == nic);
+    (!keys.is_empty() && uniform).then(|| {
+        format!(
+            "switch.{} = true: every switch port runs at the hosts' {nic}, so nothing scales",
+            keys.join(" and switch.")
+        )
+    })
+}
+
 /// PFC's keys set in a run without PFC, where nothing reads them (nor checks their values):
 /// said, as a key that does nothing. `pfc_frames` is read too by a `[[pause_control]]` entry of
 /// rule `"threshold"` that gives no `frames` of its own (the other rules send their own frames).
@@ -422,6 +445,9 @@ pub(super) fn inert_pfc_keys(s: &ScenarioFile) -> Option<String> {
     }
     if let Some(r) = &sw.pfc_refresh {
         keys.push(format!("pfc_refresh = {r:?}"));
+    }
+    if sw.alpha_per_rate {
+        keys.push("alpha_per_rate = true".to_string());
     }
     (!keys.is_empty()).then(|| {
         format!(

@@ -177,10 +177,7 @@ impl<'a, T: Trace> Simulation<'a, T> {
         let mut flow_ranks: Option<Arc<FlowRanks>> = None;
         let mut nics = Vec::new();
         let max_frame = cfg.max_frame_bytes();
-        // What thresholds that scale with a port's rate are set for: the hosts' link rate
-        // (the first host's, as HPCC's ns-3 takes its `nic_rate`).
-        let nic_rate =
-            (topo.hosts().first()).map(|&h| topo.ports()[topo.node_ports(h).start as usize].rate);
+        let nic_rate = topo.nic_rate();
         for n in 0..topo.node_count() {
             let node = NodeId(n as u32);
             let range = topo.node_ports(node);

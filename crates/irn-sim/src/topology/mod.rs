@@ -454,6 +454,14 @@ impl Topology {
         self.port_base[n.index()]..self.port_base[n.index() + 1]
     }
 
+    /// The rate that thresholds scaled per port rate are set for (`switch.ecn_per_rate`,
+    /// `switch.alpha_per_rate`): the first host's link rate, as HPCC's ns-3 takes its
+    /// `nic_rate`; `None` without hosts.
+    pub fn nic_rate(&self) -> Option<Bandwidth> {
+        let &h = self.hosts.first()?;
+        Some(self.ports[self.port_base[h.index()] as usize].rate)
+    }
+
     /// A host's single NIC port. Panics if `h` is out of range.
     pub fn host_port(&self, h: HostIdx) -> PortId {
         PortId(self.port_base[self.hosts[h.index()].index()])
