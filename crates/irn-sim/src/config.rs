@@ -363,6 +363,9 @@ pub struct EcnConfig {
     /// ns-3 scripts give them (`KMIN_MAP` and `KMAX_MAP` proportional to the rate); false: every
     /// port marks at the same thresholds.
     pub per_rate: bool,
+    /// The queue a leaving packet is marked by counts the packet itself (irn's rule); false:
+    /// it is taken out first, as ns-3's `SwitchNode::SwitchNotifyDequeue` does.
+    pub counts_departing: bool,
 }
 
 impl EcnConfig {
@@ -372,6 +375,7 @@ impl EcnConfig {
         kmax_bytes: 200_000,
         pmax: 0.01,
         per_rate: false,
+        counts_departing: true,
     };
 
     /// DCTCP's step marking at K = 65 packets at 10 Gb/s, scaled with the link rate (DCTCP paper;
@@ -383,6 +387,7 @@ impl EcnConfig {
             kmax_bytes: k,
             pmax: 1.0,
             per_rate: false,
+            counts_departing: true,
         }
     }
 

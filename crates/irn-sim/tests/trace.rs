@@ -125,6 +125,7 @@ fn ecn_marks_and_queueing_are_traced_per_hop() {
         kmax_bytes: 0,
         pmax: 1.0,
         per_rate: false,
+        counts_departing: true,
     };
     let (rows, _) = trace(&config(1_000_000, Some(ecn), false), &[0]);
     let hop: Vec<&str> = rows

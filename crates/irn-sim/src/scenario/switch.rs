@@ -21,6 +21,8 @@
 //! ecn = "auto"            # "auto", "off", "dcqcn" or "dctcp"
 //! ecn_per_rate = true     # thresholds scale with each port's rate over the hosts' (HPCC's
 //!                         # ns-3; default false: the same on every port)
+//! ecn_queue = "without-packet" # a leaving packet is marked by the queue without it (ns-3's);
+//!                         # default "with-packet"
 //! credits = false          # InfiniBand credits instead of PFC (see `super::credits`)
 //! credit_rule = "standard" # or "pause-equivalent": long links' inputs grant by their
 //!                          # [[pause_control]] rule
@@ -140,6 +142,10 @@ pub struct SwitchSection {
     /// other port by its rate (HPCC's ns-3 maps); false (the default): the same on every port.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ecn_per_rate: bool,
+    /// The queue a leaving packet is marked by: `"with-packet"` (itself included, the default)
+    /// or `"without-packet"` (taken out first, as ns-3's switch does).
+    #[serde(skip_serializing_if = "EcnQueueKind::is_with_packet")]
+    pub ecn_queue: EcnQueueKind,
     /// `"none"` (default): a packet its output has no room for is dropped; `"dibs"`: it is
     /// deflected out of another switch-facing port with room (shared-buffer only).
     pub deflection: DeflectionKind,
@@ -186,9 +192,27 @@ impl Default for SwitchSection {
             ecn_kmax: None,
             ecn_pmax: None,
             ecn_per_rate: false,
+            ecn_queue: EcnQueueKind::WithPacket,
             deflection: DeflectionKind::None,
             deflection_ttl: None,
         }
+    }
+}
+
+/// `switch.ecn_queue`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcnQueueKind {
+    #[default]
+    WithPacket,
+    WithoutPacket,
+}
+
+impl EcnQueueKind {
+    /// The default, left out of the resolved scenario so that existing runs' results are
+    /// unchanged.
+    fn is_with_packet(&self) -> bool {
+        *self == EcnQueueKind::WithPacket
     }
 }
 

@@ -27,6 +27,7 @@ mod go_back_n;
 pub use go_back_n::TxWindow;
 
 use super::error::{did_you_mean, written};
+use super::switch::EcnQueueKind;
 use super::{
     about, duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind,
     ScenarioError, ScenarioFile, SET,
@@ -1422,8 +1423,11 @@ fn ecn_config(
             ))
         }
     };
-    let overridden =
-        sw.ecn_kmin.is_some() || sw.ecn_kmax.is_some() || sw.ecn_pmax.is_some() || sw.ecn_per_rate;
+    let overridden = sw.ecn_kmin.is_some()
+        || sw.ecn_kmax.is_some()
+        || sw.ecn_pmax.is_some()
+        || sw.ecn_per_rate
+        || sw.ecn_queue != EcnQueueKind::WithPacket;
     let Some(mut red) = preset else {
         if overridden {
             return Err(invalid(
@@ -1431,7 +1435,7 @@ fn ecn_config(
                 "switch.ecn",
                 &format!("{:?}", sw.ecn),
                 "marking is off (\"auto\" marks only for a congestion control that reacts to \
-                 ECN), so ecn_kmin/ecn_kmax/ecn_pmax/ecn_per_rate do not apply; set switch.ecn = \"dcqcn\" \
+                 ECN), so ecn_kmin/ecn_kmax/ecn_pmax/ecn_per_rate/ecn_queue do not apply; set switch.ecn = \"dcqcn\" \
                  or \"dctcp\" to mark anyway, or, when variants change transport.cc, give the \
                  thresholds only to those that mark, in their `set`",
             ));
@@ -1456,6 +1460,7 @@ fn ecn_config(
         red.pmax = p;
     }
     red.per_rate = sw.ecn_per_rate;
+    red.counts_departing = sw.ecn_queue == EcnQueueKind::WithPacket;
     if red.kmax_bytes < red.kmin_bytes {
         // Each as written where the file gives it, and in bytes.
         let shown = |text: &Option<String>, bytes: u64| match text {
@@ -1480,6 +1485,34 @@ fn ecn_config(
 mod tests {
     use super::*;
     use crate::scenario::tests::one;
+
+    /// How the marking counts the queue, and its thresholds' scaling, reach the marker; without
+    /// marking the keys are refused by name.
+    #[test]
+    fn ecn_queue_and_per_rate_reach_the_marking_or_are_refused() {
+        let marking = |keys: &str| {
+            let run = one(&format!("[switch]\necn = \"dcqcn\"\n{keys}")).unwrap();
+            let red = run.config.switch.ecn.expect("marks");
+            (red.counts_departing, red.per_rate)
+        };
+        assert_eq!(marking(""), (true, false));
+        assert_eq!(marking("ecn_queue = \"with-packet\"\n"), (true, false));
+        assert_eq!(marking("ecn_queue = \"without-packet\"\n"), (false, false));
+        assert_eq!(marking("ecn_per_rate = true\n"), (true, true));
+        for key in ["ecn_queue = \"without-packet\"", "ecn_per_rate = true"] {
+            let err = one(&format!("[switch]\n{key}\n")).unwrap_err().to_string();
+            assert!(
+                err.contains("ecn_per_rate/ecn_queue do not apply"),
+                "{key}: {err}"
+            );
+        }
+        let err = one("[switch]\necn = \"dcqcn\"\necn_queue = \"without\"\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected `with-packet` or `without-packet`"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn congestion_control_parameters_override_the_papers_defaults() {

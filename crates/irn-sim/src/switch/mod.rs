@@ -70,6 +70,10 @@ impl EcnMarker {
     /// Marks `p` CE with the probability a queue of `queue_bytes` at `output` calls for, if it
     /// is an ECN-capable data packet; whether it did, for the output's own count.
     pub fn mark(&mut self, output: usize, queue_bytes: u64, p: &mut SimPacket) -> bool {
+        let queue_bytes = match self.cfg.counts_departing {
+            true => queue_bytes,
+            false => queue_bytes.saturating_sub(u64::from(p.wire_bytes)),
+        };
         if let PacketKind::Data {
             ecn: ecn @ (Ecn::Ect0 | Ecn::Ect1),
             ..
@@ -506,6 +510,7 @@ mod tests {
             kmax_bytes: 2_000,
             pmax: 0.5,
             per_rate: false,
+            counts_departing: true,
         };
         Some(EcnMarker::new(red, 7))
     }

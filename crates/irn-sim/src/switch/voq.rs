@@ -538,6 +538,7 @@ mod tests {
             kmax_bytes: 150,
             pmax: 1.0,
             per_rate: false,
+            counts_departing: true,
         };
         let mut s = Harness::new(VoqSwitch::new(
             3,
@@ -564,6 +565,36 @@ mod tests {
         assert_eq!(s.switch.ecn.as_ref().map(|m| m.marks), Some(2));
     }
 
+    /// A step at 150 B: a 100 B packet leaving 200 B queued is marked when the queue counts it
+    /// (200 > 150), not when it is taken out first, as ns-3 does (100); with 300 B queued both
+    /// mark (the second leaves 200 B counting itself, 100 B without, so only irn's rule marks it).
+    #[test]
+    fn ecn_counts_the_departing_packet_or_not() {
+        for (counts_departing, want) in [(true, [true, true, false]), (false, [true, false, false])]
+        {
+            let step = EcnConfig {
+                kmin_bytes: 150,
+                kmax_bytes: 150,
+                pmax: 1.0,
+                per_rate: false,
+                counts_departing,
+            };
+            let mut s = Harness::new(VoqSwitch::new(
+                2,
+                |_| 10_000,
+                |_| None,
+                Some(EcnMarker::new(step, 1)),
+            ));
+            for i in 0..3 {
+                s.admit_data(0, 1, pkt(i, 100));
+            }
+            let got: Vec<bool> = std::iter::from_fn(|| s.dequeue(1, false))
+                .map(|(p, _)| matches!(p.pkt.kind, PacketKind::Data { ecn: Ecn::Ce, .. }))
+                .collect();
+            assert_eq!(got, want, "counts_departing = {counts_departing}");
+        }
+    }
+
     /// Thresholds scaled per output: output 1 runs at twice the rate its thresholds were set
     /// for (its queue counts half), output 2 at half (its queue counts double). The same
     /// 200 B queue marks on output 0 (200 > 150), not on output 1 (100), and 100 B marks on
@@ -575,6 +606,7 @@ mod tests {
             kmax_bytes: 150,
             pmax: 1.0,
             per_rate: true,
+            counts_departing: true,
         };
         let scales = [1 << 16, 1 << 15, 1 << 17];
         let marker = EcnMarker::new(step, 1).with_output_scales(3, |i| scales[i]);
