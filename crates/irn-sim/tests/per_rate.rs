@@ -121,7 +121,7 @@ fn per_rate_keys_are_refused_where_they_cannot_act() {
     let err = parse(&["switch.ecn_per_rate=true"])
         .unwrap_err()
         .to_string();
-    assert!(err.contains("ecn_per_rate do not apply"), "{err}");
+    assert!(err.contains("ecn_per_rate/ecn_queue do not apply"), "{err}");
     let err = parse(&[
         "switch.model=\"input-queued\"",
         "switch.buffer=\"240KB\"",
