@@ -366,7 +366,7 @@ impl Balancer {
             }
         }
         if ties == DrillTies::Sample {
-            remembered(&mut best, &self.per_destination[row..row + m]);
+            remembered(&mut best, memory);
         }
         for k in 0..m {
             self.per_destination[row + k] = best.candidate(k.min(best.len - 1)) as u16;
