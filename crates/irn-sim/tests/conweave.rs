@@ -7,6 +7,7 @@ use std::path::Path;
 use irn_sim::config::SimConfig;
 use irn_sim::metrics::ConWeaveSummary;
 use irn_sim::scenario;
+use irn_sim::sim::trace::TraceRow;
 
 fn parse(text: &str) -> Result<SimConfig, String> {
     scenario::parse(text, "t.toml", Path::new("."), &[])
@@ -72,6 +73,10 @@ fn late_replies_reroute_behind_a_tail_and_the_receiver_sees_no_reordering() {
 /// 1 MB flows from hosts 0 and 1 (leaf 0) to host 2 and host `second` (leaf 1) under RoCE
 /// (go-back-N) with PFC and a 9 MB buffer, under ConWeave with `keys`.
 fn two_roce_flows(second: u32, keys: &str) -> irn_sim::RunResult {
+    irn_sim::run(&two_roce_config(second, keys), &mut |_| {})
+}
+
+fn two_roce_config(second: u32, keys: &str) -> SimConfig {
     let net = NET
         .replace("kind = \"irn\"\n", "kind = \"roce\"\n")
         .replace("buffer = \"1MB\"\n", "buffer = \"600KB\"\npfc = true\n");
@@ -80,7 +85,7 @@ fn two_roce_flows(second: u32, keys: &str) -> irn_sim::RunResult {
          csv = \"src,dst,size_bytes,start_ns\\n0,2,1000000,0\\n1,{second},1000000,0\\n\"\n\
          [load_balancing]\nkind = \"conweave\"\n{keys}"
     );
-    irn_sim::run(&parse(&text).unwrap(), &mut |_| {})
+    parse(&text).unwrap()
 }
 
 /// Two flows from leaf 0 to one host of leaf 1, through a destination ToR with `keys`.
@@ -362,4 +367,68 @@ fn a_full_flow_table_leaves_new_flows_to_ecmp() {
 
 fn lost(r: &irn_sim::RunResult) -> u64 {
     r.summary.failures.as_ref().expect("failures").packets_lost
+}
+
+/// The rows of a run of `cfg` traced for every flow, as `trace.csv` has them, split into
+/// columns.
+fn traced(cfg: &SimConfig) -> (Vec<Vec<String>>, irn_sim::RunResult) {
+    let ids: Vec<u32> = (0..cfg.flows.len() as u32).collect();
+    let mut rows = Vec::new();
+    let mut sink =
+        |row: &TraceRow| rows.push(row.to_string().split(',').map(String::from).collect());
+    let r = irn_sim::run_traced(cfg, &ids, &mut sink, &mut |_| {}, None);
+    (rows, r)
+}
+
+/// With every flow traced, ConWeave's rows count what its summary counts: a `reroute` row at
+/// the source ToR (no port) for each TAIL, a `hold` at the destination ToR's port to the host
+/// for each held packet, and a `release` for each when its queue flushes, all of a flush at
+/// one instant and in the order held, `by=tail` or `by=timer` as the flush counts say. Without
+/// a wait for the TAIL (`default_wait` and `flush_slack` 0), some queues flush on their timer.
+#[test]
+fn the_trace_shows_reroutes_holds_and_releases() {
+    for (keys, by) in [
+        ("", "by=tail"),
+        (
+            "default_wait = \"0us\"\nflush_slack = \"0us\"\n",
+            "by=timer",
+        ),
+    ] {
+        let (rows, r) = traced(&two_roce_config(2, keys));
+        let c = conweave(&r);
+        let of = |event: &'static str| rows.iter().filter(move |row| row[4] == event);
+        assert!(c.held_packets > 0, "{keys}: {c:?}");
+        assert_eq!(of("reroute").count() as u64, c.reroutes, "{keys}");
+        assert!(of("reroute").all(|row| row[2] == "switch0" && row[3].is_empty()));
+        assert!(of("reroute").all(|row| row[7].starts_with("path=")));
+        assert_eq!(of("hold").count() as u64, c.held_packets, "{keys}");
+        assert_eq!(of("release").count() as u64, c.held_packets, "{keys}");
+        assert!(of("hold")
+            .chain(of("release"))
+            .all(|row| row[2] == "switch1"));
+        // One flush: one instant of a flow's releases, counted by what flushed it.
+        let mut flushes: Vec<(&str, &str, &str)> = of("release")
+            .map(|row| (row[0].as_str(), row[1].as_str(), row[7].as_str()))
+            .collect();
+        flushes.dedup();
+        let count = |by| flushes.iter().filter(|f| f.2 == by).count() as u64;
+        assert_eq!(count("by=tail"), c.flushed_by_tail, "{keys}: {c:?}");
+        assert_eq!(count("by=timer"), c.flushed_by_timer, "{keys}: {c:?}");
+        assert!(count(by) > 0, "{keys}: {c:?}");
+        assert_eq!(flushes.len() as u64, c.flushed_by_tail + c.flushed_by_timer);
+        for flow in ["0", "1"] {
+            let psns = |event: &'static str| -> Vec<String> {
+                of(event)
+                    .filter(|row| row[1] == flow)
+                    .map(|row| row[5].clone())
+                    .collect()
+            };
+            assert_eq!(psns("hold"), psns("release"), "{keys}: flow {flow}");
+        }
+        // The trace only reads.
+        assert_eq!(
+            r.summary,
+            irn_sim::run(&two_roce_config(2, keys), &mut |_| {}).summary
+        );
+    }
 }

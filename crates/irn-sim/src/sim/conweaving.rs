@@ -250,6 +250,7 @@ impl<T: Trace> Simulation<'_, T> {
         let busy = &cw.busy_until;
         let choose = || pick((draw(), draw()), |i| busy[starts[i] as usize] <= now);
         let tag = tx.on_data(now, &cw.params, base_rtt, choose);
+        let next_path = tx.path();
         match tag.kind {
             TagKind::Init => cw.summary.epochs += 1,
             TagKind::Tail => cw.summary.reroutes += 1,
@@ -257,6 +258,9 @@ impl<T: Trace> Simulation<'_, T> {
         }
         cw.set(id, Entry::Data(tag));
         self.packets.set_conweave(id, DATA);
+        if T::ON && tag.kind == TagKind::Tail && self.packets.traced(id) {
+            self.trace_reroute(s, id, (tag.path, next_path), tag.epoch);
+        }
         Some(usize::from(tag.path))
     }
 
@@ -323,6 +327,11 @@ impl<T: Trace> Simulation<'_, T> {
             cw.summary.held_packets += 1;
             self.packets.set_input(id, from.1);
             self.packets.push(&mut cw.held[flow.index()], id);
+            if T::ON && self.packets.traced(id) {
+                let flush_at = cw.flush_at[flow.index()];
+                let (out, _) = self.host_output(s, from.0 .0 - from.1 as u32, id);
+                self.trace_hold(out, id, flush_at);
+            }
         }
         if let Some(reply) = verdict.reply {
             self.conweave_send(s, from, (pkt, Entry::Reply(reply)));
@@ -439,11 +448,13 @@ impl<T: Trace> Simulation<'_, T> {
             return;
         }
         cw.flush_at[f] = Time::MAX;
-        if cw.tail_flush[f] {
+        let by = if cw.tail_flush[f] {
             cw.summary.flushed_by_tail += 1;
+            "tail"
         } else {
             cw.summary.flushed_by_timer += 1;
-        }
+            "timer"
+        };
         cw.rx[f].on_flush();
         let mut held = std::mem::take(&mut cw.held[f]);
         let s = cw.tors[f].1 as usize;
@@ -461,6 +472,9 @@ impl<T: Trace> Simulation<'_, T> {
         while let Some(id) = self.packets.pop(&mut held) {
             let input = self.packets.input(id);
             let (out, output) = self.host_output(s, first, id);
+            if T::ON && self.packets.traced(id) {
+                self.trace_release(out, id, by);
+            }
             if outside {
                 // Admitted now, as it would have been on arrival: it may be dropped, or pause
                 // its input.

@@ -72,6 +72,13 @@ pub enum TraceEvent {
     Received,
     /// The sender saw the message fully acknowledged.
     Acked,
+    /// ConWeave: the source ToR sends the packet as its epoch's TAIL, the last on the old
+    /// path; the packets after it take the path the detail names.
+    Reroute,
+    /// ConWeave: the destination ToR holds the packet in its flow's reorder queue.
+    Hold,
+    /// ConWeave: the destination ToR lets the held packet go, on its TAIL or on its timer.
+    Release,
 }
 
 impl TraceEvent {
@@ -93,6 +100,9 @@ impl TraceEvent {
             TraceEvent::Window => "window",
             TraceEvent::Received => "received",
             TraceEvent::Acked => "acked",
+            TraceEvent::Reroute => "reroute",
+            TraceEvent::Hold => "hold",
+            TraceEvent::Release => "release",
         }
     }
 }
@@ -124,6 +134,18 @@ pub enum Detail {
     Window(Option<u32>),
     /// `cause=wire` (a lossy link) or `cause=failure` (a failed link, or no route left).
     Loss(&'static str),
+    /// `path=A->B epoch=E`: a reroute from path A to path B (indices among the source ToR's
+    /// paths to the destination ToR; the same when no other path was free) after epoch E.
+    Reroute {
+        from: u8,
+        to: u8,
+        epoch: u32,
+    },
+    /// `flush_us=X`: when the reorder queue flushes unless its TAIL comes first (the time can
+    /// move later as more of the old path's packets arrive).
+    Hold(Time),
+    /// `by=tail` or `by=timer`.
+    Release(&'static str),
 }
 
 /// One row of `trace.csv` ([`HEADER`]); its `Display` is the CSV line, without the newline.
@@ -220,6 +242,12 @@ impl fmt::Display for Detail {
             Detail::Rate(None) => f.write_str("rate_bps=none"),
             Detail::Window(Some(w)) => write!(f, "window={w}"),
             Detail::Window(None) => f.write_str("window=none"),
+            Detail::Reroute { from, to, epoch } => write!(f, "path={from}->{to} epoch={epoch}"),
+            Detail::Hold(at) => {
+                let ps = at.as_ps();
+                write!(f, "flush_us={}.{:06}", ps / 1_000_000, ps % 1_000_000)
+            }
+            Detail::Release(by) => write!(f, "by={by}"),
         }
     }
 }
@@ -578,6 +606,47 @@ impl<T: Trace> Simulation<'_, T> {
             Some(&pkt),
             Detail::None,
         );
+    }
+
+    /// ConWeave at switch `s` sends the traced packet `id` as a TAIL: the flow moves from path
+    /// `from` to `to` after `epoch`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_reroute(
+        &mut self,
+        s: usize,
+        id: PacketId,
+        (from, to): (u8, u8),
+        epoch: u32,
+    ) {
+        let pkt = *self.packets.get(id);
+        self.row(
+            (pkt.flow, OwnerKind::Switch(s), None),
+            TraceEvent::Reroute,
+            Some(&pkt),
+            Detail::Reroute { from, to, epoch },
+        );
+    }
+
+    /// ConWeave holds the traced packet `id`, for port `out`, until `flush_at` at the latest.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_hold(&mut self, out: PortId, id: PacketId, flush_at: Time) {
+        self.port_row(out, id, TraceEvent::Hold, Detail::Hold(flush_at));
+    }
+
+    /// ConWeave lets the held traced packet `id` go on to port `out`, `by` its TAIL or timer.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_release(&mut self, out: PortId, id: PacketId, by: &'static str) {
+        self.port_row(out, id, TraceEvent::Release, Detail::Release(by));
+    }
+
+    /// A row of packet `id` at port `out`.
+    fn port_row(&mut self, out: PortId, id: PacketId, event: TraceEvent, detail: Detail) {
+        let pkt = *self.packets.get(id);
+        let (node, port) = self.place(out);
+        self.row((pkt.flow, node, port), event, Some(&pkt), detail);
     }
 
     /// The traced packet `id` was lost at port `p`: on the wire (`cause` "wire") or to a
