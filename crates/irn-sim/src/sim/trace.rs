@@ -170,8 +170,7 @@ pub struct TraceRow {
 
 impl fmt::Display for TraceRow {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ps = self.time.as_ps();
-        write!(f, "{}.{:06},{},", ps / 1_000_000, ps % 1_000_000, self.flow)?;
+        write!(f, "{},{},", Micros(self.time.as_ps()), self.flow)?;
         match self.node {
             OwnerKind::Host(h) => write!(f, "host{h},")?,
             OwnerKind::Switch(s) => write!(f, "switch{s},")?,
@@ -232,10 +231,7 @@ impl fmt::Display for Detail {
                 }
                 Ok(())
             }
-            Detail::Paused(d) => {
-                let ps = d.as_ps();
-                write!(f, "paused_us={}.{:06}", ps / 1_000_000, ps % 1_000_000)
-            }
+            Detail::Paused(d) => write!(f, "paused_us={}", Micros(d.as_ps())),
             Detail::Recoveries(n) => write!(f, "recoveries={n}"),
             Detail::Timeouts(n) => write!(f, "timeouts={n}"),
             Detail::Rate(Some(r)) => write!(f, "rate_bps={}", r.as_bps()),
@@ -243,12 +239,18 @@ impl fmt::Display for Detail {
             Detail::Window(Some(w)) => write!(f, "window={w}"),
             Detail::Window(None) => f.write_str("window=none"),
             Detail::Reroute { from, to, epoch } => write!(f, "path={from}->{to} epoch={epoch}"),
-            Detail::Hold(at) => {
-                let ps = at.as_ps();
-                write!(f, "flush_us={}.{:06}", ps / 1_000_000, ps % 1_000_000)
-            }
+            Detail::Hold(at) => write!(f, "flush_us={}", Micros(at.as_ps())),
             Detail::Release(by) => write!(f, "by={by}"),
         }
+    }
+}
+
+/// Picoseconds written as microseconds, exactly (six decimals).
+struct Micros(u64);
+
+impl fmt::Display for Micros {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:06}", self.0 / 1_000_000, self.0 % 1_000_000)
     }
 }
 
