@@ -1071,3 +1071,33 @@ fn a_window_controller_starts_at_the_flight_limit() {
         assert_eq!(s.window(), Some(first), "{case}");
     }
 }
+
+/// A rate-paced sender spaces its packets by their frames on the wire: after DCQCN's first cut
+/// (α = 1: half of 40 Gb/s), a full packet's frame at 20 Gb/s, with RoCEv2's 62 B of framing
+/// or another simulator's 48 B.
+#[test]
+fn pacing_spaces_packets_by_their_frames() {
+    use irn_core::cc::{CcConfig, DcqcnParams};
+    use irn_core::packet::PacketKind;
+    for (framing, gap_ps) in [(62, 1086 * 400), (48, 1072 * 400)] {
+        let cfg = TransportConfig {
+            cc: CcConfig::Dcqcn(DcqcnParams::default()),
+            data_framing: framing,
+            ..TransportConfig::roce(true)
+        };
+        let mut s = sender(cfg, 0);
+        let cnp = irn_core::Packet {
+            kind: PacketKind::Cnp,
+            ..ack(0)
+        };
+        s.handle_packet(us(0), &cnp);
+        s.post(4 * u64::from(MTU)).unwrap();
+        assert_eq!(take_tx(&mut s, us(0), 4), vec![new(0)], "{framing}");
+        let next = s.poll_timeout().expect("the next packet's time");
+        assert_eq!(
+            next,
+            us(0) + irn_core::Duration::from_ps(gap_ps),
+            "{framing}"
+        );
+    }
+}

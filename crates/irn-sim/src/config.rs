@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use irn_core::cc::CcConfig;
 use irn_core::ordering::{Feedback, OrderingConfig, OrderingMode, WriteLast};
+use irn_core::packet::{CONTROL_FRAME_BYTES, DATA_FRAMING_BYTES};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Psn, Time};
 
@@ -51,6 +52,8 @@ pub struct SimConfig {
     /// Extra header bytes on every data packet: 16 for IRN §6.3's worst case (a RETH in every
     /// Write packet), plus 5 for an ordering layer's metadata (Eunomia's 33 bits); 0 otherwise.
     pub extra_header_bytes: u32,
+    /// The bytes a data frame adds to its payload and an ACK, NACK or CNP frame's size.
+    pub framing: Framing,
     /// Verbs packets carry IRN's extension headers (§5.3, §6.3: a RETH in every Write packet,
     /// `recv_WQE_SN` and offset in every Send packet); `false` for RoCE, which has none.
     pub verbs_irn_headers: bool,
@@ -117,20 +120,56 @@ pub enum BdpRoundTrip {
 }
 
 impl BdpRoundTrip {
-    /// The round trip over links of `rates` with `propagation` one way, for `full_frame` bytes.
+    /// The round trip over links of `rates` with `propagation` one way, for `full_frame` bytes
+    /// out and `reply_frame` bytes back.
     pub fn of(
         self,
         propagation: Duration,
         rates: impl IntoIterator<Item = Bandwidth>,
-        full_frame: u64,
+        (full_frame, reply_frame): (u64, u32),
     ) -> Duration {
         let trip = propagation * 2;
         match self {
             BdpRoundTrip::Propagation => trip,
             BdpRoundTrip::Idle => rates.into_iter().fold(trip, |t, rate| {
-                let ack = u64::from(irn_core::packet::CONTROL_FRAME_BYTES);
-                t + rate.serialization(full_frame) + rate.serialization(ack)
+                t + rate.serialization(full_frame) + rate.serialization(u64::from(reply_frame))
             }),
+        }
+    }
+}
+
+/// What a frame puts on the wire around what irn-core's packets carry: RoCEv2's by default, or
+/// another simulator's accounting, to replay its runs byte for byte (ns-3's RDMA models count
+/// 48 B per data packet and 60 B per ACK, without Ethernet's FCS, preamble and gap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Framing {
+    /// Bytes a data frame adds to its payload (before any extra header): Ethernet's header and
+    /// FCS, IPv4, UDP, the BTH and the ICRC, 62 ([`DATA_FRAMING_BYTES`]).
+    pub data: u32,
+    /// Bytes of an ACK, NACK or CNP frame: Ethernet's minimum, 64 ([`CONTROL_FRAME_BYTES`]).
+    /// PFC's PAUSE frames and credit updates stay 64 B.
+    pub reply: u32,
+}
+
+impl Default for Framing {
+    fn default() -> Self {
+        Framing {
+            data: DATA_FRAMING_BYTES,
+            reply: CONTROL_FRAME_BYTES,
+        }
+    }
+}
+
+impl Framing {
+    /// The most bytes either may be.
+    pub const MAX_BYTES: u32 = 1024;
+
+    /// Bytes on the wire of `pkt`, a message flow's data packet or reply, before extra headers.
+    #[inline(always)]
+    pub fn wire_len(self, pkt: &irn_core::Packet) -> u32 {
+        match pkt.kind {
+            irn_core::PacketKind::Data { payload_len, .. } => u32::from(payload_len) + self.data,
+            _ => self.reply,
         }
     }
 }
@@ -244,6 +283,7 @@ impl SimConfig {
             measure_until: None,
             drain_limit: Duration::from_ms(100),
             extra_header_bytes: 0,
+            framing: Framing::default(),
             verbs_irn_headers: true,
             initial_psn: InitialPsn::Seeded,
             load_balancing: LoadBalancing::Ecmp,
@@ -272,10 +312,12 @@ impl SimConfig {
                 .is_none_or(|end| start < Time::ZERO + end)
     }
 
-    /// The transport flow `spec` runs: the configuration's, with its own path's BDP-FC cap
-    /// under [`BdpCapScope::Path`], and Swift told its path's switches.
+    /// The transport flow `spec` runs: the configuration's, pacing by [`framing`](Self::framing),
+    /// with its own path's BDP-FC cap under [`BdpCapScope::Path`], and Swift told its path's
+    /// switches.
     pub fn flow_transport(&self, spec: &FlowSpec) -> TransportConfig {
         let mut t = self.transport;
+        t.data_framing = self.framing.data;
         if let CcConfig::Swift(p) = &mut t.cc {
             // Swift scales its target with the switches on the flow's path.
             p.hops = self
@@ -287,8 +329,12 @@ impl SimConfig {
         match (self.bdp_cap_scope, t.bdp_cap) {
             (BdpCapScope::Path, Some(_)) => {
                 let path = self.topology.path(spec.src, spec.dst);
-                let frame = full_frame_bytes(t.mtu, self.extra_header_bytes);
-                let trip = (self.bdp_round_trip).of(path.propagation, path.rates, frame);
+                let frame = full_frame_bytes(t.mtu, self.framing.data + self.extra_header_bytes);
+                let trip = (self.bdp_round_trip).of(
+                    path.propagation,
+                    path.rates,
+                    (frame, self.framing.reply),
+                );
                 let cap = bdp_cap_packets(path.bottleneck, trip, frame, self.bdp_round_trip);
                 TransportConfig {
                     bdp_cap: Some(cap),
@@ -318,20 +364,24 @@ impl SimConfig {
             true => self.topology.max_path_switches() as u64,
             false => 0,
         };
-        max_frame_bytes(self.transport.mtu, self.extra_header_bytes, verbs)
-            + int_hops * u64::from(irn_core::cc::int::INT_HOP_BYTES)
+        max_frame_bytes(
+            self.transport.mtu,
+            self.framing.data + self.extra_header_bytes,
+            verbs,
+        ) + int_hops * u64::from(irn_core::cc::int::INT_HOP_BYTES)
     }
 }
 
-/// The largest frame on a link: a full MTU with framing, extra headers and, when verbs packets
-/// carry IRN's headers, a RETH and a WQE sequence number (a Write-with-immediate's last packet).
-pub fn max_frame_bytes(mtu: u32, extra_header_bytes: u32, verbs_irn_headers: bool) -> u64 {
+/// The largest frame on a link: a full MTU with `overhead` bytes of framing and extra headers
+/// and, when verbs packets carry IRN's headers, a RETH and a WQE sequence number (a
+/// Write-with-immediate's last packet).
+pub fn max_frame_bytes(mtu: u32, overhead: u32, verbs_irn_headers: bool) -> u64 {
     let verbs = if verbs_irn_headers {
         irn_core::packet::RETH_BYTES + irn_core::verbs::WQE_SN_BYTES
     } else {
         0
     };
-    u64::from(mtu + irn_core::packet::DATA_FRAMING_BYTES + extra_header_bytes + verbs)
+    u64::from(mtu + overhead + verbs)
 }
 
 /// The IRN paper's switch (§4.1): input-queued with virtual output queues, round-robin output
@@ -543,10 +593,10 @@ impl SwitchConfig {
     pub const DEFAULT_BUFFER_BYTES: u64 = 240_000;
 }
 
-/// A full data packet's bytes on the wire: the MTU's payload, RoCE's framing and any extra
-/// header.
-pub fn full_frame_bytes(mtu: u32, extra_header_bytes: u32) -> u64 {
-    u64::from(mtu) + u64::from(irn_core::packet::DATA_FRAMING_BYTES) + u64::from(extra_header_bytes)
+/// A full data packet's bytes on the wire: the MTU's payload and `overhead` bytes of framing
+/// and extra headers.
+pub fn full_frame_bytes(mtu: u32, overhead: u32) -> u64 {
+    u64::from(mtu) + u64::from(overhead)
 }
 
 /// The BDP cap of IRN §3.2: the bandwidth-delay product of `round_trip` over the wire size of
@@ -718,9 +768,10 @@ mod tests {
             (100, 4, 4, 4096, BdpRoundTrip::Idle, 9_351_040, 29),
         ];
         for (rate, one_way_us, links, mtu, covers, trip_ps, cap) in cases {
-            let frame = full_frame_bytes(mtu, 0);
+            let frame = full_frame_bytes(mtu, DATA_FRAMING_BYTES);
             let rates = vec![gbps(rate); links];
-            let trip = covers.of(Duration::from_us(one_way_us), rates, frame);
+            let reply = CONTROL_FRAME_BYTES;
+            let trip = covers.of(Duration::from_us(one_way_us), rates, (frame, reply));
             assert_eq!(trip, Duration::from_ps(trip_ps), "{covers:?} {rate}");
             assert_eq!(bdp_cap_packets(gbps(rate), trip, frame, covers), cap);
         }

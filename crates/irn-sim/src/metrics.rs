@@ -888,7 +888,7 @@ pub fn ideal_fct(cfg: &SimConfig, src: HostIdx, dst: HostIdx, size_bytes: u64) -
         src,
         dst,
         size_bytes,
-        DATA_FRAMING_BYTES + cfg.extra_header_bytes,
+        cfg.framing.data + cfg.extra_header_bytes,
         0,
     )
 }
@@ -975,7 +975,7 @@ impl RunResult {
         let us = |d: Duration| d.as_us_f64();
         let ns = |d: Duration| (d.as_ps() + 500) / 1000;
         let ports = assign_ports(&cfg.flows, &cfg.fct_ports);
-        let header = DATA_FRAMING_BYTES + cfg.extra_header_bytes;
+        let header = cfg.framing.data + cfg.extra_header_bytes;
         let fct = records
             .iter()
             .zip(&ports)

@@ -696,6 +696,8 @@ const RATE_KEYS: &[&str] = &["link_rate", "bottleneck_rate", "spine_link_rate", 
 const SIZE_KEYS: &[&str] = &[
     "buffer",
     "header_overhead",
+    "data_framing",
+    "reply_frame",
     "total",
     "size",
     "pfc_threshold",
@@ -1023,11 +1025,12 @@ fn validate(
     let int_hops = telemetry(s, file, &topology, verbs.is_some())?;
     let int_header = int_hops.map_or(0, |_| irn_core::cc::int::INT_HEADER_BYTES);
     let extra_header_bytes = extra_header_bytes + ordering.mode.metadata_bytes() + int_header;
+    let framing = transport::framing(t, file, verbs.is_some())?;
     let verbs_irn_headers = t.kind != TransportKind::Roce;
     let max_frame =
         crate::config::max_frame_bytes(
             t.mtu,
-            extra_header_bytes,
+            framing.data + extra_header_bytes,
             verbs.is_some() && verbs_irn_headers,
         ) + u64::from(int_hops.map_or(0, |n| n as u32 * irn_core::cc::int::INT_HOP_BYTES));
     let credits = credits::build(s, file, &topology, buffer.bytes, max_frame)?;
@@ -1081,10 +1084,11 @@ fn validate(
         s,
         file,
         &topology,
-        (extra_header_bytes, max_frame),
+        (framing, extra_header_bytes, max_frame),
         pfc_drops,
         auto_rto_high,
     )?;
+    cnp_carrier_fits(file, &transport.cc, &ordering, verbs.is_some())?;
     let (bdp_cap_scope, bdp_round_trip) = transport::bdp_cap_rule(&s.transport, file, &transport)?;
     let deflection = switch::deflection(s, file)?;
     let workload::Built {
@@ -1159,6 +1163,7 @@ fn validate(
         measure_until,
         drain_limit,
         extra_header_bytes,
+        framing,
         verbs_irn_headers,
         initial_psn: InitialPsn::Seeded,
         load_balancing: s.load_balancing.to_balancing(file)?,
@@ -1282,6 +1287,35 @@ fn ordering_layer(
         }
     }
     Ok(ordering)
+}
+
+/// DCQCN's CNPs on replies need the RDMA receiver's own ACKs to reach the sender: an ordering
+/// layer sends one reply per run it delivers, and a verbs responder answers per operation.
+fn cnp_carrier_fits(
+    file: &str,
+    cc: &irn_core::cc::CcConfig,
+    ordering: &Ordering,
+    verbs: bool,
+) -> Result<(), ScenarioError> {
+    let irn_core::cc::CcConfig::Dcqcn(p) = cc else {
+        return Ok(());
+    };
+    if p.cnp_carrier != irn_core::cc::CnpCarrier::Ack {
+        return Ok(());
+    }
+    let conflict = if ordering.mode != OrderingMode::None {
+        "an ordering layer (ordering.kind), which answers with one reply per delivered run"
+    } else if verbs {
+        "a verbs workload (workload.verbs), whose responders answer per operation"
+    } else {
+        return Ok(());
+    };
+    Err(invalid(
+        file,
+        "transport.dcqcn.cnp_carrier",
+        "\"ack\"",
+        &format!("not with {conflict}: a CNP would be lost with the replies; use \"frame\""),
+    ))
 }
 
 /// A data file named in the scenario: a relative path is relative to the scenario's folder.

@@ -2,7 +2,7 @@
 //! the `mlx` preset), every NACK a receiver sends paces a CNP back to the sender, marked packet
 //! or not; without it, only CE marks do.
 
-use irn_core::cc::{CcConfig, DcqcnParams};
+use irn_core::cc::{CcConfig, CnpCarrier, DcqcnParams};
 use irn_core::transport::TransportConfig;
 use irn_core::{Bandwidth, Duration, Time};
 use irn_sim::config::{SimConfig, SwitchConfig, SwitchModel};
@@ -80,5 +80,34 @@ fn cnp_on_nack_sends_one_cnp_per_nack_without_marks() {
             },
         );
         assert!(paced.cnps > 0 && paced.cnps < paced.nacks, "{paced:?}");
+    }
+}
+
+/// ns-3's accounting: a CNP rides the next reply as its BECN bit. As many CNPs, each cutting the
+/// sender's rate, and none of them a frame on the reverse path.
+#[test]
+fn cnps_on_replies_cost_no_frames() {
+    let mlx = DcqcnParams {
+        cnp_interval: Duration::ZERO,
+        cnp_on_nack: true,
+        ..DcqcnParams::default()
+    };
+    for transport in [TransportConfig::roce(false), TransportConfig::irn()] {
+        let frames = lossy_incast(transport, mlx);
+        let on_acks = lossy_incast(
+            transport,
+            DcqcnParams {
+                cnp_carrier: CnpCarrier::Ack,
+                ..mlx
+            },
+        );
+        assert!(frames.control_bytes.cnp > 0, "{frames:?}");
+        assert_eq!(on_acks.control_bytes.cnp, 0, "{on_acks:?}");
+        assert_eq!(on_acks.cnps, on_acks.nacks, "{transport:?}: {on_acks:?}");
+        assert!(
+            on_acks.cc_avg_min_rate_gbps.is_some_and(|r| r < 40.0),
+            "{on_acks:?}"
+        );
+        assert_eq!(on_acks.flows_incomplete, 0);
     }
 }

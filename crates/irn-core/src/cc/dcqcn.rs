@@ -24,6 +24,10 @@
 //! | cuts ([`rate_decrease`](DcqcnParams::rate_decrease)) | at the CNP, at most one per period | at the next period tick after a CNP |
 //! | CNP on a NACK ([`cnp_on_nack`](DcqcnParams::cnp_on_nack)) | no | yes |
 //!
+//! A sixth choice is not the NIC's but the model's: how a CNP travels
+//! ([`cnp_carrier`](DcqcnParams::cnp_carrier)). A RoCEv2 NIC sends each as a packet of its own;
+//! ns-3's RDMA models set a flag on the ACK instead, which costs the reverse path nothing.
+//!
 //! # The reaction point
 //!
 //! State: current rate RC, target rate RT, α, timer stage T and byte stage BC (increase events
@@ -110,6 +114,18 @@ pub enum RateDecrease {
     Periodic,
 }
 
+/// How the notification point's CNPs reach the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CnpCarrier {
+    /// Each CNP is a control frame of its own, as RoCEv2 NICs send them (the CNP opcode).
+    Frame,
+    /// A CNP sets the BECN bit of the receiver's next ACK or NACK and adds no frame, as ns-3's
+    /// RDMA models carry it (the CNP flag of the ACK header, `RdmaHw::ReceiveUdp` in HPCC's and
+    /// ConWeave's `rdma-hw.cc`). On a heavily loaded network the difference is visible: with
+    /// no pacing, every marked packet's CNP is a 64 B frame on the reverse path.
+    Ack,
+}
+
 /// The scenario names of a choice's values, in the order the documentation lists them.
 pub trait Named: Sized + Copy + 'static {
     const NAMES: &'static [(&'static str, Self)];
@@ -135,6 +151,11 @@ impl Named for AlphaUpdate {
         ("on-cut", AlphaUpdate::OnCut),
         ("periodic", AlphaUpdate::Periodic),
     ];
+}
+
+impl Named for CnpCarrier {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("frame", CnpCarrier::Frame), ("ack", CnpCarrier::Ack)];
 }
 
 impl Named for RateDecrease {
@@ -199,6 +220,11 @@ pub struct DcqcnParams {
     /// do (ConWeave's `RdmaHw::ReceiverCheckSeq` sets the CNP flag on every NACK it generates).
     /// Default false (the DCQCN paper's NP reacts to marks only).
     pub cnp_on_nack: bool,
+    /// How a CNP reaches the sender. Default [`CnpCarrier::Frame`], in both presets: a real
+    /// NIC's CNP is a packet; [`CnpCarrier::Ack`] reproduces ns-3's accounting. The BECN bit
+    /// then means "CNP", so a reply's ECN-Echo no longer reports its own packet's mark (DCQCN
+    /// does not read it), and a CNP paced while no reply goes out rides the next one.
+    pub cnp_carrier: CnpCarrier,
 }
 
 impl Default for DcqcnParams {
@@ -244,6 +270,7 @@ impl DcqcnParams {
             alpha_update: AlphaUpdate::OnCut,
             rate_decrease: RateDecrease::OnCnp,
             cnp_on_nack: false,
+            cnp_carrier: CnpCarrier::Frame,
         }
     }
 
@@ -265,7 +292,8 @@ impl DcqcnParams {
     ///   none);
     /// - no notification-point pacing (`cnp_interval` 0): the models flag a CNP on the ACK of
     ///   every CE-marked packet (`RdmaHw::ReceiveUdp`) and let the 4 µs decrease check merge
-    ///   them; irn sends each CNP as its own 64 B frame.
+    ///   them; this preset sends each CNP as its own frame, as the NIC does (set
+    ///   `cnp_carrier` to [`CnpCarrier::Ack`] for the models' flag on the ACK).
     ///
     /// Where the model and irn agree there is no option: the rate on the first CNP (ns-3's
     /// `RateOnFirstCnp` is 1, unchanged, and neither script sets it; the firmware's
@@ -288,6 +316,7 @@ impl DcqcnParams {
             alpha_update: AlphaUpdate::Periodic,
             rate_decrease: RateDecrease::Periodic,
             cnp_on_nack: true,
+            cnp_carrier: CnpCarrier::Frame,
         }
     }
 }

@@ -28,7 +28,9 @@ pub mod timely;
 use crate::time::{Bandwidth, Duration, Time};
 
 pub use aimd::{Aimd, AimdParams};
-pub use dcqcn::{AlphaUpdate, CnpPacer, Dcqcn, DcqcnParams, IncreaseStages, Named, RateDecrease};
+pub use dcqcn::{
+    AlphaUpdate, CnpCarrier, CnpPacer, Dcqcn, DcqcnParams, IncreaseStages, Named, RateDecrease,
+};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use hpcc::{Hpcc, HpccParams};
 pub use powertcp::{Powertcp, PowertcpParams, PowertcpVariant};

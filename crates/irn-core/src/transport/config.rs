@@ -2,7 +2,8 @@
 
 use super::mp_rdma::MpRdmaParams;
 use super::restart::SlowRestart;
-use crate::cc::CcConfig;
+use crate::cc::{CcConfig, CnpCarrier};
+use crate::packet::DATA_FRAMING_BYTES;
 use crate::time::{Bandwidth, Duration};
 
 /// How lost packets are detected and resent.
@@ -161,6 +162,10 @@ pub struct TransportConfig {
     pub cc: CcConfig,
     /// The NIC port's rate: where rate-based congestion control starts, and its ceiling.
     pub line_rate: Bandwidth,
+    /// Bytes a data packet adds to its payload on the wire, which a rate-paced sender spaces
+    /// its packets by: [`DATA_FRAMING_BYTES`] (RoCEv2 over Ethernet) unless a simulator counts
+    /// frames otherwise.
+    pub data_framing: u32,
     /// IRN §6.3's worst case: a packet detected as lost may be resent only this long after the
     /// detection (the time to fetch it over PCIe again; the paper uses 2 µs). Zero by default.
     pub retransmit_delay: Duration,
@@ -236,6 +241,7 @@ impl TransportConfig {
             mtu: Self::DEFAULT_MTU,
             cc: CcConfig::None,
             line_rate: Self::DEFAULT_LINE_RATE,
+            data_framing: DATA_FRAMING_BYTES,
             retransmit_delay: Duration::ZERO,
             hold_last_packet: false,
             tx_window: None,
@@ -258,6 +264,7 @@ impl TransportConfig {
             mtu: Self::DEFAULT_MTU,
             cc: CcConfig::None,
             line_rate: Self::DEFAULT_LINE_RATE,
+            data_framing: DATA_FRAMING_BYTES,
             retransmit_delay: Duration::ZERO,
             hold_last_packet: false,
             tx_window: None,
@@ -359,7 +366,27 @@ impl TransportConfig {
                 return Err(ConfigError::MpRdmaWindow(p.bitmap));
             }
         }
+        self.validate_cnp_carrier()?;
         self.validate_go_back_n()
+    }
+
+    /// DCQCN's CNPs on replies need a reply for every packet, from the RDMA receiver to the
+    /// RDMA sender (TCP and MP-RDMA read the ECN-Echo as the packet's own mark).
+    fn validate_cnp_carrier(&self) -> Result<(), ConfigError> {
+        let CcConfig::Dcqcn(p) = self.cc else {
+            return Ok(());
+        };
+        if p.cnp_carrier != CnpCarrier::Ack {
+            return Ok(());
+        }
+        if self.acks == Acks::None {
+            return Err(ConfigError::CnpOnReplies("acks = none"));
+        }
+        match self.recovery {
+            LossRecovery::Tcp => Err(ConfigError::CnpOnReplies("TCP recovery")),
+            LossRecovery::MpRdma(_) => Err(ConfigError::CnpOnReplies("MP-RDMA")),
+            LossRecovery::GoBackN | LossRecovery::SelectiveRepeat { .. } => Ok(()),
+        }
     }
 
     /// The checks of go-back-N's options: the transmit window, slow restart, the NACK timer
@@ -465,6 +492,8 @@ pub enum ConfigError {
     ZeroNackInterval,
     #[error("acks = none: {0} wait(s) for ACKs; without ACKs only go-back-N with no timeouts, no window and no ACK-clocked congestion control (DCQCN is fine) can work")]
     NoAcks(&'static str),
+    #[error("cnp_carrier = \"ack\" does not work with {0}: a CNP rides the RDMA receiver's next ACK or NACK, so it needs go-back-N or selective repeat with an ACK for every packet; use cnp_carrier = \"frame\"")]
+    CnpOnReplies(&'static str),
 }
 
 #[cfg(test)]

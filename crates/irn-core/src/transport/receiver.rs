@@ -7,7 +7,7 @@ use super::config::{Acks, LossRecovery, TransportConfig};
 use super::fifo::Fifo;
 use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
-use crate::cc::{CcConfig, CnpPacer};
+use crate::cc::{CcConfig, CnpCarrier, CnpPacer};
 use crate::packet::{Echo, Ecn, Packet, PacketKind, Qpn};
 use crate::seq::Psn;
 use crate::time::{Duration, Time};
@@ -52,6 +52,10 @@ pub struct Receiver {
     /// DCQCN's notification point: at most one CNP per interval while CE-marked packets (and,
     /// with `cnp_on_nack`, NACKs) arrive.
     cnp: Option<CnpPacer>,
+    /// [`CnpCarrier::Ack`]: a CNP sets the BECN bit of the next reply instead of being a frame.
+    cnp_on_reply: bool,
+    /// A CNP is waiting for the next reply to carry it.
+    cnp_pending: bool,
 }
 
 /// What happens to a packet that arrives ahead of the expected one.
@@ -149,6 +153,8 @@ impl Receiver {
                 CcConfig::Dcqcn(p) => Some(CnpPacer::for_params(&p)),
                 _ => None,
             },
+            cnp_on_reply: matches!(cfg.cc, CcConfig::Dcqcn(p) if p.cnp_carrier == CnpCarrier::Ack),
+            cnp_pending: false,
         }
     }
 
@@ -176,7 +182,9 @@ impl Receiver {
     /// repeat keeps it and NACKs it with itself as the SACK. Duplicates
     /// below the expected PSN are re-ACKed. Every reply echoes the packet's timestamp and CE mark;
     /// with DCQCN, CE-marked packets also trigger CNPs (at most one per interval), and with
-    /// `cnp_on_nack` so do NACKs of unmarked packets (the CNP follows the NACK).
+    /// `cnp_on_nack` so do NACKs of unmarked packets (the CNP follows the NACK). With
+    /// [`CnpCarrier::Ack`] a CNP is no frame: the next ACK or NACK carries it in its echo's
+    /// `ece` (the BECN bit), which then no longer echoes the packet's own mark.
     #[inline]
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
         self.receive(now, pkt, true);
@@ -201,12 +209,34 @@ impl Receiver {
     /// DCQCN's notification point: a CNP for a marked packet, at most one per interval.
     fn pace_cnp(&mut self, now: Time) {
         if self.cnp.as_mut().is_some_and(|c| c.on_marked(now)) {
-            self.stats.cnps_sent += 1;
+            self.send_cnp();
+        }
+    }
+
+    /// A CNP goes: as a frame, or with [`CnpCarrier::Ack`] on the next reply.
+    fn send_cnp(&mut self) {
+        self.stats.cnps_sent += 1;
+        if self.cnp_on_reply {
+            self.cnp_pending = true;
+        } else {
             self.control.push(Packet {
                 dest_qp: self.peer,
                 psn: self.psn(self.expected),
                 kind: PacketKind::Cnp,
             });
+        }
+    }
+
+    /// What the next reply echoes: the packet's timestamp, and its CE mark or, with
+    /// [`CnpCarrier::Ack`], whether a CNP rides along (which the reply then delivers).
+    fn reply_echo(&mut self) -> Echo {
+        if self.cnp_on_reply {
+            Echo {
+                ts: self.echo.ts,
+                ece: std::mem::take(&mut self.cnp_pending),
+            }
+        } else {
+            self.echo
         }
     }
 
@@ -367,35 +397,37 @@ impl Receiver {
             return;
         }
         self.stats.acks_sent += 1;
+        let echo = self.reply_echo();
         self.control.push(Packet {
             dest_qp: self.peer,
             psn: self.psn(self.expected),
             kind: PacketKind::Ack {
                 msn: self.msn24(),
-                echo: self.echo,
+                echo,
             },
         });
     }
 
     fn send_nack(&mut self, now: Time, sack: Psn) {
         self.stats.nacks_sent += 1;
+        // A marked packet already had its chance at a CNP: one packet paces at most one. A CNP
+        // frame follows the NACK; a CNP on the reply rides this NACK.
+        let cnp = !self.echo.ece && self.cnp.as_mut().is_some_and(|c| c.on_nack(now));
+        if cnp && self.cnp_on_reply {
+            self.send_cnp();
+        }
+        let echo = self.reply_echo();
         self.control.push(Packet {
             dest_qp: self.peer,
             psn: self.psn(self.expected),
             kind: PacketKind::Nack {
                 msn: self.msn24(),
                 sack,
-                echo: self.echo,
+                echo,
             },
         });
-        // A marked packet already had its chance at a CNP: one packet paces at most one.
-        if !self.echo.ece && self.cnp.as_mut().is_some_and(|c| c.on_nack(now)) {
-            self.stats.cnps_sent += 1;
-            self.control.push(Packet {
-                dest_qp: self.peer,
-                psn: self.psn(self.expected),
-                kind: PacketKind::Cnp,
-            });
+        if cnp && !self.cnp_on_reply {
+            self.send_cnp();
         }
     }
 }

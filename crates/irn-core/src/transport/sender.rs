@@ -6,8 +6,8 @@ use super::outbox::{Outbox, PostError};
 use super::restart::RestartWindow;
 use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
-use crate::cc::{AckEvent, CongestionControl};
-use crate::packet::{since_timestamp, Packet, PacketKind, Qpn};
+use crate::cc::{AckEvent, CcConfig, CnpCarrier, CongestionControl};
+use crate::packet::{since_timestamp, Packet, PacketKind, Qpn, DATA_FRAMING_BYTES};
 use crate::seq::Psn;
 use crate::time::{Duration, Time};
 
@@ -72,6 +72,8 @@ pub struct Sender {
     /// `cc` is a controller at all. Without one (the common case) it has nothing to learn or
     /// say, and the per-packet path skips it without reading it.
     cc_active: bool,
+    /// DCQCN with [`CnpCarrier::Ack`]: a reply's `ece` (BECN) is a CNP.
+    cnp_in_echo: bool,
     loss: Loss,
     /// Posted messages: what each packet number carries, and completions.
     outbox: Outbox,
@@ -212,6 +214,7 @@ impl Sender {
             timer_extended: false,
             backoff: 0,
             cc_active: !matches!(cc, CongestionControl::None),
+            cnp_in_echo: matches!(cfg.cc, CcConfig::Dcqcn(p) if p.cnp_carrier == CnpCarrier::Ack),
             loss,
             outbox: Outbox::new(cfg.mtu, peer, isn),
             stats: SenderStats::default(),
@@ -311,7 +314,8 @@ impl Sender {
     /// SACK marks its packet; a NACK then starts loss recovery, or for go-back-N rewinds to the
     /// cumulative ACK (a loss episode: under slow restart the window drops, and each cumulative
     /// ACK regrows it). ACKs that are behind are harmless; ones that acknowledge unsent packets are
-    /// ignored and counted.
+    /// ignored and counted. Under DCQCN with [`CnpCarrier::Ack`], a reply whose echo has `ece`
+    /// set also carries a CNP.
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
         self.last_now = now;
         self.receive_ack(now, pkt);
@@ -352,6 +356,10 @@ impl Sender {
             Signal::Ack => self.stats.acks_received += 1,
             Signal::Nack(_) | Signal::Dropped(_) => self.stats.nacks_received += 1,
             Signal::Sack(_) => self.stats.sacks_received += 1,
+        }
+        if self.cnp_in_echo && echo.ece {
+            self.stats.cnps_received += 1;
+            self.cc.on_cnp(now);
         }
         let una_before = self.una;
         if let Some(c) = cumulative.filter(|&c| c > self.una) {
@@ -546,7 +554,8 @@ impl Sender {
         }
         let pkt = self.outbox.data_packet(now, n, retransmission);
         if self.cc_active {
-            self.sent_with_cc(now, u64::from(pkt.wire_len()));
+            let bytes = pkt.wire_len() - DATA_FRAMING_BYTES + self.cfg.data_framing;
+            self.sent_with_cc(now, u64::from(bytes));
         }
         Some(pkt)
     }

@@ -32,7 +32,9 @@ use super::{
     about, duration_in, invalid, min_frame_floor, parse_key, rate_in, real, OrderingKind,
     ScenarioError, ScenarioFile, SET,
 };
-use crate::config::{bdp_cap_packets, full_frame_bytes, BdpCapScope, BdpRoundTrip, EcnConfig};
+use crate::config::{
+    bdp_cap_packets, full_frame_bytes, BdpCapScope, BdpRoundTrip, EcnConfig, Framing,
+};
 use crate::topology::Topology;
 use crate::units::Bytes;
 
@@ -118,6 +120,12 @@ pub struct TransportSection {
     pub rto_backoff: String,
     /// Extra header bytes on every data packet (IRN §6.3 worst case: "16B").
     pub header_overhead: String,
+    /// Bytes a data frame adds to its payload (absent: "62B", RoCEv2 over Ethernet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_framing: Option<String>,
+    /// Bytes of an ACK, NACK or CNP frame (absent: "64B", Ethernet's minimum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_frame: Option<String>,
     /// A retransmission may leave only this long after its loss was detected (IRN §6.3's
     /// worst case: "2us").
     pub retransmit_delay: String,
@@ -197,6 +205,8 @@ impl Default for TransportSection {
             timeouts: "auto".into(),
             rto_backoff: "exponential".into(),
             header_overhead: "0B".into(),
+            data_framing: None,
+            reply_frame: None,
             retransmit_delay: "0us".into(),
             tx_window: None,
             slow_restart: None,
@@ -243,6 +253,38 @@ pub(super) fn extra_header_bytes(t: &TransportSection, file: &str) -> Result<u32
     Ok(extra_header_bytes as u32)
 }
 
+/// `transport.data_framing` and `transport.reply_frame`: what frames add on the wire, RoCEv2's
+/// unless set; another accounting only for message flows (a verbs packet's headers are its
+/// own).
+pub(super) fn framing(
+    t: &TransportSection,
+    file: &str,
+    verbs: bool,
+) -> Result<Framing, ScenarioError> {
+    let mut framing = Framing::default();
+    for (key, value, field) in [
+        ("transport.data_framing", &t.data_framing, &mut framing.data),
+        ("transport.reply_frame", &t.reply_frame, &mut framing.reply),
+    ] {
+        let Some(v) = value else { continue };
+        let bytes = parse_key::<Bytes>(file, key, v)?.0;
+        if !(1..=u64::from(Framing::MAX_BYTES)).contains(&bytes) {
+            let allowed = format!("between 1B and {}B", Framing::MAX_BYTES);
+            return Err(invalid(file, key, &format!("{v:?}"), &allowed));
+        }
+        if verbs {
+            return Err(invalid(
+                file,
+                key,
+                &format!("{v:?}"),
+                "not with a verbs workload (workload.verbs), whose packets carry their own headers",
+            ));
+        }
+        *field = bytes as u32;
+    }
+    Ok(framing)
+}
+
 /// The transport every flow runs, the switches' ECN marking its congestion control wants, and a
 /// warning when `rto_high = "auto"` had to be raised to RTO_low. `pfc_drops` says why PFC can
 /// drop packets, if it can (then timeouts must stay on); `auto_rto_high` is the derived RTO_high
@@ -251,7 +293,7 @@ pub(super) fn build(
     s: &ScenarioFile,
     file: &str,
     topology: &Topology,
-    (extra_header_bytes, max_frame): (u32, u64),
+    (framing, extra_header_bytes, max_frame): (Framing, u32, u64),
     pfc_drops: Option<String>,
     auto_rto_high: (Duration, Duration),
 ) -> Result<(TransportConfig, Option<EcnConfig>, Vec<String>), ScenarioError> {
@@ -306,11 +348,15 @@ pub(super) fn build(
         ));
     }
     let covers = bdp_round_trip(t, file)?;
-    let frame = full_frame_bytes(t.mtu, extra_header_bytes);
+    let frame = full_frame_bytes(t.mtu, framing.data + extra_header_bytes);
     let longest = |covers: BdpRoundTrip| {
         let links = topology.max_path_switches() + 1;
         let rates = std::iter::repeat_n(topology.min_host_rate(), links);
-        covers.of(topology.max_path_propagation(), rates, frame)
+        covers.of(
+            topology.max_path_propagation(),
+            rates,
+            (frame, framing.reply),
+        )
     };
     let auto_cap = bdp_cap_packets(topology.min_host_rate(), longest(covers), frame, covers);
     if base.bdp_cap.is_some() && t.bdp_cap.is_none() && auto_cap > TransportConfig::MAX_WINDOW {
@@ -333,7 +379,7 @@ pub(super) fn build(
         .then(|| short_cap_warning(topology, auto_cap, longest(BdpRoundTrip::Idle), frame))
         .flatten();
     let cc = cc_config(t, file, topology.min_host_rate(), || {
-        longest_unloaded_rtt(topology, max_frame)
+        longest_unloaded_rtt(topology, (max_frame, framing.reply))
     })?;
     // MP-RDMA's own ECN window is its congestion control: `cc` (checked all the same) is
     // ignored, so one scenario can compare MP-RDMA with DCQCN variants, and no CNPs are sent.
@@ -1028,6 +1074,7 @@ fn cc_config(
                 ("alpha_update", choice(&mut p.alpha_update)),
                 ("rate_decrease", choice(&mut p.rate_decrease)),
                 ("cnp_on_nack", Param::Flag(&mut p.cnp_on_nack)),
+                ("cnp_carrier", choice(&mut p.cnp_carrier)),
                 ("preset", Param::Applied),
             ];
             apply_params(file, line_rate, "transport.dcqcn", table, params)?;
@@ -1329,10 +1376,13 @@ fn hpcc_params(
 /// HPCC's and PowerTCP's `base_rtt = "auto"` and Swift's `base_target = "auto"`: the longest path's round trip, its propagation both ways plus,
 /// on each of its links at the hosts' rate, a full frame out and an ACK back (an ACK echoing a
 /// record per switch): as HPCC's ns-3 scripts size T from the longest path.
-pub(super) fn longest_unloaded_rtt(topology: &Topology, max_frame: u64) -> Duration {
+pub(super) fn longest_unloaded_rtt(
+    topology: &Topology,
+    (max_frame, reply_frame): (u64, u32),
+) -> Duration {
     use irn_core::cc::int;
     let switches = topology.max_path_switches();
-    let ack = irn_core::packet::CONTROL_FRAME_BYTES + int::wire_bytes(switches);
+    let ack = reply_frame + int::wire_bytes(switches);
     let rate = topology.min_host_rate();
     let per_link = rate.serialization(max_frame) + rate.serialization(u64::from(ack));
     topology.max_path_propagation() * 2 + per_link * (switches as u64 + 1)
@@ -1588,7 +1638,7 @@ mod tests {
         );
         assert_eq!(
             p.base_rtt,
-            longest_unloaded_rtt(topo, run.config.max_frame_bytes())
+            longest_unloaded_rtt(topo, (run.config.max_frame_bytes(), 64))
         );
         assert!(p.base_rtt > topo.max_path_propagation() * 2);
         assert_eq!(run.config.switch.ecn, None, "HPCC needs no marking");
@@ -1634,7 +1684,7 @@ mod tests {
         let CcConfig::Swift(p) = run.config.transport.cc else {
             panic!("{:?}", run.config.transport.cc)
         };
-        let rtt = longest_unloaded_rtt(&run.config.topology, run.config.max_frame_bytes());
+        let rtt = longest_unloaded_rtt(&run.config.topology, (run.config.max_frame_bytes(), 64));
         assert_eq!((p.base_target, p.fs_range), (rtt, rtt * 5));
         assert_eq!((p.beta, p.max_mdf, p.ai), (0.8, 0.5, 1.0));
         assert_eq!(p.initial_window, None);
@@ -1678,7 +1728,7 @@ mod tests {
             panic!("{:?}", run.config.transport.cc)
         };
         let topo = &run.config.topology;
-        let rtt = longest_unloaded_rtt(topo, run.config.max_frame_bytes());
+        let rtt = longest_unloaded_rtt(topo, (run.config.max_frame_bytes(), 64));
         let int = PowertcpParams {
             base_rtt: rtt,
             ..PowertcpParams::new(PowertcpVariant::Int)
@@ -2103,7 +2153,7 @@ mod tests {
 
     #[test]
     fn dcqcn_preset_then_its_overrides() {
-        use irn_core::cc::{AlphaUpdate, DcqcnParams, IncreaseStages, RateDecrease};
+        use irn_core::cc::{AlphaUpdate, CnpCarrier, DcqcnParams, IncreaseStages, RateDecrease};
         let dcqcn = |table: &str| {
             let run = one(&format!(
                 "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\n{table}"
@@ -2120,12 +2170,16 @@ mod tests {
         );
         assert_eq!(dcqcn("preset = \"mlx\"\n"), DcqcnParams::mlx());
         // Keys override the preset, written before or after it.
-        let p = dcqcn("additive_increase = \"20Mbps\"\npreset = \"mlx\"\ncnp_on_nack = false\n");
+        let p = dcqcn(
+            "additive_increase = \"20Mbps\"\npreset = \"mlx\"\ncnp_on_nack = false\n\
+             cnp_carrier = \"ack\"\n",
+        );
         assert_eq!(
             p,
             DcqcnParams {
                 additive_increase: Bandwidth::from_bps(20_000_000),
                 cnp_on_nack: false,
+                cnp_carrier: CnpCarrier::Ack,
                 ..DcqcnParams::mlx()
             }
         );
@@ -2144,6 +2198,52 @@ mod tests {
                 ..DcqcnParams::dcqcn_paper()
             }
         );
+    }
+
+    #[test]
+    fn framing_sets_every_frame_a_run_sizes() {
+        let run = one("[transport]\ndata_framing = \"48B\"\nreply_frame = \"60B\"\n").unwrap();
+        let c = &run.config;
+        assert_eq!((c.framing.data, c.framing.reply), (48, 60));
+        assert_eq!(c.max_frame_bytes(), u64::from(c.transport.mtu) + 48);
+        assert_eq!(one("").unwrap().config.framing, Framing::default());
+        for (keys, wrong) in [
+            (
+                "data_framing = \"0B\"",
+                "transport.data_framing = \"0B\": between 1B and 1024B",
+            ),
+            (
+                "reply_frame = \"2KB\"",
+                "transport.reply_frame = \"2KB\": between 1B and 1024B",
+            ),
+            ("reply_frame = \"sixty\"", "transport.reply_frame"),
+            (
+                "data_framing = \"48B\"\n[workload]\nverbs = { write = 1 }",
+                "transport.data_framing = \"48B\": not with a verbs workload",
+            ),
+        ] {
+            let e = one(&format!("[transport]\n{keys}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(wrong), "{keys}: {e}");
+        }
+    }
+
+    #[test]
+    fn cnps_on_replies_need_the_rdma_receivers_own_acks() {
+        let ack = "[transport.dcqcn]\npreset = \"mlx\"\ncnp_carrier = \"ack\"\n";
+        let with = |extra: &str| one(&format!("[transport]\ncc = \"dcqcn\"\n{extra}\n{ack}"));
+        assert!(with("").is_ok());
+        for (extra, wants) in [
+            ("[ordering]\nkind = \"ideal\"", "an ordering layer"),
+            ("[workload]\nverbs = { write = 1 }", "a verbs workload"),
+        ] {
+            let e = with(extra).unwrap_err().to_string();
+            assert!(
+                e.contains("cnp_carrier") && e.contains(wants),
+                "{extra}: {e}"
+            );
+        }
     }
 
     /// Every `[transport.<cc>]` parameter has its physical range (the default link is 40 Gb/s,
@@ -2297,6 +2397,10 @@ mod tests {
             (
                 "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\ncnp_on_nack = \"yes\"\n",
                 "transport.dcqcn.cnp_on_nack = \"yes\": true or false",
+            ),
+            (
+                "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\ncnp_carrier = \"becn\"\n",
+                "transport.dcqcn.cnp_carrier = \"becn\": \"frame\" or \"ack\"",
             ),
             (
                 "[switch]\nalpha = 0.5\n",

@@ -184,7 +184,7 @@ impl<T: Trace> Simulation<'_, T> {
                 None => None,
                 Some(Endpoints::Message { sender, .. }) => {
                     sender.poll_transmit(now).map(|pkt| SimPacket {
-                        wire_bytes: pkt.wire_len() + self.cfg.extra_header_bytes,
+                        wire_bytes: self.cfg.framing.wire_len(&pkt) + self.cfg.extra_header_bytes,
                         pkt,
                         flow: f,
                         dst: flow.dst,
@@ -263,7 +263,13 @@ impl<T: Trace> Simulation<'_, T> {
                     while let Some(reply) = receiver.poll_transmit(now) {
                         let to = (f, flow.src, T::ON && flow.traced);
                         let control = (&mut self.packets, &mut self.counters.control_bytes);
-                        let id = queue_reply(control, &mut nic.control, reply, to);
+                        let id = queue_reply(
+                            control,
+                            &mut nic.control,
+                            reply,
+                            self.cfg.framing.reply,
+                            to,
+                        );
                         if T::INT {
                             let control = (&mut self.packets, &mut self.counters.control_bytes);
                             echo_int(self.int.as_deref_mut(), control, id);
@@ -354,7 +360,7 @@ impl<T: Trace> Simulation<'_, T> {
         while let Some(reply) = layer.poll_transmit(now, receiver) {
             let to = (f, flow.src, T::ON && flow.traced);
             let control = (&mut self.packets, &mut self.counters.control_bytes);
-            let id = queue_reply(control, &mut nic.control, reply, to);
+            let id = queue_reply(control, &mut nic.control, reply, self.cfg.framing.reply, to);
             if T::INT {
                 let control = (&mut self.packets, &mut self.counters.control_bytes);
                 echo_int(self.int.as_deref_mut(), control, id);
@@ -708,19 +714,20 @@ impl<T: Trace> Simulation<'_, T> {
     }
 }
 
-/// Queues a message flow's receiver's `reply` (ACK, NACK, SACK, CNP) on its NIC's `control`
-/// queue, for flow `f` back to its source `to`, `traced` or not, and counts its bytes; returns
-/// its slot.
+/// Queues a message flow's receiver's `reply` (ACK, NACK, SACK, CNP), a frame of `bytes`, on
+/// its NIC's `control` queue, for flow `f` back to its source `to`, `traced` or not, and counts
+/// its bytes; returns its slot.
 #[inline(always)]
 fn queue_reply(
     (packets, sent): (&mut Packets, &mut ControlBytes),
     control: &mut Fifo,
     reply: Packet,
+    bytes: u32,
     (f, to, traced): (FlowId, HostIdx, bool),
 ) -> PacketId {
-    sent.add(&reply, reply.wire_len());
+    sent.add(&reply, bytes);
     let packet = SimPacket {
-        wire_bytes: reply.wire_len(),
+        wire_bytes: bytes,
         pkt: reply,
         flow: f,
         dst: to,
