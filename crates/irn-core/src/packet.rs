@@ -142,13 +142,20 @@ const _: () = assert!(core::mem::size_of::<Packet>() <= 24);
 impl Packet {
     /// Bytes this packet occupies on an Ethernet link (excluding preamble and inter-frame gap).
     pub fn wire_len(&self) -> u32 {
+        self.framed_len(DATA_FRAMING_BYTES, CONTROL_FRAME_BYTES)
+    }
+
+    /// Bytes on the wire when a data frame adds `data_framing` to its payload and a reply is
+    /// `reply_frame` long: RoCEv2's in [`wire_len`](Self::wire_len), or a simulator's own.
+    #[inline]
+    pub fn framed_len(&self, data_framing: u32, reply_frame: u32) -> u32 {
         match self.kind {
-            PacketKind::Data { payload_len, .. } => DATA_FRAMING_BYTES + u32::from(payload_len),
+            PacketKind::Data { payload_len, .. } => data_framing + u32::from(payload_len),
             PacketKind::Ack { .. }
             | PacketKind::Nack { .. }
             | PacketKind::Sack { .. }
             | PacketKind::DropNack { .. }
-            | PacketKind::Cnp => CONTROL_FRAME_BYTES,
+            | PacketKind::Cnp => reply_frame,
         }
     }
 

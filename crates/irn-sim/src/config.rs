@@ -167,10 +167,7 @@ impl Framing {
     /// Bytes on the wire of `pkt`, a message flow's data packet or reply, before extra headers.
     #[inline(always)]
     pub fn wire_len(self, pkt: &irn_core::Packet) -> u32 {
-        match pkt.kind {
-            irn_core::PacketKind::Data { payload_len, .. } => u32::from(payload_len) + self.data,
-            _ => self.reply,
-        }
+        pkt.framed_len(self.data, self.reply)
     }
 }
 

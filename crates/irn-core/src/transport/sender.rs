@@ -7,7 +7,7 @@ use super::restart::RestartWindow;
 use super::{Completion, MessageId};
 use crate::bitmap::RingBitmap;
 use crate::cc::{AckEvent, CcConfig, CnpCarrier, CongestionControl};
-use crate::packet::{since_timestamp, Packet, PacketKind, Qpn, DATA_FRAMING_BYTES};
+use crate::packet::{since_timestamp, Packet, PacketKind, Qpn, CONTROL_FRAME_BYTES};
 use crate::seq::Psn;
 use crate::time::{Duration, Time};
 
@@ -554,7 +554,7 @@ impl Sender {
         }
         let pkt = self.outbox.data_packet(now, n, retransmission);
         if self.cc_active {
-            let bytes = pkt.wire_len() - DATA_FRAMING_BYTES + self.cfg.data_framing;
+            let bytes = pkt.framed_len(self.cfg.data_framing, CONTROL_FRAME_BYTES);
             self.sent_with_cc(now, u64::from(bytes));
         }
         Some(pkt)
