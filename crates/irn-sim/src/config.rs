@@ -309,12 +309,13 @@ impl SimConfig {
                 .is_none_or(|end| start < Time::ZERO + end)
     }
 
-    /// The transport flow `spec` runs: the configuration's, pacing by [`framing`](Self::framing),
-    /// with its own path's BDP-FC cap under [`BdpCapScope::Path`], and Swift told its path's
-    /// switches.
+    /// The transport flow `spec` runs: the configuration's, pacing by the frames its data
+    /// packets are on the wire ([`framing`](Self::framing) and the
+    /// [`extra_header_bytes`](Self::extra_header_bytes)), with its own path's BDP-FC cap under
+    /// [`BdpCapScope::Path`], and Swift told its path's switches.
     pub fn flow_transport(&self, spec: &FlowSpec) -> TransportConfig {
         let mut t = self.transport;
-        t.data_framing = self.framing.data;
+        t.data_framing = self.framing.data + self.extra_header_bytes;
         if let CcConfig::Swift(p) = &mut t.cc {
             // Swift scales its target with the switches on the flow's path.
             p.hops = self

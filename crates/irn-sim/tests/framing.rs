@@ -43,3 +43,29 @@ fn a_lone_flow_costs_its_frames_and_no_more() {
         assert_eq!(r.summary.control_bytes.ack, 10 * reply, "{framing:?}");
     }
 }
+
+#[test]
+fn a_paced_sender_spaces_packets_by_the_frames_the_links_carry() {
+    // A rate-paced sender spaces its packets by `data_framing` + payload (irn-core's
+    // `pacing_spaces_packets_by_their_frames`); the extra header bytes (IRN §6.3's RETH, an
+    // ordering layer's metadata, INT's header) are on the wire too, so they are in it.
+    for (framing, extra, expected) in [
+        (Framing::default(), 0, 62),
+        (Framing::default(), 16, 78),
+        (NS3, 5, 53),
+    ] {
+        let topology = Topology::star(2, Bandwidth::from_gbps(40), Duration::from_us(2)).unwrap();
+        let cfg = SimConfig {
+            framing,
+            extra_header_bytes: extra,
+            ..SimConfig::new(
+                topology,
+                common::lossy_switch(),
+                TransportConfig::roce(false),
+                vec![common::flow(0, 1, 10 * 1024)],
+            )
+        };
+        let paced = cfg.flow_transport(&cfg.flows[0]).data_framing;
+        assert_eq!(paced, expected, "{framing:?} + {extra} B");
+    }
+}
