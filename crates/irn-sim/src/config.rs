@@ -309,13 +309,18 @@ impl SimConfig {
                 .is_none_or(|end| start < Time::ZERO + end)
     }
 
+    /// Bytes a data frame adds to its payload on the wire: the framing and the extra headers.
+    pub fn data_overhead(&self) -> u32 {
+        self.framing.data + self.extra_header_bytes
+    }
+
     /// The transport flow `spec` runs: the configuration's, pacing by the frames its data
     /// packets are on the wire ([`framing`](Self::framing) and the
     /// [`extra_header_bytes`](Self::extra_header_bytes)), with its own path's BDP-FC cap under
     /// [`BdpCapScope::Path`], and Swift told its path's switches.
     pub fn flow_transport(&self, spec: &FlowSpec) -> TransportConfig {
         let mut t = self.transport;
-        t.data_framing = self.framing.data + self.extra_header_bytes;
+        t.data_framing = self.data_overhead();
         if let CcConfig::Swift(p) = &mut t.cc {
             // Swift scales its target with the switches on the flow's path.
             p.hops = self
@@ -327,7 +332,7 @@ impl SimConfig {
         match (self.bdp_cap_scope, t.bdp_cap) {
             (BdpCapScope::Path, Some(_)) => {
                 let path = self.topology.path(spec.src, spec.dst);
-                let frame = full_frame_bytes(t.mtu, self.framing.data + self.extra_header_bytes);
+                let frame = full_frame_bytes(t.mtu, self.data_overhead());
                 let trip = (self.bdp_round_trip).of(
                     path.propagation,
                     path.rates,
@@ -362,11 +367,8 @@ impl SimConfig {
             true => self.topology.max_path_switches() as u64,
             false => 0,
         };
-        max_frame_bytes(
-            self.transport.mtu,
-            self.framing.data + self.extra_header_bytes,
-            verbs,
-        ) + int_hops * u64::from(irn_core::cc::int::INT_HOP_BYTES)
+        max_frame_bytes(self.transport.mtu, self.data_overhead(), verbs)
+            + int_hops * u64::from(irn_core::cc::int::INT_HOP_BYTES)
     }
 }
 
