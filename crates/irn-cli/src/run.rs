@@ -345,10 +345,12 @@ fn simulated(scenario: &irn_sim::scenario::Scenario) -> String {
             extras += " (ties to a sample)";
         }
 
-        // A large fabric's events are taken a pod at a time (`[run] partitions`).
-        let pods = irn_sim::partition::Partitioning::for_run(&r.config)
-            .map_or(String::new(), |p| {
-                format!(", events by pod ({} partitions)", p.count)
+        // A large fabric's events are taken a pod at a time (`[run] partitions`), and within a
+        // pod a node at a time when every link is a window long.
+        let pods =
+            irn_sim::partition::Partitioning::for_run(&r.config).map_or(String::new(), |p| {
+                let unit = if p.by_node { "pod and node" } else { "pod" };
+                format!(", events by {unit} ({} partitions)", p.count)
             });
         out.push_str(&format!(
             "  {}: {}, PFC {}, cc {}, load balancing {}{extras}, ordering {}{pods}{}\n",

@@ -111,6 +111,44 @@ pub enum Event {
     Reorder(FlowId),
 }
 
+/// Where an event happens, for the queues that group events by where (partitions, nodes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// At this port's node.
+    Port(PortId),
+    /// At the node at the far end of this port's link.
+    Peer(PortId),
+    /// At this flow's source host.
+    Source(FlowId),
+}
+
+impl Event {
+    /// Where this event happens; `None` for what reads or changes the whole network at an
+    /// instant, or ties nodes together (ConWeave's reorder queues, dependent flows' releases).
+    #[inline(always)]
+    pub fn place(self) -> Option<Place> {
+        Some(match self {
+            Event::TxDone(p)
+            | Event::Pfc { port: p, .. }
+            | Event::PauseEnd(p)
+            | Event::PauseRefresh(p)
+            | Event::CreditTick(p)
+            | Event::CreditLimit { port: p, .. }
+            | Event::CreditGrant { port: p, .. } => Place::Port(p),
+            Event::Arrive(p) | Event::CreditSync { port: p, .. } => Place::Peer(p),
+            Event::Timer(f) | Event::FlowStart(f) => Place::Source(f),
+            Event::PauseControl(_)
+            | Event::PauseSource(_)
+            | Event::FlowArrival
+            | Event::FlowRelease(_)
+            | Event::Sample
+            | Event::Monitor
+            | Event::LinkChange
+            | Event::Reorder(_) => return None,
+        })
+    }
+}
+
 /// Which of the run's samplers a sample event is for; each keeps its own interval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sampler {
@@ -486,8 +524,9 @@ impl EventQueue {
         // Rare: the bucket spilled (its spill may hold more), or the wheel must turn further.
         if !more && ((len == SLOTS) | (later == 0)) {
             if BOUNDED {
-                // Turned to the next event, if any; the plain pop then takes it in place.
-                return match self.next_time() {
+                // Turned to the next event, if any before the limit's bucket; the plain pop
+                // then takes it in place.
+                return match self.next_time_by::<true>(self.bucket_of(limit)) {
                     Some(t) if t < limit => self.pop(),
                     _ => None,
                 };
@@ -530,7 +569,7 @@ impl EventQueue {
         let here = self.occupied[word] & (u64::MAX << bit);
         if here != 0 {
             self.cur += u64::from(here.trailing_zeros()) - bit as u64;
-        } else if !self.turn_far() {
+        } else if !self.turn_far::<false>(u64::MAX) {
             self.cur_pos = 0;
             return None;
         }
@@ -541,27 +580,40 @@ impl EventQueue {
     }
 
     /// Turns the wheel past the current bitmap word (whose remaining buckets are empty) to the
-    /// next occupied bucket, moving the window along as it goes; false when the queue is empty.
+    /// next occupied bucket, moving the window along as it goes, but no further than bucket
+    /// `stop`; false when there is no event up to `stop`'s bucket (the wheel then serves `stop`,
+    /// if it got there, so events scheduled from there on land in their own buckets rather than
+    /// all in a later one being served).
     #[inline(never)]
-    fn turn_far(&mut self) -> bool {
+    fn turn_far<const BOUNDED: bool>(&mut self, stop: u64) -> bool {
+        // Unbounded, the tests against `stop` compile away.
+        let stop = if BOUNDED { stop } else { u64::MAX };
         let mut from = self.cur + 1;
         loop {
+            if from > stop {
+                return false;
+            }
             if let Some(b) = self.next_occupied(from) {
-                self.advance(b);
-                return true;
+                self.advance(b.min(stop));
+                return b <= stop;
             }
             // The window is empty from `from` on.
+            if stop < self.window_end {
+                self.advance(stop);
+                return false;
+            }
             if self.ring_len == 0 {
                 if self.overflow_next == u64::MAX {
                     return false;
                 }
-                // Nothing before the heap's earliest coarse bucket: jump there.
-                self.window_end = self.overflow_next * SPAN;
-                self.ring_end = self.overflow_next + self.ring_mask as u64 + 1;
+                // Nothing before the heap's earliest coarse bucket: jump there, or to `stop`.
+                let to = self.overflow_next.min(stop / SPAN);
+                self.window_end = to * SPAN;
+                self.ring_end = to + self.ring_mask as u64 + 1;
                 self.refill();
             }
             from = self.window_end;
-            self.advance(from);
+            self.advance(from.min(stop));
         }
     }
 
@@ -646,6 +698,13 @@ impl EventQueue {
     /// buckets it passes), so an event scheduled later for an earlier time is still popped
     /// first (it goes into the bucket being served, in time order).
     pub fn next_time(&mut self) -> Option<Time> {
+        self.next_time_by::<false>(u64::MAX)
+    }
+
+    /// [`next_time`](Self::next_time), turning the wheel no further than bucket `stop`: `None`
+    /// also when the next event is in a later bucket.
+    fn next_time_by<const BOUNDED: bool>(&mut self, stop: u64) -> Option<Time> {
+        let stop = if BOUNDED { stop } else { u64::MAX };
         loop {
             let i = (self.cur % FINE as u64) as usize;
             let len = usize::from(self.lens[i]);
@@ -664,8 +723,13 @@ impl EventQueue {
             let here = self.occupied[word] & (u64::MAX << bit);
             self.cur_pos = 0;
             if here != 0 {
-                self.cur += u64::from(here.trailing_zeros()) - bit as u64;
-            } else if !self.turn_far() {
+                let b = self.cur + u64::from(here.trailing_zeros()) - bit as u64;
+                if b > stop {
+                    self.cur = self.cur.max(stop);
+                    return None;
+                }
+                self.cur = b;
+            } else if !self.turn_far::<BOUNDED>(stop) {
                 return None;
             }
         }
@@ -771,9 +835,10 @@ mod tests {
         assert_eq!(EventQueue::new(Duration::from_ps(4)).ring_mask + 1, COARSE);
     }
 
-    /// Replays `ops` (0: pop; 1: look at the next event's time; otherwise schedule `delta` after
-    /// the last popped time, which may be before the time looked at) against a plain ordered
-    /// reference: events must come out in (time, scheduling order).
+    /// Replays `ops` (0: pop; 1: look at the next event's time; 3: pop every event before
+    /// `delta` after the last popped time; otherwise schedule `delta` after the last popped
+    /// time, which may be before the time looked at or the limit popped to) against a plain
+    /// ordered reference: events must come out in (time, scheduling order).
     fn check_against_reference(
         width_ps: u64,
         horizon_ps: u64,
@@ -812,6 +877,19 @@ mod tests {
                     prop_assert_eq!((got.as_ps(), u64::from(s)), (wt, ws));
                     now = wt;
                 }
+            } else if op == 3 {
+                // Whatever comes before a limit, as a partition's window is drained.
+                let limit = now + delta;
+                while let Some((t, e)) = q.pop_before(Time::from_ps(limit)) {
+                    let Some(Reverse((wt, ws))) = reference.pop() else {
+                        return Err(TestCaseError::fail("popped from an empty queue"));
+                    };
+                    prop_assert_eq!((t.as_ps(), e), (wt, Event::Timer(FlowId(ws as u32))));
+                    now = wt;
+                }
+                if let Some(Reverse((wt, _))) = reference.peek() {
+                    prop_assert!(*wt >= limit, "{} left before the limit {}", wt, limit);
+                }
             } else {
                 seq += 1;
                 q.schedule(Time::from_ps(now + delta), Event::Timer(FlowId(seq as u32)));
@@ -836,7 +914,7 @@ mod tests {
             width_ps in 1u64..5000,
             horizon_ps in prop_oneof![0u64..1, 0u64..2_000_000],
             ops in prop::collection::vec(
-                (0u64..4, prop_oneof![4 => 0u64..2000, 2 => 0u64..200_000, 1 => 0u64..50_000_000]),
+                (0u64..5, prop_oneof![4 => 0u64..2000, 2 => 0u64..200_000, 1 => 0u64..50_000_000]),
                 1..400,
             ),
         ) {

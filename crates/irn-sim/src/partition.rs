@@ -17,6 +17,12 @@
 //! A partition is a group of whole pods: the network without its top tier of switches (a
 //! fat-tree's core, a leaf-spine's spines) falls apart into pods, consecutive pods are merged
 //! until each partition holds enough hosts, and the top tier's switches are dealt round-robin.
+//!
+//! When every link, not only those between partitions, is at least a window long, the same
+//! holds node by node: within a window each switch's and host's events depend on its own state
+//! alone, and a partition's window is served a node at a time (`sim/node_batch.rs`), so a
+//! node's ports, queues and flows stay in the fastest caches for all its events of the window.
+//! Equal-time events that reach one node from two others are then taken node by node.
 
 use irn_core::Duration;
 
@@ -61,6 +67,10 @@ pub struct Partitioning {
     /// The shortest delay of a link between two partitions: nothing one partition does reaches
     /// another sooner.
     pub lookahead: Duration,
+    /// Every link, within partitions too, is at least `lookahead` long: within a window each
+    /// node's events depend on its own state alone, and a partition's window is served node by
+    /// node.
+    pub by_node: bool,
 }
 
 impl Partitioning {
@@ -167,10 +177,12 @@ impl Partitioning {
                 "a link between its pods has no delay, the window partitions run apart for",
             );
         }
+        let by_node = topo.ports().iter().all(|p| p.delay >= lookahead);
         Ok(Partitioning {
             node_part,
             count,
             lookahead,
+            by_node,
         })
     }
 }
@@ -240,6 +252,7 @@ fn pods(topo: &Topology) -> Option<Pods> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::LinkSpec;
     use irn_core::Bandwidth;
 
     fn fat_tree(k: u32) -> Topology {
@@ -275,6 +288,36 @@ mod tests {
             (p.node_part[0], p.node_part[32], p.node_part[127]),
             (0, 1, 3)
         );
+    }
+
+    #[test]
+    fn nodes_take_their_window_apart_only_when_every_link_is_that_long() {
+        // Uniform links: within a window, no node reaches another.
+        let p = Partitioning::of(&fat_tree(8), PartitionRule::At(4)).unwrap();
+        assert!(p.by_node);
+        // Four leaves of two hosts under two spines, the hosts on 100 ns links: the partitions
+        // (a leaf each) still run 1 us apart, but a leaf reaches its hosts within the window.
+        let (hosts, leaves) = (8u32, 4u32);
+        let link = |a: u32, b: u32, delay: Duration| LinkSpec {
+            a: NodeId(a),
+            b: NodeId(b),
+            rate: Bandwidth::from_gbps(100),
+            delay,
+        };
+        let mut links: Vec<LinkSpec> = (0..hosts)
+            .map(|h| link(h, hosts + h / 2, Duration::from_ns(100)))
+            .collect();
+        for l in 0..leaves {
+            for s in 0..2 {
+                links.push(link(hosts + l, hosts + leaves + s, Duration::from_us(1)));
+            }
+        }
+        let mut kinds = vec![NodeKind::Host; hosts as usize];
+        kinds.extend([NodeKind::Switch; 6]);
+        let topo = Topology::from_links(kinds, links).unwrap();
+        let p = Partitioning::of(&topo, PartitionRule::At(4)).unwrap();
+        assert_eq!((p.count, p.lookahead), (4, Duration::from_us(1)));
+        assert!(!p.by_node);
     }
 
     #[test]

@@ -74,19 +74,87 @@ fn each_feature_runs_partitioned_to_the_end_and_repeats_itself() {
             "{keys}: a partitioned run repeats itself"
         );
         let global = run(keys, "off");
-        if keys.contains("spray") {
-            // Two packets of different pods reach a core switch at the same picosecond, and
-            // the spray's turn goes to the other one first: eight flows end a few ns apart.
-            let fct = |r: &RunResult| r.summary.avg_fct_us.unwrap();
-            let (p, g) = (fct(&a), fct(&global));
-            assert!(
-                (p / g - 1.0).abs() < 0.01,
-                "{keys}: mean FCT {p} partitioned, {g} not"
-            );
+        // Two packets reach a switch at the same picosecond from two other nodes, and are
+        // taken in another order than one global queue takes them (the window is served node
+        // by node): with spraying, the spray's turn goes to the other one first, and 106
+        // flows end a few ns apart; with lossy links, failures and the rail fabric, one
+        // packet waits behind another for a frame's time (12.8 ns), and where that moves a
+        // loss or a timeout, a flow ends differently (2, 5 and 1 flows of 144, 144 and 255;
+        // the failures' mean FCT moves by 4.2 %, from two flows that time out 2 and 5 times).
+        let tolerance = if keys.contains("failures") {
+            Some(0.10)
+        } else if ["spray", "loss_rate", "rail"]
+            .iter()
+            .any(|k| keys.contains(k))
+        {
+            Some(0.01)
         } else {
-            assert_eq!(flows(&a), flows(&global), "{keys}: as in one global order");
+            None
+        };
+        match tolerance {
+            Some(tolerance) => {
+                let fct = |r: &RunResult| r.summary.avg_fct_us.unwrap();
+                let (p, g) = (fct(&a), fct(&global));
+                assert!(
+                    (p / g - 1.0).abs() < tolerance,
+                    "{keys}: mean FCT {p} partitioned, {g} not"
+                );
+            }
+            None => assert_eq!(flows(&a), flows(&global), "{keys}: as in one global order"),
         }
     }
+}
+
+#[test]
+fn with_links_shorter_than_the_window_a_partition_runs_in_time_order() {
+    // Eight leaves of four hosts under four spines, the hosts on 200 ns links and the fabric
+    // on 2 us ones: the partitions (two leaves each) run 2 us apart, but within one a leaf
+    // reaches its hosts sooner, so its events are served in time order, not node by node.
+    let dir = std::env::temp_dir().join(format!("irn-partitions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("short_host_links.txt");
+    let (hosts, leaves, spines) = (32, 8, 4);
+    let mut text = format!(
+        "{} {} {}\n",
+        hosts + leaves + spines,
+        leaves + spines,
+        hosts + leaves * spines
+    );
+    text += &(hosts..hosts + leaves + spines)
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    text += "\n";
+    for h in 0..hosts {
+        text += &format!("{h} {} 100Gbps 200ns 0\n", hosts + h / 4);
+    }
+    for l in 0..leaves {
+        for s in 0..spines {
+            text += &format!("{} {} 100Gbps 2000ns 0\n", hosts + l, hosts + leaves + s);
+        }
+    }
+    std::fs::write(&file, text).unwrap();
+    let keys = format!(
+        "transport.kind=irn topology.kind=ns3 topology.file={}",
+        file.display()
+    );
+    let p = Partitioning::for_run(&config(&keys, "4")).unwrap();
+    assert_eq!((p.count, p.by_node), (4, false));
+    let by_node = Partitioning::for_run(&config("transport.kind=irn", "4")).unwrap();
+    assert!(
+        by_node.by_node,
+        "a fat-tree's links are all one window long"
+    );
+    let (a, b) = (run(&keys, "4"), run(&keys, "4"));
+    assert_eq!(a.summary.flows_incomplete, 0);
+    assert!(a.flows.len() > 50, "{} flows", a.flows.len());
+    assert_eq!(flows(&a), flows(&b), "a partitioned run repeats itself");
+    assert_eq!(
+        flows(&a),
+        flows(&run(&keys, "off")),
+        "as in one global order"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -8,13 +8,20 @@
 //! whole network at an instant (samples, link failures, PAUSE sources and rules, the workload's
 //! global arrival chain) goes to a global queue, whose events are served between windows: a
 //! window ends at the next of them, so every partition has run up to that instant.
+//!
+//! When every link is at least a window long ([`Partitioning::by_node`]), a partition's turn
+//! takes its window's events from its wheel at once and serves them node by node
+//! ([`NodeBatch`]); what a node then schedules for itself within the window goes to the batch,
+//! everything else to the wheels as before. Flows then start in one chain per host, not per
+//! partition, so that a flow's start is its own host's event.
 
 use std::marker::PhantomData;
 
 use irn_core::{Duration, Time};
 
+use super::node_batch::NodeBatch;
 use super::trace::Trace;
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Event, EventQueue, Place};
 use crate::ids::NodeId;
 use crate::partition::Partitioning;
 use crate::topology::Topology;
@@ -60,6 +67,8 @@ struct Parts {
     /// [`stop`](Self::stop) was brought forward: the run ends once every partition has run
     /// up to it.
     stopping: bool,
+    /// The partition's window served node by node (when every link is a window long).
+    batch: Option<NodeBatch>,
 }
 
 impl<T: Trace> Calendar<T> {
@@ -118,6 +127,7 @@ impl<T: Trace> Calendar<T> {
                 stop: last + Duration::from_ps(1),
                 latest: Time::ZERO,
                 stopping: false,
+                batch: p.by_node.then(|| NodeBatch::new(p, topo, flows)),
             })),
             run: PhantomData,
         }
@@ -125,6 +135,11 @@ impl<T: Trace> Calendar<T> {
 
     pub fn is_partitioned(&self) -> bool {
         self.parts.is_some()
+    }
+
+    /// A partition's window is served node by node.
+    pub fn by_node(&self) -> bool {
+        self.parts.as_deref().is_some_and(|p| p.batch.is_some())
     }
 
     /// The partition each flow starts in; empty when unpartitioned.
@@ -153,7 +168,10 @@ impl<T: Trace> Calendar<T> {
                     parts.window_end
                 );
                 match part {
-                    Some(p) if p == parts.held => self.served.schedule(time, event),
+                    Some(p) if p == parts.held => match parts.batch.as_mut() {
+                        Some(b) if time < parts.window_end => b.push(time, event),
+                        _ => self.served.schedule(time, event),
+                    },
                     Some(p) => parts.queues[p].schedule(time, event),
                     None => parts.global.schedule(time, event),
                 }
@@ -167,6 +185,16 @@ impl<T: Trace> Calendar<T> {
         match self.parts.as_deref_mut().filter(|_| T::PARTS) {
             None => self.served.pop(),
             Some(parts) if parts.cur == parts.held => {
+                if let Some(b) = parts.batch.as_mut() {
+                    return match b.pop(parts.window_end) {
+                        Some((t, e)) => {
+                            parts.latest = parts.latest.max(t);
+                            self.others_popped = self.others_popped.wrapping_add(1);
+                            Some((t, e))
+                        }
+                        None => self.pop_slow(),
+                    };
+                }
                 match self.served.pop_before(parts.window_end) {
                     Some((t, e)) => {
                         parts.latest = parts.latest.max(t);
@@ -182,13 +210,18 @@ impl<T: Trace> Calendar<T> {
     /// Probably the next event (a hint for prefetching: see [`EventQueue::peek_near`]).
     #[inline(always)]
     pub fn peek_near(&self) -> Event {
+        if T::PARTS {
+            if let Some(b) = self.parts.as_deref().and_then(|p| p.batch.as_ref()) {
+                return b.peek();
+            }
+        }
         self.served.peek_near()
     }
 
     /// Events served so far.
     #[inline(always)]
     pub fn processed(&self) -> u64 {
-        self.served.processed() + if T::PARTS { self.others_popped } else { 0 }
+        (self.served.processed()).wrapping_add(if T::PARTS { self.others_popped } else { 0 })
     }
 
     /// The latest time served, which in a partitioned run may be later than the event just
@@ -221,8 +254,11 @@ impl<T: Trace> Calendar<T> {
 
     pub fn is_empty(&self) -> bool {
         self.served.is_empty()
-            && (self.parts.as_deref())
-                .is_none_or(|p| p.global.is_empty() && p.queues.iter().all(EventQueue::is_empty))
+            && (self.parts.as_deref()).is_none_or(|p| {
+                p.global.is_empty()
+                    && p.queues.iter().all(EventQueue::is_empty)
+                    && p.batch.as_ref().is_none_or(NodeBatch::is_empty)
+            })
     }
 
     /// Puts partition `p`'s queue in [`served`](Self::served), and the one there back.
@@ -230,10 +266,10 @@ impl<T: Trace> Calendar<T> {
         let parts = self.parts.as_deref_mut().expect("a partitioned run");
         if p != parts.held {
             let old = parts.held;
-            self.others_popped += self.served.processed();
+            self.others_popped = self.others_popped.wrapping_add(self.served.processed());
             std::mem::swap(&mut self.served, &mut parts.queues[old]);
             std::mem::swap(&mut self.served, &mut parts.queues[p]);
-            self.others_popped -= self.served.processed();
+            self.others_popped = self.others_popped.wrapping_sub(self.served.processed());
             self.served.prefetch_window(parts.window_end);
             parts.held = p;
         }
@@ -265,7 +301,7 @@ impl<T: Trace> Calendar<T> {
                     }
                     (parts.window_start, parts.window_end) = (g, g);
                     parts.latest = parts.latest.max(g);
-                    self.others_popped += 1;
+                    self.others_popped = self.others_popped.wrapping_add(1);
                     return parts.global.pop();
                 }
                 let start = next.filter(|&p| p < parts.stop)?;
@@ -279,6 +315,17 @@ impl<T: Trace> Calendar<T> {
                 continue;
             }
             self.hold(cur);
+            let parts = self.parts.as_deref_mut().expect("a partitioned run");
+            if let Some(b) = parts.batch.as_mut() {
+                let drained = b.fill(&mut self.served, end);
+                self.others_popped = self.others_popped.wrapping_sub(drained as u64);
+                if let Some((t, e)) = b.pop(end) {
+                    parts.latest = parts.latest.max(t);
+                    self.others_popped = self.others_popped.wrapping_add(1);
+                    return Some((t, e));
+                }
+                continue;
+            }
             if let Some((t, e)) = self.served.pop_before(end) {
                 let parts = self.parts.as_deref_mut().expect("a partitioned run");
                 parts.latest = parts.latest.max(t);
@@ -292,24 +339,10 @@ impl Parts {
     /// The partition `event` happens in; `None` for the global queue.
     #[inline(always)]
     fn part_of(&self, event: Event) -> Option<usize> {
-        let part = match event {
-            Event::TxDone(p)
-            | Event::Pfc { port: p, .. }
-            | Event::PauseEnd(p)
-            | Event::PauseRefresh(p)
-            | Event::CreditTick(p)
-            | Event::CreditLimit { port: p, .. }
-            | Event::CreditGrant { port: p, .. } => self.port_part[p.index()],
-            Event::Arrive(p) | Event::CreditSync { port: p, .. } => self.peer_part[p.index()],
-            Event::Timer(f) | Event::FlowStart(f) => self.flow_part[f.index()],
-            Event::PauseControl(_)
-            | Event::PauseSource(_)
-            | Event::FlowArrival
-            | Event::FlowRelease(_)
-            | Event::Sample
-            | Event::Monitor
-            | Event::LinkChange
-            | Event::Reorder(_) => return None,
+        let part = match event.place()? {
+            Place::Port(p) => self.port_part[p.index()],
+            Place::Peer(p) => self.peer_part[p.index()],
+            Place::Source(f) => self.flow_part[f.index()],
         };
         Some(usize::from(part))
     }

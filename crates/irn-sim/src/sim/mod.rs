@@ -69,6 +69,7 @@ mod footprint;
 pub use footprint::Footprint;
 mod hosts;
 mod links;
+mod node_batch;
 mod pausing;
 mod releasing;
 mod sampler;
@@ -332,7 +333,14 @@ impl<'a, T: Trace> Simulation<'a, T> {
             let last = last_start + cfg.drain_limit;
             queue = Calendar::partitioned(queue, &parts, (width, horizon), topo, &cfg.flows, last);
         }
-        let chains = FlowChains::new(queue.flow_parts(), queue.count());
+        let chains = if queue.by_node() {
+            // Each host's flows in a chain of their own: a flow start is its host's event.
+            let hosts = topo.hosts().len();
+            FlowChains::new(cfg.flows.iter().map(|f| f.src.index() as u32), hosts)
+        } else {
+            let parts = queue.flow_parts();
+            FlowChains::new(parts.iter().map(|&p| u32::from(p)), queue.count())
+        };
         let mut sim = Simulation {
             cfg,
             now: Time::ZERO,
@@ -723,8 +731,8 @@ struct FlowChains {
 impl FlowChains {
     /// The chains of `count` partitions whose flows start in `parts` (by flow, sorted by
     /// start); empty without partitions.
-    fn new(parts: &[u16], count: usize) -> Self {
-        if parts.is_empty() {
+    fn new(parts: impl ExactSizeIterator<Item = u32>, count: usize) -> Self {
+        if parts.len() == 0 {
             return FlowChains::default();
         }
         let mut chains = FlowChains {
@@ -732,11 +740,11 @@ impl FlowChains {
             next: vec![u32::MAX; parts.len()],
         };
         let mut last = vec![u32::MAX; count];
-        for (f, &part) in parts.iter().enumerate() {
-            let prev = std::mem::replace(&mut last[usize::from(part)], f as u32);
+        for (f, part) in parts.enumerate() {
+            let prev = std::mem::replace(&mut last[part as usize], f as u32);
             match chains.next.get_mut(prev as usize) {
                 Some(prev) => *prev = f as u32,
-                None => chains.first[usize::from(part)] = f as u32,
+                None => chains.first[part as usize] = f as u32,
             }
         }
         chains
