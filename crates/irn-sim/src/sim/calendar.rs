@@ -34,7 +34,9 @@ pub(super) struct Calendar<T> {
     /// a field of the simulation as an unpartitioned run does, not a vector's element behind two
     /// pointers, which LLVM reloaded at every step (83 instructions a pop instead of 27).
     served: EventQueue,
-    /// Events popped from the queues other than `served`.
+    /// Events served from elsewhere than `served` (the other queues, a node batch), less those
+    /// `served` counts as popped but were not served yet (drained into a node batch): only its
+    /// sum with `served`'s count means anything, hence wrapping arithmetic.
     others_popped: u64,
     parts: Option<Box<Parts>>,
     run: PhantomData<T>,
