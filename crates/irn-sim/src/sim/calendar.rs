@@ -187,13 +187,9 @@ impl<T: Trace> Calendar<T> {
         match self.parts.as_deref_mut().filter(|_| T::PARTS) {
             None => self.served.pop(),
             Some(parts) if parts.cur == parts.held => {
-                if let Some(b) = parts.batch.as_mut() {
-                    return match b.pop(parts.window_end) {
-                        Some((t, e)) => {
-                            parts.latest = parts.latest.max(t);
-                            self.others_popped = self.others_popped.wrapping_add(1);
-                            Some((t, e))
-                        }
+                if parts.batch.is_some() {
+                    return match parts.pop_batch(&mut self.others_popped) {
+                        Some(got) => Some(got),
                         None => self.pop_slow(),
                     };
                 }
@@ -321,12 +317,10 @@ impl<T: Trace> Calendar<T> {
             if let Some(b) = parts.batch.as_mut() {
                 let drained = b.fill(&mut self.served, end);
                 self.others_popped = self.others_popped.wrapping_sub(drained as u64);
-                if let Some((t, e)) = b.pop(end) {
-                    parts.latest = parts.latest.max(t);
-                    self.others_popped = self.others_popped.wrapping_add(1);
-                    return Some((t, e));
+                match parts.pop_batch(&mut self.others_popped) {
+                    Some(got) => return Some(got),
+                    None => continue,
                 }
-                continue;
             }
             if let Some((t, e)) = self.served.pop_before(end) {
                 let parts = self.parts.as_deref_mut().expect("a partitioned run");
@@ -338,6 +332,16 @@ impl<T: Trace> Calendar<T> {
 }
 
 impl Parts {
+    /// The node batch's next event in the window, counted as served (`others` is
+    /// [`Calendar::others_popped`]).
+    #[inline(always)]
+    fn pop_batch(&mut self, others: &mut u64) -> Option<(Time, Event)> {
+        let (t, e) = self.batch.as_mut()?.pop(self.window_end)?;
+        self.latest = self.latest.max(t);
+        *others = others.wrapping_add(1);
+        Some((t, e))
+    }
+
     /// The partition `event` happens in; `None` for the global queue.
     #[inline(always)]
     fn part_of(&self, event: Event) -> Option<usize> {
