@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::memory;
+use crate::{huge_pages, memory};
 
 /// The ns-3 comparison, timed when no scenario file is given. It names no data file (the
 /// leaf-spine and the FB Hadoop sizes are built in), so it resolves wherever irn runs.
@@ -70,6 +70,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         "flows"
     );
     for run in &sc.runs {
+        huge_pages::prepare_for(&run.config);
         // Only the summary is kept between repeats, so they do not add to the peak memory.
         let mut fastest: Option<(f64, irn_sim::metrics::Summary, u64)> = None;
         for _ in 0..a.repeat {

@@ -1,4 +1,5 @@
-//! The heap on transparent huge pages, where Linux hands them out only on request.
+//! The heap on transparent huge pages, where Linux hands them out only on request, for the
+//! runs of large networks.
 //!
 //! A large fabric's state (its packet slab, flows, queues and wheels: 100 MB at k = 24, 200 MB
 //! at k = 32, 600 MB at k = 64) is read at random, a cache line or two an event. With 4 KB
@@ -7,7 +8,14 @@
 //! `madvise`) backs with huge pages only memory a process marks for them, and a huge page is
 //! faulted in whole, so memory must be marked before it is first touched.
 //!
-//! So glibc is set to grow its heaps many huge pages at a time, and the allocator marks: the
+//! A small network gains nothing: the 128-host benchmark's trace ran 1.01x the CPU time with
+//! huge pages (0.91-1.11x, 12 pairs in turn) and peaked 6.4 MiB higher (38.6 against 32.2
+//! MiB), a huge page faulted in whole where a few of its small pages were touched. A 1,024-host
+//! fat-tree ran 0.92x the time (0.85-1.01x, 6 pairs), k = 24 and k = 32 about 0.9x. So nothing
+//! is marked until a run of a network of [`LARGE_HOSTS`] hosts or more is about to start
+//! ([`prepare_for`]); from then on, in that process:
+//!
+//! glibc is set to grow its heaps many huge pages at a time, and the allocator marks: the
 //! main heap's new stretch each time it has grown, before handing any of it out beyond the
 //! allocation that grew it; a thread's heap (glibc reserves each whole, 64 MB at an address
 //! aligned to it, and opens it as it fills) all at once, when it first sees a block there; and
@@ -28,13 +36,15 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
+use irn_sim::config::SimConfig;
+
 /// The system allocator, with the memory it hands out marked for huge pages (on Linux with
 /// glibc; elsewhere the system allocator alone).
 pub struct HugePages;
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod linux {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Once;
 
     /// A transparent huge page on x86-64 and most arm64 kernels.
@@ -47,6 +57,8 @@ mod linux {
     /// Where the heap ended when the first block was handed out.
     static HEAP_START: AtomicUsize = AtomicUsize::new(0);
     static SETUP: Once = Once::new();
+    /// Marking has started ([`enable`]).
+    static ENABLED: AtomicBool = AtomicBool::new(false);
     /// glibc's heaps for threads other than the first (an arena each) are mappings of this
     /// size, at addresses aligned to it, reserved whole and opened as they fill: marked whole
     /// when a block is first seen in one, as their growth goes unseen.
@@ -57,27 +69,38 @@ mod linux {
     /// Thread heaps already marked (by number), direct-mapped.
     static THREAD_HEAPS: [AtomicUsize; 64] = [const { AtomicUsize::new(0) }; 64];
 
-    /// Marks for huge pages what the heap grew by since the last call, the thread heap `p` is
-    /// in if it is new, and `[p, p + size)` when it is larger than a huge page; if `moved` (a
-    /// reallocation), that range's pages already touched are gathered into huge pages too
-    /// (glibc extends an allocation of its own mapping in place, so a vector that grows by
-    /// doubling kept its first half on small pages: half of a k = 24 run's packet slab).
+    /// Starts marking what is allocated from now on, and has glibc grow its heap a long
+    /// stretch at a time (marked as it grows).
+    pub(super) fn enable() {
+        if !ENABLED.swap(true, Ordering::Relaxed) {
+            // SAFETY: mallopt only sets a parameter of later allocations.
+            unsafe { libc::mallopt(libc::M_TOP_PAD, TOP_PAD as libc::c_int) };
+        }
+    }
+
+    /// Once marking has started: marks for huge pages what the heap grew by since the last
+    /// call, the thread heap `p` is in if it is new, and `[p, p + size)` when it is larger than
+    /// a huge page; if `moved` (a reallocation), that range's pages already touched are
+    /// gathered into huge pages too (glibc extends an allocation of its own mapping in place,
+    /// so a vector that grows by doubling kept its first half on small pages: half of a k = 24
+    /// run's packet slab). Before, it only follows the heap's end, so what the heap held
+    /// before marking started stays on small pages.
     pub(super) fn mark(p: *mut u8, size: usize, moved: bool) {
         SETUP.call_once(|| {
-            // SAFETY: mallopt only sets parameters of later allocations; sbrk(0) reads the
-            // heap's end.
-            unsafe {
-                libc::mallopt(libc::M_TOP_PAD, TOP_PAD as libc::c_int);
-                let end = libc::sbrk(0) as usize;
-                MARKED.store(end, Ordering::Relaxed);
-                HEAP_START.store(end, Ordering::Relaxed);
-            }
+            // SAFETY: sbrk(0) reads the heap's end.
+            let end = unsafe { libc::sbrk(0) } as usize;
+            MARKED.store(end, Ordering::Relaxed);
+            HEAP_START.store(end, Ordering::Relaxed);
         });
+        let on = ENABLED.load(Ordering::Relaxed);
         // SAFETY: sbrk(0) reads the heap's end.
         let end = unsafe { libc::sbrk(0) } as usize;
         let marked = MARKED.load(Ordering::Relaxed);
-        if end > marked && MARKED.fetch_max(end, Ordering::Relaxed) == marked {
+        if end > marked && MARKED.fetch_max(end, Ordering::Relaxed) == marked && on {
             advise(marked, end, libc::MADV_HUGEPAGE);
+        }
+        if !on {
+            return;
         }
         let at = p as usize;
         if size < SMALL && !(HEAP_START.load(Ordering::Relaxed)..end).contains(&at) {
@@ -116,7 +139,26 @@ mod linux {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 mod linux {
+    pub(super) fn enable() {}
     pub(super) fn mark(_: *mut u8, _: usize, _: bool) {}
+}
+
+/// Hosts from which a network's state is put on huge pages: the 128-host benchmark gains
+/// nothing from them, a 1,024-host fat-tree about 8 % (the module's note).
+pub const LARGE_HOSTS: usize = 512;
+
+/// Whether a run of `config` is large enough for huge pages to pay.
+fn large(config: &SimConfig) -> bool {
+    config.topology.hosts().len() >= LARGE_HOSTS
+}
+
+/// Starts putting what the process allocates on huge pages if `config`'s network is large
+/// ([`LARGE_HOSTS`]); called as each run is about to start, before it builds its state. Once
+/// started, marking goes on for the process's later runs too.
+pub fn prepare_for(config: &SimConfig) {
+    if large(config) {
+        linux::enable();
+    }
 }
 
 /// What irn says when the system refuses it memory, before it cleans up: which allocation failed,
@@ -224,6 +266,28 @@ unsafe impl GlobalAlloc for HugePages {
 
 #[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod tests {
+    /// The 128-host benchmark stays on small pages; a 1,024-host fat-tree and larger go on
+    /// huge ones.
+    #[test]
+    fn only_large_networks_take_huge_pages() {
+        let config = |text: &str, set: &[&str]| {
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let sc = irn_sim::scenario::parse(text, "t.toml", std::path::Path::new("."), &set);
+            sc.unwrap().runs.swap_remove(0).config
+        };
+        let bench = include_str!("../../../scenarios/bench/leafspine128.toml");
+        let k16 = include_str!("../../../scenarios/bench/fattree_k16.toml");
+        let short = ["workload.duration=1us"];
+        assert!(!super::large(&config(bench, &short)));
+        assert!(super::large(&config(k16, &short)));
+        let k8 = ["workload.duration=1us", "topology.k=8"];
+        assert!(!super::large(&config(k16, &k8)), "128 hosts");
+        let k10 = ["workload.duration=1us", "topology.k=10"];
+        assert!(!super::large(&config(k16, &k10)), "250 hosts");
+        let k14 = ["workload.duration=1us", "topology.k=14"];
+        assert!(super::large(&config(k16, &k14)), "686 hosts");
+    }
+
     #[test]
     fn a_refused_allocation_is_named_without_allocating() {
         let mut buf = [0u8; 512];
@@ -271,6 +335,7 @@ mod tests {
             // Nothing to check: the kernel hands out no transparent huge pages.
             return;
         }
+        super::linux::enable();
         let mut v: Vec<u64> = Vec::new();
         for i in 0..(64 << 20) / 8 {
             v.push(i);
@@ -294,6 +359,7 @@ mod tests {
         if !kernel_offers_huge_pages() {
             return;
         }
+        super::linux::enable();
         let huge = std::thread::spawn(|| {
             let blocks: Vec<Box<[u8; 1024]>> =
                 (0..32 << 10).map(|i| Box::new([i as u8; 1024])).collect();

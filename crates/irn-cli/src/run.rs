@@ -496,6 +496,7 @@ fn run_traced<'a>(
             written = writeln!(w, "{row}");
         }
     };
+    crate::huge_pages::prepare_for(&run.config);
     let result = irn_sim::run_traced(&run.config, ids, &mut sink, report, series);
     written
         .and_then(|()| w.flush())

@@ -14,18 +14,20 @@ use irn_sim::series::{FlowSample, NicSample, PortSample, SeriesSink};
 use irn_sim::{Progress, RunResult};
 use serde::{Deserialize, Serialize};
 
+use crate::huge_pages;
 use crate::plot;
 use crate::report::{svg_with_label, Chart};
 
 /// Runs `config`, streaming its `[monitor]`'s series (if it has one) into `dir/series/` as the
 /// run goes; `dir` is the run's folder, inside the staging folder of the command, so an
 /// interrupted command leaves no half-written series behind. Without a monitor this is
-/// `irn_sim::run`.
+/// `irn_sim::run`. A large network's state goes on huge pages ([`huge_pages`]).
 pub fn run(
     config: &SimConfig,
     dir: &Path,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunResult> {
+    huge_pages::prepare_for(config);
     let Some(monitor) = &config.monitor else {
         return Ok(irn_sim::run(config, progress));
     };
