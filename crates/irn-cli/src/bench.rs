@@ -30,8 +30,8 @@ pub struct BenchArgs {
     /// Override a key, e.g. `--set workload.duration=2ms` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
-    /// Run each variant this many times and report the fastest.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Run each variant this many times (at most 100) and report the fastest.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
 }
 

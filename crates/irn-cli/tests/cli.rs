@@ -763,9 +763,12 @@ fn bench_times_each_variant() {
     assert_eq!(once.len(), 2);
     assert_eq!(once, twice);
 
-    let out = irn(&["bench", "small.toml", "--repeat", "0"], &dir);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat"));
+    for count in ["0", "101"] {
+        let out = irn(&["bench", "small.toml", "--repeat", count], &dir);
+        assert!(!out.status.success(), "--repeat {count}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--repeat") && err.contains("1..=100"), "{err}");
+    }
 
     // With no file, the embedded ns-3 comparison runs from any folder (it once read
     // scenarios/bench/leafspine128.toml relative to where irn was started).
