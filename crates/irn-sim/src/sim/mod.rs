@@ -410,12 +410,17 @@ impl<'a, T: Trace> Simulation<'a, T> {
                 OrderingMode::None => Vec::new(),
                 _ => (0..cfg.flows.len()).map(|_| None).collect(),
             },
+            // Each NIC's pool built afresh rather than cloned from one: a fresh pool's blocks
+            // are zeroed memory the system hands out untouched, so a pool takes memory only
+            // for the blocks its NIC uses. Clones copied every block: 66 MB for 128 NICs of
+            // 65,536 blocks, most never used.
             ordering_pools: match cfg.ordering.mode {
-                OrderingMode::Eunomia => {
-                    let pool = MemoryController::new(cfg.ordering.config)
-                        .expect("validated with the scenario");
-                    vec![pool; topo.hosts().len()]
-                }
+                OrderingMode::Eunomia => (topo.hosts().iter())
+                    .map(|_| {
+                        MemoryController::new(cfg.ordering.config)
+                            .expect("validated with the scenario")
+                    })
+                    .collect(),
                 _ => Vec::new(),
             },
             memory: (cfg.ordering.mode != OrderingMode::None).then(|| OrderingMemory::new(cfg)),
