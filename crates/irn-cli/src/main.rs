@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_exit(&e),
     };
-    huge_pages::hold_reserve();
+    huge_pages::start();
     let writes_results = cli.command.writes_results();
     progress::show_setup();
     if let Err(e) = output::clean_up_on_signal() {
